@@ -1,0 +1,127 @@
+"""Reading YAML/JSON files into pydantic models with errors that name the file and field.
+
+Shared by task files, scripted-agent scripts and (later) pipeline files, so every file
+phasegate reads fails the same way: which file, which field, what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from phasegate.errors import _FileFieldError
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_FRIENDLY = {
+    "missing": "is required but missing",
+    "extra_forbidden": "is not a known key",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number",
+    "dict_type": "must be a mapping (key: value)",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "too_short": "must not be empty",
+    "string_too_short": "must not be empty",
+}
+
+
+def read_mapping(path: Path, error: type[_FileFieldError]) -> dict[str, Any]:
+    """Parse a YAML or JSON file whose top level must be a mapping.
+
+    JSON is chosen by the ``.json`` suffix; anything else is read as YAML (a superset).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(path, None, "file not found") from None
+    except IsADirectoryError:
+        raise error(path, None, "is a directory; expected a YAML or JSON file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(path, None, f"cannot read the file: {exc}") from None
+    data: object
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno}, column {exc.colno}"
+            raise error(path, None, f"invalid JSON at {where}: {exc.msg}") from None
+    else:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise error(path, None, f"invalid YAML: {_yaml_problem(exc)}") from None
+    if not isinstance(data, dict):
+        found = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise error(path, None, f"expected a mapping at the top level, found {found}")
+    return data
+
+
+def validate_model(
+    model: type[ModelT],
+    data: Mapping[str, Any],
+    *,
+    path: Path | None,
+    error: type[_FileFieldError],
+    context: dict[str, Any] | None = None,
+) -> ModelT:
+    """Build ``model`` from ``data``; a validation failure becomes ``error`` naming the field."""
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise _as_file_error(exc, model, path, error) from None
+
+
+def _as_file_error(
+    exc: ValidationError, model: type[BaseModel], path: Path | None, error: type[_FileFieldError]
+) -> _FileFieldError:
+    problems: list[tuple[str, str]] = []
+    for item in exc.errors(include_url=False):
+        location = [str(part) for part in item["loc"]]
+        field = ".".join(location)
+        message = _FRIENDLY.get(item["type"], item["msg"].removeprefix("Value error, "))
+        if item["type"] == "extra_forbidden":
+            known = _known_keys(model, location[:-1])
+            if known:
+                message += f"; expected one of: {', '.join(known)}"
+        problems.append((field, message))
+    field, first = problems[0]
+    more = "".join(f"\n  also {f or '<top level>'}: {m}" for f, m in problems[1:])
+    return error(path, field or None, first + more)
+
+
+def _known_keys(model: type[BaseModel], location: list[str]) -> list[str]:
+    """The keys allowed at ``location`` (digits step into lists), for 'unknown key' errors."""
+    current: type[BaseModel] | None = model
+    for part in location:
+        if current is None:
+            return []
+        if part.isdigit():
+            continue
+        info = current.model_fields.get(part)
+        current = _inner_model(info.annotation) if info else None
+    return list(current.model_fields) if current is not None else []
+
+
+def _inner_model(annotation: object) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in getattr(annotation, "__args__", ()):
+        found = _inner_model(argument)
+        if found is not None:
+            return found
+    return None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(problem)

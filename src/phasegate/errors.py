@@ -1,0 +1,85 @@
+"""Every error phasegate raises, in one tree.
+
+::
+
+    PhasegateError                 base of everything below
+    ├── UsageError                 you asked for something that cannot work (exit code 2)
+    │   ├── TaskFileError          a task file is unreadable or invalid (file, field)
+    │   ├── ScriptFileError        a scripted-agent script is unreadable or invalid (file, field)
+    │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
+    └── RunError                   the run itself failed (exit code 3)
+        └── AgentError             the agent crashed, timed out or lost its API
+
+A *rejected* run is not an error: it is a normal result (``RunReport.verdict ==
+"rejected"``, exit code 1). Errors are for input that cannot be used and for runs that could
+not be carried out. Third-party exceptions (YAML, JSON Schema, claude-agent-sdk) are
+translated into these at the boundary, so callers never catch a library's exception.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PhasegateError(Exception):
+    """Base class of every phasegate error."""
+
+    exit_code: int = 1
+
+
+class UsageError(PhasegateError):
+    """The input cannot be used: a bad file, a bad argument, a missing setting."""
+
+    exit_code = 2
+
+
+class _FileFieldError(UsageError):
+    """A usage error that points at a field of a file."""
+
+    kind = "file"
+
+    def __init__(self, path: Path | str | None, field: str | None, problem: str) -> None:
+        self.path = Path(path) if path is not None else None
+        self.field = field
+        self.problem = problem
+        where = str(self.path) if self.path is not None else f"<{self.kind}>"
+        if field:
+            where += f": {field}"
+        super().__init__(f"{where}: {problem}")
+
+
+class TaskFileError(_FileFieldError):
+    """A task file (or task data) is invalid.
+
+    ``path`` is the file (None for a task built in Python), ``field`` the dotted location of
+    the problem (``phases.1.output_schema``), ``problem`` what is wrong and what is expected.
+    """
+
+    kind = "task"
+
+
+class ScriptFileError(_FileFieldError):
+    """A scripted-agent script is invalid; same fields as :class:`TaskFileError`."""
+
+    kind = "script"
+
+
+class PromptTemplateError(UsageError):
+    """A prompt template is missing or uses a placeholder phasegate does not provide."""
+
+
+class RunError(PhasegateError):
+    """The run could not be carried out (agent, API, timeout): exit code 3."""
+
+    exit_code = 3
+
+
+class AgentError(RunError):
+    """The agent failed: it crashed, timed out, or its model API kept failing.
+
+    ``transient`` says whether retrying the same request might succeed.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        self.transient = transient
+        super().__init__(message)

@@ -1,0 +1,179 @@
+"""Normalizing Claude Code messages into transcript entries.
+
+Claude Code's ``--output-format stream-json`` writes one JSON object a line; claude-agent-sdk
+parses the same objects into its message classes. :func:`entries_from_message` handles the
+raw object form, so a saved transcript can be judged offline, and the SDK adapter reuses it.
+
+Nothing here raises on odd input: unknown message types and malformed fields are skipped,
+and :func:`parse_stream_json` counts lines that are not JSON objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    Notice,
+    RunResult,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    Usage,
+    UserText,
+)
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTranscript:
+    """A transcript read from stream-json lines, and how many lines were not usable."""
+
+    transcript: Transcript
+    skipped_lines: int
+
+
+def parse_stream_json(lines: Iterable[str]) -> ParsedTranscript:
+    """Read stream-json lines (blank lines ignored, bad lines counted in ``skipped_lines``)."""
+    entries: list[Entry] = []
+    skipped = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            skipped += 1
+            continue
+        if not isinstance(message, dict):
+            skipped += 1
+            continue
+        entries.extend(entries_from_message(message))
+    return ParsedTranscript(Transcript(entries=tuple(entries)), skipped)
+
+
+def entries_from_message(message: Mapping[str, Any]) -> list[Entry]:
+    """The transcript entries one Claude Code message (in its JSON form) contributes."""
+    kind = message.get("type")
+    if kind == "system" and message.get("subtype") == "init":
+        return [_session_start(message)]
+    if kind == "assistant":
+        return _assistant_entries(message)
+    if kind == "user":
+        return _user_entries(message)
+    if kind == "result":
+        return [_run_result(message)]
+    return []
+
+
+def _session_start(message: Mapping[str, Any]) -> SessionStart:
+    tools = message.get("tools")
+    return SessionStart(
+        cwd=_str_or_none(message.get("cwd")),
+        session_id=_str_or_none(message.get("session_id")),
+        model=_str_or_none(message.get("model")),
+        tools=tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else (),
+    )
+
+
+def _assistant_entries(message: Mapping[str, Any]) -> list[Entry]:
+    body = message.get("message")
+    if not isinstance(body, Mapping):
+        return []
+    # Text from the runtime itself (API errors) or from a subagent is not the model's own
+    # answer in this session: it must never complete a phase.
+    not_model_output = (
+        body.get("model") == SYNTHETIC_MODEL or message.get("parent_tool_use_id") is not None
+    )
+    entries: list[Entry] = []
+    for block in _blocks(body.get("content")):
+        block_type = block.get("type")
+        if block_type == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            entries.append(Notice(text=text) if not_model_output else AssistantText(text=text))
+        elif block_type == "tool_use" and isinstance(block.get("id"), str):
+            tool_input = block.get("input")
+            entries.append(
+                ToolCall(
+                    id=block["id"],
+                    name=str(block.get("name", "")),
+                    input=dict(tool_input) if isinstance(tool_input, Mapping) else {},
+                )
+            )
+    return entries
+
+
+def _user_entries(message: Mapping[str, Any]) -> list[Entry]:
+    body = message.get("message")
+    content = body.get("content") if isinstance(body, Mapping) else None
+    if isinstance(content, str):
+        return [UserText(text=content)]
+    entries: list[Entry] = []
+    for block in _blocks(content):
+        if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            entries.append(
+                ToolResult(
+                    tool_use_id=block["tool_use_id"],
+                    ok=block.get("is_error") is not True,
+                    content=_flatten_text(block.get("content")),
+                )
+            )
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            entries.append(UserText(text=block["text"]))
+    return entries
+
+
+def _run_result(message: Mapping[str, Any]) -> RunResult:
+    raw_usage = message.get("usage")
+    usage = raw_usage if isinstance(raw_usage, Mapping) else {}
+    cost = message.get("total_cost_usd")
+    return RunResult(
+        is_error=message.get("is_error") is True,
+        subtype=_str_or_none(message.get("subtype")),
+        api_error_status=_int_or_none(message.get("api_error_status")),
+        terminal_reason=_str_or_none(message.get("terminal_reason")),
+        num_turns=_int_or_none(message.get("num_turns")),
+        duration_ms=_int_or_none(message.get("duration_ms")),
+        usage=Usage(
+            input_tokens=_int_or_none(usage.get("input_tokens")) or 0,
+            output_tokens=_int_or_none(usage.get("output_tokens")) or 0,
+            cache_creation_input_tokens=_int_or_none(usage.get("cache_creation_input_tokens")) or 0,
+            cache_read_input_tokens=_int_or_none(usage.get("cache_read_input_tokens")) or 0,
+            cost_usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+        ),
+        text=_str_or_none(message.get("result")),
+    )
+
+
+def _blocks(content: object) -> list[Mapping[str, Any]]:
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, Mapping)]
+
+
+def _flatten_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        block["text"] for block in _blocks(content) if isinstance(block.get("text"), str)
+    )
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int_or_none(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

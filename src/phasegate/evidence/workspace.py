@@ -1,0 +1,90 @@
+"""What the disk says: snapshots of a work directory and the differences between them.
+
+This module is pure: a :class:`WorkspaceSnapshot` is a mapping from relative path to content
+hash, and a :class:`WorkspaceTimeline` holds the snapshots taken at transcript positions.
+Taking a snapshot from disk is :mod:`phasegate.sdk.workspace`'s job.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSnapshot:
+    """Content hash of every observed file, keyed by POSIX path relative to the work dir."""
+
+    files: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceDiff:
+    """Paths added, modified and deleted between two snapshots (sorted, relative)."""
+
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+    @classmethod
+    def between(cls, before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> WorkspaceDiff:
+        """The changes that turn ``before`` into ``after``."""
+        old, new = before.files, after.files
+        return cls(
+            added=tuple(sorted(p for p in new if p not in old)),
+            modified=tuple(sorted(p for p in new if p in old and old[p] != new[p])),
+            deleted=tuple(sorted(p for p in old if p not in new)),
+        )
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every changed path, sorted."""
+        return tuple(sorted((*self.added, *self.modified, *self.deleted)))
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.modified or self.deleted)
+
+
+@dataclass(slots=True)
+class WorkspaceTimeline:
+    """Snapshots taken at transcript positions (number of entries seen when taken).
+
+    A diff between two positions uses the latest snapshot at or before the first and the
+    earliest at or after the second, so a timeline with only a before and an after snapshot
+    still answers every question, just with less precision per phase.
+    """
+
+    _positions: list[int] = field(default_factory=list)
+    _snapshots: list[WorkspaceSnapshot] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, points: Iterable[tuple[int, WorkspaceSnapshot]]) -> WorkspaceTimeline:
+        """A timeline from (position, snapshot) pairs."""
+        timeline = cls()
+        for position, snapshot in points:
+            timeline.record(position, snapshot)
+        return timeline
+
+    def record(self, position: int, snapshot: WorkspaceSnapshot) -> None:
+        """Add a snapshot taken after ``position`` transcript entries (replaces an equal one)."""
+        at = bisect.bisect_left(self._positions, position)
+        if at < len(self._positions) and self._positions[at] == position:
+            self._snapshots[at] = snapshot
+        else:
+            self._positions.insert(at, position)
+            self._snapshots.insert(at, snapshot)
+
+    def diff(self, start: int, end: int) -> WorkspaceDiff:
+        """What changed on disk between transcript positions ``start`` and ``end``."""
+        if not self._positions:
+            return WorkspaceDiff()
+        first = max(bisect.bisect_right(self._positions, start) - 1, 0)
+        last = min(bisect.bisect_left(self._positions, end), len(self._positions) - 1)
+        return WorkspaceDiff.between(self._snapshots[first], self._snapshots[max(first, last)])
+
+    def total(self) -> WorkspaceDiff:
+        """What changed between the first and the last snapshot."""
+        if not self._snapshots:
+            return WorkspaceDiff()
+        return WorkspaceDiff.between(self._snapshots[0], self._snapshots[-1])

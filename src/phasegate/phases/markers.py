@@ -1,0 +1,77 @@
+"""The marker grammar, in one place.
+
+A work phase is claimed complete by a line of *assistant text* of the form::
+
+    PHASE <n> COMPLETE: <text>
+
+where ``n`` is the phase's 1-based index in the task. The rules:
+
+* The marker must start its line. Leading spaces, a Markdown heading (``## ``) or bold
+  (``**``) around it are tolerated, because models decorate; anything else before it on the
+  line (``I will print PHASE 1 COMPLETE: ...``) makes it mid-sentence and it does not count.
+* ``PHASE`` and ``COMPLETE`` are upper case; ``phase 1 complete:`` does not count.
+* A marker inside a fenced code block (a line inside three backticks or tildes) is quoted, not
+  said, and does not count.
+* Only assistant text is searched. Text inside tool inputs, tool results and user messages
+  never yields a marker: that is decided by the caller, which only passes assistant text here.
+* ``n`` names the phase; the text after the colon is recorded but not compared, so a model
+  that paraphrases the marker text still completes the phase it numbered.
+* A number that is not a work phase of the task (0, too large, the output phase) completes
+  nothing.
+* A marker counts only if it comes after that phase's required work; that ordering rule is
+  judged by :mod:`phasegate.validators.markers`, which sees the whole transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MARKER_TEMPLATE = "PHASE {index} COMPLETE: {text}"
+
+_MARKER_LINE = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?PHASE[ \t]+(\d{1,4})[ \t]+COMPLETE:[ \t]*(.*?)[ \t]*$"
+)
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_TRAILING_EMPHASIS = re.compile(r"(?:\*\*|__)$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarkerMatch:
+    """One marker found in a block of assistant text."""
+
+    index: int
+    """The phase number the marker names (1-based)."""
+    text: str
+    """What followed ``COMPLETE:``, without decoration."""
+    line: int
+    """The 0-based line of the block the marker stood on."""
+
+
+def marker_line(index: int, text: str) -> str:
+    """The exact marker line the prompt asks the agent to print for phase ``index``."""
+    return MARKER_TEMPLATE.format(index=index, text=text)
+
+
+def find_markers(text: str) -> list[MarkerMatch]:
+    """Every marker in one block of assistant text, in order.
+
+    Never raises: any string is valid input, and text without markers gives ``[]``.
+    """
+    found: list[MarkerMatch] = []
+    in_fence: str | None = None
+    for number, line in enumerate(text.splitlines()):
+        fence = _FENCE.match(line)
+        if fence:
+            if in_fence is None:
+                in_fence = fence.group(1)
+            elif fence.group(1) == in_fence:
+                in_fence = None
+            continue
+        if in_fence is not None:
+            continue
+        match = _MARKER_LINE.match(line)
+        if match:
+            claim = _TRAILING_EMPHASIS.sub("", match.group(2)).strip()
+            found.append(MarkerMatch(index=int(match.group(1)), text=claim, line=number))
+    return found

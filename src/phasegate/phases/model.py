@@ -1,0 +1,160 @@
+"""What a phased task is: :class:`Task` and :class:`Phase`.
+
+A task is an ordered list of phases. *Work phases* end with a marker line
+(:mod:`phasegate.phases.markers`) and may require tool calls and file changes. At most one
+*output phase* (a phase with an ``output_schema``) may exist; it comes last, has no marker and
+is complete when the agent prints JSON that satisfies the schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+DEFAULT_MARKER_TEXT = "done"
+
+
+class Phase(BaseModel):
+    """One phase of a task.
+
+    Work phase: ``instructions`` plus optional evidence requirements. Output phase: set
+    ``output_schema`` (a JSON Schema dict, a path to a schema file, or a pydantic model
+    class); its JSON is accepted only if it validates.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="Short name, unique in the task.")
+    instructions: str = Field(min_length=1, description="What the agent does in this phase.")
+    marker: str = Field(
+        default=DEFAULT_MARKER_TEXT,
+        min_length=1,
+        description='Text the agent prints after "PHASE <n> COMPLETE:" (work phases only).',
+    )
+    require_tools: tuple[str, ...] = Field(
+        default=(),
+        description="At least one successful call of any of these tools, inside this phase.",
+    )
+    require_changes: bool = Field(
+        default=False, description="Files on disk must change during this phase."
+    )
+    output_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON Schema the phase's JSON must satisfy (output phase)."
+    )
+    claims_files: str | None = Field(
+        default=None,
+        description="Name of the JSON field that lists the files the agent says it changed.",
+    )
+
+    @property
+    def is_output(self) -> bool:
+        """True for the output phase (the one that answers with JSON)."""
+        return self.output_schema is not None
+
+    @field_validator("marker")
+    @classmethod
+    def _marker_is_one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("the marker text must fit on one line")
+        return value.strip()
+
+    @field_validator("require_tools", mode="before")
+    @classmethod
+    def _tools_as_list(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _load_schema(cls, value: object, info: ValidationInfo) -> object:
+        if value is None or isinstance(value, dict):
+            return value
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return value.model_json_schema()
+        if isinstance(value, str | Path):
+            base = (info.context or {}).get("base_dir", Path.cwd())
+            return _read_schema_file(Path(base) / value)
+        raise ValueError(
+            "expected a JSON Schema object, a path to a schema file, or a pydantic model class"
+        )
+
+    @field_validator("output_schema")
+    @classmethod
+    def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            try:
+                jsonschema.validators.validator_for(value).check_schema(value)
+            except jsonschema.SchemaError as exc:
+                where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+                raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _output_fields_only_on_output_phase(self) -> Phase:
+        if self.claims_files is not None and self.output_schema is None:
+            raise ValueError("claims_files needs an output_schema (it names a field of the JSON)")
+        if self.output_schema is not None and (self.require_tools or self.require_changes):
+            raise ValueError(
+                "an output phase only prints JSON: move require_tools/require_changes "
+                "to a work phase before it"
+            )
+        return self
+
+
+class Task(BaseModel):
+    """A phased task: a name, an optional description and ordered phases."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="Task name, used in reports and logs.")
+    description: str | None = Field(default=None, description="The goal, in one or two lines.")
+    phases: tuple[Phase, ...] = Field(min_length=1, description="The phases, in order.")
+
+    @model_validator(mode="after")
+    def _phases_are_consistent(self) -> Task:
+        names = [phase.name for phase in self.phases]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"phase names must be unique; repeated: {', '.join(duplicates)}")
+        for position, phase in enumerate(self.phases[:-1]):
+            if phase.is_output:
+                raise ValueError(
+                    f"phase {position + 1} ({phase.name}) has an output_schema but is not last: "
+                    "the output phase must be the last phase"
+                )
+        return self
+
+    @property
+    def output_phase(self) -> Phase | None:
+        """The output phase, or None when the task only has work phases."""
+        return self.phases[-1] if self.phases[-1].is_output else None
+
+    @property
+    def work_phases(self) -> tuple[Phase, ...]:
+        """The phases that end with a marker, in order."""
+        return tuple(phase for phase in self.phases if not phase.is_output)
+
+    def index_of(self, phase: Phase) -> int:
+        """The 1-based index of ``phase``: the number its marker carries."""
+        return self.phases.index(phase) + 1
+
+
+def _read_schema_file(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read schema file {path}: {exc.strerror}") from None
+    if path.suffix.lower() in {".yaml", ".yml"}:
+        import yaml  # only needed for YAML schema files
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"schema file {path} is not valid YAML: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"schema file {path} is not valid JSON: {exc}") from None

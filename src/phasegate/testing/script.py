@@ -1,0 +1,137 @@
+"""Scripts of model replies, replayed by the scripted agent and the scripted model server.
+
+A script is an ordered list of replies. Each reply is what the model says in one API
+response: optional text, then optional tool calls. A reply with tool calls makes the runtime
+run the tools and ask again; a reply without them ends the agent's turn (it tries to stop).
+
+Which reply comes next depends on what the last request holds, so one script can describe
+a model that reacts to errors and feedback::
+
+    replies:
+      - text: I will fix app.py.
+        tools:
+          - Edit: {file_path: app.py, old_string: "eval(x)", new_string: "int(x)"}
+      - when: tool_error          # only if the edit came back as an error
+        tools:
+          - Write: {file_path: app.py, content: "..."}
+      - text: "PHASE 1 COMPLETE: Files have been edited"
+      - when: user                # only after a new instruction, e.g. the gate's feedback
+        contains: claimed_not_changed
+        text: '{"files_changed": ["app.py"], "description": "..."}'
+
+The next reply is the first one, at or after the current position, whose ``when`` and
+``contains`` hold; the position then moves past it. Paths in tool inputs are relative to the
+work directory; each runtime makes them absolute where it needs to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from phasegate._files import read_mapping, validate_model
+from phasegate.errors import ScriptFileError
+
+LastInput = Literal["start", "tool_result", "tool_error", "user"]
+"""What the latest request to the model holds: the first prompt, tool results (all ok or at
+least one error), or a new user instruction (feedback, a next-stage prompt)."""
+
+
+class ToolStep(BaseModel):
+    """One tool call: a tool name and its input.
+
+    In files, write ``{Edit: {file_path: ..., ...}}`` or ``{tool: Edit, input: {...}}``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: object) -> object:
+        if isinstance(value, dict) and len(value) == 1 and "tool" not in value:
+            ((name, arguments),) = value.items()
+            return {"tool": name, "input": arguments if arguments is not None else {}}
+        return value
+
+
+class HttpFault(BaseModel):
+    """An HTTP error the scripted model server answers instead of a reply."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: int = Field(ge=400, le=599)
+    retry_after: float | None = Field(default=None, ge=0)
+    message: str = "scripted failure"
+
+
+class Reply(BaseModel):
+    """One model response, or a fault standing in for one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    when: LastInput | None = Field(
+        default=None, description="Use this reply only when the last request holds this."
+    )
+    contains: str | None = Field(
+        default=None, description="...and only when the last request's text contains this."
+    )
+    text: str | None = None
+    tools: tuple[ToolStep, ...] = ()
+    error: HttpFault | None = Field(
+        default=None, description="Answer this request with an HTTP error (model server)."
+    )
+    hang: bool = Field(default=False, description="Never answer this request (model server).")
+
+    @model_validator(mode="after")
+    def _says_something(self) -> Reply:
+        if self.text is None and not self.tools and self.error is None and not self.hang:
+            raise ValueError("a reply needs text, tools, an error or hang: true")
+        return self
+
+    def matches(self, last: LastInput, last_text: str) -> bool:
+        """Whether this reply answers a request whose latest content is ``last``."""
+        if self.when is not None and self.when != last:
+            return False
+        return self.contains is None or self.contains in last_text
+
+
+class Script(BaseModel):
+    """An ordered list of replies."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replies: tuple[Reply, ...] = Field(min_length=1)
+
+
+def load_script(path: str | Path) -> Script:
+    """Read a script file (YAML or JSON); errors name the file and field."""
+    file = Path(path)
+    return validate_model(
+        Script, read_mapping(file, ScriptFileError), path=file, error=ScriptFileError
+    )
+
+
+class ScriptCursor:
+    """Where a replay stands in a script; picks the reply for each new request."""
+
+    def __init__(self, script: Script) -> None:
+        self._replies = script.replies
+        self._position = 0
+
+    def next_reply(self, last: LastInput, last_text: str = "") -> Reply | None:
+        """The first reply at or after the position that matches, or None when none is left."""
+        for offset, reply in enumerate(self._replies[self._position :]):
+            if reply.matches(last, last_text):
+                self._position += offset + 1
+                return reply
+        return None
+
+    @property
+    def exhausted(self) -> bool:
+        """True when every reply has been used or skipped."""
+        return self._position >= len(self._replies)

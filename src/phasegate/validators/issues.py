@@ -1,0 +1,93 @@
+"""Issues: what a validator found wrong, with a stable code.
+
+Codes are a contract (dashboards count them, users grep for them): a code is never reused
+for another meaning. Each issue also carries the pieces of the feedback the model receives
+(ADR-007 shape): the ``field`` concerned, what was ``provided``, and the ``requirement``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+IssueGroup = Literal["invalid", "missing", "unknown"]
+"""How the feedback groups an issue: something wrong, something absent, something unexpected."""
+
+
+class IssueCode(StrEnum):
+    """Every issue code phasegate reports. See docs/issue-codes.md for the meaning of each."""
+
+    MARKER_MISSING = "marker_missing"
+    MARKER_BEFORE_WORK = "marker_before_work"
+    TOOL_NOT_USED = "tool_not_used"
+    TOOL_FAILED = "tool_failed"
+    NO_CHANGES = "no_changes"
+    JSON_MISSING = "json_missing"
+    JSON_INVALID = "json_invalid"
+    JSON_BEFORE_MARKER = "json_before_marker"
+    SCHEMA_VIOLATION = "schema_violation"
+    PLACEHOLDER_VALUE = "placeholder_value"
+    CLAIMED_NOT_CHANGED = "claimed_not_changed"
+    CHANGED_NOT_CLAIMED = "changed_not_claimed"
+    PATH_OUTSIDE_WORKDIR = "path_outside_workdir"
+    EXIT_CONDITION_FAILED = "exit_condition_failed"
+
+
+_DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {
+    IssueCode.MARKER_MISSING: "missing",
+    IssueCode.TOOL_NOT_USED: "missing",
+    IssueCode.NO_CHANGES: "missing",
+    IssueCode.JSON_MISSING: "missing",
+    IssueCode.CHANGED_NOT_CLAIMED: "missing",
+}
+
+
+class Issue(BaseModel):
+    """One problem found at a gate.
+
+    ``message`` is a full sentence for humans and reports; the other fields feed the
+    structured feedback prompt.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    code: IssueCode
+    message: str
+    phase: int | None = None
+    """1-based index of the phase the issue belongs to."""
+    field: str | None = None
+    """What the issue concerns: ``marker``, ``tools``, ``files``, or a JSON path (``$.x``)."""
+    provided: str | None = None
+    """What the agent gave, shortened (absent when it gave nothing)."""
+    requirement: str | None = None
+    """What would satisfy the gate, phrased as a requirement."""
+    group: IssueGroup = "invalid"
+
+    @classmethod
+    def of(
+        cls,
+        code: IssueCode,
+        message: str,
+        *,
+        phase: int | None = None,
+        field: str | None = None,
+        provided: str | None = None,
+        requirement: str | None = None,
+        group: IssueGroup | None = None,
+    ) -> Issue:
+        """An issue whose group defaults from its code (absent things are ``missing``)."""
+        return cls(
+            code=code,
+            message=message,
+            phase=phase,
+            field=field,
+            provided=_shorten(provided) if provided is not None else None,
+            requirement=requirement,
+            group=group or _DEFAULT_GROUP.get(code, "invalid"),
+        )
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

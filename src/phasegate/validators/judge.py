@@ -1,0 +1,162 @@
+"""Judging a whole transcript against a task: every rule, every phase, one pure function.
+
+:func:`judge` is what a gate calls each time the agent tries to stop. It is stateless: it
+looks at the transcript so far and the workspace timeline, and re-derives every phase's
+verdict, so a phase fixed after feedback is judged on the latest evidence.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from phasegate.evidence.transcript import Transcript
+from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.phases.model import Task
+from phasegate.validators.issues import Issue
+from phasegate.validators.output import (
+    check_claims,
+    check_json_present,
+    check_placeholders,
+    check_schema,
+    claimed_files,
+    json_candidates,
+)
+from phasegate.validators.paths import check_paths_inside
+from phasegate.validators.tools import CallRecord, tool_calls
+from phasegate.validators.windows import PhaseWindow, phase_windows
+from phasegate.validators.work import (
+    check_changes,
+    check_marker,
+    check_order,
+    check_required_tools,
+    find_late_work,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseJudgment:
+    """The verdict on one phase and the evidence behind it."""
+
+    index: int
+    name: str
+    issues: tuple[Issue, ...]
+    reached: bool
+    """Whether the agent showed any sign of doing this phase (a marker, a tool call, JSON)."""
+    marker_seen: bool
+    tools: dict[str, int]
+    """Successful calls per tool name within the phase."""
+    tool_errors: int
+    files_changed: tuple[str, ...]
+
+    @property
+    def accepted(self) -> bool:
+        """True when no rule found an issue."""
+        return not self.issues
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judgment:
+    """The verdict on every phase of a task, plus the run-wide evidence."""
+
+    phases: tuple[PhaseJudgment, ...]
+    output: dict[str, Any] | None
+    """The output phase's JSON when it parsed (accepted or not)."""
+    files_changed: tuple[str, ...]
+    files_claimed: tuple[str, ...]
+
+    @property
+    def accepted(self) -> bool:
+        """True when every phase was accepted."""
+        return all(phase.accepted for phase in self.phases)
+
+    @property
+    def issues(self) -> tuple[Issue, ...]:
+        """Every issue, in phase order."""
+        return tuple(issue for phase in self.phases for issue in phase.issues)
+
+
+def judge(
+    task: Task,
+    transcript: Transcript,
+    timeline: WorkspaceTimeline,
+    *,
+    workdir: str,
+    markers: bool = True,
+) -> Judgment:
+    """Judge every phase of ``task`` on ``transcript`` and the disk changes in ``timeline``.
+
+    ``workdir`` is the work directory as the agent saw it (tool paths are resolved against
+    it). ``markers=False`` judges the unstructured baseline: marker and ordering rules are off
+    and every phase is judged on the whole transcript.
+    """
+    windows = phase_windows(task, transcript, markers=markers)
+    calls = tool_calls(transcript)
+    late = find_late_work(windows, calls) if markers else {}
+    outside = check_paths_inside(windows, calls, workdir)
+    changed = timeline.total().paths
+    last_index = windows[-1].index
+
+    output_value: dict[str, Any] | None = None
+    results: list[PhaseJudgment] = []
+    for window in windows:
+        issues: list[Issue] = []
+        if window.phase.is_output:
+            output_value, json_issues = check_json_present(window, transcript, after_marker=markers)
+            issues += json_issues
+            if output_value is not None:
+                issues += _output_rules(window, output_value, changed, workdir)
+            reached = bool(json_candidates(transcript, 0, len(transcript)))
+        else:
+            if markers:
+                issues += check_marker(window)
+                issues += check_order(window, late.get(window.index), calls)
+            if window.index not in late:
+                issues += check_required_tools(window, calls)
+                issues += check_changes(window, timeline.diff(window.start, window.end))
+            reached = window.marker_at is not None or any(r.position in window for r in calls)
+        issues += [i for i in outside if (i.phase or last_index) == window.index]
+        results.append(_phase_judgment(window, issues, reached, calls, timeline))
+    schema_phase = task.output_phase
+    return Judgment(
+        phases=tuple(results),
+        output=output_value,
+        files_changed=changed,
+        files_claimed=tuple(
+            claimed_files(
+                schema_phase.claims_files if schema_phase else None, output_value, workdir
+            )
+        ),
+    )
+
+
+def _output_rules(
+    window: PhaseWindow, value: dict[str, Any], changed: tuple[str, ...], workdir: str
+) -> list[Issue]:
+    schema = window.phase.output_schema or {}
+    issues = check_schema(window.index, value, schema)
+    issues += check_placeholders(window.index, value, schema)
+    if window.phase.claims_files:
+        issues += check_claims(window.index, window.phase.claims_files, value, changed, workdir)
+    return issues
+
+
+def _phase_judgment(
+    window: PhaseWindow,
+    issues: list[Issue],
+    reached: bool,
+    calls: list[CallRecord],
+    timeline: WorkspaceTimeline,
+) -> PhaseJudgment:
+    mine = [r for r in calls if r.position in window]
+    return PhaseJudgment(
+        index=window.index,
+        name=window.phase.name,
+        issues=tuple(issues),
+        reached=reached,
+        marker_seen=window.marker_at is not None,
+        tools=dict(Counter(r.call.name for r in mine if r.ok)),
+        tool_errors=sum(1 for r in mine if not r.ok),
+        files_changed=timeline.diff(window.start, window.end).paths,
+    )

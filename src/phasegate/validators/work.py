@@ -1,0 +1,140 @@
+"""Rules for work phases: the marker, the required tools, the changes on disk, and order.
+
+Each rule is a small pure function returning a list of issues (empty when the rule holds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.phases.markers import marker_line
+from phasegate.validators.issues import Issue, IssueCode
+from phasegate.validators.tools import CallRecord, is_required_work
+from phasegate.validators.windows import PhaseWindow
+
+
+def check_marker(window: PhaseWindow) -> list[Issue]:
+    """``marker_missing``: the phase has no marker of its own after the previous phase."""
+    if window.marker_at is not None:
+        return []
+    expected = marker_line(window.index, window.phase.marker)
+    return [
+        Issue.of(
+            IssueCode.MARKER_MISSING,
+            f"Phase {window.index} ({window.phase.name}) was never marked complete: "
+            f"no line '{expected}' in the assistant's text after the previous phase.",
+            phase=window.index,
+            field="marker",
+            requirement=f"When the phase's work is done, print the line: {expected}",
+        )
+    ]
+
+
+def find_late_work(windows: Sequence[PhaseWindow], calls: Sequence[CallRecord]) -> dict[int, int]:
+    """Phases whose required work came after their own marker: phase index → call position.
+
+    A successful call after a phase's marker is that phase's late work unless a later phase
+    that requires the same kind of work owns it (its window holds the call).
+    """
+    late: dict[int, int] = {}
+    for record in calls:
+        if not record.ok:
+            continue
+        owner = next((w for w in windows if record.position in w), None)
+        if owner is not None and is_required_work(owner.phase, record.call):
+            continue
+        earlier = [
+            w
+            for w in windows
+            if w.marker_at is not None
+            and w.marker_at < record.position
+            and is_required_work(w.phase, record.call)
+        ]
+        if earlier:
+            late.setdefault(earlier[-1].index, record.position)
+    return late
+
+
+def check_order(
+    window: PhaseWindow, late_position: int | None, calls: Sequence[CallRecord]
+) -> list[Issue]:
+    """``marker_before_work``: the phase's marker came before work the phase required."""
+    if late_position is None:
+        return []
+    call = next(r.call for r in calls if r.position == late_position)
+    return [
+        Issue.of(
+            IssueCode.MARKER_BEFORE_WORK,
+            f"Phase {window.index} ({window.phase.name}) was marked complete before its work: "
+            f"a successful {call.name} call came after the marker.",
+            phase=window.index,
+            field="marker",
+            provided=f"{call.name} after the marker",
+            requirement=(
+                f"Finish all of phase {window.index}'s work first, then print "
+                f"'{marker_line(window.index, window.phase.marker)}' again."
+            ),
+        )
+    ]
+
+
+def check_required_tools(window: PhaseWindow, calls: Sequence[CallRecord]) -> list[Issue]:
+    """``tool_not_used`` / ``tool_failed``: no successful call of a required tool in the phase."""
+    required = window.phase.require_tools
+    if not required:
+        return []
+    mine = [r for r in calls if r.position in window and r.call.name in required]
+    if any(r.ok for r in mine):
+        return []
+    names = " or ".join(required)
+    requirement = f"Use {names} successfully during phase {window.index}."
+    if mine:
+        errors = "; ".join(_result_excerpt(r) for r in mine[-3:])
+        return [
+            Issue.of(
+                IssueCode.TOOL_FAILED,
+                f"Phase {window.index} ({window.phase.name}): every call of {names} failed "
+                f"({len(mine)} call(s)).",
+                phase=window.index,
+                field="tools",
+                provided=errors,
+                requirement=requirement,
+            )
+        ]
+    return [
+        Issue.of(
+            IssueCode.TOOL_NOT_USED,
+            f"Phase {window.index} ({window.phase.name}) requires {names}, "
+            "but no such tool was called in it.",
+            phase=window.index,
+            field="tools",
+            requirement=requirement,
+        )
+    ]
+
+
+def check_changes(window: PhaseWindow, diff: WorkspaceDiff) -> list[Issue]:
+    """``no_changes``: the phase requires changes on disk and none happened during it."""
+    if not window.phase.require_changes or diff:
+        return []
+    return [
+        Issue.of(
+            IssueCode.NO_CHANGES,
+            f"Phase {window.index} ({window.phase.name}) requires file changes, "
+            "but no file in the work directory changed during it.",
+            phase=window.index,
+            field="files",
+            requirement="Change the files on disk with your editing tools; describing a change "
+            "does not make it.",
+        )
+    ]
+
+
+def _result_excerpt(record: CallRecord) -> str:
+    if record.result is None:
+        return f"{record.call.name}: no result"
+    first_line = (
+        record.result.content.strip().splitlines()[0] if record.result.content.strip() else ""
+    )
+    return f"{record.call.name}: {first_line[:120] or 'error'}"
