@@ -103,7 +103,7 @@ def judge(
     for window in windows:
         issues: list[Issue] = []
         if window.phase.is_output:
-            output_value, json_issues = check_json_present(window, transcript, after_marker=markers)
+            output_value, json_issues = check_json_present(window, transcript, markers=markers)
             issues += json_issues
             if output_value is not None:
                 issues += _output_rules(window, output_value, changed, workdir)

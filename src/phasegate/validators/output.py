@@ -22,15 +22,27 @@ _PLACEHOLDER_PREFIX = re.compile(r"^\s*(?:TBD|TODO|FIXME)\b", re.IGNORECASE)
 
 def json_candidates(transcript: Transcript, start: int, end: int) -> list[JsonCandidate]:
     """JSON candidates in the assistant text of entries ``[start, end)``, in order."""
-    found: list[JsonCandidate] = []
-    for entry in transcript.entries[start:end]:
-        if isinstance(entry, AssistantText):
-            found.extend(find_json(entry.text))
-    return found
+    return [c for text in _assistant_texts(transcript, start, end) for c in find_json(text)]
+
+
+def _assistant_texts(transcript: Transcript, start: int, end: int) -> list[str]:
+    return [e.text for e in transcript.entries[start:end] if isinstance(e, AssistantText)]
+
+
+def _split_head(transcript: Transcript, window: PhaseWindow) -> tuple[str, str]:
+    """The text of the window's head entry before and after the previous marker line."""
+    if window.head is None:
+        return "", ""
+    entry = transcript.entries[window.head[0]]
+    if not isinstance(entry, AssistantText):
+        return "", ""
+    lines = entry.text.splitlines()
+    cut = window.head[1] + 1
+    return "\n".join(lines[:cut]), "\n".join(lines[cut:])
 
 
 def check_json_present(
-    window: PhaseWindow, transcript: Transcript, *, after_marker: bool
+    window: PhaseWindow, transcript: Transcript, *, markers: bool
 ) -> tuple[dict[str, Any] | None, list[Issue]]:
     """The phase's JSON (the last candidate in its window) or the issue explaining its absence.
 
@@ -38,7 +50,8 @@ def check_json_present(
     before the window (before the last work phase's marker), ``json_invalid`` when the last
     candidate does not parse.
     """
-    mine = json_candidates(transcript, window.start, window.end)
+    before_marker, after_marker_text = _split_head(transcript, window)
+    mine = find_json(after_marker_text) + json_candidates(transcript, window.start, window.end)
     if mine:
         last = mine[-1]
         if last.ok and isinstance(last.value, dict):
@@ -54,7 +67,9 @@ def check_json_present(
                 requirement="Print one JSON object, valid JSON, in a ```json block.",
             )
         ]
-    if after_marker and json_candidates(transcript, 0, window.start):
+    head_entry = window.head[0] if window.head is not None else window.start
+    earlier = json_candidates(transcript, 0, head_entry) + find_json(before_marker)
+    if markers and earlier:
         return None, [
             Issue.of(
                 IssueCode.JSON_BEFORE_MARKER,

@@ -30,6 +30,9 @@ class PhaseWindow:
     marker_at: int | None = None
     """Entry index of the counted marker (work phases with a marker only)."""
     marker: MarkerMatch | None = None
+    head: tuple[int, int] | None = None
+    """(entry, line) of the previous phase's marker: the lines after it, in that same text
+    block, belong to this window too (a model often prints a marker and the JSON together)."""
 
     def __contains__(self, position: object) -> bool:
         return isinstance(position, int) and self.start <= position < self.end
@@ -81,6 +84,12 @@ def phase_windows(task: Task, transcript: Transcript, *, markers: bool = True) -
     if task.output_phase is not None:
         output = task.output_phase
         windows.append(
-            PhaseWindow(phase=output, index=task.index_of(output), start=start, end=length)
+            PhaseWindow(
+                phase=output,
+                index=task.index_of(output),
+                start=start,
+                end=length,
+                head=after if after[0] >= 0 else None,
+            )
         )
     return windows

@@ -1,0 +1,114 @@
+"""How a task becomes the prompt the agent starts from.
+
+:func:`phased_prompt` spells out every phase, its marker and the ordering rules.
+:func:`unstructured_prompt` asks for the same work with no phase scaffolding: the A/B
+baseline that shows what the structure buys.
+"""
+
+from __future__ import annotations
+
+import json
+
+from phasegate.phases.markers import marker_line
+from phasegate.phases.model import Phase, Task
+from phasegate.prompts.templates import PromptTemplates
+
+
+def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
+    """The phase-structured prompt for ``task``."""
+    templates = templates or PromptTemplates()
+    blocks = [_phase_block(task, phase, templates) for phase in task.phases]
+    output = task.output_phase
+    output_rule = (
+        f"- Print JSON only in phase {task.index_of(output)}, after the marker of phase "
+        f"{task.index_of(output) - 1}; never earlier."
+        if output is not None and task.work_phases
+        else ""
+    )
+    return _tidy(
+        templates.render(
+            "phased.md",
+            task_name=task.name,
+            description=_paragraph(task.description),
+            phase_count=len(task.phases),
+            phases="\n\n".join(block.strip() for block in blocks),
+            output_rule=output_rule,
+        )
+    )
+
+
+def unstructured_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
+    """The same task as one plain request: no phases, no markers, no ordering rules."""
+    templates = templates or PromptTemplates()
+    output = task.output_phase
+    return _tidy(
+        templates.render(
+            "unstructured.md",
+            task_name=task.name,
+            description=_paragraph(task.description),
+            instructions="\n\n".join(p.instructions.strip() for p in task.work_phases),
+            output=(
+                output.instructions.strip()
+                + "\n\n"
+                + templates.render("unstructured_output.md", schema=_schema_text(output))
+                if output is not None
+                else ""
+            ),
+        )
+    )
+
+
+def _phase_block(task: Task, phase: Phase, templates: PromptTemplates) -> str:
+    index = task.index_of(phase)
+    if phase.is_output:
+        return templates.render(
+            "output_phase.md",
+            index=index,
+            previous_index=index - 1,
+            name_upper=phase.name.upper(),
+            instructions=phase.instructions.strip(),
+            schema=_schema_text(phase),
+            claims_rule=(
+                f"\nList in `{phase.claims_files}` every file you changed, as paths relative "
+                "to the working directory, and no file you did not change.\n"
+                if phase.claims_files
+                else ""
+            ),
+        )
+    return templates.render(
+        "work_phase.md",
+        index=index,
+        name_upper=phase.name.upper(),
+        instructions=phase.instructions.strip(),
+        requirements=_requirements(phase),
+        marker_line=marker_line(index, phase.marker),
+    )
+
+
+def _requirements(phase: Phase) -> str:
+    lines = []
+    if phase.require_tools:
+        lines.append(
+            f"- Required: at least one successful call of {' or '.join(phase.require_tools)}."
+        )
+    if phase.require_changes:
+        lines.append("- Required: files on disk really change during this phase.")
+    return ("\n" + "\n".join(lines) + "\n") if lines else ""
+
+
+def _schema_text(phase: Phase) -> str:
+    return json.dumps(phase.output_schema, indent=2, ensure_ascii=False)
+
+
+def _paragraph(text: str | None) -> str:
+    return f"\n{text.strip()}\n" if text and text.strip() else ""
+
+
+def _tidy(text: str) -> str:
+    """Collapse runs of blank lines left by empty placeholders."""
+    lines: list[str] = []
+    for line in text.strip().splitlines():
+        if not line.strip() and lines and not lines[-1].strip():
+            continue
+        lines.append(line.rstrip())
+    return "\n".join(lines) + "\n"

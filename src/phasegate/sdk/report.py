@@ -1,0 +1,74 @@
+"""The run report: what ``phasegate run --json`` prints and ``Runner.run`` returns.
+
+Its shape is a contract (CI steps and dashboards read it): fields are only ever added, and
+``schema_version`` changes when a field changes meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.validators.issues import Issue
+
+SCHEMA_VERSION = 1
+
+Mode = Literal["gate", "single-query", "unstructured"]
+"""``gate``: judge at every stop and feed back; ``single-query``: one prompt, judged once;
+``unstructured``: the same task without phase scaffolding, judged once (the A/B baseline)."""
+
+Verdict = Literal["accepted", "rejected", "error"]
+PhaseStatus = Literal["accepted", "rejected", "not_reached"]
+
+
+class PhaseReport(BaseModel):
+    """How one phase went."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    name: str
+    status: PhaseStatus
+    attempts: int = Field(description="Gate checks this phase went through until its final status.")
+    marker_seen: bool
+    duration_ms: int
+    tools: dict[str, int] = Field(description="Successful calls per tool name in this phase.")
+    tool_errors: int
+    files_changed: list[str]
+    issues: list[Issue]
+
+
+class RunReport(BaseModel):
+    """How a whole run went; ``verdict`` decides the exit code (0 / 1 / 3)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    task: str
+    mode: Mode
+    agent: str
+    verdict: Verdict
+    success: bool
+    attempts: int = Field(description="Gate checks made in this run.")
+    phases: list[PhaseReport]
+    summary: dict[str, Any] | None = Field(description="The accepted JSON, or null.")
+    files_changed: list[str]
+    files_claimed: list[str]
+    usage: Usage
+    duration_ms: int
+    error: str | None = Field(default=None, description="Why the run failed (verdict error).")
+    transcript: Transcript | None = Field(default=None, exclude=True, repr=False)
+    """The normalized transcript of the run (Python API only; not part of the JSON)."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 accepted, 1 rejected, 3 error: the exit codes of ``phasegate run``."""
+        return {"accepted": 0, "rejected": 1, "error": 3}[self.verdict]
+
+    @property
+    def issues(self) -> list[Issue]:
+        """Every issue of every phase."""
+        return [issue for phase in self.phases for issue in phase.issues]

@@ -1,0 +1,138 @@
+"""Taking snapshots of a work directory from disk.
+
+A snapshot hashes every observed file. Skipped: ``.git``, virtual environments (any
+directory holding ``pyvenv.cfg``, and ``.venv``/``venv``), ``node_modules``, ``__pycache__``,
+phasegate's own ``.phasegate`` state, and, when the directory is in a git work tree,
+everything git ignores. Symbolic links are recorded by their target, never followed.
+
+Hashes are cached by (size, mtime, ctime, inode), except for files modified in the last two
+seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its old mtime
+(the same "racy" problem git solves the same way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from phasegate.evidence.workspace import WorkspaceSnapshot
+
+SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".phasegate"}
+)
+_RACY_SECONDS = 2.0
+_StatKey = tuple[int, int, int, int]
+
+
+class WorkspaceObserver:
+    """Snapshots of one work directory, reusing hashes of files that did not change."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir.resolve()
+        self._cache: dict[str, tuple[_StatKey, str]] = {}
+        self._in_git = _inside_git_work_tree(self.workdir)
+
+    def snapshot(self) -> WorkspaceSnapshot:
+        """Hash every observed file now."""
+        now = time.time()
+        files: dict[str, str] = {}
+        for relative in self._list_files():
+            digest = self._hash(relative, now)
+            if digest is not None:
+                files[relative] = digest
+        return WorkspaceSnapshot(files)
+
+    def _list_files(self) -> list[str]:
+        listed = _git_files(self.workdir) if self._in_git else None
+        paths = listed if listed is not None else _walk_files(self.workdir)
+        venvs = tuple(p[: -len("pyvenv.cfg")] for p in paths if p.endswith("/pyvenv.cfg"))
+        return sorted(p for p in paths if not _in_skipped_dir(p) and not p.startswith(venvs))
+
+    def _hash(self, relative: str, now: float) -> str | None:
+        path = self.workdir / relative
+        try:
+            info = path.lstat()
+        except OSError:
+            return None  # vanished between listing and hashing: it is not there
+        if path.is_symlink():
+            return "link:" + os.readlink(path)
+        if not path.is_file():
+            return None
+        key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+        cached = self._cache.get(relative)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        digest = _file_digest(path)
+        if now - info.st_mtime_ns / 1e9 > _RACY_SECONDS:
+            self._cache[relative] = (key, digest)
+        return digest
+
+
+def _file_digest(path: Path) -> str:
+    hasher = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                hasher.update(chunk)
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    return hasher.hexdigest()
+
+
+def _inside_git_work_tree(workdir: Path) -> bool:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(workdir), "rev-parse", "--is-inside-work-tree"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def _git_files(workdir: Path) -> list[str] | None:
+    """Tracked and untracked-but-not-ignored files below ``workdir`` (None if git fails)."""
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(workdir),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    # ls-files lists deleted tracked files too; only what exists now is in the snapshot.
+    return sorted({name for name in names if name and os.path.lexists(workdir / name)})
+
+
+def _walk_files(workdir: Path) -> list[str]:
+    found: list[str] = []
+    for root, dirs, files in os.walk(workdir):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        base = Path(root).relative_to(workdir)
+        found.extend((base / name).as_posix() for name in files)
+        # os.walk lists symlinks to directories under dirs; record them as links.
+        found.extend((base / d).as_posix() for d in dirs if os.path.islink(os.path.join(root, d)))
+    return found
+
+
+def _in_skipped_dir(relative: str) -> bool:
+    return any(part in SKIPPED_DIRS for part in relative.split("/")[:-1])

@@ -1,0 +1,83 @@
+"""Reading Messages API requests the way the Claude Code CLI (2.1.x) writes them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from phasegate.testing.script import LastInput
+
+_WORKDIR = re.compile(r"^ - Primary working directory: (.+?)\s*$", re.MULTILINE)
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+def is_main(method: str, path: str, body: dict[str, Any] | None) -> bool:
+    """Whether a request is a turn of the main conversation, the only kind a script answers.
+
+    The agent loop always sends a ``tools`` key (an empty list under ``--tools ""``); side
+    requests such as token counting, title generation or other helper prompts do not.
+    """
+    route = path.split("?", 1)[0].rstrip("/")
+    return method == "POST" and route == "/v1/messages" and body is not None and "tools" in body
+
+
+def _blocks(content: object) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+def _text_of(content: object) -> str:
+    """Text a human or the harness wrote, without the CLI's ``<system-reminder>`` blocks."""
+    parts = []
+    for block in _blocks(content):
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            text = _REMINDER.sub("", block["text"]).strip()
+            if text:
+                parts.append(text)
+    return "\n".join(parts)
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def classify(body: dict[str, Any]) -> tuple[LastInput, str]:
+    """What the latest message of a conversation holds, and its text.
+
+    System-role entries are skipped: the CLI appends them (environment, hook notices) next to
+    the messages they describe. For tool results the text is the results' content, so a
+    script can react to an error message with ``contains``.
+    """
+    conversation = [m for m in _messages(body) if m.get("role") != "system"]
+    if not conversation:
+        return "start", ""
+    last = conversation[-1]
+    results = [b for b in _blocks(last.get("content")) if b.get("type") == "tool_result"]
+    if last.get("role") == "user" and results:
+        texts = [_text_of(result.get("content")) for result in results]
+        texts.append(_text_of(last.get("content")))
+        failed = any(result.get("is_error") is True for result in results)
+        return ("tool_error" if failed else "tool_result"), "\n".join(t for t in texts if t)
+    answered = any(m.get("role") == "assistant" for m in conversation)
+    return ("user" if answered else "start"), _text_of(last.get("content"))
+
+
+def workdir(body: dict[str, Any]) -> str | None:
+    """The CLI's working directory, named in its environment section.
+
+    Depending on the model, that section sits in the ``system`` field, in a system-role
+    message, or in a ``<system-reminder>`` of the first user message: all are searched.
+    """
+    sources: list[object] = [body.get("system")]
+    sources += [message.get("content") for message in _messages(body)]
+    for source in sources:
+        for block in _blocks(source):
+            text = block.get("text")
+            match = _WORKDIR.search(text) if isinstance(text, str) else None
+            if match:
+                return match.group(1)
+    return None

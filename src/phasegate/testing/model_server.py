@@ -1,0 +1,388 @@
+"""An offline, scripted Anthropic Messages API for running the real Claude Code CLI in tests.
+
+::
+
+    with ScriptedModelServer(load_script("fix.yaml")) as server:
+        subprocess.run([cli, "-p", prompt, ...], env={**os.environ, **server.env()}, cwd=work)
+        assert "claimed_not_changed" in "\\n".join(server.user_texts())
+
+Each request of the main conversation gets the next matching reply of the script (see
+:mod:`phasegate.testing.script`); side requests get a harmless answer and use no reply.
+Replies are streamed as the real API streams them, with deterministic ids and usage, so the
+same script always produces the same response bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from phasegate.testing import _requests, _wire
+from phasegate.testing.script import HttpFault, LastInput, Reply, Script, ScriptCursor, load_script
+
+__all__ = ["RecordedRequest", "ScriptedModelServer"]
+
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received, and what it answered."""
+
+    method: str
+    path: str
+    body: dict[str, Any] | None = field(repr=False)
+    main: bool
+    """True for a turn of the main conversation (the only requests that use replies)."""
+    last: LastInput | None
+    """What the latest message holds (main requests only)."""
+    last_text: str
+    """The latest message's text without ``<system-reminder>`` blocks, or tool results' text."""
+    reply: Reply | None
+    """The script reply used, or None (side request, ``fail_all``, script finished)."""
+    status: int | None
+    """The HTTP status answered; None when the request was held unanswered (``hang``)."""
+    response: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class ScriptedModelServer:
+    """A fake Anthropic API on ``127.0.0.1`` that replays a script; use it as a context manager.
+
+    ``fail_all`` answers every request with that HTTP error instead, without using replies
+    (a persistent outage); it can also be set or cleared while the server runs.
+    """
+
+    FINISHED_TEXT = "(script finished)"
+    """What the model says once no reply is left: a plain end of turn, so the CLI stops."""
+
+    def __init__(self, script: Script | str | Path, *, fail_all: HttpFault | None = None) -> None:
+        self.script = script if isinstance(script, Script) else load_script(script)
+        self.fail_all = fail_all
+        self._cursor = ScriptCursor(self.script)
+        self._lock = threading.Lock()
+        self._records: list[RecordedRequest] = []
+        self._counters = {"main": 0, "side": 0, "tool": 0}
+        self._closed = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._home: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Listen on a free port of 127.0.0.1 and serve from a background thread."""
+        if self._httpd is not None:
+            raise RuntimeError("the server is already started")
+        self._httpd = _HTTPServer(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"phasegate-model-server-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, release held (``hang``) requests and drop every open connection."""
+        with self._lock:
+            self._closed.set()
+            connections = list(self._connections)
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            for connection in connections:
+                _drop(connection)
+            self._httpd.server_close()  # joins the handler threads, all on their way out now
+        if self._thread is not None:
+            self._thread.join()
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- what tests use ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on."""
+        if self._httpd is None:
+            raise RuntimeError("the server is not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``, the value for ``ANTHROPIC_BASE_URL``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in arrival order."""
+        with self._lock:
+            return list(self._records)
+
+    @property
+    def exhausted(self) -> bool:
+        """True when every reply of the script has been used or skipped."""
+        with self._lock:
+            return self._cursor.exhausted
+
+    def main_requests(self) -> list[RecordedRequest]:
+        """The requests of the main conversation, in arrival order."""
+        return [record for record in self.requests if record.main]
+
+    def user_texts(self) -> list[str]:
+        """The text of each user instruction the model received: the first prompt, then each
+        new instruction (a Stop hook's reason, gate feedback, a next-stage prompt).
+
+        A retried request repeats its instruction; it is listed once.
+        """
+        texts: list[str] = []
+        for record in self.main_requests():
+            if record.last in ("start", "user") and (not texts or texts[-1] != record.last_text):
+                texts.append(record.last_text)
+        return texts
+
+    def env(
+        self, home: str | Path | None = None, *, max_retries: int = 0, timeout_ms: int = 60_000
+    ) -> dict[str, str]:
+        """Environment variables that point the Claude Code CLI at this server, offline.
+
+        Merge them over ``os.environ``. ``home`` becomes ``HOME`` (default: a temporary
+        directory removed on close), so user settings, sessions and credentials stay out.
+        ``max_retries`` and ``timeout_ms`` bound the CLI's own retry loop, which otherwise
+        makes 10 attempts with backoff for 5xx/429/529 and waits 600 s for a silent server.
+        """
+        if home is None:
+            if self._home is None:
+                self._home = tempfile.mkdtemp(prefix="phasegate-home-")
+            home = self._home
+        blank = dict.fromkeys(_ELSEWHERE, "")
+        return blank | {
+            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_API_KEY": "phasegate-offline",
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude"),
+            # Without it the CLI also calls GET /api/hello, telemetry and update checks.
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
+            "API_TIMEOUT_MS": str(timeout_ms),
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def _answer(self, method: str, path: str, body: dict[str, Any] | None) -> _Response | None:
+        """Decide and record the response to one request; None means: hold it unanswered."""
+        main = _requests.is_main(method, path, body)
+        last: LastInput | None = None
+        last_text = ""
+        if main and body is not None:
+            last, last_text = _requests.classify(body)
+        reply: Reply | None = None
+        with self._lock:
+            fault = self.fail_all
+            if fault is not None:
+                response: _Response | None = _fault(fault)
+            elif main and body is not None and last is not None:
+                reply = self._cursor.next_reply(last, last_text)
+                response = self._main_response(reply, body)
+            else:
+                response = self._side_response(method, path, body)
+            self._records.append(
+                RecordedRequest(
+                    method=method,
+                    path=path,
+                    body=body,
+                    main=main,
+                    last=last,
+                    last_text=last_text,
+                    reply=reply,
+                    status=None if response is None else response.status,
+                    response=b"" if response is None else response.body,
+                )
+            )
+        return response
+
+    def _main_response(self, reply: Reply | None, body: dict[str, Any]) -> _Response | None:
+        if reply is not None and reply.hang:
+            return None
+        if reply is not None and reply.error is not None:
+            return _fault(reply.error)
+        blocks: list[dict[str, Any]] = []
+        if reply is None or reply.text is not None or not reply.tools:
+            text = self.FINISHED_TEXT if reply is None else (reply.text or "")
+            blocks.append({"type": "text", "text": text})
+        workdir = _requests.workdir(body)
+        for step in reply.tools if reply is not None else ():
+            self._counters["tool"] += 1
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_scripted_{self._counters['tool']:04d}",
+                    "name": step.tool,
+                    "input": _absolute(step.input, workdir),
+                }
+            )
+        self._counters["main"] += 1
+        stop = "tool_use" if len(blocks) > 1 or blocks[0]["type"] == "tool_use" else "end_turn"
+        return _message_response(f"msg_scripted_{self._counters['main']:04d}", body, blocks, stop)
+
+    def _side_response(self, method: str, path: str, body: dict[str, Any] | None) -> _Response:
+        route = path.split("?", 1)[0].rstrip("/")
+        if method == "POST" and route == "/v1/messages/count_tokens":
+            return _Response(200, _wire.encode_json({"input_tokens": _wire.INPUT_TOKENS}))
+        if method == "POST" and route == "/v1/messages" and body is not None:
+            self._counters["side"] += 1
+            blocks = [{"type": "text", "text": ""}]
+            return _message_response(
+                f"msg_side_{self._counters['side']:04d}", body, blocks, "end_turn"
+            )
+        return _Response(200, b"{}")
+
+    def _hold(self) -> None:
+        """Block a handler until the server closes (a ``hang`` reply)."""
+        self._closed.wait()
+
+
+# Variables that would send the CLI to another provider or credential instead of this server.
+_ELSEWHERE = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+    "CLAUDE_CODE_USE_GATEWAY",
+    "CLAUDE_CODE_USE_MANTLE",
+    "CLAUDE_CODE_USE_ANTHROPIC_AWS",
+    "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD",
+)
+
+
+def _absolute(arguments: dict[str, Any], workdir: str | None) -> dict[str, Any]:
+    """Tool input with relative file paths resolved against the CLI's working directory."""
+    resolved = dict(arguments)
+    for key in _PATH_KEYS:
+        value = resolved.get(key)
+        if workdir is not None and isinstance(value, str) and not os.path.isabs(value):
+            resolved[key] = os.path.normpath(os.path.join(workdir, value))
+    return resolved
+
+
+def _message_response(
+    message_id: str, body: dict[str, Any], blocks: list[dict[str, Any]], stop: _wire.StopReason
+) -> _Response:
+    model = body.get("model") if isinstance(body.get("model"), str) else "claude-scripted"
+    assert isinstance(model, str)
+    if body.get("stream") is True:
+        events = _wire.stream_events(message_id, model, blocks, stop)
+        return _Response(200, _wire.encode_sse(events), "text/event-stream")
+    return _Response(200, _wire.encode_json(_wire.message(message_id, model, blocks, stop)))
+
+
+def _fault(fault: HttpFault) -> _Response:
+    headers: tuple[tuple[str, str], ...] = ()
+    if fault.retry_after is not None:
+        headers = (("retry-after", f"{fault.retry_after:g}"),)
+    return _Response(fault.status, _wire.error_body(fault), headers=headers)
+
+
+def _drop(connection: socket.socket) -> None:
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed by the client
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: ScriptedModelServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gives up (timeout, retry) resets its connection: not a server error.
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the CLI's HTTP client expects
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        owner = self.server.owner
+        with owner._lock:
+            owner._connections.add(self.connection)
+            closed = owner._closed.is_set()
+        if closed:  # accepted while closing: close() may have missed it
+            _drop(self.connection)
+
+    def finish(self) -> None:
+        with self.server.owner._lock:
+            self.server.owner._connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Stay quiet: requests are recorded on the server instead."""
+
+    def do_GET(self) -> None:
+        self._serve(None)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = None
+        self._serve(parsed if isinstance(parsed, dict) else None)
+
+    def _serve(self, body: dict[str, Any] | None) -> None:
+        owner = self.server.owner
+        response = owner._answer(self.command, self.path, body)
+        if response is None:
+            owner._hold()
+            self.close_connection = True
+            return
+        # send_response_only: no Date or Server header, so the bytes do not depend on the clock
+        self.send_response_only(response.status)
+        self.send_header("content-type", response.content_type)
+        self.send_header("content-length", str(len(response.body)))
+        for name, value in response.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(response.body)

@@ -1,0 +1,196 @@
+"""A deterministic in-process agent that replays a :class:`~phasegate.testing.script.Script`.
+
+It runs no CLI and no model: each reply's tool calls are applied to the work directory for
+real (Read, Edit, MultiEdit, Write), with the same success and error rules a coding agent
+runtime has, so the runner and its gate can be tested in milliseconds. Paths outside the work
+directory are denied, as Claude Code denies them in ``acceptEdits`` mode.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from phasegate.errors import AgentError
+from phasegate.evidence.transcript import (
+    AssistantText,
+    RunResult,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+)
+from phasegate.sdk.agent import AgentObserver, AgentRequest
+from phasegate.testing.script import LastInput, Script, ScriptCursor, ToolStep
+from phasegate.validators.paths import relative_to_workdir
+
+
+class _ToolError(Exception):
+    """A tool call failed; the message is what the agent sees."""
+
+
+class ScriptedAgent:
+    """Replays ``script`` as an agent; the same script always produces the same transcript."""
+
+    name = "scripted"
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+
+    async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
+        """Replay the script in ``request.workdir``, asking ``observer`` whenever it stops."""
+        workdir = request.workdir.resolve()
+        cursor = ScriptCursor(self.script)
+        observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id="scripted"))
+        last: LastInput = "start"
+        last_text = request.prompt
+        calls = turns = 0
+        while True:
+            reply = cursor.next_reply(last, last_text)
+            if reply is not None and (reply.error is not None or reply.hang):
+                what = (
+                    f"HTTP {reply.error.status}" if reply.error else "a request that never answered"
+                )
+                raise AgentError(
+                    f"scripted model failure: {what}", transient=reply.error is not None
+                )
+            if reply is not None:
+                turns += 1
+                if reply.text:
+                    observer.on_entry(AssistantText(text=reply.text))
+                if reply.tools:
+                    outcomes = []
+                    for step in reply.tools:
+                        calls += 1
+                        outcomes.append(
+                            self._call(step, f"toolu_scripted_{calls:04d}", workdir, observer)
+                        )
+                    last = "tool_result" if all(ok for ok, _ in outcomes) else "tool_error"
+                    last_text = "\n".join(text for _, text in outcomes)
+                    continue
+            follow_up = await observer.on_stop()
+            if follow_up is None:
+                break
+            last, last_text = "user", follow_up
+        observer.on_entry(RunResult(subtype="success", num_turns=turns, duration_ms=0))
+
+    def _call(
+        self, step: ToolStep, call_id: str, workdir: Path, observer: AgentObserver
+    ) -> tuple[bool, str]:
+        arguments = dict(step.input)
+        for key in ("file_path", "notebook_path"):
+            if isinstance(arguments.get(key), str):
+                arguments[key] = str(workdir / arguments[key])
+        observer.on_entry(ToolCall(id=call_id, name=step.tool, input=arguments))
+        handler = _TOOLS.get(step.tool)
+        try:
+            if handler is None:
+                raise _ToolError(f"No such tool available: {step.tool}")
+            content, ok = handler(workdir, arguments), True
+        except _ToolError as exc:
+            content, ok = f"<tool_use_error>{exc}</tool_use_error>", False
+        observer.on_entry(ToolResult(tool_use_id=call_id, ok=ok, content=content))
+        return ok, content
+
+
+def _target(workdir: Path, arguments: dict[str, Any]) -> Path:
+    raw = arguments.get("file_path")
+    if not isinstance(raw, str) or not raw:
+        raise _ToolError("file_path is required")
+    if relative_to_workdir(raw, str(workdir)) is None:
+        raise _ToolError(f"Permission denied: {raw} is outside the working directory {workdir}")
+    return Path(raw)
+
+
+def _read(workdir: Path, arguments: dict[str, Any]) -> str:
+    path = _target(workdir, arguments)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise _ToolError(f"File does not exist: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _ToolError(f"Cannot read {path}: {exc}") from None
+    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, 1))
+
+
+def _replace(text: str, old: object, new: object, replace_all: bool, path: Path) -> str:
+    if not isinstance(old, str) or not isinstance(new, str):
+        raise _ToolError("old_string and new_string must be strings")
+    if old == new:
+        raise _ToolError("No changes to make: old_string and new_string are exactly the same.")
+    count = text.count(old) if old else 0
+    if count == 0:
+        raise _ToolError(f"String to replace not found in file.\nString: {old}")
+    if count > 1 and not replace_all:
+        raise _ToolError(
+            f"Found {count} matches of the string to replace, but replace_all is false. "
+            "Provide more context to make it unique."
+        )
+    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+
+
+def _load_for_edit(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _ToolError(f"File does not exist: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _ToolError(f"Cannot read {path}: {exc}") from None
+
+
+def _edit(workdir: Path, arguments: dict[str, Any]) -> str:
+    path = _target(workdir, arguments)
+    text = _replace(
+        _load_for_edit(path),
+        arguments.get("old_string"),
+        arguments.get("new_string"),
+        arguments.get("replace_all") is True,
+        path,
+    )
+    path.write_text(text, encoding="utf-8")
+    return f"The file {path} has been updated."
+
+
+def _multi_edit(workdir: Path, arguments: dict[str, Any]) -> str:
+    path = _target(workdir, arguments)
+    edits = arguments.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise _ToolError("edits must be a non-empty list")
+    text = _load_for_edit(path)
+    for edit in edits:  # all or nothing: the file is written only if every edit applies
+        if not isinstance(edit, dict):
+            raise _ToolError("each edit must be an object")
+        text = _replace(
+            text,
+            edit.get("old_string"),
+            edit.get("new_string"),
+            edit.get("replace_all") is True,
+            path,
+        )
+    path.write_text(text, encoding="utf-8")
+    return f"Applied {len(edits)} edits to {path}."
+
+
+def _write(workdir: Path, arguments: dict[str, Any]) -> str:
+    path = _target(workdir, arguments)
+    content = arguments.get("content")
+    if not isinstance(content, str):
+        raise _ToolError("content must be a string")
+    existed = path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    return f"File {'updated' if existed else 'created'} successfully at: {path}"
+
+
+_TOOLS: dict[str, Callable[[Path, dict[str, Any]], str]] = {
+    "Read": _read,
+    "Edit": _edit,
+    "MultiEdit": _multi_edit,
+    "Write": _write,
+}
+
+
+def describe_tools() -> str:
+    """The tools the scripted agent can run, for error messages and docs."""
+    return json.dumps(sorted(_TOOLS))
