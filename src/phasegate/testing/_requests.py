@@ -11,14 +11,20 @@ _WORKDIR = re.compile(r"^ - Primary working directory: (.+?)\s*$", re.MULTILINE)
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
-def is_main(method: str, path: str, body: dict[str, Any] | None) -> bool:
-    """Whether a request is a turn of the main conversation, the only kind a script answers.
+def route(path: str) -> str:
+    """The path without query string or trailing slash (the CLI adds ``?beta=true``)."""
+    return path.split("?", 1)[0].rstrip("/")
+
+
+def main_turn(method: str, path: str, body: dict[str, Any] | None) -> tuple[LastInput, str] | None:
+    """For a turn of the main conversation, what its latest message holds; None otherwise.
 
     The agent loop always sends a ``tools`` key (an empty list under ``--tools ""``); side
     requests such as token counting, title generation or other helper prompts do not.
     """
-    route = path.split("?", 1)[0].rstrip("/")
-    return method == "POST" and route == "/v1/messages" and body is not None and "tools" in body
+    if method != "POST" or route(path) != "/v1/messages" or body is None or "tools" not in body:
+        return None
+    return classify(body)
 
 
 def _blocks(content: object) -> list[dict[str, Any]]:

@@ -14,20 +14,17 @@ same script always produces the same response bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import socket
-import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from phasegate.testing import _requests, _wire
+from phasegate.testing._http import BackgroundServer, Response
 from phasegate.testing.script import HttpFault, LastInput, Reply, Script, ScriptCursor, load_script
 
 __all__ = ["RecordedRequest", "ScriptedModelServer"]
@@ -55,14 +52,6 @@ class RecordedRequest:
     response: bytes = field(repr=False)
 
 
-@dataclass(frozen=True)
-class _Response:
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-    headers: tuple[tuple[str, str], ...] = ()
-
-
 class ScriptedModelServer:
     """A fake Anthropic API on ``127.0.0.1`` that replays a script; use it as a context manager.
 
@@ -80,40 +69,22 @@ class ScriptedModelServer:
         self._lock = threading.Lock()
         self._records: list[RecordedRequest] = []
         self._counters = {"main": 0, "side": 0, "tool": 0}
-        self._closed = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._http: BackgroundServer | None = None
         self._home: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> Self:
         """Listen on a free port of 127.0.0.1 and serve from a background thread."""
-        if self._httpd is not None:
+        if self._http is not None:
             raise RuntimeError("the server is already started")
-        self._httpd = _HTTPServer(self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"phasegate-model-server-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._http = BackgroundServer(self._answer)
         return self
 
     def close(self) -> None:
         """Stop serving, release held (``hang``) requests and drop every open connection."""
-        with self._lock:
-            self._closed.set()
-            connections = list(self._connections)
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            for connection in connections:
-                _drop(connection)
-            self._httpd.server_close()  # joins the handler threads, all on their way out now
-        if self._thread is not None:
-            self._thread.join()
+        if self._http is not None:
+            self._http.close()
         if self._home is not None:
             shutil.rmtree(self._home, ignore_errors=True)
             self._home = None
@@ -134,9 +105,9 @@ class ScriptedModelServer:
     @property
     def port(self) -> int:
         """The port the server listens on."""
-        if self._httpd is None:
+        if self._http is None:
             raise RuntimeError("the server is not started")
-        return int(self._httpd.server_address[1])
+        return self._http.port
 
     @property
     def base_url(self) -> str:
@@ -166,9 +137,13 @@ class ScriptedModelServer:
         A retried request repeats its instruction; it is listed once.
         """
         texts: list[str] = []
+        previous: tuple[int, str] | None = None
         for record in self.main_requests():
-            if record.last in ("start", "user") and (not texts or texts[-1] != record.last_text):
+            # A retry repeats the request just before it: same conversation length and text.
+            key = (len((record.body or {}).get("messages") or ()), record.last_text)
+            if record.last in ("start", "user") and key != previous:
                 texts.append(record.last_text)
+            previous = key
         return texts
 
     def env(
@@ -201,19 +176,15 @@ class ScriptedModelServer:
 
     # -- answering ---------------------------------------------------------------------------
 
-    def _answer(self, method: str, path: str, body: dict[str, Any] | None) -> _Response | None:
+    def _answer(self, method: str, path: str, body: dict[str, Any] | None) -> Response | None:
         """Decide and record the response to one request; None means: hold it unanswered."""
-        main = _requests.is_main(method, path, body)
-        last: LastInput | None = None
-        last_text = ""
-        if main and body is not None:
-            last, last_text = _requests.classify(body)
+        classified = _requests.main_turn(method, path, body)
+        last, last_text = classified if classified is not None else (None, "")
         reply: Reply | None = None
         with self._lock:
-            fault = self.fail_all
-            if fault is not None:
-                response: _Response | None = _fault(fault)
-            elif main and body is not None and last is not None:
+            if self.fail_all is not None:
+                response: Response | None = _fault(self.fail_all)
+            elif body is not None and last is not None:
                 reply = self._cursor.next_reply(last, last_text)
                 response = self._main_response(reply, body)
             else:
@@ -223,7 +194,7 @@ class ScriptedModelServer:
                     method=method,
                     path=path,
                     body=body,
-                    main=main,
+                    main=classified is not None,
                     last=last,
                     last_text=last_text,
                     reply=reply,
@@ -233,7 +204,7 @@ class ScriptedModelServer:
             )
         return response
 
-    def _main_response(self, reply: Reply | None, body: dict[str, Any]) -> _Response | None:
+    def _main_response(self, reply: Reply | None, body: dict[str, Any]) -> Response | None:
         if reply is not None and reply.hang:
             return None
         if reply is not None and reply.error is not None:
@@ -254,24 +225,20 @@ class ScriptedModelServer:
                 }
             )
         self._counters["main"] += 1
-        stop = "tool_use" if len(blocks) > 1 or blocks[0]["type"] == "tool_use" else "end_turn"
+        stop: _wire.StopReason = "tool_use" if reply is not None and reply.tools else "end_turn"
         return _message_response(f"msg_scripted_{self._counters['main']:04d}", body, blocks, stop)
 
-    def _side_response(self, method: str, path: str, body: dict[str, Any] | None) -> _Response:
-        route = path.split("?", 1)[0].rstrip("/")
+    def _side_response(self, method: str, path: str, body: dict[str, Any] | None) -> Response:
+        route = _requests.route(path)
         if method == "POST" and route == "/v1/messages/count_tokens":
-            return _Response(200, _wire.encode_json({"input_tokens": _wire.INPUT_TOKENS}))
+            return Response(200, _wire.encode_json({"input_tokens": _wire.INPUT_TOKENS}))
         if method == "POST" and route == "/v1/messages" and body is not None:
             self._counters["side"] += 1
             blocks = [{"type": "text", "text": ""}]
             return _message_response(
                 f"msg_side_{self._counters['side']:04d}", body, blocks, "end_turn"
             )
-        return _Response(200, b"{}")
-
-    def _hold(self) -> None:
-        """Block a handler until the server closes (a ``hang`` reply)."""
-        self._closed.wait()
+        return Response(200, b"{}")
 
 
 # Variables that would send the CLI to another provider or credential instead of this server.
@@ -299,90 +266,18 @@ def _absolute(arguments: dict[str, Any], workdir: str | None) -> dict[str, Any]:
 
 def _message_response(
     message_id: str, body: dict[str, Any], blocks: list[dict[str, Any]], stop: _wire.StopReason
-) -> _Response:
-    model = body.get("model") if isinstance(body.get("model"), str) else "claude-scripted"
-    assert isinstance(model, str)
+) -> Response:
+    model = body.get("model")
+    if not isinstance(model, str):
+        model = "claude-scripted"
     if body.get("stream") is True:
         events = _wire.stream_events(message_id, model, blocks, stop)
-        return _Response(200, _wire.encode_sse(events), "text/event-stream")
-    return _Response(200, _wire.encode_json(_wire.message(message_id, model, blocks, stop)))
+        return Response(200, _wire.encode_sse(events), "text/event-stream")
+    return Response(200, _wire.encode_json(_wire.message(message_id, model, blocks, stop)))
 
 
-def _fault(fault: HttpFault) -> _Response:
+def _fault(fault: HttpFault) -> Response:
     headers: tuple[tuple[str, str], ...] = ()
     if fault.retry_after is not None:
         headers = (("retry-after", f"{fault.retry_after:g}"),)
-    return _Response(fault.status, _wire.error_body(fault), headers=headers)
-
-
-def _drop(connection: socket.socket) -> None:
-    try:
-        connection.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # already closed by the client
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, owner: ScriptedModelServer) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that gives up (timeout, retry) resets its connection: not a server error.
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the CLI's HTTP client expects
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        owner = self.server.owner
-        with owner._lock:
-            owner._connections.add(self.connection)
-            closed = owner._closed.is_set()
-        if closed:  # accepted while closing: close() may have missed it
-            _drop(self.connection)
-
-    def finish(self) -> None:
-        with self.server.owner._lock:
-            self.server.owner._connections.discard(self.connection)
-        try:
-            super().finish()
-        except OSError:
-            pass
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Stay quiet: requests are recorded on the server instead."""
-
-    def do_GET(self) -> None:
-        self._serve(None)
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = None
-        self._serve(parsed if isinstance(parsed, dict) else None)
-
-    def _serve(self, body: dict[str, Any] | None) -> None:
-        owner = self.server.owner
-        response = owner._answer(self.command, self.path, body)
-        if response is None:
-            owner._hold()
-            self.close_connection = True
-            return
-        # send_response_only: no Date or Server header, so the bytes do not depend on the clock
-        self.send_response_only(response.status)
-        self.send_header("content-type", response.content_type)
-        self.send_header("content-length", str(len(response.body)))
-        for name, value in response.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(response.body)
+    return Response(fault.status, _wire.error_body(fault), headers=headers)

@@ -1,0 +1,209 @@
+"""The ``phasegate`` command line.
+
+Exit codes: 0 every phase accepted; 1 a phase was rejected; 2 bad input (task file,
+arguments), with a message naming the file and field; 3 the agent or its infrastructure
+failed. Progress goes to stderr, results to stdout, so ``--json`` output can be piped.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from phasegate.errors import PhasegateError, UsageError
+from phasegate.phases.loading import load_task
+from phasegate.sdk.agent import Agent
+from phasegate.sdk.events import RunEvent
+from phasegate.sdk.report import RunReport
+
+app = typer.Typer(
+    name="phasegate",
+    help="Make coding agents do structured, phased work, and prove they did it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class ModeOption(StrEnum):
+    """Values of ``--mode``."""
+
+    gate = "gate"
+    single_query = "single-query"
+    unstructured = "unstructured"
+
+
+class AgentOption(StrEnum):
+    """Values of ``--agent``."""
+
+    claude = "claude"
+    scripted = "scripted"
+
+
+PromptsDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--prompts-dir",
+        envvar="PHASEGATE_PROMPTS_DIR",
+        help="Directory whose template files replace the bundled prompt templates.",
+    ),
+]
+
+
+@app.command()
+def check(
+    task_file: Annotated[Path, typer.Argument(metavar="TASK", help="Task file (YAML or JSON).")],
+    mode: Annotated[ModeOption, typer.Option(help="Which prompt to show.")] = ModeOption.gate,
+    prompts_dir: PromptsDir = None,
+) -> None:
+    """Validate a task file and print the prompt it would send (runs no agent)."""
+    from phasegate.prompts.phased import phased_prompt, unstructured_prompt
+    from phasegate.prompts.templates import PromptTemplates
+
+    task = load_task(task_file)
+    templates = PromptTemplates(prompts_dir)
+    build = unstructured_prompt if mode is ModeOption.unstructured else phased_prompt
+    typer.echo(build(task, templates), nl=False)
+    typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)
+
+
+@app.command()
+def run(
+    task_file: Annotated[Path, typer.Argument(metavar="TASK", help="Task file (YAML or JSON).")],
+    workdir: Annotated[
+        Path, typer.Option("--workdir", "-w", help="Directory the agent works in.")
+    ] = Path(),
+    mode: Annotated[
+        ModeOption, typer.Option(help="gate, single-query or unstructured.")
+    ] = ModeOption.gate,
+    max_attempts: Annotated[int, typer.Option(min=1, help="Gate checks per run (gate mode).")] = 3,
+    agent: Annotated[
+        AgentOption, typer.Option(help="Which agent runs the task.")
+    ] = AgentOption.claude,
+    script: Annotated[
+        Path | None, typer.Option(help="Script of model replies, for --agent scripted.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the run report as JSON.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
+    ] = False,
+    prompts_dir: PromptsDir = None,
+) -> None:
+    """Run a phased task with an agent and gate every phase on evidence."""
+    from phasegate.sdk.runner import Runner
+
+    task = load_task(task_file)
+    runner = Runner(
+        _make_agent(agent, script),
+        mode=mode.value,
+        max_attempts=max_attempts,
+        prompts_dir=prompts_dir,
+        on_event=None if quiet else _print_progress,
+    )
+    report = runner.run_sync(task, workdir)
+    if json_output:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        typer.echo(format_report(report))
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def demo(
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
+    ] = False,
+) -> None:
+    """Offline, no key: the same lazy model, without and with the gate."""
+    from phasegate.sdk.demo import run_demo
+
+    raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else _print_progress))
+
+
+def _make_agent(agent: AgentOption, script: Path | None) -> Agent:
+    from phasegate.testing.script import load_script
+    from phasegate.testing.scripted_agent import ScriptedAgent
+
+    if agent is AgentOption.scripted:
+        if script is None:
+            raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
+        return ScriptedAgent(load_script(script))
+    raise UsageError(
+        "the Claude Code agent is not available in this version yet; "
+        "use --agent scripted --script FILE"
+    )
+
+
+def format_report(report: RunReport) -> str:
+    """A short human-readable account of a run."""
+    lines = [
+        f"{report.task}: {report.verdict.upper()} ({report.mode}, {report.attempts} gate check(s))"
+    ]
+    for phase in report.phases:
+        tools = (
+            ", ".join(f"{name}×{count}" for name, count in sorted(phase.tools.items()))
+            or "no tools"
+        )
+        lines.append(
+            f"  phase {phase.index} {phase.name}: {phase.status} after {phase.attempts} check(s); "
+            f"{tools}; files changed: {', '.join(phase.files_changed) or 'none'}"
+        )
+        lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
+    lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
+    if report.files_claimed:
+        lines.append(f"  files claimed: {', '.join(report.files_claimed)}")
+    if report.error:
+        lines.append(f"  error: {report.error}")
+    return "\n".join(lines)
+
+
+def _print_progress(event: RunEvent) -> None:
+    line = progress_line(event)
+    if line is not None:
+        typer.echo(line, err=True)
+
+
+def progress_line(event: RunEvent) -> str | None:
+    """One stderr line for the events a person watching a run cares about."""
+    f = event.fields
+    match event.event:
+        case "run.started":
+            return f"▶ {event.task}: {f['phases']} phase(s), mode {event.mode}, agent {f['agent']}"
+        case "tool.called":
+            return f"  · {f['tool']} {'ok' if f['ok'] else 'FAILED'}"
+        case "phase.marker":
+            return f"  ✎ phase {f['phase']} ({f['name']}) claimed complete: {f['text']}"
+        case "phase.gate" if not f["accepted"]:
+            issues = ", ".join(f["issues"])
+            return f"  ✗ gate check {f['attempt']}: phase {f['phase']} ({f['name']}): {issues}"
+        case "run.completed":
+            return f"■ {f['verdict']} after {f['attempts']} gate check(s) in {f['duration_ms']} ms"
+    return None
+
+
+def main() -> NoReturn:
+    """Console entry point: phasegate errors become a message and an exit code, not a trace."""
+    try:
+        app(standalone_mode=False)
+    except PhasegateError as exc:
+        typer.echo(f"phasegate: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("phasegate: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+    sys.exit(0)

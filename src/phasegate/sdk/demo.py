@@ -1,0 +1,76 @@
+"""``phasegate demo``: the point of the project in one screen, offline and without a key.
+
+The bundled example (``examples/fix-vulnerability``) is a tiny project with a code-injection
+bug and a task: edit the file, then report JSON. Its scripted "lazy model" claims the fix
+and prints the JSON without editing anything (the failure of seed 002). The demo runs that
+same model twice, in fresh copies of the project: once judged a single time at the end
+(``single-query``), once behind the gate (``gate``), and tells what was claimed, what really
+happened, and the verdict.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from phasegate.phases.loading import load_task
+from phasegate.phases.model import Task
+from phasegate.sdk.events import EventSink
+from phasegate.sdk.report import Mode, RunReport
+from phasegate.sdk.runner import Runner
+from phasegate.testing.script import load_script
+from phasegate.testing.scripted_agent import ScriptedAgent
+
+EXAMPLE = "fix-vulnerability"
+
+
+def example_dir(name: str = EXAMPLE) -> Path:
+    """Where a bundled example lives: inside an installed wheel, or in a source checkout."""
+    bundled = resources.files("phasegate").joinpath("_examples", name)
+    if bundled.is_dir():
+        return Path(str(bundled))
+    return Path(__file__).resolve().parents[3] / "examples" / name
+
+
+def run_demo(echo: Callable[[str], object], progress: EventSink | None = None) -> int:
+    """Run the demo, writing the account with ``echo``; 0 when both verdicts are as expected."""
+    example = example_dir()
+    task = load_task(example / "task.yaml")
+    echo(f"phasegate demo: {task.description}")
+    echo("The same scripted model runs twice. It reads app.py, prints")
+    echo("'PHASE 1 COMPLETE: Files have been edited' and a JSON summary, and edits nothing")
+    echo("unless somebody pushes back.\n")
+    single = _run(example, task, "single-query", progress)
+    _account(echo, "1) single-query: one prompt, judged once at the end", single)
+    gated = _run(example, task, "gate", progress)
+    _account(echo, "2) gate: judged each time the model stops, with structured feedback", gated)
+    as_expected = single.verdict == "rejected" and gated.verdict == "accepted"
+    echo("A marker is a claim, not evidence: the gate accepted the JSON only once the edit")
+    echo("was really on disk.")
+    return 0 if as_expected else 1
+
+
+def _run(example: Path, task: Task, mode: Mode, progress: EventSink | None) -> RunReport:
+    with tempfile.TemporaryDirectory(prefix=f"phasegate-demo-{mode}-") as work:
+        shutil.copytree(example / "project", work, dirs_exist_ok=True)
+        agent = ScriptedAgent(load_script(example / "model.yaml"))
+        return Runner(agent, mode=mode, on_event=progress).run_sync(task, work)
+
+
+def _account(echo: Callable[[str], object], title: str, report: RunReport) -> None:
+    echo(title)
+    for phase in report.phases:
+        if phase.name == report.phases[-1].name and report.files_claimed:
+            claim = f"JSON says changed: {', '.join(report.files_claimed)}"
+            echo(f"   phase {phase.index} {phase.name:<8} {claim}")
+            continue
+        claimed = "marker printed" if phase.marker_seen else "no marker"
+        tools = ", ".join(f"{n}×{c}" for n, c in sorted(phase.tools.items())) or "no tool calls"
+        echo(f"   phase {phase.index} {phase.name:<8} claimed: {claimed:<15} tools: {tools}")
+    echo(f"   disk really changed: {', '.join(report.files_changed) or 'nothing'}")
+    codes = sorted({issue.code.value for issue in report.issues})
+    detail = f" ({', '.join(codes)})" if codes else ""
+    echo(f"   verdict: {report.verdict.upper()} after {report.attempts} gate check(s){detail}\n")
