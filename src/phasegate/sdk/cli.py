@@ -190,20 +190,19 @@ def progress_line(event: RunEvent) -> str | None:
 def main() -> NoReturn:
     """Console entry point: phasegate errors become a message and an exit code, not a trace."""
     try:
-        app(standalone_mode=False)
+        # Outside standalone mode, click returns a command's exit code instead of exiting.
+        code = app(standalone_mode=False)
     except PhasegateError as exc:
         typer.echo(f"phasegate: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("phasegate: interrupted", err=True)
         sys.exit(130)
-    except Exception as exc:
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
-    sys.exit(0)
+    except typer.TyperException as exc:  # click's usage errors: bad option, missing argument
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            typer.echo(f"phasegate: error: {exc}", err=True)
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)

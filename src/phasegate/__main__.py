@@ -1,0 +1,3 @@
+from phasegate.sdk.cli import main
+
+main()

@@ -1,0 +1,53 @@
+"""Fixtures for runner tests: a tiny project with a bug, its task, and a scripted-run helper."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phasegate import Mode, RunEvent, RunReport, Runner, Task, load_task
+from phasegate.testing import Script, ScriptedAgent
+from tests.sdk.scenarios import EXAMPLE
+
+
+
+@pytest.fixture
+def task() -> Task:
+    """The fix-vulnerability example task: edit (Edit/MultiEdit, changes) then JSON summary."""
+    return load_task(EXAMPLE / "task.yaml")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh copy of the example project (app.py with an eval bug)."""
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "app.py").write_text((EXAMPLE / "project" / "app.py").read_text())
+    return work
+
+
+@pytest.fixture
+def events() -> list[RunEvent]:
+    """Collects the events of a run."""
+    return []
+
+
+@pytest.fixture
+def run_script(task: Task, project: Path, events: list[RunEvent]) -> Callable[..., RunReport]:
+    """Run the example task with a scripted agent replaying ``replies``."""
+
+    def run(
+        replies: list[dict[str, Any]],
+        *,
+        mode: Mode = "gate",
+        max_attempts: int = 3,
+        on: Task | None = None,
+    ) -> RunReport:
+        agent = ScriptedAgent(Script.model_validate({"replies": replies}))
+        runner = Runner(agent, mode=mode, max_attempts=max_attempts, on_event=events.append)
+        return runner.run_sync(on or task, project)
+
+    return run

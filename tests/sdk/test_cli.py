@@ -1,0 +1,99 @@
+"""The ``phasegate`` command, run as a user runs it: exit codes, stdout, stderr."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.sdk.scenarios import EXAMPLE
+
+PHASEGATE = [sys.executable, "-m", "phasegate"]
+
+
+def phasegate(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in a subprocess and capture everything."""
+    return subprocess.run(
+        [*PHASEGATE, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120, check=False
+    )
+
+
+def test_check_prints_the_phased_prompt_and_exits_zero() -> None:
+    """check validates the file and prints the exact prompt, marker lines included."""
+    done = phasegate("check", EXAMPLE / "task.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "PHASE 1 COMPLETE: Files have been edited" in done.stdout
+    assert "valid task 'fix-vulnerability' with 2 phase(s)" in done.stderr
+
+
+def test_check_of_a_bad_task_file_exits_two_naming_the_file_and_field(tmp_path: Path) -> None:
+    """A typo in a key is reported with the file, the field and the keys that exist."""
+    bad = tmp_path / "task.yaml"
+    bad.write_text("name: t\nphases:\n  - name: edit\n    instructions: do it\n    requires_tools: [Edit]\n")
+    done = phasegate("check", bad)
+    assert done.returncode == 2
+    assert str(bad) in done.stderr and "phases.0.requires_tools" in done.stderr
+    assert "require_tools" in done.stderr  # the known keys are listed
+    assert "Traceback" not in done.stderr
+
+
+def test_run_with_the_scripted_agent_prints_a_json_report_and_exits_by_verdict(
+    tmp_path: Path,
+) -> None:
+    """--json prints the run report; the lazy model alone is rejected (exit 1)."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    done = phasegate(
+        "run", EXAMPLE / "task.yaml", "--workdir", work, "--agent", "scripted",
+        "--script", EXAMPLE / "model.yaml", "--mode", "single-query", "--json",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "rejected" and report["schema_version"] == 1
+    assert report["phases"][0]["status"] == "rejected"
+    assert "transcript" not in report
+    assert "✗ gate check 1" in done.stderr  # progress goes to stderr
+
+
+def test_run_in_gate_mode_exits_zero_when_the_feedback_gets_the_work_done(tmp_path: Path) -> None:
+    """Same model, gate mode: accepted after feedback; the human summary says so."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    done = phasegate(
+        "run", EXAMPLE / "task.yaml", "-w", work, "--agent", "scripted",
+        "--script", EXAMPLE / "model.yaml", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("fix-vulnerability: ACCEPTED (gate, 2 gate check(s))")
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "scripted"], "--script FILE"),
+        (["--agent", "scripted", "--script", "missing.yaml"], "missing.yaml: file not found"),
+        (["--agent", "scripted", "--script", "model.yaml", "-w", "nowhere"], "nowhere"),
+        (["--max-attempts", "0"], "max-attempts"),
+        (["--mode", "sometimes"], "sometimes"),
+    ],
+)
+def test_bad_run_arguments_exit_two_with_a_message(args: list[str], message: str) -> None:
+    """Bad arguments never start an agent and never print a traceback."""
+    done = phasegate("run", "task.yaml", *args, cwd=EXAMPLE)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_demo_shows_the_rejection_and_the_gated_acceptance() -> None:
+    """The demo makes the project's point: same model, rejected alone, accepted at the gate."""
+    done = phasegate("demo", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "verdict: REJECTED after 1 gate check(s)" in done.stdout
+    assert "verdict: ACCEPTED after 2 gate check(s)" in done.stdout
+    assert "disk really changed: nothing" in done.stdout
