@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from phasegate import Mode, RunEvent, RunReport, Runner, Task, load_task
+from phasegate import Mode, RunEvent, Runner, RunReport, Task, load_task
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import EXAMPLE
-
 
 
 @pytest.fixture

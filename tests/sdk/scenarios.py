@@ -12,11 +12,15 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fix-vulnerability"
 FIXED_LINE = "    return float(expression)  # only numbers\n"
 BUGGY_LINE = "    return eval(expression)  # runs any Python the user sends, not just arithmetic\n"
 
-EDIT: dict[str, Any] = {"Edit": {"file_path": "app.py", "old_string": BUGGY_LINE, "new_string": FIXED_LINE}}
+EDIT: dict[str, Any] = {
+    "Edit": {"file_path": "app.py", "old_string": BUGGY_LINE, "new_string": FIXED_LINE}
+}
 READ: dict[str, Any] = {"Read": {"file_path": "app.py"}}
 MARKER = "PHASE 1 COMPLETE: Files have been edited"
-GOOD_JSON = '```json\n{"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}\n```'
-
+GOOD_JSON = (
+    '```json\n{"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}'
+    "\n```"
+)
 
 
 def codes(report: RunReport) -> set[str]:

@@ -18,7 +18,12 @@ PHASEGATE = [sys.executable, "-m", "phasegate"]
 def phasegate(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the CLI in a subprocess and capture everything."""
     return subprocess.run(
-        [*PHASEGATE, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120, check=False
+        [*PHASEGATE, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
     )
 
 
@@ -33,7 +38,9 @@ def test_check_prints_the_phased_prompt_and_exits_zero() -> None:
 def test_check_of_a_bad_task_file_exits_two_naming_the_file_and_field(tmp_path: Path) -> None:
     """A typo in a key is reported with the file, the field and the keys that exist."""
     bad = tmp_path / "task.yaml"
-    bad.write_text("name: t\nphases:\n  - name: edit\n    instructions: do it\n    requires_tools: [Edit]\n")
+    bad.write_text(
+        "name: t\nphases:\n  - name: edit\n    instructions: do it\n    requires_tools: [Edit]\n"
+    )
     done = phasegate("check", bad)
     assert done.returncode == 2
     assert str(bad) in done.stderr and "phases.0.requires_tools" in done.stderr

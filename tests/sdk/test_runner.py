@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from phasegate import RunEvent, RunReport, Runner, Task, UsageError
+from phasegate import RunEvent, Runner, RunReport, Task, UsageError
 from phasegate.evidence.transcript import UserText
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
@@ -19,7 +19,9 @@ def test_a_model_that_edits_then_marks_then_reports_is_accepted_on_the_first_che
     run_script: RunScript, project: Path
 ) -> None:
     """The good run: edit, marker, JSON → accepted, one check, summary returned."""
-    report = run_script([{"tools": [READ]}, {"tools": [EDIT]}, {"text": f"{MARKER}\n\n{GOOD_JSON}"}])
+    report = run_script(
+        [{"tools": [READ]}, {"tools": [EDIT]}, {"text": f"{MARKER}\n\n{GOOD_JSON}"}]
+    )
     assert report.verdict == "accepted"
     assert report.success and report.exit_code == 0
     assert report.attempts == 1
@@ -51,10 +53,14 @@ def test_a_marker_without_an_edit_is_a_false_claim(run_script: RunScript) -> Non
     assert codes(report) == {"tool_not_used", "no_changes", "claimed_not_changed"}
 
 
-def test_a_failed_edit_followed_by_a_marker_is_rejected_as_tool_failed(run_script: RunScript) -> None:
+def test_a_failed_edit_followed_by_a_marker_is_rejected_as_tool_failed(
+    run_script: RunScript,
+) -> None:
     """An edit whose tool result is an error is not evidence of work."""
     bad_edit = {"Edit": {"file_path": "app.py", "old_string": "not in the file", "new_string": "x"}}
-    report = run_script([{"tools": [bad_edit]}, {"text": f"{MARKER}\n\n{GOOD_JSON}"}], mode="single-query")
+    report = run_script(
+        [{"tools": [bad_edit]}, {"text": f"{MARKER}\n\n{GOOD_JSON}"}], mode="single-query"
+    )
     first = report.phases[0]
     assert first.tool_errors == 1 and first.tools == {}
     assert {i.code.value for i in first.issues} == {"tool_failed", "no_changes"}
@@ -92,7 +98,9 @@ def test_claims_that_do_not_match_the_disk_are_rejected_both_ways(
     run_script: RunScript, claimed: str, expected: set[str]
 ) -> None:
     """Files claimed but unchanged, and files changed but unclaimed, are both issues."""
-    summary = f'```json\n{{"files_changed": {claimed}, "description": "Replaced eval safely."}}\n```'
+    summary = (
+        f'```json\n{{"files_changed": {claimed}, "description": "Replaced eval safely."}}\n```'
+    )
     report = run_script([{"tools": [EDIT]}, {"text": f"{MARKER}\n{summary}"}], mode="single-query")
     assert {i.code.value for i in report.phases[1].issues} == expected
 
@@ -202,11 +210,18 @@ def test_events_follow_the_run_in_order_with_the_run_identity(
     names = [e.event for e in events]
     assert names[0] == "run.started" and names[-1] == "run.completed"
     assert names.count("run.completed") == 1
-    assert {"phase.started", "tool.called", "phase.marker", "phase.gate", "phase.completed"} <= set(names)
+    assert {"phase.started", "tool.called", "phase.marker", "phase.gate", "phase.completed"} <= set(
+        names
+    )
     assert {e.run_id for e in events} == {report.run_id}
     assert all(e.task == "fix-vulnerability" and e.mode == "gate" for e in events)
     tool_event = next(e for e in events if e.event == "tool.called")
-    assert tool_event.fields == {"phase": 1, "tool": "Edit", "tool_use_id": "toolu_scripted_0001", "ok": True}
+    assert tool_event.fields == {
+        "phase": 1,
+        "tool": "Edit",
+        "tool_use_id": "toolu_scripted_0001",
+        "ok": True,
+    }
 
 
 def test_an_agent_failure_gives_an_error_report_that_keeps_what_was_done(

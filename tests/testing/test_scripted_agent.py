@@ -1,0 +1,125 @@
+"""The scripted agent applies its tool calls for real, with a coding agent's error rules."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phasegate import AgentError, AgentRequest, ScriptFileError
+from phasegate.evidence.transcript import Entry, RunResult, ToolCall, ToolResult
+from phasegate.testing import Script, ScriptedAgent, load_script
+
+
+class _Recorder:
+    """An observer that records entries and answers stops from a list of follow-ups."""
+
+    def __init__(self, follow_ups: list[str] | None = None) -> None:
+        self.entries: list[Entry] = []
+        self.follow_ups = list(follow_ups or [])
+        self.stops = 0
+
+    def on_entry(self, entry: Entry) -> None:
+        self.entries.append(entry)
+
+    async def on_stop(self) -> str | None:
+        self.stops += 1
+        return self.follow_ups.pop(0) if self.follow_ups else None
+
+    def results(self) -> list[ToolResult]:
+        return [e for e in self.entries if isinstance(e, ToolResult)]
+
+
+def _play(
+    workdir: Path, replies: list[dict[str, Any]], follow_ups: list[str] | None = None
+) -> _Recorder:
+    recorder = _Recorder(follow_ups)
+    agent = ScriptedAgent(Script.model_validate({"replies": replies}))
+    asyncio.run(agent.run(AgentRequest(prompt="go", workdir=workdir), recorder))
+    return recorder
+
+
+def test_edit_write_and_multiedit_change_the_files_for_real(tmp_path: Path) -> None:
+    """Successful tools change the disk and report ok results."""
+    (tmp_path / "a.txt").write_text("one two three")
+    recorder = _play(tmp_path, [{"tools": [
+        {"Edit": {"file_path": "a.txt", "old_string": "one", "new_string": "1"}},
+        {"MultiEdit": {"file_path": "a.txt", "edits": [
+            {"old_string": "two", "new_string": "2"}, {"old_string": "three", "new_string": "3"}]}},
+        {"Write": {"file_path": "sub/b.txt", "content": "new"}},
+    ]}])  # fmt: skip
+    assert [r.ok for r in recorder.results()] == [True, True, True]
+    assert (tmp_path / "a.txt").read_text() == "1 2 3"
+    assert (tmp_path / "sub" / "b.txt").read_text() == "new"
+
+
+@pytest.mark.parametrize(
+    ("step", "error"),
+    [
+        ({"Edit": {"file_path": "a.txt", "old_string": "absent", "new_string": "x"}}, "not found"),
+        ({"Edit": {"file_path": "a.txt", "old_string": "ab", "new_string": "x"}}, "2 matches"),
+        ({"Edit": {"file_path": "no.txt", "old_string": "a", "new_string": "b"}}, "does not exist"),
+        ({"Read": {"file_path": "/etc/hostname"}}, "outside the working directory"),
+        ({"Bash": {"command": "rm -rf /"}}, "No such tool available: Bash"),
+        ({"MultiEdit": {"file_path": "a.txt", "edits": [
+            {"old_string": "ab", "new_string": "x", "replace_all": True},
+            {"old_string": "absent", "new_string": "y"}]}}, "not found"),
+    ],
+)  # fmt: skip
+def test_a_failing_tool_call_returns_an_error_result_and_leaves_the_file_alone(
+    tmp_path: Path, step: dict[str, Any], error: str
+) -> None:
+    """Errors come back as error results, exactly like a real runtime; nothing half-applied."""
+    (tmp_path / "a.txt").write_text("ab ab")
+    recorder = _play(tmp_path, [{"tools": [step]}])
+    (result,) = recorder.results()
+    assert not result.ok and error in result.content
+    assert (tmp_path / "a.txt").read_text() == "ab ab"
+
+
+def test_the_next_reply_follows_what_the_last_request_held(tmp_path: Path) -> None:
+    """tool_error replies play only after an error; user replies only after a follow-up."""
+    recorder = _play(
+        tmp_path,
+        [
+            {"tools": [{"Read": {"file_path": "missing.txt"}}]},
+            {"when": "tool_result", "text": "not this one"},
+            {"when": "tool_error", "text": "the read failed"},
+            {"when": "user", "contains": "please", "text": "after feedback"},
+        ],
+        follow_ups=["please go on"],
+    )
+    texts = [getattr(e, "text", None) for e in recorder.entries if e.kind == "assistant"]
+    assert texts == ["the read failed", "after feedback"]
+    assert recorder.stops == 2
+    assert isinstance(recorder.entries[-1], RunResult)
+
+
+def test_the_same_script_gives_the_same_transcript(tmp_path: Path) -> None:
+    """Deterministic: ids, order and content repeat exactly."""
+    write = {"Write": {"file_path": "f.txt", "content": "x"}}
+    replies: list[dict[str, Any]] = [{"tools": [write]}, {"text": "done"}]
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first, second = _play(tmp_path / "one", replies), _play(tmp_path / "two", replies)
+    strip = [e.model_dump(exclude={"cwd", "input", "content"}) for e in first.entries]
+    assert strip == [e.model_dump(exclude={"cwd", "input", "content"}) for e in second.entries]
+    assert [e.id for e in first.entries if isinstance(e, ToolCall)] == ["toolu_scripted_0001"]
+
+
+def test_a_scripted_api_failure_raises_a_transient_agent_error(tmp_path: Path) -> None:
+    """An HTTP fault in the script is an AgentError the runner reports as verdict error."""
+    with pytest.raises(AgentError, match="HTTP 529") as caught:
+        _play(tmp_path, [{"error": {"status": 529}}])
+    assert caught.value.transient
+
+
+def test_a_bad_script_file_names_the_file_and_the_field(tmp_path: Path) -> None:
+    """An empty reply is refused with the file and the reply's position."""
+    bad = tmp_path / "script.yaml"
+    bad.write_text("replies:\n  - text: hi\n  - when: user\n")
+    with pytest.raises(ScriptFileError) as caught:
+        load_script(bad)
+    assert str(bad) in str(caught.value) and "replies.1" in str(caught.value)
