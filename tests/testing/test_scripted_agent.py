@@ -28,6 +28,9 @@ class _Recorder:
         self.stops += 1
         return self.follow_ups.pop(0) if self.follow_ups else None
 
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        raise AssertionError("the scripted agent never retries")
+
     def results(self) -> list[ToolResult]:
         return [e for e in self.entries if isinstance(e, ToolResult)]
 

@@ -39,6 +39,9 @@ class AgentObserver(Protocol):
     async def on_stop(self) -> str | None:
         """The agent wants to stop: return the next instruction, or None to let it stop."""
 
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        """A failed request is being retried (``source`` says who retries, e.g. the CLI)."""
+
 
 @runtime_checkable
 class Agent(Protocol):

@@ -87,6 +87,13 @@ def run(
     script: Annotated[
         Path | None, typer.Option(help="Script of model replies, for --agent scripted.")
     ] = None,
+    model: Annotated[str | None, typer.Option(help="Claude model name (claude agent).")] = None,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the whole agent session may take.")
+    ] = 1800.0,
+    cli_path: Annotated[
+        Path | None, typer.Option(help="Claude Code CLI to run instead of the bundled one.")
+    ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the run report as JSON.")
     ] = False,
@@ -95,12 +102,22 @@ def run(
     ] = False,
     prompts_dir: PromptsDir = None,
 ) -> None:
-    """Run a phased task with an agent and gate every phase on evidence."""
+    """Run a phased task with an agent and gate every phase on evidence.
+
+    The Claude Code agent (the default) uses ANTHROPIC_API_KEY or a Claude Code login and
+    honours ANTHROPIC_BASE_URL.
+    """
     from phasegate.sdk.runner import Runner
 
     task = load_task(task_file)
+    if agent is AgentOption.scripted:
+        chosen = _scripted_agent(script)
+    else:
+        from phasegate.sdk.claude_agent import ClaudeAgent
+
+        chosen = ClaudeAgent(model=model, timeout=timeout, cli_path=cli_path)
     runner = Runner(
-        _make_agent(agent, script),
+        chosen,
         mode=mode.value,
         max_attempts=max_attempts,
         prompts_dir=prompts_dir,
@@ -126,18 +143,13 @@ def demo(
     raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else _print_progress))
 
 
-def _make_agent(agent: AgentOption, script: Path | None) -> Agent:
+def _scripted_agent(script: Path | None) -> Agent:
     from phasegate.testing.script import load_script
     from phasegate.testing.scripted_agent import ScriptedAgent
 
-    if agent is AgentOption.scripted:
-        if script is None:
-            raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
-        return ScriptedAgent(load_script(script))
-    raise UsageError(
-        "the Claude Code agent is not available in this version yet; "
-        "use --agent scripted --script FILE"
-    )
+    if script is None:
+        raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
+    return ScriptedAgent(load_script(script))
 
 
 def format_report(report: RunReport) -> str:

@@ -6,6 +6,9 @@ and prints the JSON without editing anything (the failure of seed 002). The demo
 same model twice, in fresh copies of the project: once judged a single time at the end
 (``single-query``), once behind the gate (``gate``), and tells what was claimed, what really
 happened, and the verdict.
+
+By default the real Claude Code CLI does the work, talking to phasegate's scripted model
+server on 127.0.0.1 (no key, no network); ``agent="scripted"`` uses the in-process agent.
 """
 
 from __future__ import annotations
@@ -35,17 +38,21 @@ def example_dir(name: str = EXAMPLE) -> Path:
     return Path(__file__).resolve().parents[3] / "examples" / name
 
 
-def run_demo(echo: Callable[[str], object], progress: EventSink | None = None) -> int:
+def run_demo(
+    echo: Callable[[str], object], progress: EventSink | None = None, agent: str = "claude"
+) -> int:
     """Run the demo, writing the account with ``echo``; 0 when both verdicts are as expected."""
     example = example_dir()
     task = load_task(example / "task.yaml")
     echo(f"phasegate demo: {task.description}")
+    runtime = "the real Claude Code CLI" if agent == "claude" else "the in-process agent"
+    echo(f"Agent: {runtime}; model: a scripted model (offline, deterministic).")
     echo("The same scripted model runs twice. It reads app.py, prints")
     echo("'PHASE 1 COMPLETE: Files have been edited' and a JSON summary, and edits nothing")
     echo("unless somebody pushes back.\n")
-    single = _run(example, task, "single-query", progress)
+    single = _run(example, task, "single-query", progress, agent)
     _account(echo, "1) single-query: one prompt, judged once at the end", single)
-    gated = _run(example, task, "gate", progress)
+    gated = _run(example, task, "gate", progress, agent)
     _account(echo, "2) gate: judged each time the model stops, with structured feedback", gated)
     as_expected = single.verdict == "rejected" and gated.verdict == "accepted"
     echo("A marker is a claim, not evidence: the gate accepted the JSON only once the edit")
@@ -53,11 +60,20 @@ def run_demo(echo: Callable[[str], object], progress: EventSink | None = None) -
     return 0 if as_expected else 1
 
 
-def _run(example: Path, task: Task, mode: Mode, progress: EventSink | None) -> RunReport:
+def _run(
+    example: Path, task: Task, mode: Mode, progress: EventSink | None, agent: str
+) -> RunReport:
+    script = load_script(example / "model.yaml")
     with tempfile.TemporaryDirectory(prefix=f"phasegate-demo-{mode}-") as work:
         shutil.copytree(example / "project", work, dirs_exist_ok=True)
-        agent = ScriptedAgent(load_script(example / "model.yaml"))
-        return Runner(agent, mode=mode, on_event=progress).run_sync(task, work)
+        if agent == "scripted":
+            return Runner(ScriptedAgent(script), mode=mode, on_event=progress).run_sync(task, work)
+        from phasegate.sdk.claude_agent import ClaudeAgent
+        from phasegate.testing.model_server import ScriptedModelServer
+
+        with ScriptedModelServer(script) as server:
+            claude = ClaudeAgent(env=server.env(), timeout=120, request_timeout=30, api_retries=0)
+            return Runner(claude, mode=mode, on_event=progress).run_sync(task, work)
 
 
 def _account(echo: Callable[[str], object], title: str, report: RunReport) -> None:

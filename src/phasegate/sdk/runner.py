@@ -134,6 +134,12 @@ class _Session:
             self._record_prompt(decision.feedback)
         return decision.feedback
 
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        """Report a retry as a ``retry.scheduled`` event."""
+        self._emit(
+            "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
+        )
+
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
         prompt = self.runner.prompt_for(self.task)

@@ -1,0 +1,238 @@
+"""ClaudeAgent: Claude Code, through claude-agent-sdk, behind the agent protocol.
+
+One run is one ``query()``: the CLI works in the work directory (permission mode
+``acceptEdits`` by default), isolated from the user's own settings, hooks and plugins. Two
+kinds of hooks connect it to phasegate:
+
+* **Stop**: when the model tries to stop, the hook asks the runner's gate. Feedback comes
+  back as ``{"decision": "block", "reason": feedback}``: the CLI does not stop and receives
+  the feedback as its next instruction, in the same session and the same ``query()``.
+* **PostToolUse / PostToolUseFailure**: the CLI's own record of each tool call's outcome.
+  A tool result counts as a success only if the message stream *and* the hook say so.
+
+claude_agent_sdk is imported only when a run starts (it costs ~0.6 s), and its exceptions
+are translated here: a missing CLI is a usage error, an API failure or a crash an
+:class:`~phasegate.errors.AgentError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from phasegate.errors import AgentError, UsageError
+from phasegate.evidence.transcript import AssistantText, Entry, RunResult, ToolResult, UserText
+from phasegate.sdk.agent import AgentObserver, AgentRequest
+from phasegate.sdk.claude_messages import entries_from_sdk_message, sdk_message_as_json
+
+TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
+)  # fmt: skip
+
+
+class ClaudeAgent:
+    """Runs Claude Code through claude-agent-sdk.
+
+    ``timeout`` bounds the whole session in seconds; ``request_timeout`` one API request
+    (the CLI's ``API_TIMEOUT_MS``); ``api_retries`` how often the CLI itself retries a
+    failed API request (``CLAUDE_CODE_MAX_RETRIES``). ``isolated=False`` lets the user's
+    and the project's Claude Code settings (hooks, plugins, permissions) apply.
+    """
+
+    name = "claude"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        cli_path: str | Path | None = None,
+        permission_mode: str = "acceptEdits",
+        env: Mapping[str, str] | None = None,
+        timeout: float = 1800.0,
+        request_timeout: float = 300.0,
+        api_retries: int = 2,
+        isolated: bool = True,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+    ) -> None:
+        if timeout <= 0 or request_timeout <= 0:
+            raise UsageError("timeouts must be positive numbers of seconds")
+        self.model = model
+        self.cli_path = Path(cli_path) if cli_path is not None else None
+        self.permission_mode = permission_mode
+        self.env = dict(env or {})
+        self.timeout = timeout
+        self.request_timeout = request_timeout
+        self.api_retries = api_retries
+        self.isolated = isolated
+        self.max_turns = max_turns
+        self.max_budget_usd = max_budget_usd
+
+    def process_env(self, request: AgentRequest) -> dict[str, str]:
+        """The environment added to the CLI's, after phasegate's own bounds."""
+        return {
+            **self.env,
+            **request.env,
+            "CLAUDE_CODE_MAX_RETRIES": str(self.api_retries),
+            "API_TIMEOUT_MS": str(int(min(self.request_timeout, self.timeout) * 1000)),
+        }
+
+    def check_credentials(self, request: AgentRequest) -> None:
+        """Fail early (usage error) when the CLI could not reach any model."""
+        merged = {**os.environ, **self.process_env(request)}
+        if any(merged.get(name) for name in _CREDENTIAL_VARS):
+            return
+        home = Path(merged.get("CLAUDE_CONFIG_DIR") or Path(merged.get("HOME", "~")) / ".claude")
+        if (home.expanduser() / ".credentials.json").is_file():
+            return
+        raise UsageError(
+            "no credentials for Claude Code: set ANTHROPIC_API_KEY, log in once with "
+            "`claude login`, or set ANTHROPIC_BASE_URL to a compatible API "
+            "(`phasegate demo` needs none of these)"
+        )
+
+    async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
+        """Run one Claude Code session; see the module docstring for the hooks."""
+        self.check_credentials(request)
+        session = _ClaudeSession(self, request, observer)
+        try:
+            async with asyncio.timeout(self.timeout):
+                await session.run()
+        except TimeoutError:
+            raise AgentError(
+                f"Claude Code did not finish within {self.timeout:g} s (--timeout); "
+                "the session was stopped"
+            ) from None
+
+
+class _ClaudeSession:
+    """One query(): the hooks, the message loop and the translation of failures."""
+
+    def __init__(self, agent: ClaudeAgent, request: AgentRequest, observer: AgentObserver) -> None:
+        self.agent = agent
+        self.request = request
+        self.observer = observer
+        self.hook_outcomes: dict[str, bool] = {}
+        self.last_text: str | None = None
+        self.stderr: deque[str] = deque(maxlen=20)
+
+    async def run(self) -> None:
+        sdk = _import_sdk()
+        options = sdk.ClaudeAgentOptions(
+            cwd=str(self.request.workdir),
+            permission_mode=self.agent.permission_mode,
+            model=self.agent.model,
+            cli_path=str(self.agent.cli_path) if self.agent.cli_path else None,
+            env=self.agent.process_env(self.request),
+            setting_sources=[] if self.agent.isolated else None,
+            max_turns=self.agent.max_turns,
+            max_budget_usd=self.agent.max_budget_usd,
+            stderr=self.stderr.append,
+            hooks={
+                "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
+                "PostToolUse": [sdk.HookMatcher(hooks=[self._on_tool_done])],
+                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._on_tool_failed])],
+            },
+        )
+        result: RunResult | None = None
+        try:
+            async for message in sdk.query(prompt=self.request.prompt, options=options):
+                self._retry_notice(message)
+                for entry in entries_from_sdk_message(message):
+                    result = entry if isinstance(entry, RunResult) else result
+                    self._record(entry)
+        except sdk.CLINotFoundError as exc:
+            raise UsageError(
+                f"the Claude Code CLI was not found ({exc}); reinstall claude-agent-sdk, "
+                "which bundles it, or pass --cli-path"
+            ) from exc
+        except sdk.ClaudeSDKError as exc:
+            raise AgentError(
+                f"Claude Code failed: {exc}{self._stderr_tail()}", transient=True
+            ) from exc
+        if result is not None and result.is_error:
+            raise _api_failure(result)
+
+    def _record(self, entry: Entry) -> None:
+        if isinstance(entry, UserText):
+            return  # the runner records the prompts it sends itself
+        if isinstance(entry, ToolResult) and self.hook_outcomes.get(entry.tool_use_id) is False:
+            entry = entry.model_copy(update={"ok": False})
+        if isinstance(entry, AssistantText):
+            self.last_text = entry.text
+        self.observer.on_entry(entry)
+
+    async def _on_stop(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        await self._catch_up(hook_input.get("last_assistant_message"))
+        feedback = await self.observer.on_stop()
+        return {"decision": "block", "reason": feedback} if feedback is not None else {}
+
+    async def _on_tool_done(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        self.hook_outcomes[str(hook_input.get("tool_use_id", tool_use_id))] = True
+        return {}
+
+    async def _on_tool_failed(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        self.hook_outcomes[str(hook_input.get("tool_use_id", tool_use_id))] = False
+        return {}
+
+    async def _catch_up(self, last_message: object) -> None:
+        """Let the message loop record what the CLI sent before it asked to stop.
+
+        Hook callbacks run on the SDK's reader task, ahead of our consumer of the message
+        queue; the last assistant message is already queued, so a few turns of the event loop
+        bring it in. Bounded, so a mismatch never blocks the session.
+        """
+        expected = last_message.strip() if isinstance(last_message, str) else ""
+        for _ in range(200):
+            if not expected or (
+                self.last_text is not None and expected.endswith(self.last_text.strip())
+            ):
+                return
+            await asyncio.sleep(0.01)
+
+    def _retry_notice(self, message: object) -> None:
+        raw = sdk_message_as_json(message)
+        if raw is not None and raw.get("type") == "system" and raw.get("subtype") == "api_retry":
+            self.observer.on_retry(
+                attempt=int(raw.get("attempt") or 0),
+                reason=f"API error {raw.get('error_status') or raw.get('error') or 'unknown'}",
+                delay_ms=int(raw.get("retry_delay_ms") or 0),
+                source="claude-code",
+            )
+
+    def _stderr_tail(self) -> str:
+        return ("\nCLI stderr (last lines):\n" + "\n".join(self.stderr)) if self.stderr else ""
+
+
+def _api_failure(result: RunResult) -> AgentError:
+    status = result.api_error_status
+    if status is None and result.terminal_reason != "api_error":
+        detail = result.text or result.subtype or "unknown error"
+        return AgentError(f"Claude Code ended with an error: {detail}")
+    transient = status is None or status in TRANSIENT_STATUSES or status >= 500
+    what = f"HTTP {status}" if status is not None else "no answer (timeout or connection failure)"
+    return AgentError(
+        f"the model API failed: {what}; the CLI's own retries were used up", transient=transient
+    )
+
+
+def _import_sdk() -> Any:
+    try:
+        import claude_agent_sdk
+    except ImportError as exc:  # pragma: no cover - it is a runtime dependency
+        raise UsageError(
+            "claude-agent-sdk is not installed: pip install phasegate (it depends on it)"
+        ) from exc
+    return claude_agent_sdk

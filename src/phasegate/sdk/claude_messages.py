@@ -1,0 +1,81 @@
+"""claude-agent-sdk message objects → transcript entries.
+
+The SDK parses Claude Code's stream-json lines into dataclasses; this module turns them
+back into the raw JSON shape and hands them to
+:func:`phasegate.evidence.stream_json.entries_from_message`, so a live run and a saved
+transcript are normalized by the same code. It reads attributes only and never imports
+claude_agent_sdk itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from phasegate.evidence.stream_json import entries_from_message
+from phasegate.evidence.transcript import Entry
+
+
+def entries_from_sdk_message(message: object) -> list[Entry]:
+    """The transcript entries one SDK message contributes (``[]`` for anything else)."""
+    raw = sdk_message_as_json(message)
+    return entries_from_message(raw) if raw is not None else []
+
+
+def sdk_message_as_json(message: object) -> dict[str, Any] | None:
+    """An SDK message object in Claude Code's stream-json shape, or None if unknown."""
+    kind = type(message).__name__
+    if kind == "SystemMessage":
+        data = getattr(message, "data", None)
+        return {
+            **(data if isinstance(data, dict) else {}),
+            "type": "system",
+            "subtype": getattr(message, "subtype", None),
+        }
+    if kind == "AssistantMessage":
+        return {
+            "type": "assistant",
+            "parent_tool_use_id": getattr(message, "parent_tool_use_id", None),
+            "message": {
+                "model": getattr(message, "model", None),
+                "content": [_block(b) for b in getattr(message, "content", [])],
+            },
+        }
+    if kind == "UserMessage":
+        content = getattr(message, "content", None)
+        return {
+            "type": "user",
+            "parent_tool_use_id": getattr(message, "parent_tool_use_id", None),
+            "message": {
+                "content": content
+                if isinstance(content, str)
+                else [_block(b) for b in content or []]
+            },
+        }
+    if kind == "ResultMessage":
+        fields = (
+            "subtype", "is_error", "duration_ms", "num_turns", "session_id", "total_cost_usd",
+            "usage", "result", "api_error_status", "terminal_reason",
+        )  # fmt: skip
+        return {"type": "result", **{name: getattr(message, name, None) for name in fields}}
+    return None
+
+
+def _block(block: object) -> dict[str, Any]:
+    kind = type(block).__name__
+    if kind == "TextBlock":
+        return {"type": "text", "text": getattr(block, "text", "")}
+    if kind == "ToolUseBlock":
+        return {
+            "type": "tool_use",
+            "id": getattr(block, "id", ""),
+            "name": getattr(block, "name", ""),
+            "input": getattr(block, "input", {}),
+        }
+    if kind == "ToolResultBlock":
+        return {
+            "type": "tool_result",
+            "tool_use_id": getattr(block, "tool_use_id", ""),
+            "content": getattr(block, "content", None),
+            "is_error": getattr(block, "is_error", None),
+        }
+    return {"type": kind}  # thinking and server-tool blocks carry no evidence here
