@@ -23,7 +23,9 @@ _FRIENDLY = {
     "extra_forbidden": "is not a known key",
     "string_type": "must be a string",
     "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
     "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
     "dict_type": "must be a mapping (key: value)",
     "list_type": "must be a list",
     "tuple_type": "must be a list",
@@ -82,8 +84,14 @@ def _as_file_error(
     exc: ValidationError, model: type[BaseModel], path: Path | None, error: type[_FileFieldError]
 ) -> _FileFieldError:
     problems: list[tuple[str, str]] = []
-    for item in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    for item in errors:
         location = [str(part) for part in item["loc"]]
+        if item["type"] == "too_short" and any(
+            len(other["loc"]) > len(item["loc"]) and other["loc"][: len(item["loc"])] == item["loc"]
+            for other in errors
+        ):
+            continue  # pydantic counts only valid items: the list is not empty, its items are bad
         field = ".".join(location)
         message = _FRIENDLY.get(item["type"], item["msg"].removeprefix("Value error, "))
         if item["type"] == "extra_forbidden":

@@ -9,8 +9,12 @@ from typing import Any
 import pytest
 
 from phasegate import Mode, RunEvent, Runner, RunReport, Task, load_task
+from phasegate.sdk.retry import RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import EXAMPLE
+
+FAST_RETRIES = RetryPolicy(session_retries=2, initial_delay=0.01, max_delay=0.05)
+"""Real retry logic with backoff short enough for tests."""
 
 
 @pytest.fixture
@@ -44,9 +48,12 @@ def run_script(task: Task, project: Path, events: list[RunEvent]) -> Callable[..
         mode: Mode = "gate",
         max_attempts: int = 3,
         on: Task | None = None,
+        retry: RetryPolicy = FAST_RETRIES,
     ) -> RunReport:
         agent = ScriptedAgent(Script.model_validate({"replies": replies}))
-        runner = Runner(agent, mode=mode, max_attempts=max_attempts, on_event=events.append)
+        runner = Runner(
+            agent, mode=mode, max_attempts=max_attempts, on_event=events.append, retry=retry
+        )
         return runner.run_sync(on or task, project)
 
     return run

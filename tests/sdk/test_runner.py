@@ -9,6 +9,7 @@ import pytest
 
 from phasegate import RunEvent, Runner, RunReport, Task, UsageError
 from phasegate.evidence.transcript import UserText
+from phasegate.sdk.retry import NO_RETRIES
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
 
@@ -228,12 +229,42 @@ def test_an_agent_failure_gives_an_error_report_that_keeps_what_was_done(
     run_script: RunScript,
 ) -> None:
     """An API failure mid-run is verdict error (exit 3), with the edit still on record."""
-    report = run_script([{"tools": [EDIT]}, {"error": {"status": 529}}])
+    report = run_script([{"tools": [EDIT]}, {"error": {"status": 529}}], retry=NO_RETRIES)
     assert report.verdict == "error" and report.exit_code == 3
     assert report.error is not None and "529" in report.error
     assert report.files_changed == ["app.py"]
     assert report.phases[0].tools == {"Edit": 1}
     assert [p.status for p in report.phases] == ["not_reached", "not_reached"]
+
+
+def test_a_transient_failure_is_retried_and_the_session_continues_where_it_stopped(
+    run_script: RunScript, events: list[RunEvent]
+) -> None:
+    """A 529 mid-run: phasegate resumes the session, which finishes the task, accepted."""
+    report = run_script(
+        [
+            {"tools": [EDIT]},
+            {"error": {"status": 529}},
+            {
+                "when": "user",
+                "contains": "infrastructure failure",
+                "text": f"{MARKER}\n{GOOD_JSON}",
+            },
+        ]
+    )
+    assert report.verdict == "accepted"
+    assert (report.retries, report.attempts) == (1, 1)
+    retry = next(e.fields for e in events if e.event == "retry.scheduled")
+    assert retry["source"] == "phasegate" and retry["attempt"] == 1 and "529" in retry["reason"]
+    assert report.phases[0].tools == {"Edit": 1}  # the edit was not made twice
+
+
+def test_retries_are_bounded_and_then_the_run_is_an_error(run_script: RunScript) -> None:
+    """A failure that keeps coming back ends as verdict error after the allowed retries."""
+    failure = {"error": {"status": 500}}
+    report = run_script([failure, {"when": "user", **failure}, {"when": "user", **failure}])
+    assert report.verdict == "error" and report.retries == 2
+    assert report.error is not None and "500" in report.error
 
 
 def test_a_missing_work_directory_is_a_usage_error(task: Task, tmp_path: Path) -> None:

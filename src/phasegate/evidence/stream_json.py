@@ -11,6 +11,7 @@ and :func:`parse_stream_json` counts lines that are not JSON objects.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +49,7 @@ def parse_stream_json(lines: Iterable[str]) -> ParsedTranscript:
             continue
         try:
             message = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: also over-long integer literals
             skipped += 1
             continue
         if not isinstance(message, dict):
@@ -132,7 +133,6 @@ def _user_entries(message: Mapping[str, Any]) -> list[Entry]:
 def _run_result(message: Mapping[str, Any]) -> RunResult:
     raw_usage = message.get("usage")
     usage = raw_usage if isinstance(raw_usage, Mapping) else {}
-    cost = message.get("total_cost_usd")
     return RunResult(
         is_error=message.get("is_error") is True,
         subtype=_str_or_none(message.get("subtype")),
@@ -145,7 +145,7 @@ def _run_result(message: Mapping[str, Any]) -> RunResult:
             output_tokens=_int_or_none(usage.get("output_tokens")) or 0,
             cache_creation_input_tokens=_int_or_none(usage.get("cache_creation_input_tokens")) or 0,
             cache_read_input_tokens=_int_or_none(usage.get("cache_read_input_tokens")) or 0,
-            cost_usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+            cost_usd=_cost_or_none(message.get("total_cost_usd")),
         ),
         text=_str_or_none(message.get("result")),
     )
@@ -167,6 +167,16 @@ def _flatten_text(content: object) -> str:
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _cost_or_none(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        cost = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return cost if math.isfinite(cost) and cost >= 0 else None
 
 
 def _int_or_none(value: object) -> int | None:

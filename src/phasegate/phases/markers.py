@@ -33,7 +33,7 @@ _MARKER_LINE = re.compile(
     r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?PHASE[ \t]+(\d{1,4})[ \t]+COMPLETE:[ \t]*(.*?)[ \t]*$"
 )
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
-_TRAILING_EMPHASIS = re.compile(r"(?:\*\*|__)$")
+_EMPHASIS_EDGES = re.compile(r"^(?:\*\*|__)(?=[ \t])|(?:\*\*|__)$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +72,6 @@ def find_markers(text: str) -> list[MarkerMatch]:
             continue
         match = _MARKER_LINE.match(line)
         if match:
-            claim = _TRAILING_EMPHASIS.sub("", match.group(2)).strip()
+            claim = _EMPHASIS_EDGES.sub("", match.group(2)).strip()
             found.append(MarkerMatch(index=int(match.group(1)), text=claim, line=number))
     return found

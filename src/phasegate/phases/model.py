@@ -113,19 +113,20 @@ class Task(BaseModel):
     description: str | None = Field(default=None, description="The goal, in one or two lines.")
     phases: tuple[Phase, ...] = Field(min_length=1, description="The phases, in order.")
 
-    @model_validator(mode="after")
-    def _phases_are_consistent(self) -> Task:
-        names = [phase.name for phase in self.phases]
+    @field_validator("phases")
+    @classmethod
+    def _phases_are_consistent(cls, phases: tuple[Phase, ...]) -> tuple[Phase, ...]:
+        names = [phase.name for phase in phases]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"phase names must be unique; repeated: {', '.join(duplicates)}")
-        for position, phase in enumerate(self.phases[:-1]):
+        for position, phase in enumerate(phases[:-1]):
             if phase.is_output:
                 raise ValueError(
                     f"phase {position + 1} ({phase.name}) has an output_schema but is not last: "
                     "the output phase must be the last phase"
                 )
-        return self
+        return phases
 
     @property
     def output_phase(self) -> Phase | None:

@@ -65,6 +65,7 @@ def _phase_block(task: Task, phase: Phase, templates: PromptTemplates) -> str:
             "output_phase.md",
             index=index,
             previous_index=index - 1,
+            after_previous=f" (ONLY AFTER PHASE {index - 1} IS COMPLETE)" if index > 1 else "",
             name_upper=phase.name.upper(),
             instructions=phase.instructions.strip(),
             schema=_schema_text(phase),

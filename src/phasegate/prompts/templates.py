@@ -23,6 +23,7 @@ TEMPLATE_NAMES = (
     "unstructured.md",
     "unstructured_output.md",
     "feedback.md",
+    "resume.md",
 )
 
 

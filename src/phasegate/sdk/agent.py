@@ -28,6 +28,8 @@ class AgentRequest:
     workdir: Path
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment for the agent process, where there is one."""
+    resume: str | None = None
+    """A session id to continue (after a transient failure), where the agent supports it."""
 
 
 class AgentObserver(Protocol):

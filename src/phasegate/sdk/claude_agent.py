@@ -133,6 +133,7 @@ class _ClaudeSession:
             setting_sources=[] if self.agent.isolated else None,
             max_turns=self.agent.max_turns,
             max_budget_usd=self.agent.max_budget_usd,
+            resume=self.request.resume,
             stderr=self.stderr.append,
             hooks={
                 "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],

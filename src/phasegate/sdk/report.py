@@ -53,6 +53,12 @@ class RunReport(BaseModel):
     verdict: Verdict
     success: bool
     attempts: int = Field(description="Gate checks made in this run.")
+    retries: int = Field(
+        default=0, description="Sessions phasegate restarted after a transient failure."
+    )
+    api_retries: int = Field(
+        default=0, description="API requests the agent runtime retried itself."
+    )
     phases: list[PhaseReport]
     summary: dict[str, Any] | None = Field(description="The accepted JSON, or null.")
     files_changed: list[str]

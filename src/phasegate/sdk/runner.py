@@ -11,12 +11,16 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
+
+from tenacity import RetryCallState
 
 from phasegate.errors import RunError, UsageError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
+    SessionStart,
     ToolCall,
     ToolResult,
     Transcript,
@@ -31,6 +35,7 @@ from phasegate.sdk.agent import Agent, AgentRequest
 from phasegate.sdk.events import EventSink, RunEvent
 from phasegate.sdk.gate import PhaseGate
 from phasegate.sdk.report import Mode, PhaseReport, PhaseStatus, RunReport
+from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
 from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.judge import Judgment
 from phasegate.validators.windows import phase_windows
@@ -55,6 +60,7 @@ class Runner:
         max_attempts: int = 3,
         prompts_dir: str | Path | None = None,
         on_event: EventSink | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
@@ -65,6 +71,7 @@ class Runner:
         self.max_attempts = max_attempts
         self.templates = PromptTemplates(prompts_dir)
         self.on_event = on_event
+        self.retry = retry or RetryPolicy()
 
     def prompt_for(self, task: Task) -> str:
         """The first prompt this runner sends for ``task`` in its mode."""
@@ -106,6 +113,9 @@ class _Session:
         )
         self.current_phase = 1
         self.started = time.monotonic()
+        self.request: AgentRequest | None = None
+        self.session_retries = 0
+        self.api_retries = 0
 
     # -- AgentObserver ------------------------------------------------------------------
     def on_entry(self, entry: Entry) -> None:
@@ -153,9 +163,12 @@ class _Session:
         self.timeline.record(0, self.workspace.snapshot())
         self._emit("phase.started", phase=1, name=self.task.phases[0].name)
         self._record_prompt(prompt)
+        self.request = AgentRequest(prompt=prompt, workdir=self.workdir)
         error: str | None = None
         try:
-            await self.runner.agent.run(AgentRequest(prompt=prompt, workdir=self.workdir), self)
+            async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
+                with attempt:
+                    await self.runner.agent.run(self.request, self)
         except RunError as exc:
             error = str(exc)
         if error is not None or self.gate.last is None:
@@ -224,9 +237,31 @@ class _Session:
             files_claimed=list(judgment.files_claimed),
             usage=usage,
             duration_ms=duration_ms,
+            retries=self.session_retries,
+            api_retries=self.api_retries,
             error=error,
             transcript=transcript,
         )
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        """A transient failure: announce the retry and continue the same session if we can."""
+        self.session_retries += 1
+        failure = state.outcome.exception() if state.outcome is not None else None
+        self._emit(
+            "retry.scheduled",
+            attempt=self.session_retries,
+            reason=str(failure),
+            delay_ms=retry_delay_ms(state),
+            source="phasegate",
+        )
+        session = next(
+            (e.session_id for e in reversed(self.entries) if isinstance(e, SessionStart)), None
+        )
+        if session is None or self.request is None:
+            return  # nothing to resume: the next attempt starts from the task prompt again
+        text = self.runner.templates.render("resume.md", reason=str(failure))
+        self._record_prompt(text)
+        self.request = replace(self.request, prompt=text, resume=session)
 
     # -- helpers ------------------------------------------------------------------------
     def _record_prompt(self, text: str) -> None:

@@ -37,15 +37,21 @@ class ScriptedAgent:
 
     def __init__(self, script: Script) -> None:
         self.script = script
+        self._cursor: ScriptCursor | None = None
+        self._calls = 0
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Replay the script in ``request.workdir``, asking ``observer`` whenever it stops."""
         workdir = request.workdir.resolve()
-        cursor = ScriptCursor(self.script)
+        # Resuming continues the script where the failed session left it, as a real session
+        # would continue its conversation; a fresh run starts the script over.
+        if request.resume is None or self._cursor is None:
+            self._cursor, self._calls = ScriptCursor(self.script), 0
+        cursor = self._cursor
         observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id="scripted"))
-        last: LastInput = "start"
+        last: LastInput = "start" if request.resume is None else "user"
         last_text = request.prompt
-        calls = turns = 0
+        turns = 0
         while True:
             reply = cursor.next_reply(last, last_text)
             if reply is not None and (reply.error is not None or reply.hang):
@@ -62,10 +68,9 @@ class ScriptedAgent:
                 if reply.tools:
                     outcomes = []
                     for step in reply.tools:
-                        calls += 1
-                        outcomes.append(
-                            self._call(step, f"toolu_scripted_{calls:04d}", workdir, observer)
-                        )
+                        self._calls += 1
+                        call_id = f"toolu_scripted_{self._calls:04d}"
+                        outcomes.append(self._call(step, call_id, workdir, observer))
                     last = "tool_result" if all(ok for ok, _ in outcomes) else "tool_error"
                     last_text = "\n".join(text for _, text in outcomes)
                     continue

@@ -106,6 +106,8 @@ def _parse(source: str) -> JsonCandidate:
         return JsonCandidate(source, error=f"{exc.msg} (line {exc.lineno}, column {exc.colno})")
     except ValueError as exc:  # e.g. integer strings longer than Python allows
         return JsonCandidate(source, error=str(exc))
+    except RecursionError:  # brackets inside strings can hide the real depth from the check
+        return JsonCandidate(source, error=f"nested deeper than {_MAX_DEPTH} levels")
     if not isinstance(value, dict):
         return JsonCandidate(source, error=f"expected a JSON object, found {type(value).__name__}")
     return JsonCandidate(source, value=value)

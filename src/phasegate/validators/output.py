@@ -17,7 +17,8 @@ from phasegate.validators.paths import relative_to_workdir
 from phasegate.validators.windows import PhaseWindow
 
 _PLACEHOLDER = re.compile(r"^\s*(?:TBD|TODO|FIXME|XXX|\.{3,}|…|<[^<>\n]*>)\s*$", re.IGNORECASE)
-_PLACEHOLDER_PREFIX = re.compile(r"^\s*(?:TBD|TODO|FIXME)\b", re.IGNORECASE)
+# "TODO: ..." or "TBD later", but not prose ("Todo list fixed") or paths ("TODO.md", "todo.py").
+_PLACEHOLDER_PREFIX = re.compile(r"^\s*(?:(?:TBD|TODO|FIXME)\b(?![./\\-])|(?i:tbd|todo|fixme)\s*:)")
 
 
 def json_candidates(transcript: Transcript, start: int, end: int) -> list[JsonCandidate]:
