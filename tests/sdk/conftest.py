@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from phasegate import Mode, RunEvent, Runner, RunReport, Task, load_task
+from phasegate import Agent, Mode, RunEvent, Runner, RunReport, Task, load_task
+from phasegate.sdk.claude_agent import ClaudeAgent
 from phasegate.sdk.retry import RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.sdk.scenarios import EXAMPLE
 
 FAST_RETRIES = RetryPolicy(session_retries=2, initial_delay=0.01, max_delay=0.05)
@@ -38,9 +40,25 @@ def events() -> list[RunEvent]:
     return []
 
 
+@pytest.fixture(params=["scripted", pytest.param("claude", marks=pytest.mark.cli)])
+def agent_kind(request: pytest.FixtureRequest) -> str:
+    """Which agent replays a script: in-process, or the real Claude Code CLI."""
+    return str(request.param)
+
+
 @pytest.fixture
-def run_script(task: Task, project: Path, events: list[RunEvent]) -> Callable[..., RunReport]:
-    """Run the example task with a scripted agent replaying ``replies``."""
+def run_script(
+    task: Task,
+    project: Path,
+    events: list[RunEvent],
+    agent_kind: str,
+    scripted_model_server: ScriptedServerFactory,
+) -> Callable[..., RunReport]:
+    """Run the example task with a model replaying ``replies``.
+
+    With ``agent_kind == "claude"`` the real CLI runs against the scripted model server;
+    otherwise the in-process scripted agent replays the same script.
+    """
 
     def run(
         replies: list[dict[str, Any]],
@@ -50,7 +68,11 @@ def run_script(task: Task, project: Path, events: list[RunEvent]) -> Callable[..
         on: Task | None = None,
         retry: RetryPolicy = FAST_RETRIES,
     ) -> RunReport:
-        agent = ScriptedAgent(Script.model_validate({"replies": replies}))
+        script = Script.model_validate({"replies": replies})
+        agent: Agent = ScriptedAgent(script)
+        if agent_kind == "claude":
+            server = scripted_model_server(script)
+            agent = ClaudeAgent(env=server.env(), timeout=90, request_timeout=20, api_retries=0)
         runner = Runner(
             agent, mode=mode, max_attempts=max_attempts, on_event=events.append, retry=retry
         )

@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.errors import AgentError, UsageError
-from phasegate.evidence.transcript import AssistantText, Entry, RunResult, ToolResult, UserText
+from phasegate.evidence.stream_json import SYNTHETIC_MODEL
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    Notice,
+    RunResult,
+    ToolResult,
+    UserText,
+)
 from phasegate.sdk.agent import AgentObserver, AgentRequest
 from phasegate.sdk.claude_messages import entries_from_sdk_message, sdk_message_as_json
 
@@ -120,6 +128,8 @@ class _ClaudeSession:
         self.observer = observer
         self.hook_outcomes: dict[str, bool] = {}
         self.last_text: str | None = None
+        self.api_failed = False
+        """The latest assistant message was the runtime's own API-error message."""
         self.stderr: deque[str] = deque(maxlen=20)
 
     async def run(self) -> None:
@@ -145,6 +155,10 @@ class _ClaudeSession:
         try:
             async for message in sdk.query(prompt=self.request.prompt, options=options):
                 self._retry_notice(message)
+                if type(message).__name__ == "AssistantMessage":
+                    self.api_failed = getattr(message, "error", None) is not None or (
+                        getattr(message, "model", None) == SYNTHETIC_MODEL
+                    )
                 for entry in entries_from_sdk_message(message):
                     result = entry if isinstance(entry, RunResult) else result
                     self._record(entry)
@@ -154,6 +168,9 @@ class _ClaudeSession:
                 "which bundles it, or pass --cli-path"
             ) from exc
         except sdk.ClaudeSDKError as exc:
+            if result is not None and result.is_error:
+                # The SDK raises after yielding an error result; the result says why.
+                raise _api_failure(result) from exc
             raise AgentError(
                 f"Claude Code failed: {exc}{self._stderr_tail()}", transient=True
             ) from exc
@@ -165,7 +182,7 @@ class _ClaudeSession:
             return  # the runner records the prompts it sends itself
         if isinstance(entry, ToolResult) and self.hook_outcomes.get(entry.tool_use_id) is False:
             entry = entry.model_copy(update={"ok": False})
-        if isinstance(entry, AssistantText):
+        if isinstance(entry, AssistantText | Notice):
             self.last_text = entry.text
         self.observer.on_entry(entry)
 
@@ -173,6 +190,10 @@ class _ClaudeSession:
         self, hook_input: Any, tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
         await self._catch_up(hook_input.get("last_assistant_message"))
+        if self.api_failed:
+            # The CLI stops because the API failed, not because the model is done: let it
+            # stop, so the failure surfaces (and is retried) instead of being judged.
+            return {}
         feedback = await self.observer.on_stop()
         return {"decision": "block", "reason": feedback} if feedback is not None else {}
 

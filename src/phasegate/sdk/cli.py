@@ -94,6 +94,9 @@ def run(
     cli_path: Annotated[
         Path | None, typer.Option(help="Claude Code CLI to run instead of the bundled one.")
     ] = None,
+    retries: Annotated[
+        int, typer.Option(min=0, help="Session restarts after a transient failure (API, crash).")
+    ] = 2,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the run report as JSON.")
     ] = False,
@@ -107,6 +110,7 @@ def run(
     The Claude Code agent (the default) uses ANTHROPIC_API_KEY or a Claude Code login and
     honours ANTHROPIC_BASE_URL.
     """
+    from phasegate.sdk.retry import RetryPolicy
     from phasegate.sdk.runner import Runner
 
     task = load_task(task_file)
@@ -122,6 +126,7 @@ def run(
         max_attempts=max_attempts,
         prompts_dir=prompts_dir,
         on_event=None if quiet else _print_progress,
+        retry=RetryPolicy(session_retries=retries),
     )
     report = runner.run_sync(task, workdir)
     if json_output:
@@ -170,6 +175,8 @@ def format_report(report: RunReport) -> str:
     lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
     if report.files_claimed:
         lines.append(f"  files claimed: {', '.join(report.files_claimed)}")
+    if report.retries or report.api_retries:
+        lines.append(f"  retries: {report.retries} session(s), {report.api_retries} API request(s)")
     if report.error:
         lines.append(f"  error: {report.error}")
     return "\n".join(lines)
@@ -194,6 +201,8 @@ def progress_line(event: RunEvent) -> str | None:
         case "phase.gate" if not f["accepted"]:
             issues = ", ".join(f["issues"])
             return f"  ✗ gate check {f['attempt']}: phase {f['phase']} ({f['name']}): {issues}"
+        case "retry.scheduled":
+            return f"  ↻ retry {f['attempt']} ({f['source']}) in {f['delay_ms']} ms: {f['reason']}"
         case "run.completed":
             return f"■ {f['verdict']} after {f['attempts']} gate check(s) in {f['duration_ms']} ms"
     return None

@@ -146,6 +146,7 @@ class _Session:
 
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         """Report a retry as a ``retry.scheduled`` event."""
+        self.api_retries += 1
         self._emit(
             "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
         )

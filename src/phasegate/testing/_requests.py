@@ -56,7 +56,9 @@ def classify(body: dict[str, Any]) -> tuple[LastInput, str]:
 
     System-role entries are skipped: the CLI appends them (environment, hook notices) next to
     the messages they describe. For tool results the text is the results' content, so a
-    script can react to an error message with ``contains``.
+    script can react to an error message with ``contains``. A tool-result message that also
+    carries text of its own (a resumed session's new instruction, which the CLI merges into
+    the pending results) is a new instruction: ``user``.
     """
     conversation = [m for m in _messages(body) if m.get("role") != "system"]
     if not conversation:
@@ -64,8 +66,10 @@ def classify(body: dict[str, Any]) -> tuple[LastInput, str]:
     last = conversation[-1]
     results = [b for b in _blocks(last.get("content")) if b.get("type") == "tool_result"]
     if last.get("role") == "user" and results:
+        instruction = _text_of(last.get("content"))
+        if instruction:
+            return "user", instruction
         texts = [_text_of(result.get("content")) for result in results]
-        texts.append(_text_of(last.get("content")))
         failed = any(result.get("is_error") is True for result in results)
         return ("tool_error" if failed else "tool_result"), "\n".join(t for t in texts if t)
     answered = any(m.get("role") == "assistant" for m in conversation)

@@ -1,0 +1,151 @@
+"""ClaudeAgent through the real Claude Code CLI and the scripted model server: failures,
+retries, timeouts and what the model was really sent."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phasegate import RunEvent, Runner, Task, UsageError
+from phasegate.evidence.transcript import SessionStart, UserText
+from phasegate.sdk.claude_agent import ClaudeAgent
+from phasegate.sdk.retry import NO_RETRIES, RetryPolicy
+from phasegate.testing import HttpFault, Script, load_script
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
+
+pytestmark = pytest.mark.cli
+
+GOOD_RUN: list[dict[str, Any]] = [{"tools": [EDIT]}, {"text": f"{MARKER}\n{GOOD_JSON}"}]
+
+
+def _script(replies: list[dict[str, Any]]) -> Script:
+    return Script.model_validate({"replies": replies})
+
+
+def test_a_529_retried_by_the_cli_itself_ends_accepted_with_a_retry_event(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Overloaded once: the CLI's own retry absorbs it; phasegate reports the retry."""
+    server = scripted_model_server(_script([{"error": {"status": 529}}, *GOOD_RUN]))
+    events: list[RunEvent] = []
+    agent = ClaudeAgent(env=server.env(), api_retries=1, request_timeout=20, timeout=90)
+    report = Runner(agent, on_event=events.append, retry=NO_RETRIES).run_sync(task, project)
+    assert report.verdict == "accepted"
+    assert (report.api_retries, report.retries) == (1, 0)
+    (retry,) = [e.fields for e in events if e.event == "retry.scheduled"]
+    assert retry["source"] == "claude-code" and "529" in retry["reason"]
+
+
+def test_a_persistent_500_ends_in_verdict_error_after_bounded_retries(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Every request fails: a bounded number of sessions, then an error report, no gate check."""
+    server = scripted_model_server(_script(GOOD_RUN))
+    server.fail_all = HttpFault(status=500)
+    policy = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.05)
+    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=20, timeout=90)
+    report = Runner(agent, retry=policy).run_sync(task, project)
+    assert report.verdict == "error" and report.exit_code == 3
+    assert report.retries == 1
+    assert report.error is not None and "HTTP 500" in report.error
+    assert report.attempts == 0  # an API failure is never judged as the model's work
+    assert len(server.main_requests()) == 2  # one per session, nothing more
+
+
+def test_a_hanging_model_ends_in_a_timeout_error(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A model that never answers: the run ends at --timeout with a clear message."""
+    server = scripted_model_server(_script([{"hang": True}]))
+    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=60, timeout=3)
+    report = Runner(agent, retry=NO_RETRIES).run_sync(task, project)
+    assert report.verdict == "error"
+    assert report.error is not None and "within 3 s (--timeout)" in report.error
+
+
+def test_a_request_timeout_is_a_transient_failure_reported_as_no_answer(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The CLI's per-request timeout (API_TIMEOUT_MS) fires before the run's: no answer."""
+    server = scripted_model_server(_script([{"hang": True}]))
+    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=1, timeout=60)
+    report = Runner(agent, retry=NO_RETRIES).run_sync(task, project)
+    assert report.verdict == "error"
+    assert report.error is not None and "no answer" in report.error
+
+
+def test_a_missing_cli_binary_is_a_usage_error_that_says_what_to_do(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A wrong --cli-path fails before any work with the fix in the message."""
+    server = scripted_model_server(_script(GOOD_RUN))
+    agent = ClaudeAgent(env=server.env(), cli_path=project / "no-such-claude")
+    with pytest.raises(UsageError, match="--cli-path"):
+        Runner(agent).run_sync(task, project)
+
+
+def test_the_feedback_the_gate_produced_is_what_the_model_received_next(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The Stop hook delivers the gate's feedback word for word, in the same session."""
+    server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
+    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=20, timeout=90)
+    report = Runner(agent).run_sync(task, project)
+    assert (report.verdict, report.attempts) == ("accepted", 2)
+    assert report.transcript is not None
+    sent = [e.text for e in report.transcript.entries if isinstance(e, UserText)]
+    received = server.user_texts()
+    assert len(sent) == len(received) == 2
+    assert received[0] == sent[0].strip()
+    assert received[1] == f"Stop hook feedback:\n{sent[1]}".strip()
+    assert '"claimed_not_changed"' in received[1]
+    sessions = {e.session_id for e in report.transcript.entries if isinstance(e, SessionStart)}
+    assert len(sessions) == 1  # feedback went into the same session
+
+
+def test_phasegate_run_uses_claude_code_and_honours_anthropic_base_url(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The CLI's default agent talks to ANTHROPIC_BASE_URL with ANTHROPIC_API_KEY."""
+    server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", "run", str(EXAMPLE / "task.yaml"), "-w", str(work)],
+        env={**os.environ, **server.env()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "agent claude" in done.stderr
+    assert done.stdout.startswith("fix-vulnerability: ACCEPTED (gate, 2 gate check(s))")
+
+
+def test_phasegate_run_exits_three_when_the_api_stays_down(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Infrastructure failure after retries: exit code 3 and the reason on stderr."""
+    server = scripted_model_server(_script(GOOD_RUN))
+    server.fail_all = HttpFault(status=503)
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", "run", str(EXAMPLE / "task.yaml"), "-w", str(work),
+         "--retries", "0", "--timeout", "60"],
+        env={**os.environ, **server.env()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "error: the model API failed: HTTP 503" in done.stdout
