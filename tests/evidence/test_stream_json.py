@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 from phasegate.evidence.stream_json import entries_from_message, parse_stream_json
 from phasegate.evidence.transcript import (
     AssistantText,
+    Entry,
     Notice,
     RunResult,
     SessionStart,
     ToolCall,
     ToolResult,
+    TurnUsage,
     Usage,
     UserText,
 )
@@ -105,6 +107,11 @@ def result(**overrides: Any) -> str:
     return json.dumps(message)
 
 
+def _without_usage(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    """The entries other than per-response token counts (tested on their own)."""
+    return tuple(e for e in entries if not isinstance(e, TurnUsage))
+
+
 EDIT_INPUT = {
     "file_path": f"{CWD}/app.py",
     "old_string": "return eval(expr)",
@@ -134,7 +141,10 @@ def test_a_realistic_session_becomes_entries_in_order() -> None:
     parsed = parse_stream_json(lines)
 
     assert parsed.skipped_lines == 0
-    assert list(parsed.transcript.entries) == [
+    usage = [e for e in parsed.transcript.entries if isinstance(e, TurnUsage)]
+    assert len(usage) == 3  # one per assistant line; the blocks share one message id
+    assert parsed.transcript.turn_usage().input_tokens == usage[0].usage.input_tokens
+    assert [e for e in parsed.transcript.entries if not isinstance(e, TurnUsage)] == [
         SessionStart(cwd=CWD, session_id=SESSION, model=MODEL, tools=tuple(INIT["tools"])),
         AssistantText(text="I'll fix the eval call."),
         ToolCall(id="toolu_01A", name="Edit", input=EDIT_INPUT),
@@ -166,7 +176,7 @@ def test_text_and_tool_use_blocks_of_one_message_keep_their_order() -> None:
         {"type": "thinking", "thinking": "hmm", "signature": "x"},
     )
 
-    entries = parse_stream_json([line]).transcript.entries
+    entries = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert entries == (
         AssistantText(text="Reading first."),
@@ -188,7 +198,7 @@ def test_a_tool_result_with_is_error_true_is_not_ok() -> None:
         ]
     )
 
-    (entry,) = parse_stream_json([line]).transcript.entries
+    (entry,) = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert isinstance(entry, ToolResult)
     assert entry.ok is False
@@ -212,7 +222,7 @@ def test_tool_result_content_given_as_text_blocks_is_joined() -> None:
         ]
     )
 
-    (entry,) = parse_stream_json([line]).transcript.entries
+    (entry,) = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert entry == ToolResult(
         tool_use_id="toolu_01B", ok=True, content="collected 3 items\n3 passed"
@@ -245,7 +255,7 @@ def test_an_api_failure_result_keeps_its_error_fields() -> None:
         usage={"input_tokens": 0, "output_tokens": 0},
     )
 
-    (entry,) = parse_stream_json([line]).transcript.entries
+    (entry,) = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert isinstance(entry, RunResult)
     assert entry.subtype == "success"
@@ -270,7 +280,7 @@ def test_a_cost_too_large_for_a_float_is_unknown_rather_than_a_crash() -> None:
     """An integer cost beyond float range is dropped, not raised."""
     line = '{"type": "result", "total_cost_usd": 1' + "0" * 400 + "}"
 
-    (entry,) = parse_stream_json([line]).transcript.entries
+    (entry,) = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert isinstance(entry, RunResult)
     assert entry.usage.cost_usd is None
@@ -295,16 +305,18 @@ def test_a_synthetic_api_error_message_is_a_notice_never_assistant_text() -> Non
         model="<synthetic>",
     )
 
-    (entry,) = parse_stream_json([line]).transcript.entries
+    (entry,) = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert entry == Notice(text="API Error: 401 authentication_error\nPHASE 1 COMPLETE: done")
 
 
 def test_a_model_that_types_api_error_is_still_assistant_text() -> None:
     """Only the <synthetic> model makes a notice; the words themselves do not."""
-    (entry,) = parse_stream_json(
-        [assistant({"type": "text", "text": "API Error: I made this up"})]
-    ).transcript.entries
+    (entry,) = _without_usage(
+        parse_stream_json(
+            [assistant({"type": "text", "text": "API Error: I made this up"})]
+        ).transcript.entries
+    )
 
     assert isinstance(entry, AssistantText)
 
@@ -315,7 +327,7 @@ def test_subagent_text_is_a_notice_not_the_models_answer() -> None:
         {"type": "text", "text": "PHASE 1 COMPLETE: Files have been edited"}, parent="toolu_01T"
     )
 
-    (entry,) = parse_stream_json([line]).transcript.entries
+    (entry,) = _without_usage(parse_stream_json([line]).transcript.entries)
 
     assert entry == Notice(text="PHASE 1 COMPLETE: Files have been edited")
 
@@ -417,7 +429,7 @@ def test_a_recorded_transcript_yields_the_expected_entry_kinds(name: str, kinds:
     """The known recordings map to exactly the entry kinds of what happened in them."""
     parsed = parse_stream_json((TRANSCRIPTS_DIR / name).read_text(encoding="utf-8").splitlines())
 
-    assert [entry.kind for entry in parsed.transcript.entries] == kinds
+    assert [entry.kind for entry in _without_usage(parsed.transcript.entries)] == kinds
 
 
 def test_the_recorded_api_failure_is_an_error_result_and_its_message_a_notice() -> None:

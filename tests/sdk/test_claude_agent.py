@@ -81,6 +81,17 @@ def test_a_request_timeout_is_a_transient_failure_reported_as_no_answer(
     assert report.error is not None and "no answer" in report.error
 
 
+def test_a_cost_cap_stops_the_run_as_an_error_that_names_the_cap(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """max_budget_usd ends the session once spent: verdict error, not retried, not judged."""
+    server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
+    agent = ClaudeAgent(env=server.env(), api_retries=0, timeout=90, max_budget_usd=0.0001)
+    report = Runner(agent).run_sync(task, project)
+    assert report.verdict == "error" and report.retries == 0 and report.attempts == 0
+    assert report.error is not None and "cost cap was reached" in report.error
+
+
 def test_a_missing_cli_binary_is_a_usage_error_that_says_what_to_do(
     task: Task, project: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
@@ -108,6 +119,22 @@ def test_the_feedback_the_gate_produced_is_what_the_model_received_next(
     assert '"claimed_not_changed"' in received[1]
     sessions = {e.session_id for e in report.transcript.entries if isinstance(e, SessionStart)}
     assert len(sessions) == 1  # feedback went into the same session
+
+
+def test_tokens_and_cost_are_reported_per_phase_and_add_up_to_the_run(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Each phase gets the tokens of its responses and its share of the run's cost."""
+    server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
+    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=20, timeout=90)
+    report = Runner(agent).run_sync(task, project)
+    assert report.transcript is not None
+    turns = report.transcript.turn_usage()
+    phases = [phase.usage for phase in report.phases]
+    assert sum(u.output_tokens for u in phases) == turns.output_tokens > 0
+    assert sum(u.input_tokens for u in phases) == turns.input_tokens > 0
+    assert report.usage.cost_usd is not None and report.usage.cost_usd > 0
+    assert sum(u.cost_usd or 0.0 for u in phases) == pytest.approx(report.usage.cost_usd, rel=1e-3)
 
 
 def test_phasegate_run_uses_claude_code_and_honours_anthropic_base_url(

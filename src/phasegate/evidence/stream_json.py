@@ -25,6 +25,7 @@ from phasegate.evidence.transcript import (
     ToolCall,
     ToolResult,
     Transcript,
+    TurnUsage,
     Usage,
     UserText,
 )
@@ -93,6 +94,9 @@ def _assistant_entries(message: Mapping[str, Any]) -> list[Entry]:
         body.get("model") == SYNTHETIC_MODEL or message.get("parent_tool_use_id") is not None
     )
     entries: list[Entry] = []
+    if isinstance(body.get("usage"), Mapping) and not not_model_output:
+        message_id = _str_or_none(body.get("id"))
+        entries.append(TurnUsage(message_id=message_id, usage=_usage(body["usage"], None)))
     for block in _blocks(body.get("content")):
         block_type = block.get("type")
         if block_type == "text" and isinstance(block.get("text"), str):
@@ -132,7 +136,6 @@ def _user_entries(message: Mapping[str, Any]) -> list[Entry]:
 
 def _run_result(message: Mapping[str, Any]) -> RunResult:
     raw_usage = message.get("usage")
-    usage = raw_usage if isinstance(raw_usage, Mapping) else {}
     return RunResult(
         is_error=message.get("is_error") is True,
         subtype=_str_or_none(message.get("subtype")),
@@ -140,14 +143,20 @@ def _run_result(message: Mapping[str, Any]) -> RunResult:
         terminal_reason=_str_or_none(message.get("terminal_reason")),
         num_turns=_int_or_none(message.get("num_turns")),
         duration_ms=_int_or_none(message.get("duration_ms")),
-        usage=Usage(
-            input_tokens=_int_or_none(usage.get("input_tokens")) or 0,
-            output_tokens=_int_or_none(usage.get("output_tokens")) or 0,
-            cache_creation_input_tokens=_int_or_none(usage.get("cache_creation_input_tokens")) or 0,
-            cache_read_input_tokens=_int_or_none(usage.get("cache_read_input_tokens")) or 0,
-            cost_usd=_cost_or_none(message.get("total_cost_usd")),
+        usage=_usage(
+            raw_usage if isinstance(raw_usage, Mapping) else {}, message.get("total_cost_usd")
         ),
         text=_str_or_none(message.get("result")),
+    )
+
+
+def _usage(usage: Mapping[str, Any], cost: object) -> Usage:
+    return Usage(
+        input_tokens=_int_or_none(usage.get("input_tokens")) or 0,
+        output_tokens=_int_or_none(usage.get("output_tokens")) or 0,
+        cache_creation_input_tokens=_int_or_none(usage.get("cache_creation_input_tokens")) or 0,
+        cache_read_input_tokens=_int_or_none(usage.get("cache_read_input_tokens")) or 0,
+        cost_usd=_cost_or_none(cost),
     )
 
 

@@ -113,8 +113,23 @@ class RunResult(_Entry):
     text: str | None = None
 
 
+class TurnUsage(_Entry):
+    """Tokens one model response used (one API message; its blocks share ``message_id``)."""
+
+    kind: Literal["usage"] = "usage"
+    message_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
 Entry = Annotated[
-    SessionStart | UserText | AssistantText | ToolCall | ToolResult | Notice | RunResult,
+    SessionStart
+    | UserText
+    | AssistantText
+    | ToolCall
+    | ToolResult
+    | Notice
+    | TurnUsage
+    | RunResult,
     Field(discriminator="kind"),
 ]
 """Any transcript entry; ``kind`` tells which."""
@@ -143,6 +158,17 @@ class Transcript(BaseModel):
     def results_by_call(self) -> dict[str, ToolResult]:
         """Each tool call id mapped to its result (the last one, if repeated)."""
         return {e.tool_use_id: e for e in self.entries if isinstance(e, ToolResult)}
+
+    def turn_usage(self, start: int = 0, end: int | None = None) -> Usage:
+        """Tokens of the model responses in entries ``[start, end)``, each message once."""
+        total, seen = Usage(), set()
+        for entry in self.entries[start:end]:
+            if isinstance(entry, TurnUsage) and (
+                entry.message_id is None or entry.message_id not in seen
+            ):
+                seen.add(entry.message_id)
+                total = total + entry.usage
+        return total
 
     def usage(self) -> Usage:
         """Tokens and cost summed over every :class:`RunResult`."""

@@ -239,6 +239,9 @@ class _ClaudeSession:
 
 
 def _api_failure(result: RunResult) -> AgentError:
+    if result.subtype == "error_max_budget_usd" or result.terminal_reason == "budget_exhausted":
+        spent = f"${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else "it"
+        return AgentError(f"the run's cost cap was reached ({spent} spent; --max-cost)")
     status = result.api_error_status
     if status is None and result.terminal_reason != "api_error":
         detail = result.text or result.subtype or "unknown error"

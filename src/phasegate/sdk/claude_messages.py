@@ -36,7 +36,9 @@ def sdk_message_as_json(message: object) -> dict[str, Any] | None:
             "type": "assistant",
             "parent_tool_use_id": getattr(message, "parent_tool_use_id", None),
             "message": {
+                "id": getattr(message, "message_id", None),
                 "model": getattr(message, "model", None),
+                "usage": getattr(message, "usage", None),
                 "content": [_block(b) for b in getattr(message, "content", [])],
             },
         }

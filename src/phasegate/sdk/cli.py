@@ -94,6 +94,9 @@ def run(
     cli_path: Annotated[
         Path | None, typer.Option(help="Claude Code CLI to run instead of the bundled one.")
     ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
+    ] = None,
     retries: Annotated[
         int, typer.Option(min=0, help="Session restarts after a transient failure (API, crash).")
     ] = 2,
@@ -119,7 +122,9 @@ def run(
     else:
         from phasegate.sdk.claude_agent import ClaudeAgent
 
-        chosen = ClaudeAgent(model=model, timeout=timeout, cli_path=cli_path)
+        chosen = ClaudeAgent(
+            model=model, timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost
+        )
     runner = Runner(
         chosen,
         mode=mode.value,

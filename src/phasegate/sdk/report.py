@@ -37,6 +37,11 @@ class PhaseReport(BaseModel):
     tools: dict[str, int] = Field(description="Successful calls per tool name in this phase.")
     tool_errors: int
     files_changed: list[str]
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens of the model responses in this phase; cost is the run's cost "
+        "shared out by tokens (the API reports cost per run, not per response).",
+    )
     issues: list[Issue]
 
 

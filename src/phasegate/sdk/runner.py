@@ -24,6 +24,7 @@ from phasegate.evidence.transcript import (
     ToolCall,
     ToolResult,
     Transcript,
+    Usage,
     UserText,
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
@@ -185,6 +186,7 @@ class _Session:
         transcript = Transcript(entries=tuple(self.entries))
         statuses = _statuses(judgment, failed=error is not None)
         windows = phase_windows(self.task, transcript, markers=self.runner.mode != "unstructured")
+        usage = transcript.usage()
         phases = []
         for phase, window in zip(judgment.phases, windows, strict=True):
             status = statuses[phase.index]
@@ -198,6 +200,9 @@ class _Session:
                 tools=phase.tools,
                 tool_errors=phase.tool_errors,
                 files_changed=list(phase.files_changed),
+                usage=_share_cost(
+                    transcript.turn_usage(window.start, window.end), usage, transcript
+                ),
                 issues=list(phase.issues),
             )
             phases.append(report)
@@ -211,7 +216,6 @@ class _Session:
                 issues=[i.code.value for i in phase.issues],
             )
         verdict = "error" if error is not None else "accepted" if judgment.accepted else "rejected"
-        usage = transcript.usage()
         duration_ms = int((time.monotonic() - self.started) * 1000)
         self._emit(
             "run.completed",
@@ -319,6 +323,16 @@ class _Session:
             self.runner.on_event(
                 RunEvent(event, self.run_id, self.task.name, self.runner.mode, dict(fields))
             )
+
+
+def _share_cost(phase: Usage, run: Usage, transcript: Transcript) -> Usage:
+    """``phase``'s tokens with its share of the run's cost, by tokens used."""
+    all_turns = transcript.turn_usage()
+    tokens = all_turns.input_tokens + all_turns.output_tokens
+    if run.cost_usd is None or tokens == 0:
+        return phase
+    share = (phase.input_tokens + phase.output_tokens) / tokens
+    return phase.model_copy(update={"cost_usd": round(run.cost_usd * share, 6)})
 
 
 def _statuses(judgment: Judgment, *, failed: bool) -> dict[int, PhaseStatus]:
