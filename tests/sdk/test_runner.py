@@ -9,7 +9,7 @@ import pytest
 
 from phasegate import RunEvent, Runner, RunReport, Task, UsageError
 from phasegate.evidence.transcript import UserText
-from phasegate.sdk.retry import NO_RETRIES
+from phasegate.sdk.retry import NO_RETRIES, RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
 
@@ -265,6 +265,19 @@ def test_retries_are_bounded_and_then_the_run_is_an_error(run_script: RunScript)
     report = run_script([failure, {"when": "user", **failure}, {"when": "user", **failure}])
     assert report.verdict == "error" and report.retries == 2
     assert report.error is not None and "500" in report.error
+
+
+def test_the_run_timeout_covers_retries_and_ends_in_an_error(
+    task: Task, project: Path, events: list[RunEvent]
+) -> None:
+    """Retries never stretch a run past its timeout: the deadline is for the whole run."""
+    failure = {"error": {"status": 503}}
+    script = Script.model_validate({"replies": [failure] + [{"when": "user", **failure}] * 5})
+    slow = RetryPolicy(session_retries=5, initial_delay=30.0, max_delay=30.0)
+    runner = Runner(ScriptedAgent(script), retry=slow, timeout=0.5, on_event=events.append)
+    report = runner.run_sync(task, project)
+    assert report.verdict == "error" and report.retries == 1
+    assert report.error == "the run did not finish within 0.5 s (--timeout)"
 
 
 def test_a_missing_work_directory_is_a_usage_error(task: Task, tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def run(
     ] = None,
     model: Annotated[str | None, typer.Option(help="Claude model name (claude agent).")] = None,
     timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the whole agent session may take.")
+        float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
     ] = 1800.0,
     cli_path: Annotated[
         Path | None, typer.Option(help="Claude Code CLI to run instead of the bundled one.")
@@ -131,7 +131,8 @@ def run(
         max_attempts=max_attempts,
         prompts_dir=prompts_dir,
         on_event=None if quiet else _print_progress,
-        retry=RetryPolicy(session_retries=retries),
+        retry=RetryPolicy(session_retries=retries, max_total=timeout),
+        timeout=timeout,
     )
     report = runner.run_sync(task, workdir)
     if json_output:

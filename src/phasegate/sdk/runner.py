@@ -20,6 +20,7 @@ from phasegate.errors import RunError, UsageError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
+    RunResult,
     SessionStart,
     ToolCall,
     ToolResult,
@@ -50,7 +51,9 @@ class Runner:
     ``mode``: ``gate`` (default) judges at every stop and sends feedback until every phase is
     accepted or ``max_attempts`` gate checks are spent; ``single-query`` judges once at the
     end; ``unstructured`` sends the task without phase scaffolding and judges once, without
-    the marker rules (the A/B baseline). ``on_event`` receives every :class:`RunEvent`.
+    the marker rules (the A/B baseline). ``on_event`` receives every :class:`RunEvent`;
+    ``retry`` bounds restarts after transient failures; ``timeout`` (seconds) bounds the whole
+    run, retries included.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class Runner:
         prompts_dir: str | Path | None = None,
         on_event: EventSink | None = None,
         retry: RetryPolicy | None = None,
+        timeout: float | None = None,
     ) -> None:
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
@@ -73,6 +77,7 @@ class Runner:
         self.templates = PromptTemplates(prompts_dir)
         self.on_event = on_event
         self.retry = retry or RetryPolicy()
+        self.timeout = timeout
 
     def prompt_for(self, task: Task) -> str:
         """The first prompt this runner sends for ``task`` in its mode."""
@@ -168,11 +173,14 @@ class _Session:
         self.request = AgentRequest(prompt=prompt, workdir=self.workdir)
         error: str | None = None
         try:
-            async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
-                with attempt:
-                    await self.runner.agent.run(self.request, self)
+            async with asyncio.timeout(self.runner.timeout):
+                async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
+                    with attempt:
+                        await self.runner.agent.run(self.request, self)
         except RunError as exc:
             error = str(exc)
+        except TimeoutError:
+            error = f"the run did not finish within {self.runner.timeout:g} s (--timeout)"
         if error is not None or self.gate.last is None:
             # The agent failed, or ended without asking to stop: judge what there is.
             self.timeline.record(len(self.entries), self.workspace.snapshot())
@@ -242,6 +250,7 @@ class _Session:
             files_claimed=list(judgment.files_claimed),
             usage=usage,
             duration_ms=duration_ms,
+            turns=sum(e.num_turns or 0 for e in self.entries if isinstance(e, RunResult)),
             retries=self.session_retries,
             api_retries=self.api_retries,
             error=error,

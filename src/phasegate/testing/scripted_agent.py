@@ -8,7 +8,6 @@ directory are denied, as Claude Code denies them in ``acceptEdits`` mode.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -119,7 +118,7 @@ def _read(workdir: Path, arguments: dict[str, Any]) -> str:
     return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, 1))
 
 
-def _replace(text: str, old: object, new: object, replace_all: bool, path: Path) -> str:
+def _replace(text: str, old: object, new: object, replace_all: bool) -> str:
     if not isinstance(old, str) or not isinstance(new, str):
         raise _ToolError("old_string and new_string must be strings")
     if old == new:
@@ -151,7 +150,6 @@ def _edit(workdir: Path, arguments: dict[str, Any]) -> str:
         arguments.get("old_string"),
         arguments.get("new_string"),
         arguments.get("replace_all") is True,
-        path,
     )
     path.write_text(text, encoding="utf-8")
     return f"The file {path} has been updated."
@@ -171,7 +169,6 @@ def _multi_edit(workdir: Path, arguments: dict[str, Any]) -> str:
             edit.get("old_string"),
             edit.get("new_string"),
             edit.get("replace_all") is True,
-            path,
         )
     path.write_text(text, encoding="utf-8")
     return f"Applied {len(edits)} edits to {path}."
@@ -194,8 +191,3 @@ _TOOLS: dict[str, Callable[[Path, dict[str, Any]], str]] = {
     "MultiEdit": _multi_edit,
     "Write": _write,
 }
-
-
-def describe_tools() -> str:
-    """The tools the scripted agent can run, for error messages and docs."""
-    return json.dumps(sorted(_TOOLS))
