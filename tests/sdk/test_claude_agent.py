@@ -59,26 +59,31 @@ def test_a_persistent_500_ends_in_verdict_error_after_bounded_retries(
     assert len(server.main_requests()) == 2  # one per session, nothing more
 
 
-def test_a_hanging_model_ends_in_a_timeout_error(
-    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+@pytest.mark.parametrize(
+    ("session_timeout", "request_timeout", "run_timeout", "expected"),
+    [
+        pytest.param(3, 60, None, "within 3 s (--timeout)", id="the session's own timeout"),
+        pytest.param(60, 1, None, "no answer", id="the CLI's per-request timeout"),
+        pytest.param(60, 60, 3, "run did not finish within 3 s", id="the run's deadline"),
+    ],
+)
+def test_a_hanging_model_ends_in_an_error_at_the_first_timeout_that_fires(
+    task: Task,
+    project: Path,
+    scripted_model_server: ScriptedServerFactory,
+    session_timeout: float,
+    request_timeout: float,
+    run_timeout: float | None,
+    expected: str,
 ) -> None:
-    """A model that never answers: the run ends at --timeout with a clear message."""
+    """A model that never answers: whichever bound fires first ends the run, with its reason."""
     server = scripted_model_server(_script([{"hang": True}]))
-    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=60, timeout=3)
-    report = Runner(agent, retry=NO_RETRIES).run_sync(task, project)
+    agent = ClaudeAgent(
+        env=server.env(), api_retries=0, request_timeout=request_timeout, timeout=session_timeout
+    )
+    report = Runner(agent, retry=NO_RETRIES, timeout=run_timeout).run_sync(task, project)
     assert report.verdict == "error"
-    assert report.error is not None and "within 3 s (--timeout)" in report.error
-
-
-def test_a_request_timeout_is_a_transient_failure_reported_as_no_answer(
-    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
-) -> None:
-    """The CLI's per-request timeout (API_TIMEOUT_MS) fires before the run's: no answer."""
-    server = scripted_model_server(_script([{"hang": True}]))
-    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=1, timeout=60)
-    report = Runner(agent, retry=NO_RETRIES).run_sync(task, project)
-    assert report.verdict == "error"
-    assert report.error is not None and "no answer" in report.error
+    assert report.error is not None and expected in report.error
 
 
 def test_a_cost_cap_stops_the_run_as_an_error_that_names_the_cap(

@@ -20,12 +20,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from phasegate.errors import AgentError, UsageError
-from phasegate.evidence.stream_json import SYNTHETIC_MODEL
+from phasegate.evidence.stream_json import SYNTHETIC_MODEL, entries_from_message
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
@@ -35,7 +35,7 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.sdk.agent import AgentObserver, AgentRequest
-from phasegate.sdk.claude_messages import entries_from_sdk_message, sdk_message_as_json
+from phasegate.sdk.claude_messages import sdk_message_as_json
 
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _CREDENTIAL_VARS = (
@@ -147,19 +147,22 @@ class _ClaudeSession:
             stderr=self.stderr.append,
             hooks={
                 "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
-                "PostToolUse": [sdk.HookMatcher(hooks=[self._on_tool_done])],
-                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._on_tool_failed])],
+                "PostToolUse": [sdk.HookMatcher(hooks=[self._tool_outcome_hook(ok=True)])],
+                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._tool_outcome_hook(ok=False)])],
             },
         )
         result: RunResult | None = None
         try:
             async for message in sdk.query(prompt=self.request.prompt, options=options):
-                self._retry_notice(message)
-                if type(message).__name__ == "AssistantMessage":
-                    self.api_failed = getattr(message, "error", None) is not None or (
-                        getattr(message, "model", None) == SYNTHETIC_MODEL
+                raw = sdk_message_as_json(message)
+                if raw is None:
+                    continue
+                self._retry_notice(raw)
+                if raw["type"] == "assistant":
+                    self.api_failed = raw.get("error") is not None or (
+                        raw["message"].get("model") == SYNTHETIC_MODEL
                     )
-                for entry in entries_from_sdk_message(message):
+                for entry in entries_from_message(raw):
                     result = entry if isinstance(entry, RunResult) else result
                     self._record(entry)
         except sdk.CLINotFoundError as exc:
@@ -197,17 +200,14 @@ class _ClaudeSession:
         feedback = await self.observer.on_stop()
         return {"decision": "block", "reason": feedback} if feedback is not None else {}
 
-    async def _on_tool_done(
-        self, hook_input: Any, tool_use_id: str | None, context: Any
-    ) -> dict[str, Any]:
-        self.hook_outcomes[str(hook_input.get("tool_use_id", tool_use_id))] = True
-        return {}
+    def _tool_outcome_hook(self, *, ok: bool) -> Callable[..., Awaitable[dict[str, Any]]]:
+        """A PostToolUse(Failure) hook recording the CLI's own verdict on a tool call."""
 
-    async def _on_tool_failed(
-        self, hook_input: Any, tool_use_id: str | None, context: Any
-    ) -> dict[str, Any]:
-        self.hook_outcomes[str(hook_input.get("tool_use_id", tool_use_id))] = False
-        return {}
+        async def record(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+            self.hook_outcomes[str(hook_input.get("tool_use_id", tool_use_id))] = ok
+            return {}
+
+        return record
 
     async def _catch_up(self, last_message: object) -> None:
         """Let the message loop record what the CLI sent before it asked to stop.
@@ -224,9 +224,8 @@ class _ClaudeSession:
                 return
             await asyncio.sleep(0.01)
 
-    def _retry_notice(self, message: object) -> None:
-        raw = sdk_message_as_json(message)
-        if raw is not None and raw.get("type") == "system" and raw.get("subtype") == "api_retry":
+    def _retry_notice(self, raw: dict[str, Any]) -> None:
+        if raw["type"] == "system" and raw.get("subtype") == "api_retry":
             self.observer.on_retry(
                 attempt=int(raw.get("attempt") or 0),
                 reason=f"API error {raw.get('error_status') or raw.get('error') or 'unknown'}",

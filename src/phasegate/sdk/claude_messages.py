@@ -1,24 +1,15 @@
-"""claude-agent-sdk message objects → transcript entries.
+"""claude-agent-sdk message objects → the stream-json shape transcripts are built from.
 
 The SDK parses Claude Code's stream-json lines into dataclasses; this module turns them
-back into the raw JSON shape and hands them to
-:func:`phasegate.evidence.stream_json.entries_from_message`, so a live run and a saved
-transcript are normalized by the same code. It reads attributes only and never imports
+back into the raw JSON shape, which
+:func:`phasegate.evidence.stream_json.entries_from_message` normalizes, so a live run and a
+saved transcript go through the same code. It reads attributes only and never imports
 claude_agent_sdk itself.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from phasegate.evidence.stream_json import entries_from_message
-from phasegate.evidence.transcript import Entry
-
-
-def entries_from_sdk_message(message: object) -> list[Entry]:
-    """The transcript entries one SDK message contributes (``[]`` for anything else)."""
-    raw = sdk_message_as_json(message)
-    return entries_from_message(raw) if raw is not None else []
 
 
 def sdk_message_as_json(message: object) -> dict[str, Any] | None:
@@ -34,6 +25,7 @@ def sdk_message_as_json(message: object) -> dict[str, Any] | None:
     if kind == "AssistantMessage":
         return {
             "type": "assistant",
+            "error": getattr(message, "error", None),
             "parent_tool_use_id": getattr(message, "parent_tool_use_id", None),
             "message": {
                 "id": getattr(message, "message_id", None),

@@ -51,9 +51,10 @@ def run_demo(
     echo("'PHASE 1 COMPLETE: Files have been edited' and a JSON summary, and edits nothing")
     echo("unless somebody pushes back.\n")
     single = _run(example, task, "single-query", progress, agent)
-    _account(echo, "1) single-query: one prompt, judged once at the end", single)
+    _account(echo, "1) single-query: one prompt, judged once at the end", single, task)
     gated = _run(example, task, "gate", progress, agent)
-    _account(echo, "2) gate: judged each time the model stops, with structured feedback", gated)
+    title = "2) gate: judged each time the model stops, with structured feedback"
+    _account(echo, title, gated, task)
     as_expected = single.verdict == "rejected" and gated.verdict == "accepted"
     echo("A marker is a claim, not evidence: the gate accepted the JSON only once the edit")
     echo("was really on disk.")
@@ -76,11 +77,11 @@ def _run(
             return Runner(claude, mode=mode, on_event=progress).run_sync(task, work)
 
 
-def _account(echo: Callable[[str], object], title: str, report: RunReport) -> None:
+def _account(echo: Callable[[str], object], title: str, report: RunReport, task: Task) -> None:
     echo(title)
     for phase in report.phases:
-        if phase.name == report.phases[-1].name and report.files_claimed:
-            claim = f"JSON says changed: {', '.join(report.files_claimed)}"
+        if task.phases[phase.index - 1].is_output:
+            claim = f"JSON says changed: {', '.join(report.files_claimed) or 'nothing'}"
             echo(f"   phase {phase.index} {phase.name:<8} {claim}")
             continue
         claimed = "marker printed" if phase.marker_seen else "no marker"

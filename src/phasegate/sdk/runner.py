@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,7 +30,6 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
-from phasegate.phases.markers import find_markers
 from phasegate.phases.model import Task
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
@@ -40,7 +40,7 @@ from phasegate.sdk.report import Mode, PhaseReport, PhaseStatus, RunReport
 from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
 from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.judge import Judgment
-from phasegate.validators.windows import phase_windows
+from phasegate.validators.windows import work_markers
 
 MODES: tuple[Mode, ...] = ("gate", "single-query", "unstructured")
 
@@ -193,10 +193,10 @@ class _Session:
     def _report(self, judgment: Judgment, error: str | None) -> RunReport:
         transcript = Transcript(entries=tuple(self.entries))
         statuses = _statuses(judgment, failed=error is not None)
-        windows = phase_windows(self.task, transcript, markers=self.runner.mode != "unstructured")
         usage = transcript.usage()
+        cost_share = _cost_share(usage, transcript)
         phases = []
-        for phase, window in zip(judgment.phases, windows, strict=True):
+        for phase in judgment.phases:
             status = statuses[phase.index]
             report = PhaseReport(
                 index=phase.index,
@@ -204,13 +204,11 @@ class _Session:
                 status=status,
                 attempts=0 if status == "not_reached" else self.gate.phase_attempts(phase.index),
                 marker_seen=phase.marker_seen,
-                duration_ms=self._elapsed_ms(window.start, window.end),
+                duration_ms=self._elapsed_ms(phase.start, phase.end),
                 tools=phase.tools,
                 tool_errors=phase.tool_errors,
                 files_changed=list(phase.files_changed),
-                usage=_share_cost(
-                    transcript.turn_usage(window.start, window.end), usage, transcript
-                ),
+                usage=cost_share(transcript.turn_usage(phase.start, phase.end)),
                 issues=list(phase.issues),
             )
             phases.append(report)
@@ -300,8 +298,7 @@ class _Session:
         )
 
     def _markers(self, entry: AssistantText) -> None:
-        work = {self.task.index_of(p) for p in self.task.work_phases}
-        found = [m for m in find_markers(entry.text) if m.index in work]
+        found = work_markers(self.task, entry.text)
         if not found:
             return
         self.timeline.record(len(self.entries), self.workspace.snapshot())
@@ -334,14 +331,19 @@ class _Session:
             )
 
 
-def _share_cost(phase: Usage, run: Usage, transcript: Transcript) -> Usage:
-    """``phase``'s tokens with its share of the run's cost, by tokens used."""
+def _cost_share(run: Usage, transcript: Transcript) -> Callable[[Usage], Usage]:
+    """A function giving a phase's tokens their share of the run's cost, by tokens used."""
     all_turns = transcript.turn_usage()
     tokens = all_turns.input_tokens + all_turns.output_tokens
-    if run.cost_usd is None or tokens == 0:
-        return phase
-    share = (phase.input_tokens + phase.output_tokens) / tokens
-    return phase.model_copy(update={"cost_usd": round(run.cost_usd * share, 6)})
+    cost = run.cost_usd
+
+    def share(phase: Usage) -> Usage:
+        if cost is None or tokens == 0:
+            return phase
+        part = (phase.input_tokens + phase.output_tokens) / tokens
+        return phase.model_copy(update={"cost_usd": round(cost * part, 6)})
+
+    return share
 
 
 def _statuses(judgment: Judgment, *, failed: bool) -> dict[int, PhaseStatus]:

@@ -14,14 +14,13 @@ from typing import Any
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.phases.model import Task
-from phasegate.validators.issues import Issue
+from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.output import (
     check_claims,
     check_json_present,
     check_placeholders,
     check_schema,
     claimed_files,
-    json_candidates,
 )
 from phasegate.validators.paths import check_paths_inside
 from phasegate.validators.tools import CallRecord, tool_calls
@@ -41,6 +40,9 @@ class PhaseJudgment:
 
     index: int
     name: str
+    start: int
+    end: int
+    """The phase's window: transcript entries ``[start, end)``."""
     issues: tuple[Issue, ...]
     reached: bool
     """Whether the agent showed any sign of doing this phase (a marker, a tool call, JSON)."""
@@ -107,7 +109,8 @@ def judge(
             issues += json_issues
             if output_value is not None:
                 issues += _output_rules(window, output_value, changed, workdir)
-            reached = bool(json_candidates(transcript, 0, len(transcript)))
+            # json_missing means no JSON anywhere; any other outcome means some was printed.
+            reached = not any(i.code is IssueCode.JSON_MISSING for i in json_issues)
         else:
             if markers:
                 issues += check_marker(window)
@@ -153,6 +156,8 @@ def _phase_judgment(
     return PhaseJudgment(
         index=window.index,
         name=window.phase.name,
+        start=window.start,
+        end=window.end,
         issues=tuple(issues),
         reached=reached,
         marker_seen=window.marker_at is not None,

@@ -160,7 +160,7 @@ def check_claims(
     claimed_raw = value.get(field)
     if not isinstance(claimed_raw, list) or not all(isinstance(p, str) for p in claimed_raw):
         return []  # the schema rule reports a wrong type; nothing to reconcile
-    claimed = {relative_to_workdir(p, workdir) or p for p in claimed_raw}
+    claimed = set(claimed_files(field, value, workdir))
     actual = set(changed)
     issues = [
         Issue.of(

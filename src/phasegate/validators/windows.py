@@ -38,13 +38,18 @@ class PhaseWindow:
         return isinstance(position, int) and self.start <= position < self.end
 
 
+def work_markers(task: Task, text: str) -> list[MarkerMatch]:
+    """The markers in one block of assistant text that name a work phase of ``task``."""
+    work = {task.index_of(phase) for phase in task.work_phases}
+    return [marker for marker in find_markers(text) if marker.index in work]
+
+
 def find_marker_entries(task: Task, transcript: Transcript) -> list[tuple[int, MarkerMatch]]:
     """(entry index, marker) for every marker of a work phase, in transcript order."""
-    work = {task.index_of(phase) for phase in task.work_phases}
     found: list[tuple[int, MarkerMatch]] = []
     for position, entry in enumerate(transcript.entries):
         if isinstance(entry, AssistantText):
-            found.extend((position, m) for m in find_markers(entry.text) if m.index in work)
+            found.extend((position, marker) for marker in work_markers(task, entry.text))
     return found
 
 
