@@ -98,8 +98,36 @@ def test_the_action_points_at_the_first_failing_phase_and_what_follows(fix_task:
     action = FeedbackPrompt.build(fix_task, issues, attempts_left=2).data["action"]
 
     assert action.startswith("Continue with phase 1 (edit)")
-    assert f"then print '{MARKER_1}'" in action
-    assert action.endswith("then print the JSON of phase 2 (summary).")
+    assert f"then call phase_complete(phase=1, note=...) (or print '{MARKER_1}')" in action
+    assert action.endswith(
+        "then give the answer of phase 2 (summary): call submit_summary(summary=...) with the "
+        "object or print the object in a ```json block."
+    )
+
+
+@pytest.mark.parametrize(
+    ("completion", "complete", "answer"),
+    [
+        ("marker", f"then print '{MARKER_1}'", "print the object in a ```json block."),
+        (
+            "tool",
+            "then call phase_complete(phase=1, note=...);",
+            "call submit_summary(summary=...) with the object.",
+        ),
+    ],
+)
+def test_the_action_names_only_the_completion_way_the_task_counts(
+    fix_task: Task, completion: str, complete: str, answer: str
+) -> None:
+    """In marker mode the action never mentions the tools; in tool mode never the marker."""
+    task = fix_task.model_copy(update={"completion": completion})
+
+    action = next_action(task, [marker_missing()])
+
+    assert complete in action
+    assert action.endswith(answer)
+    assert ("phase_complete" in action) == (completion == "tool")
+    assert ("PHASE 1 COMPLETE" in action) == (completion == "marker")
 
 
 def test_a_failing_middle_phase_lists_the_later_work_phases(three_phase_task: Task) -> None:
@@ -107,7 +135,7 @@ def test_a_failing_middle_phase_lists_the_later_work_phases(three_phase_task: Ta
     action = next_action(three_phase_task, [marker_missing(2)])
 
     assert action.startswith("Continue with phase 2 (verify)")
-    assert f"then print '{marker_line(2, 'Tests pass')}'" in action
+    assert f"(or print '{marker_line(2, 'Tests pass')}')" in action
     assert "phase 1" not in action
 
 
@@ -117,16 +145,17 @@ def test_the_action_for_an_earlier_phase_lists_the_later_work_phases(
     """From phase 1: after its marker, phase 2 in order with its marker, then the JSON."""
     action = next_action(three_phase_task, [marker_missing(1)])
 
-    assert "then do phase(s) 2 (verify) in order, each with its marker" in action
-    assert action.endswith("then print the JSON of phase 3 (summary).")
+    assert "then do phase(s) 2 (verify) in order, completing each the same way" in action
+    assert "then give the answer of phase 3 (summary)" in action
 
 
 def test_when_only_the_json_fails_the_action_asks_for_corrected_json(fix_task: Task) -> None:
     """Output-phase issues alone: print a corrected object, nothing after it."""
     action = FeedbackPrompt.build(fix_task, schema_issues(fix_task), attempts_left=1).data["action"]
 
-    assert action.startswith("Print a corrected JSON object for phase 2 (summary)")
+    assert action.startswith("Give a corrected answer for phase 2 (summary)")
     assert "```json" in action
+    assert "submit_summary" in action
 
 
 def test_issues_without_a_phase_still_get_a_forward_action(fix_task: Task) -> None:

@@ -62,12 +62,41 @@ def test_each_work_phase_marker_is_printed_exactly_as_a_line_of_its_own(
 
 
 def test_the_ordering_rule_is_stated(fix_task: Task) -> None:
-    """The prompt says phases go strictly in order, each starting after the previous marker."""
+    """The prompt says phases go strictly in order, each starting after the previous one."""
     prompt = phased_prompt(fix_task)
 
     assert "You MUST complete this task in 2 phases, strictly in order." in prompt
-    assert "Phase N+1 starts only\nafter you have printed phase N's completion marker." in prompt
-    assert "print that phase's marker again" in prompt
+    assert "Phase N+1 starts only\nafter phase N is marked complete." in prompt
+    assert "mark that phase complete again when you finish it" in prompt
+
+
+@pytest.mark.parametrize(
+    ("completion", "says_marker", "says_tools"),
+    [("marker", True, False), ("tool", False, True), ("either", True, True)],
+)
+def test_the_prompt_offers_the_completion_ways_the_task_counts(
+    fix_task: Task, completion: str, says_marker: bool, says_tools: bool
+) -> None:
+    """Marker mode shows only the marker line; tool mode only the tools; either shows both."""
+    prompt = phased_prompt(fix_task.model_copy(update={"completion": completion}))
+
+    assert (marker_line(1, "Files have been edited") in prompt.splitlines()) == says_marker
+    assert ("call the `phase_complete` tool with phase=1" in prompt) == says_tools
+    assert (
+        "calling the `submit_summary` tool" in prompt or "call the `submit_summary` tool" in prompt
+    ) == says_tools
+    assert ("```json fenced block" in prompt) == says_marker
+
+
+def test_a_structured_output_phase_asks_for_the_structured_output_tool(fix_task: Task) -> None:
+    """With structured_output the answer goes through StructuredOutput, not text or tools."""
+    output = fix_task.phases[1].model_copy(update={"structured_output": True})
+    task = fix_task.model_copy(update={"phases": (fix_task.phases[0], output)})
+
+    prompt = phased_prompt(task)
+
+    assert "through the `StructuredOutput` tool" in prompt
+    assert "submit_summary" not in prompt
 
 
 def test_the_schema_and_the_json_rule_come_after_the_last_marker(three_phase_task: Task) -> None:
@@ -77,7 +106,9 @@ def test_the_schema_and_the_json_rule_come_after_the_last_marker(three_phase_tas
     last_marker = position(prompt, "PHASE 2 COMPLETE: Tests pass")
 
     assert position(prompt, json.dumps(schema, indent=2)) > last_marker
-    rule = "- Print JSON only in phase 3, after the marker of phase 2; never earlier."
+    rule = (
+        "- Give the JSON answer only in phase 3, after phase 2 is marked complete; never earlier."
+    )
     assert position(prompt, rule) > last_marker
     assert position(prompt, "```json") > last_marker
 
@@ -105,7 +136,7 @@ def test_a_task_of_work_phases_only_has_no_json_in_its_prompt() -> None:
     prompt = phased_prompt(task)
 
     assert "```json" not in prompt
-    assert "Print JSON only" not in prompt
+    assert "Give the JSON answer only" not in prompt
     assert marker_line(1, "done") in prompt.splitlines()
 
 
@@ -120,7 +151,7 @@ def test_an_output_only_task_does_not_mention_a_phase_zero() -> None:
 
     assert "## PHASE 1: ANSWER\n" in prompt
     assert "PHASE 0" not in prompt
-    assert "Print JSON only" not in prompt
+    assert "Give the JSON answer only" not in prompt
 
 
 def test_the_unstructured_prompt_asks_for_the_same_work_without_phases(

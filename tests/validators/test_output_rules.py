@@ -10,10 +10,10 @@ import pytest
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript, UserText
 from phasegate.phases.model import Task
+from phasegate.validators.answer import answer_value, check_answer_present
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.output import (
     check_claims,
-    check_json_present,
     check_placeholders,
     check_schema,
     claimed_files,
@@ -38,7 +38,10 @@ def output_json(
 ) -> tuple[dict[str, Any] | None, list[Issue]]:
     """The output phase's JSON and JSON issues for ``transcript``."""
     window = phase_windows(task, transcript, markers=markers)[-1]
-    return check_json_present(window, transcript, markers=markers)
+    answer, issues = check_answer_present(
+        window, transcript, markers=markers, completion=task.completion
+    )
+    return answer_value(answer), issues
 
 
 def codes(issues: list[Issue]) -> list[IssueCode]:

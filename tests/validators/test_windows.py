@@ -19,10 +19,9 @@ from phasegate.evidence.transcript import (
     Transcript,
     UserText,
 )
-from phasegate.phases.markers import MarkerMatch
 from phasegate.phases.model import Phase, Task
 from phasegate.prompts.phased import phased_prompt
-from phasegate.validators.windows import PhaseWindow, phase_windows
+from phasegate.validators.windows import CompletionClaim, PhaseWindow, phase_windows
 
 MARKER_1 = "PHASE 1 COMPLETE: Files have been edited"
 MARKER_2 = "PHASE 2 COMPLETE: Tests pass"
@@ -50,7 +49,9 @@ def test_an_assistant_marker_closes_its_phase_at_the_marker(
     windows = phase_windows(fix_task, transcript)
 
     assert spans(windows) == [(0, 4, 3), (4, 5, None)]
-    assert windows[0].marker == MarkerMatch(index=1, text="Files have been edited", line=0)
+    assert windows[0].marker == CompletionClaim(
+        position=3, index=1, line=0, source="marker", text="Files have been edited"
+    )
     assert windows[1].head == (3, 0)
     assert 3 in windows[0]
     assert 4 not in windows[0]
@@ -162,7 +163,9 @@ def test_two_markers_in_one_text_block_close_both_phases(
     windows = phase_windows(three_phase_task, transcript)
 
     assert spans(windows) == [(0, 2, 1), (2, 2, 1), (2, 2, None)]
-    assert windows[1].marker == MarkerMatch(index=2, text="Tests pass", line=1)
+    assert windows[1].marker is not None
+    assert (windows[1].marker.index, windows[1].marker.line) == (2, 1)
+    assert windows[1].marker.text == "Tests pass"
     assert windows[2].head == (1, 1)
 
 

@@ -109,9 +109,9 @@ def test_an_edit_after_the_marker_is_late_work_for_that_phase(
     assert late == {1: 2}
     assert issue.code is IssueCode.MARKER_BEFORE_WORK
     assert (issue.phase, issue.group) == (1, "invalid")
-    assert issue.provided == "Edit after the marker"
+    assert issue.provided == "Edit after the completion"
     assert issue.requirement is not None
-    assert MARKER_1 in issue.requirement
+    assert "then mark phase 1 complete again" in issue.requirement
 
 
 def test_an_edit_in_a_later_phase_that_requires_edits_is_not_late_work(

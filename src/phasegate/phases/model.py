@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from phasegate.phases.completion import Completion
+
 DEFAULT_MARKER_TEXT = "done"
+
+OnReject = Literal["keep", "revert"]
+"""What happens to the work directory when a run is not accepted."""
 
 
 class Phase(BaseModel):
@@ -48,6 +53,11 @@ class Phase(BaseModel):
     claims_files: str | None = Field(
         default=None,
         description="Name of the JSON field that lists the files the agent says it changed.",
+    )
+    structured_output: bool = Field(
+        default=False,
+        description="Also ask the agent runtime for schema-constrained output (Claude Code's "
+        "output_format): the answer may then come as its StructuredOutput call.",
     )
 
     @property
@@ -96,6 +106,8 @@ class Phase(BaseModel):
     def _output_fields_only_on_output_phase(self) -> Phase:
         if self.claims_files is not None and self.output_schema is None:
             raise ValueError("claims_files needs an output_schema (it names a field of the JSON)")
+        if self.structured_output and self.output_schema is None:
+            raise ValueError("structured_output needs an output_schema (the schema to constrain)")
         if self.output_schema is not None and (self.require_tools or self.require_changes):
             raise ValueError(
                 "an output phase only prints JSON: move require_tools/require_changes "
@@ -112,6 +124,14 @@ class Task(BaseModel):
     name: str = Field(min_length=1, description="Task name, used in reports and logs.")
     description: str | None = Field(default=None, description="The goal, in one or two lines.")
     phases: tuple[Phase, ...] = Field(min_length=1, description="The phases, in order.")
+    completion: Completion = Field(
+        default="either",
+        description="How a phase is marked complete: marker line, completion tool, or either.",
+    )
+    on_reject: OnReject = Field(
+        default="keep",
+        description="revert: a run that is not accepted restores the work directory.",
+    )
 
     @field_validator("phases")
     @classmethod

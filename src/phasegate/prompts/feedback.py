@@ -23,6 +23,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from phasegate.phases.completion import (
+    PHASE_COMPLETE,
+    SUBMIT_SUMMARY,
+    counts_markers,
+    counts_tools,
+)
 from phasegate.phases.markers import marker_line
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
@@ -81,18 +87,45 @@ def next_action(task: Task, issues: list[Issue] | tuple[Issue, ...]) -> str:
     index = failing[0]
     if first.is_output:
         return (
-            f"Print a corrected JSON object for phase {index} ({first.name}) that resolves every "
-            "issue above, in a ```json block, and nothing after it."
+            f"Give a corrected answer for phase {index} ({first.name}) that resolves every "
+            f"issue above: {answer_step(task)}, and nothing after it."
         )
     steps = [
         f"Continue with phase {index} ({first.name}): resolve its issues above",
-        f"then print '{marker_line(index, first.marker)}'",
+        f"then {complete_step(task, index)}",
     ]
     later = [p for p in task.phases[index:] if not p.is_output]
     if later:
         names = ", ".join(f"{task.index_of(p)} ({p.name})" for p in later)
-        steps.append(f"then do phase(s) {names} in order, each with its marker")
+        steps.append(f"then do phase(s) {names} in order, completing each the same way")
     if task.output_phase is not None:
         output = task.output_phase
-        steps.append(f"then print the JSON of phase {task.index_of(output)} ({output.name})")
+        steps.append(
+            f"then give the answer of phase {task.index_of(output)} ({output.name}): "
+            f"{answer_step(task)}"
+        )
     return "; ".join(steps) + "."
+
+
+def complete_step(task: Task, index: int) -> str:
+    """How to mark work phase ``index`` complete in the task's completion mode."""
+    line = f"print '{marker_line(index, task.phases[index - 1].marker)}'"
+    call = f"call {PHASE_COMPLETE}(phase={index}, note=...)"
+    if not counts_tools(task.completion):
+        return line
+    if not counts_markers(task.completion):
+        return call
+    return f"{call} (or {line})"
+
+
+def answer_step(task: Task) -> str:
+    """How to give the output phase's JSON in the task's completion mode."""
+    output = task.output_phase
+    ways = []
+    if output is not None and output.structured_output:
+        ways.append("call StructuredOutput with the object")
+    if counts_tools(task.completion):
+        ways.append(f"call {SUBMIT_SUMMARY}(summary=...) with the object")
+    if counts_markers(task.completion):
+        ways.append("print the object in a ```json block")
+    return " or ".join(ways)

@@ -20,8 +20,8 @@ def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
     blocks = [_phase_block(task, phase, templates) for phase in task.phases]
     output = task.output_phase
     output_rule = (
-        f"- Print JSON only in phase {task.index_of(output)}, after the marker of phase "
-        f"{task.index_of(output) - 1}; never earlier."
+        f"- Give the JSON answer only in phase {task.index_of(output)}, after phase "
+        f"{task.index_of(output) - 1} is marked complete; never earlier."
         if output is not None and task.work_phases
         else ""
     )
@@ -68,6 +68,11 @@ def _phase_block(task: Task, phase: Phase, templates: PromptTemplates) -> str:
             after_previous=f" (ONLY AFTER PHASE {index - 1} IS COMPLETE)" if index > 1 else "",
             name_upper=phase.name.upper(),
             instructions=phase.instructions.strip(),
+            how_to_answer=templates.render(
+                "answer_structured.md"
+                if phase.structured_output
+                else f"answer_{task.completion}.md"
+            ).strip(),
             schema=_schema_text(phase),
             claims_rule=(
                 f"\nList in `{phase.claims_files}` every file you changed, as paths relative "
@@ -83,6 +88,11 @@ def _phase_block(task: Task, phase: Phase, templates: PromptTemplates) -> str:
         instructions=phase.instructions.strip(),
         requirements=_requirements(phase),
         marker_line=marker_line(index, phase.marker),
+        how_to_complete=templates.render(
+            f"complete_{task.completion}.md",
+            index=index,
+            marker_line=marker_line(index, phase.marker),
+        ).strip(),
     )
 
 

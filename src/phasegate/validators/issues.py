@@ -17,7 +17,7 @@ IssueGroup = Literal["invalid", "missing", "unknown"]
 
 
 class IssueCode(StrEnum):
-    """Every issue code phasegate reports. See docs/issue-codes.md for the meaning of each."""
+    """Every issue code phasegate reports. The README's issue-code table says what each means."""
 
     MARKER_MISSING = "marker_missing"
     MARKER_BEFORE_WORK = "marker_before_work"
@@ -33,6 +33,8 @@ class IssueCode(StrEnum):
     CHANGED_NOT_CLAIMED = "changed_not_claimed"
     PATH_OUTSIDE_WORKDIR = "path_outside_workdir"
     EXIT_CONDITION_FAILED = "exit_condition_failed"
+    EDIT_NOT_ON_DISK = "edit_not_on_disk"
+    CHANGE_WITHOUT_TOOL = "change_without_tool"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {

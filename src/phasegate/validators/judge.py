@@ -14,15 +14,18 @@ from typing import Any
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.phases.model import Task
+from phasegate.validators.answer import Answer, answer_value, check_answer_present
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.output import (
     check_claims,
-    check_json_present,
     check_placeholders,
+    check_runtime_rejection,
     check_schema,
+    check_wrapped,
     claimed_files,
 )
 from phasegate.validators.paths import check_paths_inside
+from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
 from phasegate.validators.tools import CallRecord, tool_calls
 from phasegate.validators.windows import PhaseWindow, phase_windows
 from phasegate.validators.work import (
@@ -47,10 +50,14 @@ class PhaseJudgment:
     reached: bool
     """Whether the agent showed any sign of doing this phase (a marker, a tool call, JSON)."""
     marker_seen: bool
+    """Whether the phase was claimed complete (a marker line or a ``phase_complete`` call)."""
+    completed_by: str | None
+    """``marker``, ``tool``, ``text``, ``submit_summary``, ``structured_output`` or None."""
     tools: dict[str, int]
     """Successful calls per tool name within the phase."""
     tool_errors: int
     files_changed: tuple[str, ...]
+    reconciliation: FileReconciliation
 
     @property
     def accepted(self) -> bool:
@@ -67,6 +74,8 @@ class Judgment:
     """The output phase's JSON when it parsed (accepted or not)."""
     files_changed: tuple[str, ...]
     files_claimed: tuple[str, ...]
+    reconciliation: FileReconciliation
+    """Tool-reported, on-disk and claimed files over the whole run."""
 
     @property
     def accepted(self) -> bool:
@@ -90,8 +99,9 @@ def judge(
     """Judge every phase of ``task`` on ``transcript`` and the disk changes in ``timeline``.
 
     ``workdir`` is the work directory as the agent saw it (tool paths are resolved against
-    it). ``markers=False`` judges the unstructured baseline: marker and ordering rules are off
-    and every phase is judged on the whole transcript.
+    it). ``markers=False`` judges the unstructured baseline: completion claims and ordering
+    rules are off and every phase is judged on the whole transcript. The task's
+    ``completion`` mode says which claims and answers count.
     """
     windows = phase_windows(task, transcript, markers=markers)
     calls = tool_calls(transcript)
@@ -99,49 +109,75 @@ def judge(
     outside = check_paths_inside(windows, calls, workdir)
     changed = timeline.total().paths
     last_index = windows[-1].index
+    completion = task.completion if markers else "either"
 
-    output_value: dict[str, Any] | None = None
+    answer: Answer | None = None
     results: list[PhaseJudgment] = []
     for window in windows:
         issues: list[Issue] = []
+        claimed: list[str] | None = None
         if window.phase.is_output:
-            output_value, json_issues = check_json_present(window, transcript, markers=markers)
+            answer, json_issues = check_answer_present(
+                window, transcript, markers=markers, completion=completion
+            )
             issues += json_issues
-            if output_value is not None:
-                issues += _output_rules(window, output_value, changed, workdir)
-            # json_missing means no JSON anywhere; any other outcome means some was printed.
+            if answer is not None:
+                issues += _output_rules(window, answer, changed, workdir)
+                if window.phase.claims_files:
+                    claimed = claimed_files(
+                        window.phase.claims_files, answer_value(answer), workdir
+                    )
+            # json_missing means no answer anywhere; any other outcome means one was given.
             reached = not any(i.code is IssueCode.JSON_MISSING for i in json_issues)
         else:
             if markers:
-                issues += check_marker(window)
+                issues += check_marker(window, completion)
                 issues += check_order(window, late.get(window.index), calls)
             if window.index not in late:
                 issues += check_required_tools(window, calls)
                 issues += check_changes(window, timeline.diff(window.start, window.end))
             reached = window.marker_at is not None or any(r.position in window for r in calls)
         issues += [i for i in outside if (i.phase or last_index) == window.index]
-        results.append(_phase_judgment(window, issues, reached, calls, timeline))
-    schema_phase = task.output_phase
+        completed_by = (
+            answer.source
+            if window.phase.is_output and answer is not None
+            else window.marker.source
+            if window.marker is not None
+            else None
+        )
+        results.append(
+            _phase_judgment(
+                window, issues, reached, completed_by, claimed, calls, timeline, workdir
+            )
+        )
+    output_phase = task.output_phase
+    value = answer_value(answer)
+    files_claimed = claimed_files(
+        output_phase.claims_files if output_phase else None, value, workdir
+    )
     return Judgment(
         phases=tuple(results),
-        output=output_value,
+        output=value,
         files_changed=changed,
-        files_claimed=tuple(
-            claimed_files(
-                schema_phase.claims_files if schema_phase else None, output_value, workdir
-            )
+        files_claimed=tuple(files_claimed),
+        reconciliation=reconcile(
+            tool_reported_paths(calls, workdir),
+            changed,
+            files_claimed if output_phase is not None and output_phase.claims_files else None,
         ),
     )
 
 
 def _output_rules(
-    window: PhaseWindow, value: dict[str, Any], changed: tuple[str, ...], workdir: str
+    window: PhaseWindow, answer: Answer, changed: tuple[str, ...], workdir: str
 ) -> list[Issue]:
+    value = answer_value(answer) or {}
     schema = window.phase.output_schema or {}
-    issues = check_schema(window.index, value, schema)
+    issues = check_wrapped(window.index, value, schema) or check_schema(window.index, value, schema)
     issues += check_placeholders(window.index, value, schema)
     if window.phase.claims_files:
         issues += check_claims(window.index, window.phase.claims_files, value, changed, workdir)
+    issues += check_runtime_rejection(window.index, answer.rejected_by_runtime, issues)
     return issues
 
 
@@ -149,10 +185,14 @@ def _phase_judgment(
     window: PhaseWindow,
     issues: list[Issue],
     reached: bool,
+    completed_by: str | None,
+    claimed: list[str] | None,
     calls: list[CallRecord],
     timeline: WorkspaceTimeline,
+    workdir: str,
 ) -> PhaseJudgment:
     mine = [r for r in calls if r.position in window]
+    changed = timeline.diff(window.start, window.end).paths
     return PhaseJudgment(
         index=window.index,
         name=window.phase.name,
@@ -161,7 +201,9 @@ def _phase_judgment(
         issues=tuple(issues),
         reached=reached,
         marker_seen=window.marker_at is not None,
+        completed_by=completed_by,
         tools=dict(Counter(r.call.name for r in mine if r.ok)),
         tool_errors=sum(1 for r in mine if not r.ok),
-        files_changed=timeline.diff(window.start, window.end).paths,
+        files_changed=changed,
+        reconciliation=reconcile(tool_reported_paths(mine, workdir), changed, claimed),
     )

@@ -1,5 +1,6 @@
-"""Rules for the output phase: the JSON is there, parses, fits the schema, says something
-real, and its file claims match the disk."""
+"""Rules for the output phase's answer: it fits the schema (and is not wrapped in an extra
+layer), says something real, was not refused by the runtime, and its file claims match the
+disk. Finding the answer is :mod:`phasegate.validators.answer`'s job."""
 
 from __future__ import annotations
 
@@ -10,88 +11,12 @@ from typing import Any
 
 import jsonschema
 
-from phasegate.evidence.transcript import AssistantText, Transcript
 from phasegate.validators.issues import Issue, IssueCode, IssueGroup
-from phasegate.validators.json_extract import JsonCandidate, find_json
 from phasegate.validators.paths import relative_to_workdir
-from phasegate.validators.windows import PhaseWindow
 
 _PLACEHOLDER = re.compile(r"^\s*(?:TBD|TODO|FIXME|XXX|\.{3,}|…|<[^<>\n]*>)\s*$", re.IGNORECASE)
 # "TODO: ..." or "TBD later", but not prose ("Todo list fixed") or paths ("TODO.md", "todo.py").
 _PLACEHOLDER_PREFIX = re.compile(r"^\s*(?:(?:TBD|TODO|FIXME)\b(?![./\\-])|(?i:tbd|todo|fixme)\s*:)")
-
-
-def json_candidates(transcript: Transcript, start: int, end: int) -> list[JsonCandidate]:
-    """JSON candidates in the assistant text of entries ``[start, end)``, in order."""
-    return [c for text in _assistant_texts(transcript, start, end) for c in find_json(text)]
-
-
-def _assistant_texts(transcript: Transcript, start: int, end: int) -> list[str]:
-    return [e.text for e in transcript.entries[start:end] if isinstance(e, AssistantText)]
-
-
-def _split_head(transcript: Transcript, window: PhaseWindow) -> tuple[str, str]:
-    """The text of the window's head entry before and after the previous marker line."""
-    if window.head is None:
-        return "", ""
-    entry = transcript.entries[window.head[0]]
-    if not isinstance(entry, AssistantText):
-        return "", ""
-    lines = entry.text.splitlines()
-    cut = window.head[1] + 1
-    return "\n".join(lines[:cut]), "\n".join(lines[cut:])
-
-
-def check_json_present(
-    window: PhaseWindow, transcript: Transcript, *, markers: bool
-) -> tuple[dict[str, Any] | None, list[Issue]]:
-    """The phase's JSON (the last candidate in its window) or the issue explaining its absence.
-
-    ``json_missing`` when there is none at all, ``json_before_marker`` when JSON only appears
-    before the window (before the last work phase's marker), ``json_invalid`` when the last
-    candidate does not parse.
-    """
-    before_marker, after_marker_text = _split_head(transcript, window)
-    mine = find_json(after_marker_text) + json_candidates(transcript, window.start, window.end)
-    if mine:
-        last = mine[-1]
-        if last.ok and isinstance(last.value, dict):
-            return last.value, []
-        return None, [
-            Issue.of(
-                IssueCode.JSON_INVALID,
-                f"The JSON of phase {window.index} ({window.phase.name}) does not parse: "
-                f"{last.error}.",
-                phase=window.index,
-                field="json",
-                provided=last.source,
-                requirement="Print one JSON object, valid JSON, in a ```json block.",
-            )
-        ]
-    head_entry = window.head[0] if window.head is not None else window.start
-    earlier = json_candidates(transcript, 0, head_entry) + find_json(before_marker)
-    if markers and earlier:
-        return None, [
-            Issue.of(
-                IssueCode.JSON_BEFORE_MARKER,
-                f"JSON was printed before the work phases were marked complete; phase "
-                f"{window.index} ({window.phase.name}) only accepts JSON after the last "
-                "work phase's marker.",
-                phase=window.index,
-                field="json",
-                requirement="Complete the work phases and print their markers first; "
-                "then print the JSON.",
-            )
-        ]
-    return None, [
-        Issue.of(
-            IssueCode.JSON_MISSING,
-            f"Phase {window.index} ({window.phase.name}) needs a JSON object and none was printed.",
-            phase=window.index,
-            field="json",
-            requirement="Print the JSON object described in the output phase, in a ```json block.",
-        )
-    ]
 
 
 def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:
@@ -127,6 +52,51 @@ def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> l
             provided = json.dumps(error.instance, ensure_ascii=False)
             issues.append(_schema_issue(index, where, provided, error.message, error, "invalid"))
     return issues
+
+
+def check_wrapped(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:
+    """``schema_violation``: the answer sits inside one extra layer (``{"output": {...}}``).
+
+    A model answering through a tool often wraps the object in a key the schema does not have;
+    when the inner object would satisfy the schema, say exactly that instead of listing every
+    missing field.
+    """
+    if len(value) != 1:
+        return []
+    ((key, inner),) = value.items()
+    properties = schema.get("properties")
+    if not isinstance(inner, dict) or (isinstance(properties, dict) and key in properties):
+        return []
+    if check_schema(index, inner, schema):
+        return []
+    return [
+        Issue.of(
+            IssueCode.SCHEMA_VIOLATION,
+            f'The answer is wrapped in an extra {{"{key}": ...}} layer; the schema\'s fields '
+            "belong at the top level.",
+            phase=index,
+            field=f"$.{key}",
+            provided=json.dumps(value, ensure_ascii=False),
+            requirement=f'Remove the "{key}" wrapper: give the inner object itself.',
+        )
+    ]
+
+
+def check_runtime_rejection(index: int, reason: str | None, found: list[Issue]) -> list[Issue]:
+    """``schema_violation``: the runtime refused this structured output, and no other rule says
+    why; an answer the runtime refused is never accepted."""
+    if reason is None or found:
+        return []
+    return [
+        Issue.of(
+            IssueCode.SCHEMA_VIOLATION,
+            f"The agent runtime refused this structured output: {reason}",
+            phase=index,
+            field="json",
+            provided=reason,
+            requirement="Give an object that satisfies the output schema exactly.",
+        )
+    ]
 
 
 def check_placeholders(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:

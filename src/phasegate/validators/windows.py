@@ -1,10 +1,12 @@
 """Cutting a transcript into phase windows.
 
-Each work phase owns the entries from the end of the previous phase up to and including its
-counted marker: the *last* marker with its number that comes after the previous phase ended
-(so a marker re-printed after feedback replaces a premature one). A work phase without such a
-marker extends to the next later-phase marker, or to the end. The output phase owns what
-follows the last work phase.
+A *completion claim* says "phase N is complete": a marker line in assistant text, or a
+``phase_complete`` tool call, whichever the task's ``completion`` mode counts. Each work
+phase owns the entries from the end of the previous phase up to and including its counted
+claim: the *last* claim with its number that comes after the previous phase ended (so a claim
+repeated after feedback replaces a premature one). A work phase without such a claim extends
+to the next later-phase claim, or to the end. The output phase owns what follows the last work
+phase.
 
 Without markers (the unstructured baseline, where the prompt never asked for them) every
 phase's window is the whole transcript.
@@ -13,10 +15,30 @@ phase's window is the whole transcript.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from phasegate.evidence.transcript import AssistantText, Transcript
+from phasegate.evidence.transcript import AssistantText, ToolCall, Transcript
+from phasegate.phases.completion import PHASE_COMPLETE_TOOL, counts_markers, counts_tools
 from phasegate.phases.markers import MarkerMatch, find_markers
 from phasegate.phases.model import Phase, Task
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompletionClaim:
+    """The agent said phase ``index`` is complete, at transcript entry ``position``."""
+
+    position: int
+    index: int
+    line: int
+    """The line of the text block the marker stood on (0 for a tool call)."""
+    source: Literal["marker", "tool"]
+    text: str
+    """The marker's text after ``COMPLETE:``, or the tool call's ``note``."""
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Where the claim stands: entry, then line within the entry."""
+        return (self.position, self.line)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,10 +50,11 @@ class PhaseWindow:
     start: int
     end: int
     marker_at: int | None = None
-    """Entry index of the counted marker (work phases with a marker only)."""
-    marker: MarkerMatch | None = None
+    """Entry index of the counted completion claim (work phases with a claim only)."""
+    marker: CompletionClaim | None = None
+    """The counted completion claim (a marker line or a ``phase_complete`` call)."""
     head: tuple[int, int] | None = None
-    """(entry, line) of the previous phase's marker: the lines after it, in that same text
+    """(entry, line) of the previous phase's marker line: the lines after it, in that same text
     block, belong to this window too (a model often prints a marker and the JSON together)."""
 
     def __contains__(self, position: object) -> bool:
@@ -44,12 +67,43 @@ def work_markers(task: Task, text: str) -> list[MarkerMatch]:
     return [marker for marker in find_markers(text) if marker.index in work]
 
 
-def find_marker_entries(task: Task, transcript: Transcript) -> list[tuple[int, MarkerMatch]]:
-    """(entry index, marker) for every marker of a work phase, in transcript order."""
-    found: list[tuple[int, MarkerMatch]] = []
+def tool_claim(task: Task, call: ToolCall, position: int) -> CompletionClaim | None:
+    """The claim a ``phase_complete`` call makes, if it names a work phase of ``task``."""
+    if call.name != PHASE_COMPLETE_TOOL:
+        return None
+    index = call.input.get("phase")
+    if isinstance(index, str) and index.strip().isdigit():
+        index = int(index)  # models sometimes quote numbers
+    if isinstance(index, bool) or not isinstance(index, int):
+        return None
+    if not 1 <= index <= len(task.phases) or task.phases[index - 1].is_output:
+        return None
+    note = call.input.get("note")
+    return CompletionClaim(
+        position=position,
+        index=index,
+        line=0,
+        source="tool",
+        text=note.strip() if isinstance(note, str) else "",
+    )
+
+
+def find_claims(task: Task, transcript: Transcript) -> list[CompletionClaim]:
+    """Every completion claim for a work phase that the task's mode counts, in order."""
+    markers, tools = counts_markers(task.completion), counts_tools(task.completion)
+    found: list[CompletionClaim] = []
     for position, entry in enumerate(transcript.entries):
-        if isinstance(entry, AssistantText):
-            found.extend((position, marker) for marker in work_markers(task, entry.text))
+        if markers and isinstance(entry, AssistantText):
+            found.extend(
+                CompletionClaim(
+                    position=position, index=m.index, line=m.line, source="marker", text=m.text
+                )
+                for m in work_markers(task, entry.text)
+            )
+        elif tools and isinstance(entry, ToolCall):
+            claim = tool_claim(task, entry, position)
+            if claim is not None:
+                found.append(claim)
     return found
 
 
@@ -60,29 +114,30 @@ def phase_windows(task: Task, transcript: Transcript, *, markers: bool = True) -
         return [
             PhaseWindow(phase=p, index=task.index_of(p), start=0, end=length) for p in task.phases
         ]
-    found = find_marker_entries(task, transcript)
+    found = find_claims(task, transcript)
     windows: list[PhaseWindow] = []
     start = 0
-    after = (-1, -1)  # (entry, line) of the previous counted marker: order within one entry too
+    previous: CompletionClaim | None = None
+    after = (-1, -1)  # order of the previous counted claim: order within one entry too
     for phase in task.work_phases:
         index = task.index_of(phase)
-        own = [(pos, m) for pos, m in found if m.index == index and (pos, m.line) > after]
+        own = [c for c in found if c.index == index and c.order > after]
         if own:
-            position, match = own[-1]
-            end = max(start, position + 1)
+            claim = own[-1]
+            end = max(start, claim.position + 1)
             windows.append(
                 PhaseWindow(
                     phase=phase,
                     index=index,
                     start=start,
                     end=end,
-                    marker_at=position,
-                    marker=match,
+                    marker_at=claim.position,
+                    marker=claim,
                 )
             )
-            start, after = end, (position, match.line)
+            start, after, previous = end, claim.order, claim
         else:
-            later = [pos for pos, m in found if m.index > index and (pos, m.line) > after]
+            later = [c.position for c in found if c.index > index and c.order > after]
             end = max(start, later[0]) if later else length
             windows.append(PhaseWindow(phase=phase, index=index, start=start, end=end))
             start = end
@@ -94,7 +149,9 @@ def phase_windows(task: Task, transcript: Transcript, *, markers: bool = True) -
                 index=task.index_of(output),
                 start=start,
                 end=length,
-                head=after if after[0] >= 0 else None,
+                head=previous.order
+                if previous is not None and previous.source == "marker"
+                else None,
             )
         )
     return windows

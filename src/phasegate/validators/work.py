@@ -8,25 +8,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.phases.completion import PHASE_COMPLETE, Completion, counts_markers, counts_tools
 from phasegate.phases.markers import marker_line
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.tools import CallRecord, is_required_work
 from phasegate.validators.windows import PhaseWindow
 
 
-def check_marker(window: PhaseWindow) -> list[Issue]:
-    """``marker_missing``: the phase has no marker of its own after the previous phase."""
+def check_marker(window: PhaseWindow, completion: Completion = "marker") -> list[Issue]:
+    """``marker_missing``: the phase was not claimed complete after the previous phase (no
+    marker line, or no ``phase_complete`` call, as the completion mode counts them)."""
     if window.marker_at is not None:
         return []
     expected = marker_line(window.index, window.phase.marker)
+    call = f"{PHASE_COMPLETE}(phase={window.index})"
+    ways = [f"a {call} call"] if counts_tools(completion) else []
+    ways += [f"a line '{expected}' in the assistant's text"] if counts_markers(completion) else []
+    todo = [f"call {call} with a one-line note"] if counts_tools(completion) else []
+    todo += [f"print the line: {expected}"] if counts_markers(completion) else []
     return [
         Issue.of(
             IssueCode.MARKER_MISSING,
             f"Phase {window.index} ({window.phase.name}) was never marked complete: "
-            f"no line '{expected}' in the assistant's text after the previous phase.",
+            f"no {' or '.join(ways)} after the previous phase.",
             phase=window.index,
             field="marker",
-            requirement=f"When the phase's work is done, print the line: {expected}",
+            requirement=f"When the phase's work is done, {' or '.join(todo)}",
         )
     ]
 
@@ -67,13 +74,13 @@ def check_order(
         Issue.of(
             IssueCode.MARKER_BEFORE_WORK,
             f"Phase {window.index} ({window.phase.name}) was marked complete before its work: "
-            f"a successful {call.name} call came after the marker.",
+            f"a successful {call.name} call came after the completion.",
             phase=window.index,
             field="marker",
-            provided=f"{call.name} after the marker",
+            provided=f"{call.name} after the completion",
             requirement=(
-                f"Finish all of phase {window.index}'s work first, then print "
-                f"'{marker_line(window.index, window.phase.marker)}' again."
+                f"Finish all of phase {window.index}'s work first, then mark phase "
+                f"{window.index} complete again."
             ),
         )
     ]

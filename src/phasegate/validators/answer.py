@@ -1,0 +1,209 @@
+"""Where the output phase's answer comes from, and whether there is one.
+
+The answer is a JSON object. Depending on the task's ``completion`` mode it may be printed in
+assistant text (``marker``/``either``), handed in as the ``summary`` argument of
+``submit_summary`` (``tool``/``either``), or given through the runtime's ``StructuredOutput``
+tool (any mode; Claude Code's schema-constrained output). The answer that counts is the last
+one inside the output phase's window.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from phasegate.evidence.transcript import AssistantText, RunResult, ToolCall, Transcript
+from phasegate.phases.completion import (
+    STRUCTURED_OUTPUT_TOOL,
+    SUBMIT_SUMMARY_TOOL,
+    Completion,
+    counts_markers,
+    counts_tools,
+)
+from phasegate.validators.issues import Issue, IssueCode
+from phasegate.validators.json_extract import find_json
+from phasegate.validators.windows import PhaseWindow
+
+AnswerSource = Literal["text", "submit_summary", "structured_output"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """One candidate answer: parsed (``error`` is None) or the reason it is not usable."""
+
+    position: int
+    """The transcript entry it came from."""
+    source: AnswerSource
+    raw: str
+    value: object = None
+    error: str | None = None
+    rejected_by_runtime: str | None = None
+    """For ``StructuredOutput``: the runtime's error when it refused this output."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the candidate is a parsed JSON object."""
+        return self.error is None and isinstance(self.value, dict)
+
+
+def answers(
+    transcript: Transcript, start: int, end: int, *, completion: Completion
+) -> list[Answer]:
+    """Every candidate answer in entries ``[start, end)`` that the mode counts, in order."""
+    results = transcript.results_by_call()
+    found: list[Answer] = []
+    for position in range(start, min(end, len(transcript))):
+        entry = transcript.entries[position]
+        if isinstance(entry, AssistantText) and counts_markers(completion):
+            found.extend(_text_answers(position, entry.text))
+        elif isinstance(entry, ToolCall):
+            answer = _tool_answer(entry, position, completion)
+            if answer is not None and entry.name == STRUCTURED_OUTPUT_TOOL:
+                result = results.get(entry.id)
+                if result is not None and not result.ok:
+                    answer = _replace_rejected(answer, result.content)
+            if answer is not None:
+                found.append(answer)
+    return found
+
+
+def _tool_answer(call: ToolCall, position: int, completion: Completion) -> Answer | None:
+    if call.name == STRUCTURED_OUTPUT_TOOL:
+        raw = json.dumps(call.input, ensure_ascii=False)
+        return Answer(position=position, source="structured_output", raw=raw, value=call.input)
+    if call.name != SUBMIT_SUMMARY_TOOL or not counts_tools(completion):
+        return None
+    summary = call.input.get("summary")
+    raw = json.dumps(summary, ensure_ascii=False)
+    if isinstance(summary, str):
+        # Models sometimes pass the object as a JSON string; what it holds is what counts.
+        parsed = find_json(summary)
+        if parsed and parsed[-1].ok and isinstance(parsed[-1].value, dict):
+            return Answer(
+                position=position, source="submit_summary", raw=raw, value=parsed[-1].value
+            )
+    if not isinstance(summary, dict):
+        problem = "no summary argument" if summary is None else "a summary that is not an object"
+        return Answer(
+            position=position,
+            source="submit_summary",
+            raw=raw,
+            error=f"submit_summary was called with {problem}",
+        )
+    return Answer(position=position, source="submit_summary", raw=raw, value=summary)
+
+
+def _replace_rejected(answer: Answer, content: str) -> Answer:
+    reason = content.strip().removeprefix("Error:").strip() or "rejected"
+    return Answer(
+        position=answer.position,
+        source=answer.source,
+        raw=answer.raw,
+        value=answer.value,
+        error=answer.error,
+        rejected_by_runtime=reason,
+    )
+
+
+def check_answer_present(
+    window: PhaseWindow, transcript: Transcript, *, markers: bool, completion: Completion
+) -> tuple[Answer | None, list[Issue]]:
+    """The phase's answer (the last candidate in its window) or the issue explaining its absence.
+
+    ``json_missing`` when there is none at all, ``json_before_marker`` when answers only appear
+    before the window (before the last work phase was completed), ``json_invalid`` when the
+    last candidate does not parse or is not an object.
+    """
+    mine = answers(transcript, window.start, window.end, completion=completion)
+    if window.head is not None:
+        mine = _head_text(transcript, window.head, completion, after=True) + mine
+    if mine:
+        last = mine[-1]
+        if last.ok:
+            return last, []
+        problem = last.error or "it is not a JSON object"
+        return None, [
+            Issue.of(
+                IssueCode.JSON_INVALID,
+                f"The answer of phase {window.index} ({window.phase.name}) is not a usable JSON "
+                f"object: {problem}.",
+                phase=window.index,
+                field="json",
+                provided=last.raw,
+                requirement=_how_to_answer(window, completion, corrected=True),
+            )
+        ]
+    head_entry = window.head[0] if window.head is not None else window.start
+    earlier = answers(transcript, 0, head_entry, completion=completion)
+    if window.head is not None:
+        earlier += _head_text(transcript, window.head, completion, after=False)
+    if markers and earlier:
+        return None, [
+            Issue.of(
+                IssueCode.JSON_BEFORE_MARKER,
+                f"The answer was given before the work phases were complete; phase "
+                f"{window.index} ({window.phase.name}) only accepts it after the last work "
+                "phase is marked complete.",
+                phase=window.index,
+                field="json",
+                requirement="Complete the work phases and mark each one complete first; "
+                "then give the answer.",
+            )
+        ]
+    return None, [_missing(window, transcript, completion)]
+
+
+def _head_text(
+    transcript: Transcript, head: tuple[int, int], completion: Completion, *, after: bool
+) -> list[Answer]:
+    """Answers in the marker's own text block, after (or before) the marker line."""
+    entry = transcript.entries[head[0]]
+    if not isinstance(entry, AssistantText) or not counts_markers(completion):
+        return []
+    lines = entry.text.splitlines()
+    cut = head[1] + 1
+    return _text_answers(head[0], "\n".join(lines[cut:] if after else lines[:cut]))
+
+
+def _text_answers(position: int, text: str) -> list[Answer]:
+    return [
+        Answer(position=position, source="text", raw=c.source, value=c.value, error=c.error)
+        for c in find_json(text)
+    ]
+
+
+def _missing(window: PhaseWindow, transcript: Transcript, completion: Completion) -> Issue:
+    message = f"Phase {window.index} ({window.phase.name}) needs a JSON object and none was given."
+    ended_ok = any(
+        isinstance(e, RunResult) and not e.is_error for e in transcript.entries[window.start :]
+    )
+    if window.phase.structured_output and ended_ok:
+        message = (
+            f"Phase {window.index} ({window.phase.name}) asked for structured output, but the "
+            "session ended successfully without any: no StructuredOutput call was made."
+        )
+    return Issue.of(
+        IssueCode.JSON_MISSING,
+        message,
+        phase=window.index,
+        field="json",
+        requirement=_how_to_answer(window, completion, corrected=False),
+    )
+
+
+def _how_to_answer(window: PhaseWindow, completion: Completion, *, corrected: bool) -> str:
+    what = "a corrected JSON object" if corrected else "the JSON object the output phase describes"
+    ways = []
+    if window.phase.structured_output:
+        ways.append("the StructuredOutput tool")
+    if counts_tools(completion):
+        ways.append("submit_summary(summary=...)")
+    if counts_markers(completion):
+        ways.append("a ```json block in your reply")
+    return f"Give {what} through " + " or ".join(ways) + "."
+
+
+def answer_value(answer: Answer | None) -> dict[str, Any] | None:
+    """The answer's object, or None."""
+    return answer.value if answer is not None and isinstance(answer.value, dict) else None

@@ -1,0 +1,107 @@
+"""Three-way reconciliation of files: what the tools said, what the disk shows, what the
+answer claims.
+
+* ``tool_reported``: paths named by successful calls of file-editing tools (Edit, Write, ...).
+* ``disk_changed``: paths that really changed in the work directory.
+* ``claimed``: paths the output phase's answer lists in its ``claims_files`` field (None when
+  the task has no such field).
+
+Their differences are the findings: a claim the disk does not back (``claimed_not_changed``),
+a change the claim leaves out (``changed_not_claimed``), an edit a tool reported that left the
+disk as it was (``edit_not_on_disk``), and a change no editing tool explains, e.g. one made by
+a shell command (``change_without_tool``). The first two also fail the gate when the task
+names a claims field; the last two are reported, not judged, since shell commands are
+legitimate work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from phasegate.validators.issues import Issue, IssueCode
+from phasegate.validators.paths import relative_to_workdir
+from phasegate.validators.tools import MUTATING_TOOLS, CallRecord
+
+_FILE_KEYS = ("file_path", "notebook_path")
+
+
+class FileReconciliation(BaseModel):
+    """The three sets of files and their differences (relative POSIX paths, sorted)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool_reported: list[str] = Field(description="Named by successful file-editing tool calls.")
+    disk_changed: list[str] = Field(description="Changed on disk (added, modified or deleted).")
+    claimed: list[str] | None = Field(
+        default=None, description="Listed in the answer's claims field; null without one."
+    )
+    changed_not_claimed: list[str] = Field(default_factory=list)
+    claimed_not_changed: list[str] = Field(default_factory=list)
+    edit_not_on_disk: list[str] = Field(
+        default_factory=list, description="A tool reported an edit; the disk did not change."
+    )
+    change_without_tool: list[str] = Field(
+        default_factory=list, description="Changed on disk; no file-editing tool names it."
+    )
+
+    @property
+    def consistent(self) -> bool:
+        """True when all three sources agree."""
+        return not (
+            self.changed_not_claimed
+            or self.claimed_not_changed
+            or self.edit_not_on_disk
+            or self.change_without_tool
+        )
+
+
+def tool_reported_paths(calls: Iterable[CallRecord], workdir: str) -> list[str]:
+    """Paths inside ``workdir`` named by successful calls of file-editing tools."""
+    found: set[str] = set()
+    for record in calls:
+        if not record.ok or record.call.name not in MUTATING_TOOLS:
+            continue
+        for key in _FILE_KEYS:
+            value = record.call.input.get(key)
+            relative = relative_to_workdir(value, workdir) if isinstance(value, str) else None
+            if relative not in (None, "."):
+                found.add(str(relative))
+    return sorted(found)
+
+
+def reconcile(
+    tool_reported: Sequence[str], disk_changed: Sequence[str], claimed: Sequence[str] | None
+) -> FileReconciliation:
+    """Compare the three sets."""
+    tools, disk = set(tool_reported), set(disk_changed)
+    claims = set(claimed) if claimed is not None else None
+    return FileReconciliation(
+        tool_reported=sorted(tools),
+        disk_changed=sorted(disk),
+        claimed=sorted(claims) if claims is not None else None,
+        changed_not_claimed=sorted(disk - claims) if claims is not None else [],
+        claimed_not_changed=sorted(claims - disk) if claims is not None else [],
+        edit_not_on_disk=sorted(tools - disk),
+        change_without_tool=sorted(disk - tools),
+    )
+
+
+def reconciliation_findings(files: FileReconciliation) -> list[Issue]:
+    """Each difference as an issue with its own code (for reports, not for the gate)."""
+    findings: list[tuple[IssueCode, list[str], str]] = [
+        (IssueCode.CHANGED_NOT_CLAIMED, files.changed_not_claimed, "changed on disk, not claimed"),
+        (IssueCode.CLAIMED_NOT_CHANGED, files.claimed_not_changed, "claimed, not changed on disk"),
+        (IssueCode.EDIT_NOT_ON_DISK, files.edit_not_on_disk, "edited by a tool, unchanged on disk"),
+        (
+            IssueCode.CHANGE_WITHOUT_TOOL,
+            files.change_without_tool,
+            "changed on disk, no editing tool names it",
+        ),
+    ]
+    return [
+        Issue.of(code, f"{path}: {what}.", field="files", provided=path)
+        for code, paths, what in findings
+        for path in paths
+    ]
