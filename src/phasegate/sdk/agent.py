@@ -7,6 +7,11 @@ time the agent is about to stop, it awaits :meth:`AgentObserver.on_stop`: a stri
 next instruction and the session goes on with it (Claude Code: a Stop hook that blocks with
 that reason); ``None`` lets it stop.
 
+When the request lists completion tools (``phase_complete``, ``submit_summary``), the agent
+offers them to the model and answers each call with :meth:`AgentObserver.on_tool_call`, after
+reporting the call itself as a :class:`~phasegate.evidence.transcript.ToolCall` entry. When it
+carries an ``output_schema``, the agent asks its runtime for schema-constrained output.
+
 The runner records the prompts it sends (the task prompt, feedback) itself, so an agent
 does not report them back.
 """
@@ -15,9 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from phasegate.evidence.transcript import Entry
+from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +36,10 @@ class AgentRequest:
     """Extra environment for the agent process, where there is one."""
     resume: str | None = None
     """A session id to continue (after a transient failure), where the agent supports it."""
+    tools: tuple[ToolSpec, ...] = ()
+    """Completion tools to offer the model; calls go to :meth:`AgentObserver.on_tool_call`."""
+    output_schema: dict[str, Any] | None = None
+    """Ask the runtime for output constrained to this JSON Schema (Claude Code: output_format)."""
 
 
 class AgentObserver(Protocol):
@@ -43,6 +53,9 @@ class AgentObserver(Protocol):
 
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         """A failed request is being retried (``source`` says who retries, e.g. the CLI)."""
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """The model called completion tool ``name`` (short name): judge it and answer."""
 
 
 @runtime_checkable

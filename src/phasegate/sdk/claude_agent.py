@@ -10,6 +10,13 @@ kinds of hooks connect it to phasegate:
 * **PostToolUse / PostToolUseFailure**: the CLI's own record of each tool call's outcome.
   A tool result counts as a success only if the message stream *and* the hook say so.
 
+The completion tools (``phase_complete``, ``submit_summary``) are served in-process by an SDK
+MCP server named ``phasegate``; each call is judged by the runner while the model waits for
+its answer. Tool search is turned off (``ENABLE_TOOL_SEARCH=false``) so the model sees them
+with their schemas up front instead of behind a deferred-tool lookup. A request with an
+``output_schema`` becomes the SDK's ``output_format``; when the CLI gives up on structured
+output after its own retries, the session ends normally and the gate judges what was given.
+
 claude_agent_sdk is imported only when a run starts (it costs ~0.6 s), and its exceptions
 are translated here: a missing CLI is a usage error, an API failure or a crash an
 :class:`~phasegate.errors.AgentError`.
@@ -31,13 +38,16 @@ from phasegate.evidence.transcript import (
     Entry,
     Notice,
     RunResult,
+    ToolCall,
     ToolResult,
     UserText,
 )
+from phasegate.phases.completion import COMPLETION_TOOLS, TOOL_SERVER, full_tool_name
 from phasegate.sdk.agent import AgentObserver, AgentRequest
 from phasegate.sdk.claude_messages import sdk_message_as_json
 
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+STRUCTURED_OUTPUT_GAVE_UP = "error_max_structured_output_retries"
 _CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
     "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
@@ -89,6 +99,7 @@ class ClaudeAgent:
             **request.env,
             "CLAUDE_CODE_MAX_RETRIES": str(self.api_retries),
             "API_TIMEOUT_MS": str(int(min(self.request_timeout, self.timeout) * 1000)),
+            **({"ENABLE_TOOL_SEARCH": "false"} if request.tools else {}),
         }
 
     def check_credentials(self, request: AgentRequest) -> None:
@@ -127,6 +138,8 @@ class _ClaudeSession:
         self.request = request
         self.observer = observer
         self.hook_outcomes: dict[str, bool] = {}
+        self.unanswered: list[ToolCall] = []
+        """Completion tool calls seen in the message stream and not yet answered."""
         self.last_text: str | None = None
         self.api_failed = False
         """The latest assistant message was the runtime's own API-error message."""
@@ -145,6 +158,13 @@ class _ClaudeSession:
             max_budget_usd=self.agent.max_budget_usd,
             resume=self.request.resume,
             stderr=self.stderr.append,
+            mcp_servers=self._tool_server(sdk),
+            allowed_tools=[full_tool_name(spec.name) for spec in self.request.tools],
+            output_format=(
+                {"type": "json_schema", "schema": self.request.output_schema}
+                if self.request.output_schema is not None
+                else None
+            ),
             hooks={
                 "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
                 "PostToolUse": [sdk.HookMatcher(hooks=[self._tool_outcome_hook(ok=True)])],
@@ -171,14 +191,50 @@ class _ClaudeSession:
                 "which bundles it, or pass --cli-path"
             ) from exc
         except sdk.ClaudeSDKError as exc:
+            if result is not None and result.subtype == STRUCTURED_OUTPUT_GAVE_UP:
+                return  # the model's answers were all refused: the gate judges them
             if result is not None and result.is_error:
                 # The SDK raises after yielding an error result; the result says why.
                 raise _api_failure(result) from exc
             raise AgentError(
                 f"Claude Code failed: {exc}{self._stderr_tail()}", transient=True
             ) from exc
-        if result is not None and result.is_error:
+        if result is not None and result.is_error and result.subtype != STRUCTURED_OUTPUT_GAVE_UP:
             raise _api_failure(result)
+
+    def _tool_server(self, sdk: Any) -> dict[str, Any]:
+        """The in-process MCP server offering the request's completion tools (or none)."""
+        if not self.request.tools:
+            return {}
+        tools = [
+            sdk.tool(spec.name, spec.description, spec.input_schema)(self._tool_handler(spec.name))
+            for spec in self.request.tools
+        ]
+        return {TOOL_SERVER: sdk.create_sdk_mcp_server(TOOL_SERVER, tools=tools)}
+
+    def _tool_handler(self, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+        async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
+            await self._await_call(full_tool_name(name), arguments)
+            answer = await self.observer.on_tool_call(name, arguments)
+            return {"content": [{"type": "text", "text": answer.text}], "is_error": not answer.ok}
+
+        return handle
+
+    async def _await_call(self, name: str, arguments: dict[str, Any]) -> None:
+        """Let the message loop record the tool call before the runner judges it.
+
+        The MCP request is handled on the SDK's reader task, ahead of our consumer of the
+        message queue, where the assistant message holding the call already waits; a few
+        turns of the event loop bring it in. Bounded, so a mismatch never blocks the call.
+        """
+        for _ in range(300):
+            match = next(
+                (c for c in self.unanswered if c.name == name and c.input == arguments), None
+            )
+            if match is not None:
+                self.unanswered.remove(match)
+                return
+            await asyncio.sleep(0.01)
 
     def _record(self, entry: Entry) -> None:
         if isinstance(entry, UserText):
@@ -187,6 +243,8 @@ class _ClaudeSession:
             entry = entry.model_copy(update={"ok": False})
         if isinstance(entry, AssistantText | Notice):
             self.last_text = entry.text
+        if isinstance(entry, ToolCall) and entry.name in COMPLETION_TOOLS:
+            self.unanswered.append(entry)
         self.observer.on_entry(entry)
 
     async def _on_stop(

@@ -1,13 +1,23 @@
-"""The gate: judges the phases each time the agent tries to stop, within an attempt budget."""
+"""The gate: judges the phases each time the agent tries to stop, within an attempt budget,
+and each time it calls a completion tool."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY
 from phasegate.phases.model import Task
+from phasegate.prompts.completion_tools import (
+    ToolAnswer,
+    error_answer,
+    failed_answer,
+    recorded_answer,
+    success_answer,
+)
 from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.report import Mode
@@ -22,6 +32,15 @@ class GateDecision:
     attempt: int
     feedback: str | None
     """The instruction to send so the agent goes on, or None when the run ends here."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCheck:
+    """The outcome of judging one completion tool call."""
+
+    answer: ToolAnswer
+    judgment: Judgment | None
+    """The judgment behind the answer (None when the call was not judged)."""
 
 
 class PhaseGate:
@@ -48,6 +67,7 @@ class PhaseGate:
         self.attempts = 0
         self.last: GateDecision | None = None
         self._rejections: Counter[int] = Counter()
+        self._tool_rejections: Counter[int] = Counter()
 
     def check(self, transcript: Transcript, timeline: WorkspaceTimeline) -> GateDecision:
         """Judge every phase now and decide whether the agent gets feedback."""
@@ -62,6 +82,66 @@ class PhaseGate:
             feedback = prompt.render(self.templates)
         self.last = GateDecision(judgment, self.attempts, feedback)
         return self.last
+
+    def answer_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        transcript: Transcript,
+        timeline: WorkspaceTimeline,
+    ) -> ToolCheck:
+        """Judge a completion tool call now; ``transcript`` already holds the call.
+
+        ``phase_complete(phase=N)`` passes when phases 1..N have no issue; ``submit_summary``
+        when every phase passes. Rejected calls count as that phase's attempts; after
+        ``max_attempts`` rejected calls for one phase, the tool stops judging it.
+        """
+        attempted = _attempted(name, arguments)
+        index = self._called_phase(name, arguments)
+        if isinstance(index, str):
+            return ToolCheck(
+                error_answer(attempted, index, "Call it with a valid phase number, then go on."),
+                None,
+            )
+        if self.mode != "gate":
+            return ToolCheck(recorded_answer(attempted), None)
+        if self._tool_rejections[index] >= self.max_attempts:
+            return ToolCheck(
+                error_answer(
+                    attempted,
+                    f"phase {index} has used its {self.max_attempts} checks",
+                    "Do not call the completion tools again; end your turn.",
+                ),
+                None,
+            )
+        judgment = self.judge(transcript, timeline)
+        relevant = [phase for phase in judgment.phases if phase.index <= index]
+        issues = [issue for phase in relevant for issue in phase.issues]
+        if not issues:
+            return ToolCheck(success_answer(self.task, attempted, index), judgment)
+        self._tool_rejections[index] += 1
+        self._rejections.update(phase.index for phase in relevant if not phase.accepted)
+        return ToolCheck(failed_answer(self.task, attempted, issues), judgment)
+
+    def _called_phase(self, name: str, arguments: dict[str, Any]) -> int | str:
+        """The phase a call is about, or what is wrong with the call."""
+        output = self.task.output_phase
+        if name == SUBMIT_SUMMARY:
+            return (
+                self.task.index_of(output)
+                if output is not None
+                else "this task has no output phase"
+            )
+        if name != PHASE_COMPLETE:
+            return f"{name} is not a phasegate completion tool"
+        raw = arguments.get("phase")
+        if isinstance(raw, str) and raw.strip().isdigit():
+            raw = int(raw)
+        work = [self.task.index_of(p) for p in self.task.work_phases]
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw not in work:
+            listed = ", ".join(map(str, work)) or "none"
+            return f"phase must be the number of a work phase ({listed}); got {raw!r}"
+        return raw
 
     def judge(self, transcript: Transcript, timeline: WorkspaceTimeline) -> Judgment:
         """Judge every phase without counting an attempt (for describing a failed run)."""
@@ -79,3 +159,12 @@ class PhaseGate:
             p.index == index and p.accepted for p in self.last.judgment.phases
         )
         return self._rejections[index] + (1 if accepted else 0)
+
+
+def _attempted(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The echo of a call: its arguments, with a summary reduced to its field names."""
+    if name == SUBMIT_SUMMARY:
+        summary = arguments.get("summary")
+        fields = sorted(summary) if isinstance(summary, dict) else None
+        return {"tool": name, "summary_fields": fields}
+    return {"tool": name, **{k: v for k, v in arguments.items() if k in ("phase", "note")}}

@@ -11,7 +11,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.sdk.revert import RevertReport
 from phasegate.validators.issues import Issue
+from phasegate.validators.reconcile import FileReconciliation
 
 SCHEMA_VERSION = 1
 
@@ -32,7 +34,14 @@ class PhaseReport(BaseModel):
     name: str
     status: PhaseStatus
     attempts: int = Field(description="Gate checks this phase went through until its final status.")
-    marker_seen: bool
+    marker_seen: bool = Field(
+        description="The phase was claimed complete (a marker line or a phase_complete call)."
+    )
+    completed_by: str | None = Field(
+        default=None,
+        description="What completed it: marker, tool (phase_complete), or for the output "
+        "phase text, submit_summary or structured_output.",
+    )
     duration_ms: int
     tools: dict[str, int] = Field(description="Successful calls per tool name in this phase.")
     tool_errors: int
@@ -42,13 +51,16 @@ class PhaseReport(BaseModel):
         description="Tokens of the model responses in this phase; cost is the run's cost "
         "shared out by tokens (the API reports cost per run, not per response).",
     )
+    reconciliation: FileReconciliation | None = Field(
+        default=None, description="Tool-reported, on-disk and claimed files in this phase."
+    )
     issues: list[Issue]
 
 
 class RunReport(BaseModel):
     """How a whole run went; ``verdict`` decides the exit code (0 / 1 / 3)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
     run_id: str
@@ -58,6 +70,7 @@ class RunReport(BaseModel):
     verdict: Verdict
     success: bool
     attempts: int = Field(description="Gate checks made in this run.")
+    turns: int = Field(default=0, description="Model turns the agent runtime reported.")
     retries: int = Field(
         default=0, description="Sessions phasegate restarted after a transient failure."
     )
@@ -68,6 +81,16 @@ class RunReport(BaseModel):
     summary: dict[str, Any] | None = Field(description="The accepted JSON, or null.")
     files_changed: list[str]
     files_claimed: list[str]
+    reconciliation: FileReconciliation | None = Field(
+        default=None, description="Tool-reported, on-disk and claimed files over the run."
+    )
+    findings: list[Issue] = Field(
+        default_factory=list,
+        description="Reconciliation differences as coded findings (reported, not judged).",
+    )
+    reverted: RevertReport | None = Field(
+        default=None, description="What on_reject: revert restored (null when nothing ran)."
+    )
     usage: Usage
     duration_ms: int
     error: str | None = Field(default=None, description="Why the run failed (verdict error).")

@@ -1,9 +1,14 @@
 """The runner: prompt → agent session → evidence → gate → report, with events on the way.
 
 Data flows one way. The runner sends the prompt, records every entry the agent reports,
-snapshots the work directory before the run, at every phase marker and at every stop, lets
-the :class:`~phasegate.sdk.gate.PhaseGate` judge at each stop, and returns a
-:class:`~phasegate.sdk.report.RunReport`.
+snapshots the work directory before the run, at every completion claim, tool check and stop,
+lets the :class:`~phasegate.sdk.gate.PhaseGate` judge at each stop and each completion tool
+call, and returns a :class:`~phasegate.sdk.report.RunReport`.
+
+When a session ends with gate feedback it never received (Claude Code ends the session as
+soon as a structured output is given, whatever a Stop hook says), the runner resumes the
+session with that feedback, within the same attempt budget. With ``on_reject: revert`` a run
+that is not accepted leaves the work directory as it found it.
 """
 
 from __future__ import annotations
@@ -11,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tenacity import RetryCallState
 
@@ -21,26 +26,27 @@ from phasegate.errors import RunError, UsageError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
-    RunResult,
     SessionStart,
     ToolCall,
     ToolResult,
     Transcript,
-    Usage,
     UserText,
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.phases.model import Task
+from phasegate.prompts.completion_tools import ToolAnswer, completion_tools
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agent import Agent, AgentRequest
+from phasegate.sdk.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.events import EventSink, RunEvent
-from phasegate.sdk.gate import PhaseGate
-from phasegate.sdk.report import Mode, PhaseReport, PhaseStatus, RunReport
+from phasegate.sdk.gate import GateDecision, PhaseGate
+from phasegate.sdk.report import Mode, RunReport
 from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
+from phasegate.sdk.revert import RevertReport, WorkspaceBackup
 from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.judge import Judgment
-from phasegate.validators.windows import work_markers
+from phasegate.validators.windows import CompletionClaim, find_claims, tool_claim
 
 MODES: tuple[Mode, ...] = ("gate", "single-query", "unstructured")
 
@@ -85,6 +91,18 @@ class Runner:
             return unstructured_prompt(task, self.templates)
         return phased_prompt(task, self.templates)
 
+    def request_for(self, task: Task, workdir: Path) -> AgentRequest:
+        """The first request: the prompt, plus the completion tools and structured output the
+        task asks for (the unstructured baseline gets neither)."""
+        output = task.output_phase
+        structured = self.mode != "unstructured" and output is not None and output.structured_output
+        return AgentRequest(
+            prompt=self.prompt_for(task),
+            workdir=workdir,
+            tools=completion_tools(task) if self.mode != "unstructured" else (),
+            output_schema=output.output_schema if structured and output is not None else None,
+        )
+
     async def run(self, task: Task, workdir: str | Path) -> RunReport:
         """Run ``task`` in ``workdir`` and return its report (never raises for a bad run)."""
         root = Path(workdir)
@@ -120,32 +138,37 @@ class _Session:
         self.current_phase = 1
         self.started = time.monotonic()
         self.request: AgentRequest | None = None
+        self.checked_at = -1
+        """Entries seen at the latest gate check."""
         self.session_retries = 0
         self.api_retries = 0
 
+    @property
+    def transcript(self) -> Transcript:
+        return Transcript(entries=tuple(self.entries))
+
     # -- AgentObserver ------------------------------------------------------------------
     def on_entry(self, entry: Entry) -> None:
-        """Record an entry; snapshot the disk when a phase marker arrives."""
+        """Record an entry; snapshot the disk when a phase is claimed complete."""
         self.entries.append(entry)
         self.times.append(time.monotonic())
         if isinstance(entry, ToolResult):
             self._tool_called(entry)
-        elif isinstance(entry, AssistantText) and self.runner.mode != "unstructured":
-            self._markers(entry)
+        elif self.runner.mode == "unstructured":
+            return
+        elif isinstance(entry, AssistantText):
+            claims = find_claims(self.task, Transcript(entries=(entry,)))
+            self._claimed([c for c in claims if c.source == "marker"])
+        elif isinstance(entry, ToolCall):
+            claim = tool_claim(self.task, entry, len(self.entries) - 1)
+            self._claimed([claim] if claim is not None and self.task.completion != "marker" else [])
 
     async def on_stop(self) -> str | None:
         """The agent wants to stop: judge, and answer with feedback or let it stop."""
         self.timeline.record(len(self.entries), self.workspace.snapshot())
-        decision = self.gate.check(Transcript(entries=tuple(self.entries)), self.timeline)
-        for phase in decision.judgment.phases:
-            self._emit(
-                "phase.gate",
-                phase=phase.index,
-                name=phase.name,
-                attempt=decision.attempt,
-                accepted=phase.accepted,
-                issues=[issue.code.value for issue in phase.issues],
-            )
+        decision = self.gate.check(self.transcript, self.timeline)
+        self.checked_at = len(self.entries)
+        self._gate_events(decision.judgment, decision.attempt, "stop")
         if decision.feedback is not None:
             self._record_prompt(decision.feedback)
         return decision.feedback
@@ -157,9 +180,16 @@ class _Session:
             "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
         )
 
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """A completion tool was called: judge it now and answer in the ADR-008 shape."""
+        self.timeline.record(len(self.entries), self.workspace.snapshot())
+        check = self.gate.answer_tool(name, arguments, self.transcript, self.timeline)
+        if check.judgment is not None:
+            self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
+        return check.answer
+
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
-        prompt = self.runner.prompt_for(self.task)
         self._emit(
             "run.started",
             agent=self.runner.agent.name,
@@ -167,93 +197,114 @@ class _Session:
             phases=len(self.task.phases),
             max_attempts=self.runner.max_attempts,
         )
-        self.timeline.record(0, self.workspace.snapshot())
-        self._emit("phase.started", phase=1, name=self.task.phases[0].name)
-        self._record_prompt(prompt)
-        self.request = AgentRequest(prompt=prompt, workdir=self.workdir)
-        error: str | None = None
+        backup = (
+            WorkspaceBackup.capture(self.workspace) if self.task.on_reject == "revert" else None
+        )
+        try:
+            self.timeline.record(0, backup.snapshot if backup else self.workspace.snapshot())
+            self._emit("phase.started", phase=1, name=self.task.phases[0].name)
+            self.request = self.runner.request_for(self.task, self.workdir)
+            self._record_prompt(self.request.prompt)
+            judgment, error = await self._drive()
+            reverted = None
+            if backup is not None and verdict_of(judgment, error) != "accepted":
+                reverted = backup.restore(self.workspace.snapshot())
+            return self._report(judgment, error, reverted)
+        finally:
+            if backup is not None:
+                backup.close()
+
+    async def _drive(self) -> tuple[Judgment, str | None]:
+        """Run the agent until the gate has nothing more to say; the last judgment."""
         try:
             async with asyncio.timeout(self.runner.timeout):
-                async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
-                    with attempt:
-                        await self.runner.agent.run(self.request, self)
+                while True:
+                    await self._run_agent()
+                    decision = self._decision_at_end()
+                    session = self._session_id()
+                    if decision.feedback is None or session is None or self.request is None:
+                        return decision.judgment, None
+                    # The session ended without taking the gate's feedback: resume it with that.
+                    self.request = replace(self.request, prompt=decision.feedback, resume=session)
         except RunError as exc:
             error = str(exc)
         except TimeoutError:
             error = f"the run did not finish within {self.runner.timeout:g} s (--timeout)"
-        if error is not None or self.gate.last is None:
-            # The agent failed, or ended without asking to stop: judge what there is.
-            self.timeline.record(len(self.entries), self.workspace.snapshot())
-            transcript = Transcript(entries=tuple(self.entries))
-            if error is None:
-                return self._report(self.gate.check(transcript, self.timeline).judgment, None)
-            return self._report(self.gate.judge(transcript, self.timeline), error)
-        return self._report(self.gate.last.judgment, None)
+        self.timeline.record(len(self.entries), self.workspace.snapshot())
+        return self.gate.judge(self.transcript, self.timeline), error
 
-    def _report(self, judgment: Judgment, error: str | None) -> RunReport:
-        transcript = Transcript(entries=tuple(self.entries))
-        statuses = _statuses(judgment, failed=error is not None)
-        usage = transcript.usage()
-        cost_share = _cost_share(usage, transcript)
-        phases = []
-        for phase in judgment.phases:
-            status = statuses[phase.index]
-            report = PhaseReport(
-                index=phase.index,
-                name=phase.name,
-                status=status,
-                attempts=0 if status == "not_reached" else self.gate.phase_attempts(phase.index),
-                marker_seen=phase.marker_seen,
-                duration_ms=self._elapsed_ms(phase.start, phase.end),
-                tools=phase.tools,
-                tool_errors=phase.tool_errors,
-                files_changed=list(phase.files_changed),
-                usage=cost_share(transcript.turn_usage(phase.start, phase.end)),
-                issues=list(phase.issues),
-            )
-            phases.append(report)
+    async def _run_agent(self) -> None:
+        async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
+            with attempt:
+                assert self.request is not None
+                await self.runner.agent.run(self.request, self)
+
+    def _decision_at_end(self) -> GateDecision:
+        """The gate's word on the session that just ended: the last check, unless the agent
+        did more after it (or never asked), in which case a new check."""
+        last = self.gate.last
+        evidence = (AssistantText, ToolCall, ToolResult)
+        if last is not None and not any(
+            isinstance(e, evidence) for e in self.entries[max(self.checked_at, 0) :]
+        ):
+            return last
+        return self._check_now()
+
+    def _check_now(self) -> GateDecision:
+        self.timeline.record(len(self.entries), self.workspace.snapshot())
+        decision = self.gate.check(self.transcript, self.timeline)
+        self.checked_at = len(self.entries)
+        self._gate_events(decision.judgment, decision.attempt, "end")
+        if decision.feedback is not None:
+            self._record_prompt(decision.feedback)
+        return decision
+
+    def _report(
+        self, judgment: Judgment, error: str | None, reverted: RevertReport | None
+    ) -> RunReport:
+        report = assemble_report(
+            judgment,
+            RunFacts(
+                run_id=self.run_id,
+                task=self.task.name,
+                mode=self.runner.mode,
+                agent=self.runner.agent.name,
+                transcript=self.transcript,
+                times=self.times,
+                attempts=self.gate.attempts,
+                phase_attempts=self.gate.phase_attempts,
+                duration_ms=int((time.monotonic() - self.started) * 1000),
+                retries=self.session_retries,
+                api_retries=self.api_retries,
+                error=error,
+                reverted=reverted,
+            ),
+        )
+        for phase in report.phases:
             self._emit(
                 "phase.completed",
                 phase=phase.index,
                 name=phase.name,
-                status=status,
-                attempts=report.attempts,
-                duration_ms=report.duration_ms,
+                status=phase.status,
+                attempts=phase.attempts,
+                duration_ms=phase.duration_ms,
+                completed_by=phase.completed_by,
                 issues=[i.code.value for i in phase.issues],
             )
-        verdict = "error" if error is not None else "accepted" if judgment.accepted else "rejected"
-        duration_ms = int((time.monotonic() - self.started) * 1000)
         self._emit(
             "run.completed",
-            verdict=verdict,
-            attempts=self.gate.attempts,
-            duration_ms=duration_ms,
-            files_changed=list(judgment.files_changed),
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cost_usd=usage.cost_usd,
+            verdict=report.verdict,
+            attempts=report.attempts,
+            duration_ms=report.duration_ms,
+            files_changed=report.files_changed,
+            findings=[f.code.value for f in report.findings],
+            reverted=report.reverted is not None,
+            input_tokens=report.usage.input_tokens,
+            output_tokens=report.usage.output_tokens,
+            cost_usd=report.usage.cost_usd,
             error=error,
         )
-        return RunReport(
-            run_id=self.run_id,
-            task=self.task.name,
-            mode=self.runner.mode,
-            agent=self.runner.agent.name,
-            verdict=verdict,
-            success=verdict == "accepted",
-            attempts=self.gate.attempts,
-            phases=phases,
-            summary=judgment.output if verdict == "accepted" else None,
-            files_changed=list(judgment.files_changed),
-            files_claimed=list(judgment.files_claimed),
-            usage=usage,
-            duration_ms=duration_ms,
-            turns=sum(e.num_turns or 0 for e in self.entries if isinstance(e, RunResult)),
-            retries=self.session_retries,
-            api_retries=self.api_retries,
-            error=error,
-            transcript=transcript,
-        )
+        return report
 
     def _before_retry(self, state: RetryCallState) -> None:
         """A transient failure: announce the retry and continue the same session if we can."""
@@ -266,9 +317,7 @@ class _Session:
             delay_ms=retry_delay_ms(state),
             source="phasegate",
         )
-        session = next(
-            (e.session_id for e in reversed(self.entries) if isinstance(e, SessionStart)), None
-        )
+        session = self._session_id()
         if session is None or self.request is None:
             return  # nothing to resume: the next attempt starts from the task prompt again
         text = self.runner.templates.render("resume.md", reason=str(failure))
@@ -276,9 +325,27 @@ class _Session:
         self.request = replace(self.request, prompt=text, resume=session)
 
     # -- helpers ------------------------------------------------------------------------
+    def _session_id(self) -> str | None:
+        return next(
+            (e.session_id for e in reversed(self.entries) if isinstance(e, SessionStart)), None
+        )
+
     def _record_prompt(self, text: str) -> None:
         self.entries.append(UserText(text=text))
         self.times.append(time.monotonic())
+
+    def _gate_events(self, judgment: Judgment, attempt: int, trigger: str, **extra: object) -> None:
+        for phase in judgment.phases:
+            self._emit(
+                "phase.gate",
+                phase=phase.index,
+                name=phase.name,
+                attempt=attempt,
+                trigger=trigger,
+                accepted=phase.accepted,
+                issues=[issue.code.value for issue in phase.issues],
+                **extra,
+            )
 
     def _tool_called(self, result: ToolResult) -> None:
         call = next(
@@ -297,69 +364,28 @@ class _Session:
             ok=result.ok,
         )
 
-    def _markers(self, entry: AssistantText) -> None:
-        found = work_markers(self.task, entry.text)
-        if not found:
+    def _claimed(self, claims: list[CompletionClaim]) -> None:
+        if not claims:
             return
         self.timeline.record(len(self.entries), self.workspace.snapshot())
-        for marker in found:
+        for claim in claims:
             self._emit(
                 "phase.marker",
-                phase=marker.index,
-                name=self.task.phases[marker.index - 1].name,
-                text=marker.text,
+                phase=claim.index,
+                name=self.task.phases[claim.index - 1].name,
+                text=claim.text,
+                source=claim.source,
             )
-            if marker.index >= self.current_phase and marker.index < len(self.task.phases):
-                self.current_phase = marker.index + 1
+            if claim.index >= self.current_phase and claim.index < len(self.task.phases):
+                self.current_phase = claim.index + 1
                 self._emit(
                     "phase.started",
                     phase=self.current_phase,
                     name=self.task.phases[self.current_phase - 1].name,
                 )
 
-    def _elapsed_ms(self, start: int, end: int) -> int:
-        if not self.times or end <= start:
-            return 0
-        first = self.times[min(start, len(self.times) - 1)]
-        last = self.times[min(end, len(self.times)) - 1]
-        return int(max(last - first, 0.0) * 1000)
-
     def _emit(self, event: str, /, **fields: object) -> None:
         if self.runner.on_event is not None:
             self.runner.on_event(
                 RunEvent(event, self.run_id, self.task.name, self.runner.mode, dict(fields))
             )
-
-
-def _cost_share(run: Usage, transcript: Transcript) -> Callable[[Usage], Usage]:
-    """A function giving a phase's tokens their share of the run's cost, by tokens used."""
-    all_turns = transcript.turn_usage()
-    tokens = all_turns.input_tokens + all_turns.output_tokens
-    cost = run.cost_usd
-
-    def share(phase: Usage) -> Usage:
-        if cost is None or tokens == 0:
-            return phase
-        part = (phase.input_tokens + phase.output_tokens) / tokens
-        return phase.model_copy(update={"cost_usd": round(cost * part, 6)})
-
-    return share
-
-
-def _statuses(judgment: Judgment, *, failed: bool) -> dict[int, PhaseStatus]:
-    """accepted / rejected / not_reached for each phase.
-
-    A phase that was not accepted counts as ``not_reached`` when the run failed, or when an
-    earlier phase was rejected and this one shows no sign of having been attempted.
-    """
-    statuses: dict[int, PhaseStatus] = {}
-    earlier_rejected = False
-    for phase in judgment.phases:
-        if phase.accepted:
-            statuses[phase.index] = "accepted"
-        elif failed or (earlier_rejected and not phase.reached):
-            statuses[phase.index] = "not_reached"
-        else:
-            statuses[phase.index] = "rejected"
-            earlier_rejected = True
-    return statuses

@@ -33,7 +33,7 @@ class WorkspaceObserver:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir.resolve()
         self._cache: dict[str, tuple[_StatKey, str]] = {}
-        self._in_git = _inside_git_work_tree(self.workdir)
+        self._in_git = is_git_work_tree(self.workdir)
 
     def snapshot(self) -> WorkspaceSnapshot:
         """Hash every observed file now."""
@@ -49,7 +49,7 @@ class WorkspaceObserver:
         listed = _git_files(self.workdir) if self._in_git else None
         paths = listed if listed is not None else _walk_files(self.workdir)
         venvs = tuple(p[: -len("pyvenv.cfg")] for p in paths if p.endswith("/pyvenv.cfg"))
-        return sorted(p for p in paths if not _in_skipped_dir(p) and not p.startswith(venvs))
+        return sorted(p for p in paths if not in_skipped_dir(p) and not p.startswith(venvs))
 
     def _hash(self, relative: str, now: float) -> str | None:
         path = self.workdir / relative
@@ -82,7 +82,8 @@ def _file_digest(path: Path) -> str:
     return hasher.hexdigest()
 
 
-def _inside_git_work_tree(workdir: Path) -> bool:
+def is_git_work_tree(workdir: Path) -> bool:
+    """Whether ``workdir`` is inside a git work tree (False if git is missing or fails)."""
     try:
         done = subprocess.run(
             ["git", "-C", str(workdir), "rev-parse", "--is-inside-work-tree"],
@@ -134,5 +135,6 @@ def _walk_files(workdir: Path) -> list[str]:
     return found
 
 
-def _in_skipped_dir(relative: str) -> bool:
+def in_skipped_dir(relative: str) -> bool:
+    """Whether a relative POSIX path lies below one of :data:`SKIPPED_DIRS`."""
     return any(part in SKIPPED_DIRS for part in relative.split("/")[:-1])

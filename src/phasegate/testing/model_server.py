@@ -30,6 +30,10 @@ from phasegate.testing.script import HttpFault, LastInput, Reply, Script, Script
 __all__ = ["RecordedRequest", "ScriptedModelServer"]
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
+# Only the runtime's file tools take paths; a summary's "path" field stays as written.
+_FILE_TOOLS = frozenset(
+    {"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Glob", "Grep", "LS"}
+)
 
 
 @dataclass(frozen=True)
@@ -221,7 +225,9 @@ class ScriptedModelServer:
                     "type": "tool_use",
                     "id": f"toolu_scripted_{self._counters['tool']:04d}",
                     "name": step.tool,
-                    "input": _absolute(step.input, workdir),
+                    "input": _absolute(step.input, workdir)
+                    if step.tool in _FILE_TOOLS
+                    else dict(step.input),
                 }
             )
         self._counters["main"] += 1

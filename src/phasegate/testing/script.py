@@ -29,10 +29,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from phasegate._files import read_mapping, validate_model
 from phasegate.errors import ScriptFileError
+from phasegate.phases.completion import full_tool_name
 
 LastInput = Literal["start", "tool_result", "tool_error", "user"]
 """What the latest request to the model holds: the first prompt, tool results (all ok or at
@@ -43,6 +44,8 @@ class ToolStep(BaseModel):
     """One tool call: a tool name and its input.
 
     In files, write ``{Edit: {file_path: ..., ...}}`` or ``{tool: Edit, input: {...}}``.
+    phasegate's completion tools may be named short: ``phase_complete: {phase: 1}`` and
+    ``submit_summary: {summary: {...}}`` stand for their ``mcp__phasegate__`` names.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -57,6 +60,11 @@ class ToolStep(BaseModel):
             ((name, arguments),) = value.items()
             return {"tool": name, "input": arguments if arguments is not None else {}}
         return value
+
+    @field_validator("tool")
+    @classmethod
+    def _full_name(cls, value: str) -> str:
+        return full_tool_name(value)
 
 
 class HttpFault(BaseModel):

@@ -4,6 +4,11 @@ It runs no CLI and no model: each reply's tool calls are applied to the work dir
 real (Read, Edit, MultiEdit, Write), with the same success and error rules a coding agent
 runtime has, so the runner and its gate can be tested in milliseconds. Paths outside the work
 directory are denied, as Claude Code denies them in ``acceptEdits`` mode.
+
+The completion tools the request offers are answered by the runner, as Claude Code's MCP
+calls are. With an ``output_schema``, ``StructuredOutput`` behaves as in Claude Code: input
+that breaks the schema is an error result, a valid one ends the session at once, and five
+refused attempts end it with ``error_max_structured_output_retries``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from phasegate.errors import AgentError
 from phasegate.evidence.transcript import (
@@ -20,13 +27,24 @@ from phasegate.evidence.transcript import (
     ToolCall,
     ToolResult,
 )
+from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL, full_tool_name
 from phasegate.sdk.agent import AgentObserver, AgentRequest
 from phasegate.testing.script import LastInput, Script, ScriptCursor, ToolStep
 from phasegate.validators.paths import relative_to_workdir
 
+STRUCTURED_OUTPUT_ATTEMPTS = 5
+"""Refused StructuredOutput calls after which the session gives up, as Claude Code does."""
+
 
 class _ToolError(Exception):
     """A tool call failed; the message is what the agent sees."""
+
+
+class _SessionOver(Exception):
+    """The runtime ends the session here (a structured output was given, or refused too often)."""
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
 
 
 class ScriptedAgent:
@@ -38,6 +56,7 @@ class ScriptedAgent:
         self.script = script
         self._cursor: ScriptCursor | None = None
         self._calls = 0
+        self._refused = 0
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Replay the script in ``request.workdir``, asking ``observer`` whenever it stops."""
@@ -48,6 +67,15 @@ class ScriptedAgent:
             self._cursor, self._calls = ScriptCursor(self.script), 0
         cursor = self._cursor
         observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id="scripted"))
+        self._refused = 0
+        try:
+            await self._replay(request, observer, cursor)
+        except _SessionOver as over:
+            observer.on_entry(over.result)
+
+    async def _replay(
+        self, request: AgentRequest, observer: AgentObserver, cursor: ScriptCursor
+    ) -> None:
         last: LastInput = "start" if request.resume is None else "user"
         last_text = request.prompt
         turns = 0
@@ -69,7 +97,7 @@ class ScriptedAgent:
                     for step in reply.tools:
                         self._calls += 1
                         call_id = f"toolu_scripted_{self._calls:04d}"
-                        outcomes.append(self._call(step, call_id, workdir, observer))
+                        outcomes.append(await self._call(step, call_id, request, observer, turns))
                     last = "tool_result" if all(ok for ok, _ in outcomes) else "tool_error"
                     last_text = "\n".join(text for _, text in outcomes)
                     continue
@@ -79,23 +107,62 @@ class ScriptedAgent:
             last, last_text = "user", follow_up
         observer.on_entry(RunResult(subtype="success", num_turns=turns, duration_ms=0))
 
-    def _call(
-        self, step: ToolStep, call_id: str, workdir: Path, observer: AgentObserver
+    async def _call(
+        self,
+        step: ToolStep,
+        call_id: str,
+        request: AgentRequest,
+        observer: AgentObserver,
+        turns: int,
     ) -> tuple[bool, str]:
+        workdir = request.workdir.resolve()
         arguments = dict(step.input)
         for key in ("file_path", "notebook_path"):
             if isinstance(arguments.get(key), str):
                 arguments[key] = str(workdir / arguments[key])
         observer.on_entry(ToolCall(id=call_id, name=step.tool, input=arguments))
-        handler = _TOOLS.get(step.tool)
-        try:
-            if handler is None:
-                raise _ToolError(f"No such tool available: {step.tool}")
-            content, ok = handler(workdir, arguments), True
-        except _ToolError as exc:
-            content, ok = f"<tool_use_error>{exc}</tool_use_error>", False
+        offered = {full_tool_name(spec.name): spec.name for spec in request.tools}
+        if step.tool in offered:
+            answer = await observer.on_tool_call(offered[step.tool], arguments)
+            content, ok = answer.text, answer.ok
+        elif step.tool == STRUCTURED_OUTPUT_TOOL and request.output_schema is not None:
+            content, ok = self._structured_output(arguments, request.output_schema)
+        else:
+            handler = _TOOLS.get(step.tool)
+            try:
+                if handler is None:
+                    raise _ToolError(f"No such tool available: {step.tool}")
+                content, ok = handler(workdir, arguments), True
+            except _ToolError as exc:
+                content, ok = f"<tool_use_error>{exc}</tool_use_error>", False
         observer.on_entry(ToolResult(tool_use_id=call_id, ok=ok, content=content))
+        if step.tool == STRUCTURED_OUTPUT_TOOL and request.output_schema is not None:
+            if ok:
+                await observer.on_stop()  # asked, as the CLI asks its Stop hook, and not obeyed
+                raise _SessionOver(RunResult(subtype="success", num_turns=turns, duration_ms=0))
+            if self._refused >= STRUCTURED_OUTPUT_ATTEMPTS:
+                raise _SessionOver(
+                    RunResult(
+                        is_error=True,
+                        subtype="error_max_structured_output_retries",
+                        num_turns=turns,
+                        duration_ms=0,
+                    )
+                )
         return ok, content
+
+    def _structured_output(
+        self, arguments: dict[str, Any], schema: dict[str, Any]
+    ) -> tuple[str, bool]:
+        errors = sorted(
+            jsonschema.validators.validator_for(schema)(schema).iter_errors(arguments),
+            key=lambda e: list(map(str, e.path)),
+        )
+        if not errors:
+            return "Structured output provided successfully", True
+        self._refused += 1
+        problems = ", ".join(e.message for e in errors)
+        return f"Output does not match required schema: {problems}", False
 
 
 def _target(workdir: Path, arguments: dict[str, Any]) -> Path:
