@@ -10,6 +10,7 @@ import pytest
 
 from phasegate import AgentError, AgentRequest, ScriptFileError
 from phasegate.evidence.transcript import Entry, RunResult, ToolCall, ToolResult
+from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 from phasegate.testing import Script, ScriptedAgent, load_script
 
 
@@ -20,6 +21,7 @@ class _Recorder:
         self.entries: list[Entry] = []
         self.follow_ups = list(follow_ups or [])
         self.stops = 0
+        self.tool_calls: list[tuple[str, dict[str, Any]]] = []
 
     def on_entry(self, entry: Entry) -> None:
         self.entries.append(entry)
@@ -30,6 +32,10 @@ class _Recorder:
 
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         raise AssertionError("the scripted agent never retries")
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        self.tool_calls.append((name, arguments))
+        return ToolAnswer(True, {"result": "success", "action": "go on"})
 
     def results(self) -> list[ToolResult]:
         return [e for e in self.entries if isinstance(e, ToolResult)]
@@ -126,3 +132,73 @@ def test_a_bad_script_file_names_the_file_and_the_field(tmp_path: Path) -> None:
     with pytest.raises(ScriptFileError) as caught:
         load_script(bad)
     assert str(bad) in str(caught.value) and "replies.1" in str(caught.value)
+
+
+def test_an_offered_completion_tool_is_answered_by_the_observer(tmp_path: Path) -> None:
+    """phase_complete (short name in the script) reaches on_tool_call; its answer is the result."""
+    recorder = _Recorder()
+    agent = ScriptedAgent(Script.model_validate({"replies": [{"tools": [
+        {"phase_complete": {"phase": 1, "note": "edited"}}]}]}))  # fmt: skip
+    request = AgentRequest(
+        prompt="go", workdir=tmp_path, tools=(ToolSpec("phase_complete", "d", {}),)
+    )
+
+    asyncio.run(agent.run(request, recorder))
+
+    assert recorder.tool_calls == [("phase_complete", {"phase": 1, "note": "edited"})]
+    (call,) = [e for e in recorder.entries if isinstance(e, ToolCall)]
+    assert call.name == "mcp__phasegate__phase_complete"
+    (result,) = recorder.results()
+    assert result.ok and '"result": "success"' in result.content
+
+
+def test_a_completion_tool_that_was_not_offered_does_not_exist(tmp_path: Path) -> None:
+    """Without the tool in the request (marker mode), the call is an unknown tool."""
+    recorder = _play(tmp_path, [{"tools": [{"phase_complete": {"phase": 1}}]}])
+
+    (result,) = recorder.results()
+    assert not result.ok
+    assert "No such tool available: mcp__phasegate__phase_complete" in result.content
+    assert recorder.tool_calls == []
+
+
+def _structured(tmp_path: Path, replies: list[dict[str, Any]]) -> _Recorder:
+    recorder = _Recorder(["keep going"] * 3)
+    agent = ScriptedAgent(Script.model_validate({"replies": replies}))
+    schema = {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}
+    request = AgentRequest(prompt="go", workdir=tmp_path, output_schema=schema)
+    asyncio.run(agent.run(request, recorder))
+    return recorder
+
+
+def test_a_valid_structured_output_ends_the_session_whatever_the_stop_answer(
+    tmp_path: Path,
+) -> None:
+    """As in Claude Code: the Stop hook is asked once, its feedback is not obeyed."""
+    recorder = _structured(tmp_path, [
+        {"tools": [{"StructuredOutput": {"a": 1}}]},
+        {"text": "never reached"},
+    ])  # fmt: skip
+
+    assert recorder.stops == 1
+    assert [r.ok for r in recorder.results()] == [True]
+    assert isinstance(recorder.entries[-1], RunResult)
+    assert not recorder.entries[-1].is_error
+
+
+def test_five_refused_structured_outputs_end_the_session_with_the_runtime_error(
+    tmp_path: Path,
+) -> None:
+    """Schema-breaking input is an error result; the fifth ends it, unjudged by a stop."""
+    wrapped = {"when": "tool_error", "tools": [{"StructuredOutput": {"output": {"a": 1}}}]}
+    recorder = _structured(tmp_path, [{"tools": [{"StructuredOutput": {"output": {"a": 1}}}]}]
+                           + [wrapped] * 6)  # fmt: skip
+
+    results = recorder.results()
+    assert len(results) == 5
+    assert not any(r.ok for r in results)
+    assert "Output does not match required schema" in results[0].content
+    last = recorder.entries[-1]
+    assert isinstance(last, RunResult)
+    assert (last.is_error, last.subtype) == (True, "error_max_structured_output_retries")
+    assert recorder.stops == 0

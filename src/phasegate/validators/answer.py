@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from phasegate.evidence.transcript import AssistantText, RunResult, ToolCall, Transcript
+from phasegate.evidence.transcript import AssistantText, ToolCall, Transcript
 from phasegate.phases.completion import (
     STRUCTURED_OUTPUT_TOOL,
     SUBMIT_SUMMARY_TOOL,
@@ -151,7 +151,7 @@ def check_answer_present(
                 "then give the answer.",
             )
         ]
-    return None, [_missing(window, transcript, completion)]
+    return None, [_missing(window, completion)]
 
 
 def _head_text(
@@ -173,15 +173,13 @@ def _text_answers(position: int, text: str) -> list[Answer]:
     ]
 
 
-def _missing(window: PhaseWindow, transcript: Transcript, completion: Completion) -> Issue:
+def _missing(window: PhaseWindow, completion: Completion) -> Issue:
     message = f"Phase {window.index} ({window.phase.name}) needs a JSON object and none was given."
-    ended_ok = any(
-        isinstance(e, RunResult) and not e.is_error for e in transcript.entries[window.start :]
-    )
-    if window.phase.structured_output and ended_ok:
+    if window.phase.structured_output:
+        # The runtime reports such a session as a success with no structured output.
         message = (
-            f"Phase {window.index} ({window.phase.name}) asked for structured output, but the "
-            "session ended successfully without any: no StructuredOutput call was made."
+            f"Phase {window.index} ({window.phase.name}) asked for structured output and none "
+            "was given: no StructuredOutput call was made."
         )
     return Issue.of(
         IssueCode.JSON_MISSING,
