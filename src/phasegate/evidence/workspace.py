@@ -88,3 +88,27 @@ class WorkspaceTimeline:
         if not self._snapshots:
             return WorkspaceDiff()
         return WorkspaceDiff.between(self._snapshots[0], self._snapshots[-1])
+
+
+def attributed_timeline(
+    diff: WorkspaceDiff, changed_at: Mapping[str, int], length: int
+) -> WorkspaceTimeline:
+    """A timeline for a transcript judged after the fact, from one before/after ``diff``.
+
+    With no snapshots from the run, each changed path is taken to have changed right after
+    transcript entry ``changed_at[path]`` (e.g. the last tool call that edited it); a path
+    without one changed at the end (``length``). The snapshots hold the changed paths only.
+    """
+    before = {p: f"before:{p}" for p in (*diff.modified, *diff.deleted)}
+    after = {p: f"after:{p}" for p in (*diff.added, *diff.modified)}
+    when = {p: min(changed_at.get(p, length - 1) + 1, length) for p in diff.paths}
+    points = [(0, WorkspaceSnapshot(before))]
+    for position in sorted(set(when.values()) | {length}):
+        state = dict(before)
+        for path, at in when.items():
+            if at <= position:
+                state.pop(path, None)
+                if path in after:
+                    state[path] = after[path]
+        points.append((position, WorkspaceSnapshot(state)))
+    return WorkspaceTimeline.of(points)

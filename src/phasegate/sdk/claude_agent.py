@@ -195,12 +195,12 @@ class _ClaudeSession:
                 return  # the model's answers were all refused: the gate judges them
             if result is not None and result.is_error:
                 # The SDK raises after yielding an error result; the result says why.
-                raise _api_failure(result) from exc
+                raise api_failure(result) from exc
             raise AgentError(
                 f"Claude Code failed: {exc}{self._stderr_tail()}", transient=True
             ) from exc
         if result is not None and result.is_error and result.subtype != STRUCTURED_OUTPUT_GAVE_UP:
-            raise _api_failure(result)
+            raise api_failure(result)
 
     def _tool_server(self, sdk: Any) -> dict[str, Any]:
         """The in-process MCP server offering the request's completion tools (or none)."""
@@ -295,7 +295,8 @@ class _ClaudeSession:
         return ("\nCLI stderr (last lines):\n" + "\n".join(self.stderr)) if self.stderr else ""
 
 
-def _api_failure(result: RunResult) -> AgentError:
+def api_failure(result: RunResult) -> AgentError:
+    """The error an error result stands for (cost cap, API failure, other), with its advice."""
     if result.subtype == "error_max_budget_usd" or result.terminal_reason == "budget_exhausted":
         spent = f"${result.usage.cost_usd:.4f}" if result.usage.cost_usd is not None else "it"
         return AgentError(f"the run's cost cap was reached ({spent} spent; --max-cost)")

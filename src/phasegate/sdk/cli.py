@@ -142,6 +142,43 @@ def run(
     raise typer.Exit(report.exit_code)
 
 
+@app.command("judge")
+def judge_command(
+    task_file: Annotated[Path, typer.Argument(metavar="TASK", help="Task file (YAML or JSON).")],
+    transcript: Annotated[
+        Path,
+        typer.Option(
+            "--transcript",
+            "-t",
+            help="Saved stream-json transcript (claude -p --output-format stream-json --verbose).",
+        ),
+    ],
+    workdir: Annotated[
+        Path, typer.Option("--workdir", "-w", help="Checkout of the repository the run changed.")
+    ] = Path(),
+    before: Annotated[
+        str, typer.Option("--before", help="Git revision the run started from.")
+    ] = "HEAD",
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Judge a saved Claude Code transcript against a task, with no agent run.
+
+    Disk changes are what git shows in WORKDIR since --before. Same report and exit codes
+    as `run`.
+    """
+    from phasegate.sdk.saved import judge_transcript, read_transcript
+
+    task = load_task(task_file)
+    entries, skipped = read_transcript(transcript)
+    if skipped:
+        typer.echo(
+            f"phasegate: {transcript}: skipped {skipped} line(s) that are not JSON", err=True
+        )
+    report = judge_transcript(task, entries, workdir, before=before)
+    typer.echo(report.model_dump_json(indent=2) if json_output else format_report(report))
+    raise typer.Exit(report.exit_code)
+
+
 @app.command()
 def demo(
     quiet: Annotated[
@@ -173,14 +210,23 @@ def format_report(report: RunReport) -> str:
             ", ".join(f"{name}×{count}" for name, count in sorted(phase.tools.items()))
             or "no tools"
         )
+        how = f" by {phase.completed_by}" if phase.completed_by else ""
         lines.append(
-            f"  phase {phase.index} {phase.name}: {phase.status} after {phase.attempts} check(s); "
-            f"{tools}; files changed: {', '.join(phase.files_changed) or 'none'}"
+            f"  phase {phase.index} {phase.name}: {phase.status}{how} after {phase.attempts} "
+            f"check(s); {tools}; files changed: {', '.join(phase.files_changed) or 'none'}"
         )
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
     lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
     if report.files_claimed:
         lines.append(f"  files claimed: {', '.join(report.files_claimed)}")
+    lines.extend(f"  ! {finding.code.value}: {finding.message}" for finding in report.findings)
+    if report.reverted is not None:
+        reverted = report.reverted
+        lines.append(
+            f"  reverted: restored {', '.join(reverted.restored) or 'nothing'}; "
+            f"removed {', '.join(reverted.removed) or 'nothing'}"
+            + (f"; FAILED {', '.join(reverted.failed)}" if reverted.failed else "")
+        )
     if report.retries or report.api_retries:
         lines.append(f"  retries: {report.retries} session(s), {report.api_retries} API request(s)")
     if report.error:
@@ -203,10 +249,14 @@ def progress_line(event: RunEvent) -> str | None:
         case "tool.called":
             return f"  · {f['tool']} {'ok' if f['ok'] else 'FAILED'}"
         case "phase.marker":
-            return f"  ✎ phase {f['phase']} ({f['name']}) claimed complete: {f['text']}"
+            via = " (phase_complete)" if f.get("source") == "tool" else ""
+            return f"  ✎ phase {f['phase']} ({f['name']}) claimed complete{via}: {f['text']}"
         case "phase.gate" if not f["accepted"]:
             issues = ", ".join(f["issues"])
-            return f"  ✗ gate check {f['attempt']}: phase {f['phase']} ({f['name']}): {issues}"
+            what = (
+                f"{f['tool']} call" if f.get("trigger") == "tool" else f"gate check {f['attempt']}"
+            )
+            return f"  ✗ {what}: phase {f['phase']} ({f['name']}): {issues}"
         case "retry.scheduled":
             return f"  ↻ retry {f['attempt']} ({f['source']}) in {f['delay_ms']} ms: {f['reason']}"
         case "run.completed":

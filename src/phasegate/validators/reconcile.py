@@ -71,6 +71,17 @@ def tool_reported_paths(calls: Iterable[CallRecord], workdir: str) -> list[str]:
     return sorted(found)
 
 
+def edit_positions(calls: Iterable[CallRecord], workdir: str) -> dict[str, int]:
+    """Each path inside ``workdir`` mapped to the position of the last successful call of a
+    file-editing tool that named it."""
+    positions: dict[str, int] = {}
+    for record in calls:
+        if record.ok:
+            for path in tool_reported_paths([record], workdir):
+                positions[path] = record.position
+    return positions
+
+
 def reconcile(
     tool_reported: Sequence[str], disk_changed: Sequence[str], claimed: Sequence[str] | None
 ) -> FileReconciliation:

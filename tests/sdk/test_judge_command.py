@@ -1,0 +1,143 @@
+"""``phasegate judge``: saved Claude Code transcripts (recorded from the real CLI against the
+scripted model, in a directory that no longer exists) judged in a fresh git checkout."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.sdk.scenarios import EXAMPLE
+from tests.sdk.test_cli import phasegate
+
+TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
+TASK = EXAMPLE / "task.yaml"
+APP = "def parse(x):\n    return eval(x)\n"
+"""app.py as the recorded runs found it (see tests/testing/test_model_server.py)."""
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="judge needs git")
+
+
+def git(work: Path, *args: str) -> None:
+    """Run git in ``work`` with a fixed identity, failing the test on error."""
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=work, check=True, capture_output=True,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A git repository holding app.py as the recorded run started from, committed."""
+    work = tmp_path / "checkout"
+    work.mkdir()
+    (work / "app.py").write_text(APP)
+    git(work, "init", "-q")
+    git(work, "add", "app.py")
+    git(work, "commit", "-qm", "start")
+    return work
+
+
+def test_the_good_transcript_with_its_edit_on_disk_is_accepted(checkout: Path) -> None:
+    """The run edited app.py (recorded under /work/project); this checkout holds that edit."""
+    (checkout / "app.py").write_text(APP.replace("eval(x)", "int(x)"))
+
+    done = phasegate(
+        "judge", TASK, "--transcript", TRANSCRIPTS / "edit_then_json.jsonl",
+        "--workdir", checkout, "--json",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "accepted"
+    assert report["agent"] == "transcript"
+    assert report["files_changed"] == ["app.py"] == report["files_claimed"]
+    assert report["phases"][0]["tools"] == {"Edit": 1, "Read": 1}
+    assert report["phases"][0]["files_changed"] == ["app.py"]
+    assert report["reconciliation"]["tool_reported"] == ["app.py"]
+    assert report["findings"] == []
+
+
+def test_json_without_edits_is_rejected_with_the_missing_work_named(checkout: Path) -> None:
+    """The lazy transcript: marker and JSON, no tool, no change on disk. Exit 1."""
+    done = phasegate(
+        "judge", TASK, "--transcript", TRANSCRIPTS / "json_without_edit.jsonl",
+        "--workdir", checkout,
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "REJECTED" in done.stdout
+    for code in ("tool_not_used", "no_changes", "claimed_not_changed"):
+        assert code in done.stdout
+
+
+def test_the_good_transcript_without_its_edit_on_disk_is_rejected(checkout: Path) -> None:
+    """The transcript claims an edit, but this checkout does not hold it: the disk decides."""
+    done = phasegate(
+        "judge", TASK, "--transcript", TRANSCRIPTS / "edit_then_json.jsonl",
+        "--workdir", checkout, "--json",
+    )  # fmt: skip
+
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    codes = {issue["code"] for phase in report["phases"] for issue in phase["issues"]}
+    assert codes == {"no_changes", "claimed_not_changed"}
+    assert report["reconciliation"]["edit_not_on_disk"] == ["app.py"]
+
+
+def test_before_names_the_commit_the_run_started_from(checkout: Path) -> None:
+    """The edit already committed: judged since the commit before it, it still counts."""
+    (checkout / "app.py").write_text(APP.replace("eval(x)", "int(x)"))
+    git(checkout, "commit", "-qam", "the agent's edit")
+
+    since_head = phasegate("judge", TASK, "-t", TRANSCRIPTS / "edit_then_json.jsonl",
+                           "-w", checkout)  # fmt: skip
+    since_start = phasegate("judge", TASK, "-t", TRANSCRIPTS / "edit_then_json.jsonl",
+                            "-w", checkout, "--before", "HEAD~1")  # fmt: skip
+
+    assert since_head.returncode == 1
+    assert since_start.returncode == 0, since_start.stdout + since_start.stderr
+
+
+def test_an_api_failure_transcript_is_an_error_exit_three(checkout: Path) -> None:
+    """A transcript whose run died on the API reports the error, like `run` would."""
+    done = phasegate("judge", TASK, "-t", TRANSCRIPTS / "api_error_500.jsonl", "-w", checkout)
+
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "HTTP 500" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing-transcript", "cannot read transcript"),
+        ("not-json", "holds no Claude Code messages"),
+        ("not-git", "is not inside a git work tree"),
+        ("bad-ref", "git does not know the revision 'nope'"),
+    ],
+)
+def test_bad_judge_input_exits_two_with_a_message(
+    tmp_path: Path, checkout: Path, setup: str, message: str
+) -> None:
+    """Each bad input is named, with what to do; never a traceback."""
+    transcript = TRANSCRIPTS / "edit_then_json.jsonl"
+    workdir, before = checkout, "HEAD"
+    if setup == "missing-transcript":
+        transcript = tmp_path / "absent.jsonl"
+    elif setup == "not-json":
+        transcript = tmp_path / "notes.txt"
+        transcript.write_text("just some notes\n")
+    elif setup == "not-git":
+        workdir = tmp_path / "plain"
+        workdir.mkdir()
+    else:
+        before = "nope"
+
+    done = phasegate("judge", TASK, "-t", transcript, "-w", workdir, "--before", before)
+
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
