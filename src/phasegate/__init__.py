@@ -25,9 +25,12 @@ from phasegate.sdk.agent import Agent, AgentObserver, AgentRequest
 from phasegate.sdk.events import RunEvent
 from phasegate.sdk.gate import PhaseGate
 from phasegate.sdk.report import Mode, PhaseReport, RunReport
+from phasegate.sdk.revert import RevertReport
 from phasegate.sdk.runner import Runner
+from phasegate.sdk.saved import judge_transcript, read_transcript
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.judge import Judgment, judge
+from phasegate.validators.reconcile import FileReconciliation
 
 __all__ = [
     "Agent",
@@ -35,6 +38,7 @@ __all__ = [
     "AgentObserver",
     "AgentRequest",
     "FeedbackPrompt",
+    "FileReconciliation",
     "Issue",
     "IssueCode",
     "Judgment",
@@ -45,6 +49,7 @@ __all__ = [
     "PhasegateError",
     "PromptTemplateError",
     "PromptTemplates",
+    "RevertReport",
     "RunError",
     "RunEvent",
     "RunReport",
@@ -58,9 +63,11 @@ __all__ = [
     "WorkspaceDiff",
     "find_markers",
     "judge",
+    "judge_transcript",
     "load_task",
     "marker_line",
     "parse_stream_json",
     "phased_prompt",
+    "read_transcript",
     "unstructured_prompt",
 ]

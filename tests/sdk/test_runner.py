@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from phasegate import RunEvent, Runner, RunReport, Task, UsageError
-from phasegate.evidence.transcript import UserText
+from phasegate import AgentObserver, AgentRequest, RunEvent, Runner, RunReport, Task, UsageError
+from phasegate.evidence.transcript import AssistantText, RunResult, SessionStart, UserText
 from phasegate.sdk.retry import NO_RETRIES, RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
@@ -293,3 +293,36 @@ def test_bad_runner_options_are_usage_errors(option: str, value: object) -> None
     agent = ScriptedAgent(Script.model_validate({"replies": [{"text": "hi"}]}))
     with pytest.raises(UsageError):
         Runner(agent, **{option: value})  # type: ignore[arg-type]
+
+
+class _DeafAgent:
+    """Asks the gate once, ignores its feedback (as Claude Code does after a structured
+    output), and on resume ends at once without a word."""
+
+    name = "deaf"
+
+    def __init__(self) -> None:
+        self.requests: list[AgentRequest] = []
+
+    async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
+        self.requests.append(request)
+        observer.on_entry(SessionStart(session_id="s1", cwd=str(request.workdir)))
+        if request.resume is None:
+            observer.on_entry(AssistantText(text=f"{MARKER}\n\n{GOOD_JSON}"))
+            await observer.on_stop()
+        observer.on_entry(RunResult(subtype="success"))
+
+
+def test_feedback_the_session_never_took_is_delivered_by_resuming_it_once(
+    task: Task, project: Path
+) -> None:
+    """The undelivered feedback goes out as the resumed session's prompt; a session that then
+    does nothing ends the run instead of resuming forever."""
+    agent = _DeafAgent()
+
+    report = Runner(agent, max_attempts=3).run_sync(task, project)
+
+    assert report.verdict == "rejected"
+    assert [r.resume for r in agent.requests] == [None, "s1"]
+    assert '"result": "validation_failed"' in agent.requests[1].prompt
+    assert report.attempts == 1

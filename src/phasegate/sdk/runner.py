@@ -216,16 +216,23 @@ class _Session:
 
     async def _drive(self) -> tuple[Judgment, str | None]:
         """Run the agent until the gate has nothing more to say; the last judgment."""
+        resumed_with: GateDecision | None = None
         try:
             async with asyncio.timeout(self.runner.timeout):
                 while True:
                     await self._run_agent()
                     decision = self._decision_at_end()
                     session = self._session_id()
-                    if decision.feedback is None or session is None or self.request is None:
+                    if (
+                        decision.feedback is None
+                        or decision is resumed_with  # resumed with it, and nothing came of it
+                        or session is None
+                        or self.request is None
+                    ):
                         return decision.judgment, None
                     # The session ended without taking the gate's feedback: resume it with that.
                     self.request = replace(self.request, prompt=decision.feedback, resume=session)
+                    resumed_with = decision
         except RunError as exc:
             error = str(exc)
         except TimeoutError:
