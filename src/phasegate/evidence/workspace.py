@@ -104,6 +104,10 @@ def attributed_timeline(
     when = {p: min(changed_at.get(p, length - 1) + 1, length) for p in diff.paths}
     points = [(0, WorkspaceSnapshot(before))]
     for position in sorted(set(when.values()) | {length}):
+        if position - 1 > points[-1][0]:
+            # Unchanged until just before: a diff ends on the earliest snapshot at or after a
+            # window's end, which must not show a change made after the window.
+            points.append((position - 1, points[-1][1]))
         state = dict(before)
         for path, at in when.items():
             if at <= position:

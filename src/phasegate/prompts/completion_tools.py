@@ -69,7 +69,11 @@ def completion_tools(task: Task) -> tuple[ToolSpec, ...]:
                 input_schema={
                     "type": "object",
                     "properties": {
-                        "phase": {"type": "integer", "description": "The phase number."},
+                        # A quoted number is accepted (see tool_claim): let it reach us.
+                        "phase": {
+                            "type": ["integer", "string"],
+                            "description": "The phase number.",
+                        },
                         "note": {"type": "string", "description": "One line: what you did."},
                     },
                 },
@@ -90,7 +94,11 @@ def completion_tools(task: Task) -> tuple[ToolSpec, ...]:
                 input_schema={
                     "type": "object",
                     "properties": {
-                        "summary": {"type": "object", "description": "The answer object."}
+                        # So is the object sent as a JSON string (see answers).
+                        "summary": {
+                            "type": ["object", "string"],
+                            "description": "The answer object.",
+                        }
                     },
                 },
             )

@@ -22,6 +22,7 @@ from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.report import Mode
 from phasegate.validators.judge import Judgment, judge
+from phasegate.validators.windows import phase_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,13 +136,12 @@ class PhaseGate:
         if name != PHASE_COMPLETE:
             return f"{name} is not a phasegate completion tool"
         raw = arguments.get("phase")
-        if isinstance(raw, str) and raw.strip().isdigit():
-            raw = int(raw)
+        number = phase_number(raw)
         work = [self.task.index_of(p) for p in self.task.work_phases]
-        if isinstance(raw, bool) or not isinstance(raw, int) or raw not in work:
+        if number is None or number not in work:
             listed = ", ".join(map(str, work)) or "none"
             return f"phase must be the number of a work phase ({listed}); got {raw!r}"
-        return raw
+        return number
 
     def judge(self, transcript: Transcript, timeline: WorkspaceTimeline) -> Judgment:
         """Judge every phase without counting an attempt (for describing a failed run)."""

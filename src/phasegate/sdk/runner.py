@@ -165,13 +165,7 @@ class _Session:
 
     async def on_stop(self) -> str | None:
         """The agent wants to stop: judge, and answer with feedback or let it stop."""
-        self.timeline.record(len(self.entries), self.workspace.snapshot())
-        decision = self.gate.check(self.transcript, self.timeline)
-        self.checked_at = len(self.entries)
-        self._gate_events(decision.judgment, decision.attempt, "stop")
-        if decision.feedback is not None:
-            self._record_prompt(decision.feedback)
-        return decision.feedback
+        return self._check_now("stop").feedback
 
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         """Report a retry as a ``retry.scheduled`` event."""
@@ -255,13 +249,14 @@ class _Session:
             isinstance(e, evidence) for e in self.entries[max(self.checked_at, 0) :]
         ):
             return last
-        return self._check_now()
+        return self._check_now("end")
 
-    def _check_now(self) -> GateDecision:
+    def _check_now(self, trigger: str) -> GateDecision:
+        """A counted gate check on everything so far; its feedback is recorded as sent."""
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         decision = self.gate.check(self.transcript, self.timeline)
         self.checked_at = len(self.entries)
-        self._gate_events(decision.judgment, decision.attempt, "end")
+        self._gate_events(decision.judgment, decision.attempt, trigger)
         if decision.feedback is not None:
             self._record_prompt(decision.feedback)
         return decision

@@ -23,11 +23,13 @@ def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> l
     """``schema_violation``: one issue per way ``value`` breaks ``schema``."""
     validator = jsonschema.validators.validator_for(schema)(schema)
     issues: list[Issue] = []
+    missing: set[str] = set()  # jsonschema reports "required" once per absent field
     for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
         where = _json_path(error.absolute_path)
         if error.validator == "required" and isinstance(error.instance, dict):
             for name in error.validator_value if isinstance(error.validator_value, list) else []:
-                if name not in error.instance:
+                if name not in error.instance and f"{where}.{name}" not in missing:
+                    missing.add(f"{where}.{name}")
                     issues.append(
                         _schema_issue(
                             index, f"{where}.{name}", None, "is required", error, "missing"
@@ -67,8 +69,8 @@ def check_wrapped(index: int, value: dict[str, Any], schema: dict[str, Any]) -> 
     properties = schema.get("properties")
     if not isinstance(inner, dict) or (isinstance(properties, dict) and key in properties):
         return []
-    if check_schema(index, inner, schema):
-        return []
+    if check_schema(index, inner, schema) or not check_schema(index, value, schema):
+        return []  # the inner object is no answer either, or the answer is fine as it is
     return [
         Issue.of(
             IssueCode.SCHEMA_VIOLATION,

@@ -67,14 +67,25 @@ def work_markers(task: Task, text: str) -> list[MarkerMatch]:
     return [marker for marker in find_markers(text) if marker.index in work]
 
 
+def phase_number(value: object) -> int | None:
+    """The phase number a completion tool call names: an int, or a string of digits (models
+    sometimes quote numbers). None for anything else, bools included; never raises."""
+    if isinstance(value, str) and value.strip().isdecimal():  # not isdigit: int("²") raises
+        try:
+            value = int(value)
+        except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+            return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
 def tool_claim(task: Task, call: ToolCall, position: int) -> CompletionClaim | None:
     """The claim a ``phase_complete`` call makes, if it names a work phase of ``task``."""
     if call.name != PHASE_COMPLETE_TOOL:
         return None
-    index = call.input.get("phase")
-    if isinstance(index, str) and index.strip().isdigit():
-        index = int(index)  # models sometimes quote numbers
-    if isinstance(index, bool) or not isinstance(index, int):
+    index = phase_number(call.input.get("phase"))
+    if index is None:
         return None
     if not 1 <= index <= len(task.phases) or task.phases[index - 1].is_output:
         return None
