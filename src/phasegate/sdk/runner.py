@@ -191,9 +191,7 @@ class _Session:
             phases=len(self.task.phases),
             max_attempts=self.runner.max_attempts,
         )
-        backup = (
-            WorkspaceBackup.capture(self.workspace) if self.task.on_reject == "revert" else None
-        )
+        backup = self._backup() if self.task.on_reject == "revert" else None
         try:
             self.timeline.record(0, backup.snapshot if backup else self.workspace.snapshot())
             self._emit("phase.started", phase=1, name=self.task.phases[0].name)
@@ -207,6 +205,15 @@ class _Session:
         finally:
             if backup is not None:
                 backup.close()
+
+    def _backup(self) -> WorkspaceBackup:
+        try:
+            return WorkspaceBackup.capture(self.workspace)
+        except OSError as exc:
+            raise RunError(
+                f"cannot back up {self.workdir} for on_reject: revert ({exc}); free disk space "
+                "in the temporary directory or set on_reject: keep"
+            ) from exc
 
     async def _drive(self) -> tuple[Judgment, str | None]:
         """Run the agent until the gate has nothing more to say; the last judgment."""
