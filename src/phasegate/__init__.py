@@ -22,6 +22,7 @@ from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agent import Agent, AgentObserver, AgentRequest
+from phasegate.sdk.event_log import EventLog
 from phasegate.sdk.events import RunEvent
 from phasegate.sdk.gate import PhaseGate
 from phasegate.sdk.report import Mode, PhaseReport, RunReport
@@ -37,6 +38,7 @@ __all__ = [
     "AgentError",
     "AgentObserver",
     "AgentRequest",
+    "EventLog",
     "FeedbackPrompt",
     "FileReconciliation",
     "Issue",

@@ -17,7 +17,8 @@ import typer
 from phasegate.errors import PhasegateError, UsageError
 from phasegate.phases.loading import load_task
 from phasegate.sdk.agent import Agent
-from phasegate.sdk.events import RunEvent
+from phasegate.sdk.event_log import EventLog
+from phasegate.sdk.events import EventSink, RunEvent, fan_out
 from phasegate.sdk.report import RunReport
 
 app = typer.Typer(
@@ -35,6 +36,13 @@ class ModeOption(StrEnum):
     gate = "gate"
     single_query = "single-query"
     unstructured = "unstructured"
+
+
+class LogFormatOption(StrEnum):
+    """Values of ``--log-format``."""
+
+    json = "json"
+    console = "console"
 
 
 class AgentOption(StrEnum):
@@ -107,6 +115,13 @@ def run(
         bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
     ] = False,
     prompts_dir: PromptsDir = None,
+    log_file: Annotated[
+        Path | None,
+        typer.Option(help="Append every run event to this file, one line each (docs/events.md)."),
+    ] = None,
+    log_format: Annotated[
+        LogFormatOption, typer.Option(help="json (one object a line) or console.")
+    ] = LogFormatOption.json,
 ) -> None:
     """Run a phased task with an agent and gate every phase on evidence.
 
@@ -125,16 +140,24 @@ def run(
         chosen = ClaudeAgent(
             model=model, timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost
         )
+    sinks: list[EventSink] = [] if quiet else [_print_progress]
+    log = EventLog(file=log_file, log_format=log_format.value) if log_file else None
+    if log is not None:
+        sinks.append(log)
     runner = Runner(
         chosen,
         mode=mode.value,
         max_attempts=max_attempts,
         prompts_dir=prompts_dir,
-        on_event=None if quiet else _print_progress,
+        on_event=fan_out(sinks),
         retry=RetryPolicy(session_retries=retries, max_total=timeout),
         timeout=timeout,
     )
-    report = runner.run_sync(task, workdir)
+    try:
+        report = runner.run_sync(task, workdir)
+    finally:
+        if log is not None:
+            log.close()
     if json_output:
         typer.echo(report.model_dump_json(indent=2))
     else:

@@ -7,7 +7,7 @@ to a callback; the logging work turns them into JSON lines, the CLI into progres
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -55,3 +55,16 @@ class RunEvent:
 
 EventSink = Callable[[RunEvent], None]
 """Receives every event of a run, in order."""
+
+
+def fan_out(sinks: Sequence[EventSink]) -> EventSink | None:
+    """One sink that hands each event to every sink in ``sinks`` (None when there are none)."""
+    if not sinks:
+        return None
+    chosen = tuple(sinks)
+
+    def send(event: RunEvent) -> None:
+        for sink in chosen:
+            sink(event)
+
+    return send

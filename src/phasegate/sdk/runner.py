@@ -298,6 +298,12 @@ class _Session:
                 attempts=phase.attempts,
                 duration_ms=phase.duration_ms,
                 completed_by=phase.completed_by,
+                tools=phase.tools,
+                tool_errors=phase.tool_errors,
+                files_changed=phase.files_changed,
+                input_tokens=phase.usage.input_tokens,
+                output_tokens=phase.usage.output_tokens,
+                cost_usd=phase.usage.cost_usd,
                 issues=[i.code.value for i in phase.issues],
             )
         self._emit(

@@ -1,0 +1,172 @@
+"""Run events as structured log lines, through structlog.
+
+:class:`EventLog` is an event sink (``Runner(on_event=EventLog(...))``): each
+:class:`~phasegate.sdk.events.RunEvent` becomes one line, JSON by default (the shape
+``docs/events.md`` documents and dashboards read) or a human-readable console line.
+
+A log file is opened for appending and every line goes out in a single ``write`` on an
+``O_APPEND`` descriptor, so several runs (even several processes) can share one file without
+interleaving their lines. Secrets never reach a line: values of fields named like keys or
+tokens, ``Authorization``/``x-api-key`` headers, bearer tokens, ``sk-...`` keys and the
+values of the process's own secret environment variables are replaced by ``[redacted]``
+before any processor or logger sees the event.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+import structlog
+from structlog.typing import Processor
+
+from phasegate.errors import UsageError
+from phasegate.sdk.events import RunEvent
+
+LogFormat = Literal["json", "console"]
+REDACTED = "[redacted]"
+
+_SECRET_NAME = re.compile(r"(?i)(api[_-]?key|auth|token|secret|password|credential|cookie)")
+_SECRET_TEXT = [
+    re.compile(
+        r"(?i)\b(authorization|proxy-authorization|x-api-key)(\"?\s*[:=]\s*\"?)"
+        r"(?:(?:bearer|basic)\s+)?[^\s\",}]+"
+    ),
+    re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"()()\bsk-[A-Za-z0-9_-]{6,}"),
+]
+_MIN_SECRET_LENGTH = 8
+
+
+class EventLog:
+    """Writes run events as log lines.
+
+    ``file``: append to this path (created if missing); otherwise ``stream`` (default
+    stderr). ``log_format``: ``json`` (one object a line) or ``console``. ``processors`` run
+    after redaction and before rendering. ``logger``: a structlog logger of your own; events
+    are then handed to its ``info`` (redacted first) and your configuration renders them.
+    """
+
+    def __init__(
+        self,
+        *,
+        file: str | Path | None = None,
+        stream: TextIO | None = None,
+        log_format: LogFormat = "json",
+        processors: Sequence[Processor] = (),
+        logger: Any = None,
+    ) -> None:
+        if log_format not in ("json", "console"):
+            raise UsageError(f"unknown log format {log_format!r}; choose json or console")
+        self._writer = _AppendWriter(Path(file)) if file is not None else _StreamWriter(stream)
+        self._secrets = _environment_secrets(os.environ)
+        renderer: Processor = (
+            structlog.processors.JSONRenderer(serializer=_dumps)
+            if log_format == "json"
+            else structlog.dev.ConsoleRenderer(colors=False, sort_keys=False)
+        )
+        self._logger = logger or structlog.wrap_logger(
+            self._writer,
+            processors=[*processors, renderer],
+            wrapper_class=structlog.BoundLogger,
+            cache_logger_on_first_use=False,
+        )
+
+    def __call__(self, event: RunEvent) -> None:
+        """Log one event."""
+        line = redact(event.as_dict(), self._secrets)
+        name = line.pop("event")
+        self._logger.info(name, **line)
+
+    def close(self) -> None:
+        """Close the log file (a stream is left open)."""
+        self._writer.close()
+
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def redact(value: Any, secrets: Sequence[str] = ()) -> Any:
+    """``value`` with every secret replaced by ``[redacted]`` (mappings, lists and strings)."""
+    if isinstance(value, Mapping):
+        return {
+            key: REDACTED
+            if isinstance(key, str) and _SECRET_NAME.search(key) and _is_secret_value(item)
+            else redact(item, secrets)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(item, secrets) for item in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        for pattern in _SECRET_TEXT:
+            value = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", value)
+        return value
+    return value
+
+
+def _is_secret_value(value: object) -> bool:
+    # Counts like input_tokens are numbers, not secrets: only text is hidden.
+    return isinstance(value, str) and bool(value)
+
+
+def _environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    """Values of environment variables that hold secrets (long enough to be one)."""
+    found = {
+        value
+        for name, value in environ.items()
+        if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH
+    }
+    return sorted(found, key=len, reverse=True)
+
+
+def _dumps(value: Any, **_: Any) -> str:
+    ordered = {"event": value.pop("event"), **value} if "event" in value else value
+    return json.dumps(ordered, ensure_ascii=False, default=str)
+
+
+class _AppendWriter:
+    """structlog's output: whole lines appended to a file with one write each."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"cannot open log file {path}: {exc.strerror}") from None
+
+    def msg(self, message: str) -> None:
+        data = (message + "\n").encode("utf-8")
+        while data:
+            written = os.write(self._fd, data)
+            data = data[written:]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    info = msg
+
+
+class _StreamWriter:
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def msg(self, message: str) -> None:
+        stream = self._stream or sys.stderr
+        stream.write(message + "\n")
+        stream.flush()
+
+    def close(self) -> None:
+        pass
+
+    info = msg

@@ -1,0 +1,203 @@
+"""Run events as log lines: the documented schemas, secrets, shared files, formats."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import structlog
+
+from phasegate import Runner, Task, UsageError
+from phasegate.sdk.event_log import REDACTED, EventLog, redact
+from phasegate.sdk.events import EVENT_NAMES, RunEvent
+from phasegate.sdk.retry import RetryPolicy
+from phasegate.testing import Script, ScriptedAgent
+from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON
+from tests.sdk.test_cli import phasegate
+
+DOCS = Path(__file__).parents[2] / "docs" / "events.md"
+
+
+def documented_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of each event, read from the ```json blocks of docs/events.md."""
+    blocks = re.findall(r"```json\n(.*?)\n```", DOCS.read_text(), re.S)
+    schemas = [json.loads(block) for block in blocks]
+    return {schema["title"]: schema for schema in schemas}
+
+
+def event(kind: str = "run.started", /, **fields: Any) -> RunEvent:
+    """An event of run abc123def456 with ``fields``."""
+    return RunEvent(kind, "abc123def456", "t", "gate", fields)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a log file."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_event_the_runner_emits_is_documented_with_a_schema() -> None:
+    """docs/events.md has one schema per event name, no more, no fewer."""
+    assert set(documented_schemas()) == set(EVENT_NAMES)
+
+
+def test_what_the_runner_writes_validates_against_the_documented_schemas(
+    task: Task, project: Path, tmp_path: Path
+) -> None:
+    """A run with a retry, tool completions, feedback and an acceptance: every line valid,
+    every event name present."""
+    script = Script.model_validate({"replies": [
+        {"error": {"status": 529}},
+        {"text": "Fixing.", "tools": [EDIT]},
+        {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
+        {"when": "tool_result", "text": "```json\n{\"files_changed\": []}\n```"},
+        {"when": "user", "text": GOOD_JSON},
+    ]})  # fmt: skip
+    log_file = tmp_path / "events.jsonl"
+    with EventLog(file=log_file) as log:
+        retry = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.02)
+        report = Runner(ScriptedAgent(script), on_event=log, retry=retry).run_sync(task, project)
+
+    assert report.verdict == "accepted", report.issues
+    schemas = documented_schemas()
+    written = lines(log_file)
+    for line in written:
+        jsonschema.validate(line, schemas[line["event"]])
+    assert {line["event"] for line in written} == set(EVENT_NAMES)
+    assert written[0]["event"] == "run.started" and written[-1]["event"] == "run.completed"
+    assert list(written[0])[:6] == [
+        "event",
+        "timestamp",
+        "run_id",
+        "task",
+        "mode",
+        "schema_version",
+    ]
+
+
+def test_secrets_never_reach_a_log_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Key-named fields, headers, bearer tokens, sk- keys and env secrets are all redacted."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "plain-secret-value-1234")
+    log_file = tmp_path / "log.jsonl"
+    with EventLog(file=log_file) as log:
+        log(event(
+            "retry.scheduled",
+            reason="401: Authorization: Bearer abcdefgh12345678 x-api-key: sk-ant-api03-XYZ9876",
+            api_key="sk-live-000000000",
+            detail={"headers": {"authorization": "Basic dXNlcjpwYXNzd29yZA=="}},
+            note="the key plain-secret-value-1234 leaked into a message",
+            input_tokens=120,
+        ))  # fmt: skip
+
+    text = log_file.read_text()
+    for secret in ("abcdefgh12345678", "sk-ant-api03", "sk-live", "dXNlcjpwYXNz",
+                   "plain-secret-value-1234"):  # fmt: skip
+        assert secret not in text
+    (line,) = lines(log_file)
+    assert line["api_key"] == REDACTED
+    assert line["detail"] == {"headers": {"authorization": REDACTED}}
+    assert line["input_tokens"] == 120  # a count named like a token is not a secret
+    assert line["note"] == f"the key {REDACTED} leaked into a message"
+
+
+def test_redaction_leaves_ordinary_text_alone() -> None:
+    """Words like 'task' or 'skip' and short values are not mistaken for secrets."""
+    value = {"reason": "sk-short is fine; Authorization failed", "task": "fix", "tool": "Bash"}
+
+    assert redact(value) == value
+
+
+def test_several_processes_appending_to_one_file_never_interleave_lines(tmp_path: Path) -> None:
+    """Four writers, 300 long lines each: 1200 whole JSON lines come out."""
+    log_file = tmp_path / "shared.jsonl"
+    writer = (
+        "import sys\n"
+        "from phasegate.sdk.event_log import EventLog\n"
+        "from phasegate.sdk.events import RunEvent\n"
+        "log = EventLog(file=sys.argv[1])\n"
+        "for n in range(300):\n"
+        "    log(RunEvent('tool.called', sys.argv[2], 't', 'gate', {'n': n, 'pad': 'x' * 3000}))\n"
+        "log.close()\n"
+    )
+    processes = [
+        subprocess.Popen([sys.executable, "-c", writer, str(log_file), f"writer{i}"])
+        for i in range(4)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in processes)
+
+    written = lines(log_file)
+    assert len(written) == 1200
+    for i in range(4):
+        assert [w["n"] for w in written if w["run_id"] == f"writer{i}"] == list(range(300))
+
+
+def test_the_console_format_is_one_readable_line_per_event() -> None:
+    """Console lines name the event and its fields and are not JSON."""
+    stream = io.StringIO()
+    EventLog(stream=stream, log_format="console")(event("phase.started", phase=1, name="edit"))
+
+    (line,) = stream.getvalue().splitlines()
+    assert "phase.started" in line and "name=edit" in line and "phase=1" in line
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(line)
+
+
+def test_extra_processors_run_after_redaction() -> None:
+    """A processor sees the redacted event and can add fields."""
+    seen: list[dict[str, Any]] = []
+
+    def add_host(logger: Any, method: str, event_dict: Any) -> Any:
+        seen.append(dict(event_dict))
+        return {**event_dict, "host": "ci-1"}
+
+    stream = io.StringIO()
+    EventLog(stream=stream, processors=[add_host])(event(token="sk-abcdefghijkl"))
+
+    assert seen[0]["token"] == REDACTED
+    assert json.loads(stream.getvalue())["host"] == "ci-1"
+
+
+def test_your_own_structlog_logger_receives_redacted_events() -> None:
+    """Hand in a logger: events go to its info() with the event name and fields."""
+    with structlog.testing.capture_logs() as captured:
+        log = EventLog(logger=structlog.get_logger("mine"))
+        log(event("run.completed", verdict="accepted", error="Bearer abcdefghijkl"))
+
+    (entry,) = captured
+    assert entry["event"] == "run.completed"
+    assert entry["verdict"] == "accepted"
+    assert entry["error"] == f"Bearer {REDACTED}"
+
+
+def test_run_with_log_file_appends_json_lines_and_a_bad_path_exits_two(tmp_path: Path) -> None:
+    """The CLI writes the log next to its progress; an unusable path is a usage error."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.py").write_text((EXAMPLE / "project" / "app.py").read_text())
+    log_file = tmp_path / "run.jsonl"
+    args: list[str | Path] = ["run", EXAMPLE / "task.yaml", "-w", work, "--agent", "scripted",
+            "--script", EXAMPLE / "model.yaml", "-q"]  # fmt: skip
+
+    done = phasegate(*args, "--log-file", log_file)
+    again = phasegate(*args, "--log-file", log_file, "--mode", "single-query")
+    bad = phasegate(*args, "--log-file", tmp_path / "missing" / "dir" / "run.jsonl")
+
+    assert done.returncode == 0, done.stderr
+    assert again.returncode == 1
+    written = lines(log_file)
+    assert [w["event"] for w in written].count("run.completed") == 2
+    assert len({w["run_id"] for w in written}) == 2
+    assert bad.returncode == 2 and "cannot open log file" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_an_unknown_log_format_is_a_usage_error() -> None:
+    """Only json and console exist."""
+    with pytest.raises(UsageError, match="unknown log format"):
+        EventLog(log_format="xml")  # type: ignore[arg-type]
