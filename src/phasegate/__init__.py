@@ -3,35 +3,86 @@
 The public API is what ``__all__`` lists; everything else may move between versions.
 """
 
-from phasegate.errors import (
-    AgentError,
-    PhasegateError,
-    PromptTemplateError,
-    RunError,
-    ScriptFileError,
-    TaskFileError,
-    UsageError,
-)
-from phasegate.evidence.stream_json import parse_stream_json
-from phasegate.evidence.transcript import Transcript, Usage
-from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.phases.loading import load_task
-from phasegate.phases.markers import find_markers, marker_line
-from phasegate.phases.model import Phase, Task
-from phasegate.prompts.feedback import FeedbackPrompt
-from phasegate.prompts.phased import phased_prompt, unstructured_prompt
-from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.agent import Agent, AgentObserver, AgentRequest
-from phasegate.sdk.event_log import EventLog
-from phasegate.sdk.events import RunEvent
-from phasegate.sdk.gate import PhaseGate
-from phasegate.sdk.report import Mode, PhaseReport, RunReport
-from phasegate.sdk.revert import RevertReport
-from phasegate.sdk.runner import Runner
-from phasegate.sdk.saved import judge_transcript, read_transcript
-from phasegate.validators.issues import Issue, IssueCode
-from phasegate.validators.judge import Judgment, judge
-from phasegate.validators.reconcile import FileReconciliation
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from phasegate.errors import (
+        AgentError,
+        PhasegateError,
+        PromptTemplateError,
+        RunError,
+        ScriptFileError,
+        TaskFileError,
+        UsageError,
+    )
+    from phasegate.evidence.stream_json import parse_stream_json
+    from phasegate.evidence.transcript import Transcript, Usage
+    from phasegate.evidence.workspace import WorkspaceDiff
+    from phasegate.phases.loading import load_task
+    from phasegate.phases.markers import find_markers, marker_line
+    from phasegate.phases.model import Phase, Task
+    from phasegate.prompts.feedback import FeedbackPrompt
+    from phasegate.prompts.phased import phased_prompt, unstructured_prompt
+    from phasegate.prompts.templates import PromptTemplates
+    from phasegate.sdk.agent import Agent, AgentObserver, AgentRequest
+    from phasegate.sdk.event_log import EventLog
+    from phasegate.sdk.events import RunEvent
+    from phasegate.sdk.gate import PhaseGate
+    from phasegate.sdk.otel import OtelSink
+    from phasegate.sdk.report import Mode, PhaseReport, RunReport
+    from phasegate.sdk.revert import RevertReport
+    from phasegate.sdk.runner import Runner
+    from phasegate.sdk.saved import judge_transcript, read_transcript
+    from phasegate.validators.issues import Issue, IssueCode
+    from phasegate.validators.judge import Judgment, judge
+    from phasegate.validators.reconcile import FileReconciliation
+
+# Names resolve on first use, so `phasegate --help` and `phasegate report` do not pay for
+# pydantic, jsonschema and structlog they never touch.
+_WHERE = {
+    "Agent": "phasegate.sdk.agent",
+    "AgentError": "phasegate.errors",
+    "AgentObserver": "phasegate.sdk.agent",
+    "AgentRequest": "phasegate.sdk.agent",
+    "EventLog": "phasegate.sdk.event_log",
+    "FeedbackPrompt": "phasegate.prompts.feedback",
+    "FileReconciliation": "phasegate.validators.reconcile",
+    "Issue": "phasegate.validators.issues",
+    "IssueCode": "phasegate.validators.issues",
+    "Judgment": "phasegate.validators.judge",
+    "Mode": "phasegate.sdk.report",
+    "Phase": "phasegate.phases.model",
+    "OtelSink": "phasegate.sdk.otel",
+    "PhaseGate": "phasegate.sdk.gate",
+    "PhaseReport": "phasegate.sdk.report",
+    "PhasegateError": "phasegate.errors",
+    "PromptTemplateError": "phasegate.errors",
+    "PromptTemplates": "phasegate.prompts.templates",
+    "RevertReport": "phasegate.sdk.revert",
+    "RunError": "phasegate.errors",
+    "RunEvent": "phasegate.sdk.events",
+    "RunReport": "phasegate.sdk.report",
+    "Runner": "phasegate.sdk.runner",
+    "ScriptFileError": "phasegate.errors",
+    "Task": "phasegate.phases.model",
+    "TaskFileError": "phasegate.errors",
+    "Transcript": "phasegate.evidence.transcript",
+    "Usage": "phasegate.evidence.transcript",
+    "UsageError": "phasegate.errors",
+    "WorkspaceDiff": "phasegate.evidence.workspace",
+    "find_markers": "phasegate.phases.markers",
+    "judge": "phasegate.validators.judge",
+    "judge_transcript": "phasegate.sdk.saved",
+    "load_task": "phasegate.phases.loading",
+    "marker_line": "phasegate.phases.markers",
+    "parse_stream_json": "phasegate.evidence.stream_json",
+    "phased_prompt": "phasegate.prompts.phased",
+    "read_transcript": "phasegate.sdk.saved",
+    "unstructured_prompt": "phasegate.prompts.phased",
+}
 
 __all__ = [
     "Agent",
@@ -45,6 +96,7 @@ __all__ = [
     "IssueCode",
     "Judgment",
     "Mode",
+    "OtelSink",
     "Phase",
     "PhaseGate",
     "PhaseReport",
@@ -73,3 +125,16 @@ __all__ = [
     "read_transcript",
     "unstructured_prompt",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'phasegate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

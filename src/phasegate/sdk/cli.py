@@ -10,16 +10,20 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from phasegate.errors import PhasegateError, UsageError
-from phasegate.phases.loading import load_task
-from phasegate.sdk.agent import Agent
-from phasegate.sdk.event_log import EventLog
-from phasegate.sdk.events import EventSink, RunEvent, fan_out
-from phasegate.sdk.report import RunReport
+from phasegate.sdk.report_command import report_command
+
+if TYPE_CHECKING:
+    from phasegate.sdk.agent import Agent
+    from phasegate.sdk.events import EventSink, RunEvent
+    from phasegate.sdk.report import RunReport
+
+# Heavier modules (pydantic models, jsonschema, structlog) are imported inside the commands
+# that use them: `phasegate --help` and `phasegate report` stay fast.
 
 app = typer.Typer(
     name="phasegate",
@@ -69,6 +73,7 @@ def check(
     prompts_dir: PromptsDir = None,
 ) -> None:
     """Validate a task file and print the prompt it would send (runs no agent)."""
+    from phasegate.phases.loading import load_task
     from phasegate.prompts.phased import phased_prompt, unstructured_prompt
     from phasegate.prompts.templates import PromptTemplates
 
@@ -122,12 +127,17 @@ def run(
     log_format: Annotated[
         LogFormatOption, typer.Option(help="json (one object a line) or console.")
     ] = LogFormatOption.json,
+    otel: Annotated[
+        bool,
+        typer.Option(help="Export spans and metrics to OpenTelemetry (needs phasegate[otel])."),
+    ] = False,
 ) -> None:
     """Run a phased task with an agent and gate every phase on evidence.
 
     The Claude Code agent (the default) uses ANTHROPIC_API_KEY or a Claude Code login and
     honours ANTHROPIC_BASE_URL.
     """
+    from phasegate.phases.loading import load_task
     from phasegate.sdk.retry import RetryPolicy
     from phasegate.sdk.runner import Runner
 
@@ -140,10 +150,17 @@ def run(
         chosen = ClaudeAgent(
             model=model, timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost
         )
+    from phasegate.sdk.event_log import EventLog
+    from phasegate.sdk.events import fan_out
+
     sinks: list[EventSink] = [] if quiet else [_print_progress]
     log = EventLog(file=log_file, log_format=log_format.value) if log_file else None
     if log is not None:
         sinks.append(log)
+    if otel:
+        from phasegate.sdk.otel import OtelSink
+
+        sinks.append(OtelSink())
     runner = Runner(
         chosen,
         mode=mode.value,
@@ -189,6 +206,7 @@ def judge_command(
     Disk changes are what git shows in WORKDIR since --before. Same report and exit codes
     as `run`.
     """
+    from phasegate.phases.loading import load_task
     from phasegate.sdk.saved import judge_transcript, read_transcript
 
     task = load_task(task_file)
@@ -212,6 +230,9 @@ def demo(
     from phasegate.sdk.demo import run_demo
 
     raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else _print_progress))
+
+
+app.command("report")(report_command)
 
 
 def _scripted_agent(script: Path | None) -> Agent:

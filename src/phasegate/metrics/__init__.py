@@ -1,0 +1,1 @@
+"""Metrics from run logs: streaming aggregation (pure) and its renderings."""

@@ -1,0 +1,117 @@
+"""Mergeable statistics with bounded memory: counters, sums and a log-bucket histogram.
+
+Everything here can be merged (for coarser groupings) and uses memory that does not grow
+with the number of runs, so a report over a million events stays flat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+_GROWTH = 1.05
+"""Bucket width ratio: quantiles are exact to within 5 %."""
+_LOG_GROWTH = math.log(_GROWTH)
+
+
+@dataclass(slots=True)
+class Histogram:
+    """Non-negative values in logarithmic buckets (bucket 0 holds values below 1)."""
+
+    buckets: dict[int, int] = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, value: float) -> None:
+        """Count one value."""
+        bucket = 0 if value < 1 else 1 + int(math.log(value) / _LOG_GROWTH)
+        self.buckets[bucket] = self.buckets.get(bucket, 0) + 1
+        self.count += 1
+
+    def merge(self, other: Histogram) -> None:
+        """Add ``other``'s counts to this one."""
+        for bucket, count in other.buckets.items():
+            self.buckets[bucket] = self.buckets.get(bucket, 0) + count
+        self.count += other.count
+
+    def quantile(self, q: float) -> float | None:
+        """The value below which a share ``q`` of the values lie (None when empty)."""
+        if self.count == 0:
+            return None
+        rank = max(1, math.ceil(q * self.count))
+        seen = 0
+        for bucket in sorted(self.buckets):
+            seen += self.buckets[bucket]
+            if seen >= rank:
+                return 0.0 if bucket == 0 else round(_GROWTH ** (bucket - 0.5), 1)
+        return None  # pragma: no cover - rank never exceeds count
+
+    def bins(self, edges: list[float]) -> list[int]:
+        """Counts between consecutive ``edges`` (for charts); values past the last edge go
+        into the last bin."""
+        counts = [0] * (len(edges) - 1)
+        for bucket, count in self.buckets.items():
+            value = 0.0 if bucket == 0 else _GROWTH ** (bucket - 0.5)
+            index = next((i for i in range(len(edges) - 1) if value < edges[i + 1]), -1)
+            counts[index] += count
+        return counts
+
+
+@dataclass(slots=True)
+class PhaseStats:
+    """One phase of one task in one mode, over many runs."""
+
+    runs: int = 0
+    accepted: int = 0
+    first_attempt: int = 0
+    attempts: int = 0
+    tool_errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    to_completion_ms: Histogram = field(default_factory=Histogram)
+
+    def merge(self, other: PhaseStats) -> None:
+        """Add ``other`` into this one."""
+        self.runs += other.runs
+        self.accepted += other.accepted
+        self.first_attempt += other.first_attempt
+        self.attempts += other.attempts
+        self.tool_errors += other.tool_errors
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
+        self.to_completion_ms.merge(other.to_completion_ms)
+
+
+@dataclass(slots=True)
+class RunStats:
+    """Whole runs of one task in one mode."""
+
+    runs: int = 0
+    accepted: int = 0
+    first_attempt: int = 0
+    attempts: int = 0
+    errors: int = 0
+    mismatched: int = 0
+    tool_errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    duration_ms: Histogram = field(default_factory=Histogram)
+    attempts_histogram: dict[int, int] = field(default_factory=dict)
+
+    def merge(self, other: RunStats) -> None:
+        """Add ``other`` into this one."""
+        self.runs += other.runs
+        self.accepted += other.accepted
+        self.first_attempt += other.first_attempt
+        self.attempts += other.attempts
+        self.errors += other.errors
+        self.mismatched += other.mismatched
+        self.tool_errors += other.tool_errors
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
+        self.duration_ms.merge(other.duration_ms)
+        for attempts, count in other.attempts_histogram.items():
+            self.attempts_histogram[attempts] = self.attempts_histogram.get(attempts, 0) + count

@@ -1,0 +1,145 @@
+"""What a report says: the aggregated metrics as one JSON-ready mapping.
+
+``by`` chooses the grouping: ``phase`` (default) gives one group per task and mode with a row
+per phase; ``task`` merges the modes of each task; ``mode`` merges the tasks of each mode (and
+has no phase rows, since phases of different tasks do not line up). The mode comparison is
+always per task: the success rate of each mode and the differences that matter (``gate``
+against ``single-query`` and against ``unstructured``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from phasegate.metrics.aggregate import LogAggregator
+from phasegate.metrics.stats import Histogram, PhaseStats, RunStats
+
+GroupBy = Literal["task", "mode", "phase"]
+SUMMARY_VERSION = 1
+TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
+"""Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
+MODES = ("gate", "single-query", "unstructured")
+
+
+def summarize(aggregator: LogAggregator, by: GroupBy = "phase") -> dict[str, Any]:
+    """The report's content."""
+    runs: dict[tuple[str | None, str | None], RunStats] = {}
+    phases: dict[tuple[str | None, str | None, int], PhaseStats] = {}
+    for (run_task, run_mode), run_stats in aggregator.runs.items():
+        key = (run_task if by != "mode" else None, run_mode if by != "task" else None)
+        runs.setdefault(key, RunStats()).merge(run_stats)
+    if by != "mode":
+        for (p_task, p_mode, index), phase_stats in aggregator.phases.items():
+            phase_key = (p_task, p_mode if by != "task" else None, index)
+            phases.setdefault(phase_key, PhaseStats()).merge(phase_stats)
+            runs.setdefault((phase_key[0], phase_key[1]), RunStats())
+    groups = []
+    for (task, mode), stats in sorted(
+        runs.items(), key=lambda item: (str(item[0][0]), str(item[0][1]))
+    ):
+        rows = sorted(
+            (index, phase_stats)
+            for (of_task, of_mode, index), phase_stats in phases.items()
+            if (of_task, of_mode) == (task, mode)
+        )
+        groups.append(
+            {
+                "task": task,
+                "mode": mode,
+                **_run_fields(stats),
+                "phases": [
+                    _phase_fields(index, aggregator.phase_names.get((str(task), index)), p)
+                    for index, p in rows
+                ],
+            }
+        )
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "by": by,
+        "lines": aggregator.lines,
+        "skipped_lines": aggregator.skipped,
+        "runs": sum(stats.runs for stats in aggregator.runs.values()),
+        "groups": groups,
+        "mode_comparison": _mode_comparison(aggregator),
+    }
+
+
+def _run_fields(stats: RunStats) -> dict[str, Any]:
+    return {
+        "runs": stats.runs,
+        "accepted": stats.accepted,
+        "errors": stats.errors,
+        "success_rate": _rate(stats.accepted, stats.runs),
+        "first_attempt_rate": _rate(stats.first_attempt, stats.runs),
+        "mean_attempts": _mean(stats.attempts, stats.runs),
+        "tool_errors": stats.tool_errors,
+        "mismatch_rate": _rate(stats.mismatched, stats.runs),
+        "input_tokens": stats.input_tokens,
+        "output_tokens": stats.output_tokens,
+        "cost_usd": round(stats.cost_usd, 6),
+        "duration_ms": _quantiles(stats.duration_ms),
+        "attempts_histogram": {str(k): v for k, v in sorted(stats.attempts_histogram.items())},
+    }
+
+
+def _phase_fields(index: int, name: str | None, stats: PhaseStats) -> dict[str, Any]:
+    return {
+        "index": index,
+        "name": name,
+        "runs": stats.runs,
+        "completion_rate": _rate(stats.accepted, stats.runs),
+        "first_attempt_rate": _rate(stats.first_attempt, stats.runs),
+        "mean_attempts": _mean(stats.attempts, stats.runs),
+        "time_to_completion_ms": {
+            **_quantiles(stats.to_completion_ms),
+            "histogram": [
+                {"from_ms": low, "count": count}
+                for low, count in zip(
+                    TIME_EDGES_MS,
+                    stats.to_completion_ms.bins([*TIME_EDGES_MS, float("inf")]),
+                    strict=True,
+                )
+            ],
+        },
+        "tool_errors": stats.tool_errors,
+        "input_tokens": stats.input_tokens,
+        "output_tokens": stats.output_tokens,
+        "cost_usd": round(stats.cost_usd, 6),
+    }
+
+
+def _mode_comparison(aggregator: LogAggregator) -> list[dict[str, Any]]:
+    tasks = sorted({task for task, _ in aggregator.runs})
+    comparison = []
+    for task in tasks:
+        rates = {
+            mode: _rate(stats.accepted, stats.runs)
+            for (t, mode), stats in aggregator.runs.items()
+            if t == task and stats.runs
+        }
+        gate = rates.get("gate")
+        comparison.append(
+            {
+                "task": task,
+                "success_rate": {mode: rates[mode] for mode in MODES if mode in rates},
+                "gate_minus_single_query": _difference(gate, rates.get("single-query")),
+                "gate_minus_unstructured": _difference(gate, rates.get("unstructured")),
+            }
+        )
+    return comparison
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _mean(total: int, count: int) -> float | None:
+    return round(total / count, 3) if count else None
+
+
+def _difference(a: float | None, b: float | None) -> float | None:
+    return round(a - b, 4) if a is not None and b is not None else None
+
+
+def _quantiles(histogram: Histogram) -> dict[str, float | None]:
+    return {"p50": histogram.quantile(0.5), "p95": histogram.quantile(0.95)}

@@ -1,0 +1,162 @@
+"""OpenTelemetry export of runs (optional: ``pip install 'phasegate[otel]'``).
+
+:class:`OtelSink` is an event sink: a run becomes an ``invoke_agent`` span, each phase a
+child span (placed by its start and duration), and tool calls, gate checks and retries
+become span events. Metrics follow the GenAI semantic conventions where they apply
+(``gen_ai.client.token.usage``, ``gen_ai.client.operation.duration``) and phasegate's own
+names elsewhere (``phasegate.phase.completions``, ``phasegate.phase.attempts``,
+``phasegate.tool.errors``, ``phasegate.runs``, ``phasegate.run.cost``).
+
+The providers are the process's global ones unless given: configure the OpenTelemetry SDK
+and exporters as for any instrumented library. Nothing here is imported unless asked for, so
+phasegate without the extra never loads OpenTelemetry.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from phasegate.errors import UsageError
+from phasegate.sdk.events import RunEvent
+
+_SYSTEM = "anthropic"
+
+
+class OtelSink:
+    """Turns run events into spans and metrics (``tracer_provider``/``meter_provider``
+    default to the global ones)."""
+
+    def __init__(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        try:
+            from opentelemetry import metrics, trace
+        except ImportError:
+            raise UsageError(
+                "OpenTelemetry export needs the otel extra: pip install 'phasegate[otel]'"
+            ) from None
+        self._trace = trace
+        self._tracer = trace.get_tracer("phasegate", tracer_provider=tracer_provider)
+        meter = metrics.get_meter("phasegate", meter_provider=meter_provider)
+        self._tokens = meter.create_histogram(
+            "gen_ai.client.token.usage", unit="{token}", description="Tokens used by a run."
+        )
+        self._duration = meter.create_histogram(
+            "gen_ai.client.operation.duration", unit="s", description="Wall time of a run."
+        )
+        self._completions = meter.create_counter(
+            "phasegate.phase.completions", description="Phases by final status."
+        )
+        self._attempts = meter.create_histogram(
+            "phasegate.phase.attempts", description="Gate checks a phase went through."
+        )
+        self._tool_errors = meter.create_counter(
+            "phasegate.tool.errors", description="Tool calls that failed."
+        )
+        self._runs = meter.create_counter("phasegate.runs", description="Runs by verdict.")
+        self._cost = meter.create_counter(
+            "phasegate.run.cost", unit="USD", description="Cost of runs, where known."
+        )
+        self._runs_open: dict[str, Any] = {}
+        self._phase_starts: dict[tuple[str, int], int] = {}
+
+    def __call__(self, event: RunEvent) -> None:
+        """Record one event."""
+        fields = event.fields
+        common = {"phasegate.task": event.task, "phasegate.mode": event.mode}
+        span = self._runs_open.get(event.run_id)
+        if event.event == "run.started":
+            self._runs_open[event.run_id] = self._tracer.start_span(
+                f"invoke_agent {event.task}",
+                start_time=_nanos(event.timestamp),
+                attributes={
+                    **common,
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.system": _SYSTEM,
+                    "gen_ai.agent.name": str(fields.get("agent", "")),
+                    "phasegate.run_id": event.run_id,
+                },
+            )
+        elif event.event == "phase.started":
+            self._phase_starts.setdefault(
+                (event.run_id, int(fields["phase"])), _nanos(event.timestamp)
+            )
+        elif event.event == "tool.called":
+            if fields.get("ok") is False:
+                self._tool_errors.add(1, {**common, "gen_ai.tool.name": str(fields.get("tool"))})
+            if span is not None:
+                span.add_event("tool.called", _attributes(fields), _nanos(event.timestamp))
+        elif event.event in ("phase.gate", "phase.marker", "retry.scheduled") and span is not None:
+            span.add_event(event.event, _attributes(fields), _nanos(event.timestamp))
+        elif event.event == "phase.completed":
+            self._phase_completed(event, span, common)
+        elif event.event == "run.completed":
+            self._run_completed(event, span, common)
+
+    def _phase_completed(self, event: RunEvent, run_span: Any, common: dict[str, str]) -> None:
+        fields = event.fields
+        index = int(fields["phase"])
+        attributes: dict[str, Any] = {
+            **common,
+            "phasegate.phase": index,
+            "phasegate.phase.name": str(fields["name"]),
+            "phasegate.phase.status": str(fields["status"]),
+        }
+        self._completions.add(1, attributes)
+        self._attempts.record(int(fields.get("attempts") or 0), attributes)
+        if run_span is None:
+            return
+        start = self._phase_starts.pop((event.run_id, index), _nanos(event.timestamp))
+        context = self._trace.set_span_in_context(run_span)
+        span = self._tracer.start_span(f"phase {fields['name']}", context=context,
+                                       start_time=start, attributes={
+            **attributes,
+            "phasegate.phase.attempts": int(fields.get("attempts") or 0),
+            "gen_ai.usage.input_tokens": int(fields.get("input_tokens") or 0),
+            "gen_ai.usage.output_tokens": int(fields.get("output_tokens") or 0),
+        })  # fmt: skip
+        if fields["status"] == "rejected":
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "rejected"))
+        span.end(end_time=start + int(fields.get("duration_ms") or 0) * 1_000_000)
+
+    def _run_completed(self, event: RunEvent, span: Any, common: dict[str, str]) -> None:
+        fields = event.fields
+        verdict = str(fields["verdict"])
+        base = {**common, "gen_ai.operation.name": "invoke_agent", "gen_ai.system": _SYSTEM}
+        for kind in ("input", "output"):
+            self._tokens.record(
+                int(fields.get(f"{kind}_tokens") or 0), {**base, "gen_ai.token.type": kind}
+            )
+        self._duration.record(int(fields.get("duration_ms") or 0) / 1000, base)
+        self._runs.add(1, {**common, "phasegate.verdict": verdict})
+        if fields.get("cost_usd") is not None:
+            self._cost.add(float(fields["cost_usd"]), common)
+        if span is None:
+            return
+        span.set_attributes({
+            "phasegate.verdict": verdict,
+            "gen_ai.usage.input_tokens": int(fields.get("input_tokens") or 0),
+            "gen_ai.usage.output_tokens": int(fields.get("output_tokens") or 0),
+        })  # fmt: skip
+        if verdict != "accepted":
+            message = str(fields.get("error") or verdict)
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
+        span.end(end_time=_nanos(event.timestamp))
+        del self._runs_open[event.run_id]
+
+
+def _nanos(timestamp: str) -> int:
+    try:
+        return int(datetime.fromisoformat(timestamp).timestamp() * 1e9)
+    except ValueError:
+        return time.time_ns()
+
+
+def _attributes(fields: dict[str, Any]) -> dict[str, Any]:
+    """Event fields as span attributes: scalars and lists of strings only."""
+    kept: dict[str, Any] = {}
+    for key, value in fields.items():
+        scalar = isinstance(value, str | bool | int | float)
+        if scalar or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            kept[f"phasegate.{key}"] = value
+    return kept

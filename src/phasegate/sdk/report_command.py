@@ -1,0 +1,105 @@
+"""``phasegate report``: metrics per task, mode and phase from run event logs."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from phasegate.errors import UsageError
+
+
+class ReportFormat(StrEnum):
+    """Values of ``report --format``."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+class ReportBy(StrEnum):
+    """Values of ``report --by``."""
+
+    task = "task"
+    mode = "mode"
+    phase = "phase"
+
+
+def report_command(
+    logs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="LOG...", help="Event logs (plain or gzip); '-' or none reads stdin."
+        ),
+    ] = None,
+    output_format: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="table, json, markdown or html.")
+    ] = ReportFormat.table,
+    by: Annotated[
+        ReportBy, typer.Option(help="Group by task, mode, or phase (task and mode).")
+    ] = ReportBy.phase,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            help="Only events since: a time (2026-11-01, 2026-11-01T12:00Z) or an "
+            "age (45m, 24h, 7d)."
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Metrics per task, mode and phase from run event logs (phasegate run --log-file)."""
+    from phasegate.metrics.aggregate import LogAggregator
+    from phasegate.metrics.reading import log_lines
+    from phasegate.metrics.render import render_json, render_markdown, render_table
+    from phasegate.metrics.summary import summarize
+
+    aggregator = LogAggregator(since=parse_since(since) if since else None)
+    aggregator.add_lines(log_lines(logs or []))
+    if aggregator.skipped:
+        typer.echo(
+            f"phasegate: skipped {aggregator.skipped} corrupt or truncated line(s)", err=True
+        )
+    summary = summarize(aggregator, by.value)
+    if output_format is ReportFormat.html:
+        from phasegate.metrics.html import render_html
+
+        text = render_html(summary)
+    elif output_format is ReportFormat.json:
+        text = render_json(summary)
+    elif output_format is ReportFormat.markdown:
+        text = render_markdown(summary)
+    else:
+        text = render_table(summary, color=output is None and sys.stdout.isatty())
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write report to {output}: {exc.strerror or exc}") from None
+    typer.echo(f"phasegate: wrote {output}", err=True)
+
+
+def parse_since(text: str) -> datetime:
+    """``--since``: an ISO 8601 time (UTC when no zone is given) or an age like 45m/24h/7d."""
+    age = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text)
+    if age:
+        seconds = (
+            int(age.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[age.group(2)]
+        )
+        return datetime.now(UTC) - timedelta(seconds=seconds)
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--since {text!r} is neither a time (2026-11-01T12:00Z) nor an age (24h, 7d)"
+        ) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

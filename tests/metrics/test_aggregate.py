@@ -1,0 +1,219 @@
+"""Streaming aggregation of event logs: exact numbers, corrupt lines, the unparsed fast path."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from phasegate.metrics.aggregate import LogAggregator
+from phasegate.metrics.summary import summarize
+from phasegate.testing.event_log import synthetic_log_lines
+
+START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+class LogWriter:
+    """Builds log lines the way EventLog writes them (event first), with a controlled clock."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def run(
+        self,
+        run_id: str,
+        mode: str,
+        phases: list[dict[str, Any]],
+        *,
+        verdict: str,
+        attempts: int,
+        findings: list[str] | None = None,
+        task: str = "fix",
+        start: datetime = START,
+    ) -> None:
+        """One run: each phase dict has name, status, attempts, claim_s (seconds after the
+        start of its claim, or None), gate_s (seconds of its accepting gate), tool_errors."""
+
+        def line(kind: str, seconds: float, **fields: Any) -> None:
+            stamp = (start + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+            event = {"event": kind, "timestamp": stamp, "run_id": run_id, "task": task,
+                     "mode": mode, "schema_version": 1, **fields}  # fmt: skip
+            self.lines.append(json.dumps(event))
+
+        line("run.started", 0, agent="scripted", workdir="/w", phases=len(phases), max_attempts=3)
+        for index, phase in enumerate(phases, 1):
+            line("phase.started", 0.1, phase=index, name=phase["name"])
+            line("tool.called", 0.2, phase=index, tool="Edit", tool_use_id="a", ok=True)
+            for _ in range(phase.get("tool_errors", 0)):
+                line("tool.called", 0.3, phase=index, tool="Edit", tool_use_id="b", ok=False)
+            if phase.get("claim_s") is not None:
+                line("phase.marker", phase["claim_s"], phase=index, name=phase["name"], text="",
+                     source="marker")  # fmt: skip
+            if phase.get("gate_s") is not None:
+                line("phase.gate", phase["gate_s"], phase=index, name=phase["name"], attempt=1,
+                     trigger="stop", accepted=True, issues=[])  # fmt: skip
+        for index, phase in enumerate(phases, 1):
+            line("phase.completed", 99, phase=index, name=phase["name"], status=phase["status"],
+                 attempts=phase["attempts"], duration_ms=10, completed_by=None, tools={},
+                 tool_errors=0, files_changed=[], input_tokens=100, output_tokens=10,
+                 cost_usd=0.01, issues=[])  # fmt: skip
+        line("run.completed", 100, verdict=verdict, attempts=attempts, duration_ms=100_000,
+             files_changed=[], findings=findings or [], reverted=False, input_tokens=1000,
+             output_tokens=100, cost_usd=0.5, error=None)  # fmt: skip
+
+
+def three_runs() -> LogWriter:
+    """gate: accepted after 2 checks; single-query: rejected; unstructured: accepted at once."""
+    log = LogWriter()
+    log.run(
+        "r1",
+        "gate",
+        [
+            {
+                "name": "edit",
+                "status": "accepted",
+                "attempts": 2,
+                "claim_s": 3,
+                "gate_s": 20,
+                "tool_errors": 2,
+            },
+            {"name": "summary", "status": "accepted", "attempts": 1, "gate_s": 30},
+        ],
+        verdict="accepted",
+        attempts=2,
+    )
+    log.run(
+        "r2",
+        "single-query",
+        [
+            {"name": "edit", "status": "rejected", "attempts": 1},
+            {"name": "summary", "status": "rejected", "attempts": 1},
+        ],
+        verdict="rejected",
+        attempts=1,
+        findings=["claimed_not_changed"],
+    )
+    log.run("r3", "unstructured", [
+        {"name": "edit", "status": "accepted", "attempts": 1, "claim_s": 8, "gate_s": 9},
+        {"name": "summary", "status": "accepted", "attempts": 1, "gate_s": 9},
+    ], verdict="accepted", attempts=1)  # fmt: skip
+    return log
+
+
+def summary_of(lines: list[str] | list[bytes], **options: Any) -> dict[str, Any]:
+    """The summary of ``lines``; ``since`` and ``by`` as the report command takes them."""
+    aggregator = LogAggregator(since=options.pop("since", None))
+    aggregator.add_lines(lines)
+    return summarize(aggregator, **options)
+
+
+def group(summary: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The group of ``mode`` in a summary grouped by phase."""
+    return next(g for g in summary["groups"] if g["mode"] == mode)
+
+
+def test_runs_phases_and_modes_are_counted_exactly() -> None:
+    """Per mode: runs, success, first-attempt, attempts, tool errors, mismatches, tokens."""
+    summary = summary_of(three_runs().lines)
+
+    assert (summary["runs"], summary["skipped_lines"]) == (3, 0)
+    gate = group(summary, "gate")
+    assert (gate["runs"], gate["success_rate"], gate["first_attempt_rate"]) == (1, 1.0, 0.0)
+    assert (gate["mean_attempts"], gate["tool_errors"], gate["mismatch_rate"]) == (2.0, 2, 0.0)
+    assert (gate["input_tokens"], gate["cost_usd"]) == (1000, 0.5)
+    assert gate["attempts_histogram"] == {"2": 1}
+    edit = gate["phases"][0]
+    assert (edit["name"], edit["completion_rate"], edit["mean_attempts"]) == ("edit", 1.0, 2.0)
+    assert edit["tool_errors"] == 2
+    single = group(summary, "single-query")
+    assert (single["success_rate"], single["mismatch_rate"]) == (0.0, 1.0)
+    assert single["phases"][0]["completion_rate"] == 0.0
+
+
+def test_time_to_completion_runs_from_the_start_to_the_claim_the_gate_accepted() -> None:
+    """edit was claimed at 3 s and accepted at 20 s: 3 s; summary had no claim: its gate, 30 s."""
+    gate = group(summary_of(three_runs().lines), "gate")
+
+    edit, answer = gate["phases"]
+    assert edit["time_to_completion_ms"]["p50"] == pytest.approx(3000, rel=0.05)
+    assert answer["time_to_completion_ms"]["p50"] == pytest.approx(30_000, rel=0.05)
+    bins = {b["from_ms"]: b["count"] for b in edit["time_to_completion_ms"]["histogram"]}
+    assert bins[1000] == 1 and sum(bins.values()) == 1
+
+
+def test_the_mode_comparison_gives_success_rates_and_their_differences() -> None:
+    """gate 100 %, single-query 0 %, unstructured 100 %: +1.0 and 0.0."""
+    (row,) = summary_of(three_runs().lines)["mode_comparison"]
+
+    assert row["success_rate"] == {"gate": 1.0, "single-query": 0.0, "unstructured": 1.0}
+    assert (row["gate_minus_single_query"], row["gate_minus_unstructured"]) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(("by", "keys"), [
+    ("task", [("fix", None)]),
+    ("mode", [(None, "gate"), (None, "single-query"), (None, "unstructured")]),
+    ("phase", [("fix", "gate"), ("fix", "single-query"), ("fix", "unstructured")]),
+])  # fmt: skip
+def test_grouping_by_task_mode_or_phase_merges_the_right_runs(
+    by: str, keys: list[tuple[str | None, str | None]]
+) -> None:
+    """--by task merges modes (2 of 3 runs succeed); --by mode has no phase rows."""
+    summary = summary_of(three_runs().lines, by=by)
+
+    assert [(g["task"], g["mode"]) for g in summary["groups"]] == keys
+    if by == "task":
+        (merged,) = summary["groups"]
+        assert (merged["runs"], merged["success_rate"]) == (3, 0.6667)
+        assert merged["phases"][0]["completion_rate"] == 0.6667
+    if by == "mode":
+        assert all(g["phases"] == [] for g in summary["groups"])
+
+
+def test_corrupt_truncated_and_mistyped_lines_are_counted_and_skipped() -> None:
+    """Nothing crashes; the good runs still count; blank lines are not lines."""
+    lines = [
+        *three_runs().lines,
+        "not json at all",
+        '{"event": "run.completed", "task": "fix", "mode": "ga',
+        "[1, 2, 3]",
+        '{"event": "phase.completed", "task": "fix", "mode": "gate", "phase": "one", '
+        '"run_id": "x", "status": "accepted"}',
+        "",
+        '{"event": "some.future.event", "x": 1}',
+    ]
+
+    summary = summary_of(lines)
+
+    assert summary["skipped_lines"] == 4
+    assert summary["lines"] == len(three_runs().lines) + 5
+    assert summary["runs"] == 3
+
+
+def test_the_unparsed_fast_path_gives_the_same_numbers_as_parsing_everything() -> None:
+    """Compact JSON never takes the fast path; the summaries must be identical."""
+    lines = list(synthetic_log_lines(3000, seed=7))
+    compact = [json.dumps(json.loads(line), separators=(",", ":")) for line in lines]
+
+    assert summary_of(lines) == summary_of(compact)
+
+
+def test_since_drops_older_events() -> None:
+    """Runs before --since are not counted."""
+    log = three_runs()
+    later = START + timedelta(days=2)
+    log.run("r4", "gate", [{"name": "edit", "status": "rejected", "attempts": 3}],
+            verdict="rejected", attempts=3, start=later)  # fmt: skip
+
+    summary = summary_of(log.lines, since=START + timedelta(days=1))
+
+    assert summary["runs"] == 1
+    assert group(summary, "gate")["success_rate"] == 0.0
+
+
+def test_bytes_and_text_lines_are_read_alike() -> None:
+    """Files are read as bytes, tests and stdin may give text."""
+    lines = three_runs().lines
+
+    assert summary_of(lines) == summary_of([(line + "\n").encode() for line in lines])

@@ -1,0 +1,102 @@
+"""OpenTelemetry export: spans per run and phase, GenAI-named metrics, nothing without it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phasegate import OtelSink, Runner, Task, UsageError
+from phasegate.testing import ScriptedAgent, load_script
+from tests.sdk.scenarios import EXAMPLE
+
+otel_sdk = pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+    InMemorySpanExporter,
+)
+
+
+def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    """Data points by metric name."""
+    points: dict[str, list[Any]] = {}
+    data = reader.get_metrics_data()
+    assert data is not None
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points.setdefault(metric.name, []).extend(metric.data.data_points)
+    return points
+
+
+def test_a_run_becomes_a_span_with_a_child_span_per_phase_and_genai_metrics(
+    task: Task, project: Path
+) -> None:
+    """The lazy model in gate mode: accepted after feedback, seen through OpenTelemetry."""
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    sink = OtelSink(tracer_provider=tracer_provider, meter_provider=MeterProvider([reader]))
+    agent = ScriptedAgent(load_script(EXAMPLE / "model.yaml"))
+
+    report = Runner(agent, on_event=sink).run_sync(task, project)
+
+    assert report.verdict == "accepted"
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    run = spans["invoke_agent fix-vulnerability"]
+    assert run.attributes is not None
+    assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert run.attributes["phasegate.verdict"] == "accepted"
+    for name in ("phase edit", "phase summary"):
+        parent = spans[name].parent
+        assert parent is not None and run.context is not None
+        assert parent.span_id == run.context.span_id
+    assert {event.name for event in run.events} >= {"tool.called", "phase.gate", "phase.marker"}
+    points = metric_points(reader)
+    kinds = {p.attributes["gen_ai.token.type"] for p in points["gen_ai.client.token.usage"]}
+    assert kinds == {"input", "output"}
+    assert len(points["gen_ai.client.operation.duration"]) == 1
+    completions = {
+        (p.attributes["phasegate.phase.name"], p.attributes["phasegate.phase.status"]): p.value
+        for p in points["phasegate.phase.completions"]
+    }
+    assert completions == {("edit", "accepted"): 1, ("summary", "accepted"): 1}
+    (runs,) = points["phasegate.runs"]
+    assert (runs.attributes["phasegate.verdict"], runs.value) == ("accepted", 1)
+
+
+def test_without_the_extra_nothing_of_opentelemetry_is_imported(tmp_path: Path) -> None:
+    """A whole run through the public API leaves OpenTelemetry unloaded."""
+    work = str(tmp_path / "w")
+    code = (
+        "import shutil, sys\n"
+        "from phasegate import Runner, load_task\n"
+        "from phasegate.testing import ScriptedAgent, load_script\n"
+        f"shutil.copytree({str(EXAMPLE / 'project')!r}, {work!r})\n"
+        f"agent = ScriptedAgent(load_script({str(EXAMPLE / 'model.yaml')!r}))\n"
+        f"Runner(agent).run_sync(load_task({str(EXAMPLE / 'task.yaml')!r}), {work!r})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_asking_for_otel_without_the_extra_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The message says which extra to install."""
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+
+    with pytest.raises(UsageError, match=r"pip install 'phasegate\[otel\]'"):
+        OtelSink()
