@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck unit bench clean
+.PHONY: test demo lint typecheck unit bench chromium clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,17 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/report.py
+
+# The HTML report's browser test runs Debian's chromium; without it that test skips (or fails
+# when PHASEGATE_REQUIRE_CHROMIUM=1, as in CI). sudo only when not root and it exists.
+chromium:
+	@if command -v chromium >/dev/null; then echo "chromium: $$(command -v chromium)"; else \
+	  sudo=; if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo=sudo; fi; \
+	  $$sudo apt-get update && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends chromium; \
+	fi
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,246 @@
+"""The ``html`` report: one self-contained page of tables and inline SVG charts.
+
+Nothing is fetched: the CSS is inline, the four charts are SVG drawn here in Python (no
+script), and the page's Content-Security-Policy forbids every fetch and every script, so it
+reads the same offline, as a CI artifact or a mail attachment. Task, mode and phase names come
+from the log and are escaped wherever they appear: a log is not trusted.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from phasegate.metrics.svg import PALETTE, Bar, Segment, column_chart, row_chart
+
+CHARTS = ("completion-rate", "attempts", "time-to-completion", "mode-comparison")
+"""The ``data-chart`` value of each chart, in page order."""
+_MODE_COLOURS = {"gate": PALETTE[0], "single-query": PALETTE[1], "unstructured": PALETTE[2]}
+_ALL_MODES = "#8c8c8c"
+_PERCENT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 24px; color: #222; background: #f6f7f9;
+       line-height: 1.4; }
+h1 { margin: 0 0 12px; }
+.totals { display: flex; flex-wrap: wrap; gap: 12px; margin: 0 0 16px; }
+.totals div, figure { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; }
+.totals div { padding: 6px 14px; }
+.totals dt { font-size: 12px; color: #666; }
+.totals dd { margin: 0; font-size: 20px; font-weight: 600; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+figure { margin: 0; padding: 8px; }
+svg.chart { display: block; max-width: 100%; height: auto; }
+table { border-collapse: collapse; background: #fff; margin: 8px 0 16px; font-size: 14px; }
+th, td { border: 1px solid #dde1e6; padding: 4px 10px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #eef0f3; }
+"""
+
+
+def render_html(summary: dict[str, Any]) -> str:
+    """``summarize()``'s output as one HTML document that needs nothing else to display."""
+    groups = summary["groups"]
+    comparison = summary["mode_comparison"]
+    charts = (_completion_chart(groups), _attempts_chart(groups), _time_chart(groups),
+              _mode_chart(comparison))  # fmt: skip
+    figures = "".join(f"<figure>{chart}</figure>" for chart in charts)
+    sections = "".join(_group_section(group) for group in groups)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{_CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>phasegate report</title>
+<style>{_STYLE}</style>
+</head>
+<body>
+<h1>phasegate report</h1>
+{_totals(summary)}
+<h2>Charts</h2>
+<div class="charts">{figures}</div>
+{_comparison_table(comparison)}
+<h2>Groups</h2>
+{sections or '<p class="empty">No runs in the log.</p>'}
+</body>
+</html>
+"""
+
+
+# -- charts ---------------------------------------------------------------------------------
+def _completion_chart(groups: list[dict[str, Any]]) -> str:
+    bars = []
+    for group in groups:
+        for phase in group["phases"]:
+            rate = phase["completion_rate"]
+            if rate is None:  # failed tool calls seen, but no phase.completed: no rate
+                continue
+            label = f"{_label(group)} · {_phase_label(phase)}"
+            tip = f"{label}: {_pct(rate)} completed, {phase['runs']} run(s)"
+            bars.append(Bar(label, (Segment(rate, _mode_colour(group["mode"]), tip),)))
+    modes = dict.fromkeys(group["mode"] for group in groups)
+    legend = [(mode or "all modes", _mode_colour(mode)) for mode in modes]
+    return row_chart("completion-rate", "Completion rate per phase", bars,
+                     x_label="phases accepted (% of runs)", ticks=_PERCENT_TICKS,
+                     tick_label=_pct_short, legend=legend)  # fmt: skip
+
+
+def _attempts_chart(groups: list[dict[str, Any]]) -> str:
+    counts: dict[int, int] = {}
+    for group in groups:
+        for attempts, runs in group["attempts_histogram"].items():
+            counts[int(attempts)] = counts.get(int(attempts), 0) + runs
+    # A histogram shows its empty values too, unless a stray huge count would make it unreadable.
+    dense = bool(counts) and max(counts) - min(counts) <= 30
+    keys = range(min(counts), max(counts) + 1) if dense else sorted(counts)
+    bars = []
+    for k in keys:
+        runs = counts.get(k, 0)
+        bars.append(Bar(str(k), (Segment(runs, PALETTE[0], f"{k} attempt(s): {runs} run(s)"),)))
+    return column_chart("attempts", "Attempts per run", bars,
+                        x_label="gate checks in the run", y_label="runs")  # fmt: skip
+
+
+def _time_chart(groups: list[dict[str, Any]]) -> str:
+    """Phases of the same name (across tasks and modes) stack in one colour."""
+    per_name: dict[str, dict[float, int]] = {}
+    for group in groups:
+        for phase in group["phases"]:
+            counts = per_name.setdefault(_phase_name(phase), {})
+            for bin_ in phase["time_to_completion_ms"]["histogram"]:
+                counts[bin_["from_ms"]] = counts.get(bin_["from_ms"], 0) + bin_["count"]
+    per_name = {name: counts for name, counts in per_name.items() if any(counts.values())}
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(per_name)}
+    starts = sorted({start for counts in per_name.values() for start in counts})
+    bars = []
+    for i, start in enumerate(starts):
+        span = _span(start, starts[i + 1] if i + 1 < len(starts) else None)
+        segments = []
+        for name, counts in per_name.items():
+            done = counts.get(start, 0)
+            segments.append(Segment(done, colours[name], f"{name}, {span}: {done} completed"))
+        bars.append(Bar(span, tuple(segments)))
+    return column_chart("time-to-completion", "Time to phase completion", bars,
+                        x_label="time from the run's start to the phase's completion",
+                        y_label="phases completed", legend=list(colours.items()))  # fmt: skip
+
+
+def _mode_chart(comparison: list[dict[str, Any]]) -> str:
+    bars, modes = [], []
+    for row in comparison:
+        for mode, rate in row["success_rate"].items():
+            label = f"{row['task']} · {mode}"
+            tip = f"{label}: {_pct(rate)} of runs accepted"
+            bars.append(Bar(label, (Segment(rate, _mode_colour(mode), tip),)))
+            modes += [mode] if mode not in modes else []
+    return row_chart("mode-comparison", "Success rate by mode, per task", bars,
+                     x_label="runs accepted (%)", ticks=_PERCENT_TICKS, tick_label=_pct_short,
+                     legend=[(mode, _mode_colour(mode)) for mode in modes])  # fmt: skip
+
+
+# -- tables ---------------------------------------------------------------------------------
+def _totals(summary: dict[str, Any]) -> str:
+    items = (("runs", summary["runs"]), ("log lines", summary["lines"]),
+             ("skipped lines", summary["skipped_lines"]),
+             ("grouped by", summary["by"]))  # fmt: skip
+    cells = "".join(f"<div><dt>{name}</dt><dd>{escape(str(v))}</dd></div>" for name, v in items)
+    return f'<dl class="totals">{cells}</dl>'
+
+
+def _group_section(group: dict[str, Any]) -> str:
+    duration = group["duration_ms"]
+    numbers = [
+        ("runs", group["runs"]), ("accepted", group["accepted"]), ("errors", group["errors"]),
+        ("success rate", _pct(group["success_rate"])),
+        ("first-attempt rate", _pct(group["first_attempt_rate"])),
+        ("mean attempts", _num(group["mean_attempts"])), ("tool errors", group["tool_errors"]),
+        ("mismatch rate", _pct(group["mismatch_rate"])),
+        ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
+        ("cost (USD)", f"{group['cost_usd']:.4f}"),
+        ("run time p50 / p95", f"{_ms(duration['p50'])} / {_ms(duration['p95'])}"),
+    ]  # fmt: skip
+    phases = [
+        [_phase_label(p), p["runs"], _pct(p["completion_rate"]), _pct(p["first_attempt_rate"]),
+         _num(p["mean_attempts"]), _ms(p["time_to_completion_ms"]["p50"]),
+         _ms(p["time_to_completion_ms"]["p95"]), p["tool_errors"],
+         f"{p['input_tokens']} / {p['output_tokens']}", f"{p['cost_usd']:.4f}"]
+        for p in group["phases"]
+    ]  # fmt: skip
+    phase_table = _table(("phase", "runs", "completed", "first attempt", "mean attempts",
+                          "p50 to complete", "p95 to complete", "tool errors",
+                          "tokens in / out", "cost (USD)"), phases) if phases else ""  # fmt: skip
+    numbers_table = _table(("measure", "value"), [list(row) for row in numbers])
+    heading = escape(_label(group) or "all runs")
+    return f'<section class="group"><h3>{heading}</h3>{numbers_table}{phase_table}</section>'
+
+
+def _comparison_table(comparison: list[dict[str, Any]]) -> str:
+    if not comparison:
+        return ""
+    rows = [
+        [row["task"], *(_pct(row["success_rate"].get(m)) for m in _MODE_COLOURS),
+         _points(row["gate_minus_single_query"]), _points(row["gate_minus_unstructured"])]
+        for row in comparison
+    ]  # fmt: skip
+    head = ("task", *_MODE_COLOURS, "gate − single-query", "gate − unstructured")
+    return f"<h2>Modes compared (success rate)</h2>{_table(head, rows)}"
+
+
+def _table(head: tuple[str, ...], rows: list[list[Any]]) -> str:
+    header = "".join(f"<th>{escape(column)}</th>" for column in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
+
+
+# -- words and numbers ----------------------------------------------------------------------
+def _label(group: dict[str, Any]) -> str:
+    return " / ".join(str(part) for part in (group["task"], group["mode"]) if part is not None)
+
+
+def _phase_name(phase: dict[str, Any]) -> str:
+    return str(phase["name"]) if phase["name"] is not None else f"phase {phase['index']}"
+
+
+def _phase_label(phase: dict[str, Any]) -> str:
+    return f"{phase['index']}. {_phase_name(phase)}"
+
+
+def _mode_colour(mode: str | None) -> str:
+    return _MODE_COLOURS.get(mode or "", _ALL_MODES)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f} %"
+
+
+def _pct_short(value: float) -> str:
+    return f"{value * 100:.0f} %"
+
+
+def _points(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:+.1f} pp"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.0f} ms" if value < 1000 else _duration(value)
+
+
+def _duration(ms: float) -> str:
+    return f"{ms / 60_000:.3g} min" if ms >= 60_000 else f"{ms / 1000:.3g} s"
+
+
+def _span(low: float, high: float | None) -> str:
+    """A histogram bin's label; its unit is said once when both ends share it."""
+    if high is None:
+        return f"≥ {_duration(low)}"
+    (a, unit_a), b = _duration(low).split(), _duration(high)
+    return f"{a}–{b}" if b.endswith(f" {unit_a}") else f"{a} {unit_a}–{b}"
