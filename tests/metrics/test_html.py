@@ -169,7 +169,7 @@ def test_the_report_is_one_document_with_the_totals_every_group_and_every_phase(
             assert f"<h3>{task} / {mode}</h3>" in page
         for index, name in enumerate(names, start=1):
             assert f"<td>{index}. {name}</td>" in page
-    assert "<td>75.0 %</td><td>50.0 %</td><td>33.3 %</td><td>+25.0 pp</td>" in page
+    assert "<td>75 %</td><td>50 %</td><td>33 %</td><td>+25 pts</td>" in page
 
 
 def test_the_four_charts_are_inline_svg_with_a_fixed_size_axes_and_bar_tooltips(
@@ -199,9 +199,9 @@ def test_the_completion_chart_has_a_bar_per_task_mode_and_phase_with_its_rate(
     tooltips = Charts(page).charts["completion-rate"].tooltips
 
     assert len(tooltips) == sum(len(group["phases"]) for group in summary["groups"])
-    assert "fix-vulnerability / gate · 1. edit: 100.0 % completed, 4 run(s)" in tooltips
-    assert "fix-vulnerability / gate · 2. summary: 75.0 % completed, 4 run(s)" in tooltips
-    assert "add-tests / unstructured · 1. write: 33.3 % completed, 3 run(s)" in tooltips
+    assert "fix-vulnerability / gate · 1. edit: 100 % completed, 4 run(s)" in tooltips
+    assert "fix-vulnerability / gate · 2. summary: 75 % completed, 4 run(s)" in tooltips
+    assert "add-tests / unstructured · 1. write: 33 % completed, 3 run(s)" in tooltips
 
 
 def test_the_attempts_histogram_sums_every_group_and_shows_empty_counts(page: str) -> None:
@@ -241,9 +241,9 @@ def test_the_mode_comparison_shows_each_modes_success_rate_per_task(page: str) -
     tooltips = Charts(page).charts["mode-comparison"].tooltips
 
     for task in TASKS:
-        assert f"{task} · gate: 75.0 % of runs accepted" in tooltips
-        assert f"{task} · single-query: 50.0 % of runs accepted" in tooltips
-        assert f"{task} · unstructured: 33.3 % of runs accepted" in tooltips
+        assert f"{task} · gate: 75 % of runs accepted" in tooltips
+        assert f"{task} · single-query: 50 % of runs accepted" in tooltips
+        assert f"{task} · unstructured: 33 % of runs accepted" in tooltips
 
 
 @pytest.mark.parametrize("by", ["task", "mode"])
@@ -269,7 +269,7 @@ def test_names_from_the_log_are_escaped_everywhere() -> None:
     assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in page
     charts = Charts(page).charts
     assert list(charts) == list(CHARTS)
-    assert f"{HOSTILE} · gate: 100.0 % of runs accepted" in charts["mode-comparison"].tooltips
+    assert f"{HOSTILE} · gate: 100 % of runs accepted" in charts["mode-comparison"].tooltips
 
 
 def test_an_empty_log_gives_four_charts_that_say_no_data() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from phasegate.metrics.formatting import duration, number, percent, points
 from phasegate.metrics.svg import PALETTE, Bar, Segment, column_chart, row_chart
 
 CHARTS = ("completion-rate", "attempts", "time-to-completion", "mode-comparison")
@@ -77,13 +78,13 @@ def _completion_chart(groups: list[dict[str, Any]]) -> str:
             if rate is None:  # failed tool calls seen, but no phase.completed: no rate
                 continue
             label = f"{_label(group)} · {_phase_label(phase)}"
-            tip = f"{label}: {_pct(rate)} completed, {phase['runs']} run(s)"
+            tip = f"{label}: {percent(rate)} completed, {phase['runs']} run(s)"
             bars.append(Bar(label, (Segment(rate, _mode_colour(group["mode"]), tip),)))
     modes = dict.fromkeys(group["mode"] for group in groups)
     legend = [(mode or "all modes", _mode_colour(mode)) for mode in modes]
     return row_chart("completion-rate", "Completion rate per phase", bars,
                      x_label="phases accepted (% of runs)", ticks=_PERCENT_TICKS,
-                     tick_label=_pct_short, legend=legend)  # fmt: skip
+                     tick_label=percent, legend=legend)  # fmt: skip
 
 
 def _attempts_chart(groups: list[dict[str, Any]]) -> str:
@@ -131,11 +132,11 @@ def _mode_chart(comparison: list[dict[str, Any]]) -> str:
     for row in comparison:
         for mode, rate in row["success_rate"].items():
             label = f"{row['task']} · {mode}"
-            tip = f"{label}: {_pct(rate)} of runs accepted"
+            tip = f"{label}: {percent(rate)} of runs accepted"
             bars.append(Bar(label, (Segment(rate, _mode_colour(mode), tip),)))
             modes += [mode] if mode not in modes else []
     return row_chart("mode-comparison", "Success rate by mode, per task", bars,
-                     x_label="runs accepted (%)", ticks=_PERCENT_TICKS, tick_label=_pct_short,
+                     x_label="runs accepted (%)", ticks=_PERCENT_TICKS, tick_label=percent,
                      legend=[(mode, _mode_colour(mode)) for mode in modes])  # fmt: skip
 
 
@@ -149,21 +150,22 @@ def _totals(summary: dict[str, Any]) -> str:
 
 
 def _group_section(group: dict[str, Any]) -> str:
-    duration = group["duration_ms"]
+    run_time = group["duration_ms"]
     numbers = [
         ("runs", group["runs"]), ("accepted", group["accepted"]), ("errors", group["errors"]),
-        ("success rate", _pct(group["success_rate"])),
-        ("first-attempt rate", _pct(group["first_attempt_rate"])),
-        ("mean attempts", _num(group["mean_attempts"])), ("tool errors", group["tool_errors"]),
-        ("mismatch rate", _pct(group["mismatch_rate"])),
+        ("success rate", percent(group["success_rate"])),
+        ("first-attempt rate", percent(group["first_attempt_rate"])),
+        ("mean attempts", number(group["mean_attempts"])), ("tool errors", group["tool_errors"]),
+        ("mismatch rate", percent(group["mismatch_rate"])),
         ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
         ("cost (USD)", f"{group['cost_usd']:.4f}"),
-        ("run time p50 / p95", f"{_ms(duration['p50'])} / {_ms(duration['p95'])}"),
+        ("run time p50 / p95", f"{duration(run_time['p50'])} / {duration(run_time['p95'])}"),
     ]  # fmt: skip
     phases = [
-        [_phase_label(p), p["runs"], _pct(p["completion_rate"]), _pct(p["first_attempt_rate"]),
-         _num(p["mean_attempts"]), _ms(p["time_to_completion_ms"]["p50"]),
-         _ms(p["time_to_completion_ms"]["p95"]), p["tool_errors"],
+        [_phase_label(p), p["runs"], percent(p["completion_rate"]),
+         percent(p["first_attempt_rate"]), number(p["mean_attempts"]),
+         duration(p["time_to_completion_ms"]["p50"]),
+         duration(p["time_to_completion_ms"]["p95"]), p["tool_errors"],
          f"{p['input_tokens']} / {p['output_tokens']}", f"{p['cost_usd']:.4f}"]
         for p in group["phases"]
     ]  # fmt: skip
@@ -179,8 +181,8 @@ def _comparison_table(comparison: list[dict[str, Any]]) -> str:
     if not comparison:
         return ""
     rows = [
-        [row["task"], *(_pct(row["success_rate"].get(m)) for m in _MODE_COLOURS),
-         _points(row["gate_minus_single_query"]), _points(row["gate_minus_unstructured"])]
+        [row["task"], *(percent(row["success_rate"].get(m)) for m in _MODE_COLOURS),
+         points(row["gate_minus_single_query"]), points(row["gate_minus_unstructured"])]
         for row in comparison
     ]  # fmt: skip
     head = ("task", *_MODE_COLOURS, "gate − single-query", "gate − unstructured")
@@ -212,35 +214,9 @@ def _mode_colour(mode: str | None) -> str:
     return _MODE_COLOURS.get(mode or "", _ALL_MODES)
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f} %"
-
-
-def _pct_short(value: float) -> str:
-    return f"{value * 100:.0f} %"
-
-
-def _points(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:+.1f} pp"
-
-
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:g}"
-
-
-def _ms(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.0f} ms" if value < 1000 else _duration(value)
-
-
-def _duration(ms: float) -> str:
-    return f"{ms / 60_000:.3g} min" if ms >= 60_000 else f"{ms / 1000:.3g} s"
-
-
 def _span(low: float, high: float | None) -> str:
     """A histogram bin's label; its unit is said once when both ends share it."""
     if high is None:
-        return f"≥ {_duration(low)}"
-    (a, unit_a), b = _duration(low).split(), _duration(high)
+        return f"≥ {duration(low)}"
+    (a, unit_a), b = duration(low).split(), duration(high)
     return f"{a}–{b}" if b.endswith(f" {unit_a}") else f"{a} {unit_a}–{b}"

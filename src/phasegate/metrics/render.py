@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from phasegate.metrics.formatting import duration, number, percent, points
+
 
 def render_json(summary: dict[str, Any]) -> str:
     """The summary as indented JSON."""
@@ -82,12 +84,12 @@ def _run_cells(group: dict[str, Any]) -> list[str]:
         str(group["task"] or "all"),
         str(group["mode"] or "all"),
         str(group["runs"]),
-        _percent(group["success_rate"]),
-        _percent(group["first_attempt_rate"]),
-        _number(group["mean_attempts"]),
+        percent(group["success_rate"]),
+        percent(group["first_attempt_rate"]),
+        number(group["mean_attempts"]),
         str(group["tool_errors"]),
-        _percent(group["mismatch_rate"]),
-        _duration(group["duration_ms"]["p50"]),
+        percent(group["mismatch_rate"]),
+        duration(group["duration_ms"]["p50"]),
         f"{group['input_tokens']}/{group['output_tokens']}",
         f"${group['cost_usd']:.4f}",
     ]
@@ -98,11 +100,11 @@ def _phase_cells(phase: dict[str, Any]) -> list[str]:
     return [
         f"{phase['index']} {phase['name'] or ''}".strip(),
         str(phase["runs"]),
-        _percent(phase["completion_rate"]),
-        _percent(phase["first_attempt_rate"]),
-        _number(phase["mean_attempts"]),
-        _duration(times["p50"]),
-        _duration(times["p95"]),
+        percent(phase["completion_rate"]),
+        percent(phase["first_attempt_rate"]),
+        number(phase["mean_attempts"]),
+        duration(times["p50"]),
+        duration(times["p95"]),
         str(phase["tool_errors"]),
     ]
 
@@ -111,30 +113,12 @@ def _comparison_cells(row: dict[str, Any]) -> list[str]:
     rates = row["success_rate"]
     return [
         str(row["task"]),
-        _percent(rates.get("gate")),
-        _percent(rates.get("single-query")),
-        _percent(rates.get("unstructured")),
-        _points(row["gate_minus_single_query"]),
-        _points(row["gate_minus_unstructured"]),
+        percent(rates.get("gate")),
+        percent(rates.get("single-query")),
+        percent(rates.get("unstructured")),
+        points(row["gate_minus_single_query"]),
+        points(row["gate_minus_unstructured"]),
     ]
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f} %"
-
-
-def _points(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:+.0f} pts"
-
-
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
-
-
-def _duration(ms: float | None) -> str:
-    if ms is None:
-        return "–"
-    return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
 def _md(cell: str) -> str:
