@@ -5,8 +5,9 @@ The public API is what ``__all__`` lists; everything else may move between versi
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from phasegate._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from phasegate.errors import (
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from phasegate.evidence.stream_json import parse_stream_json
     from phasegate.evidence.transcript import Transcript, Usage
     from phasegate.evidence.workspace import WorkspaceDiff
+    from phasegate.modes import Mode
     from phasegate.phases.loading import load_task
     from phasegate.phases.markers import find_markers, marker_line
     from phasegate.phases.model import Phase, Task
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from phasegate.sdk.events import RunEvent
     from phasegate.sdk.gate import PhaseGate
     from phasegate.sdk.otel import OtelSink
-    from phasegate.sdk.report import Mode, PhaseReport, RunReport
+    from phasegate.sdk.report import PhaseReport, RunReport
     from phasegate.sdk.revert import RevertReport
     from phasegate.sdk.runner import Runner
     from phasegate.sdk.saved import judge_transcript, read_transcript
@@ -53,7 +55,7 @@ _WHERE = {
     "Issue": "phasegate.validators.issues",
     "IssueCode": "phasegate.validators.issues",
     "Judgment": "phasegate.validators.judge",
-    "Mode": "phasegate.sdk.report",
+    "Mode": "phasegate.modes",
     "Phase": "phasegate.phases.model",
     "OtelSink": "phasegate.sdk.otel",
     "PhaseGate": "phasegate.sdk.gate",
@@ -127,14 +129,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'phasegate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE)

@@ -10,10 +10,10 @@ import pytest
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript, UserText
 from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.modes import Mode
 from phasegate.phases.completion import PHASE_COMPLETE_TOOL, SUBMIT_SUMMARY_TOOL
 from phasegate.phases.model import Phase, Task
 from phasegate.sdk.gate import PhaseGate
-from phasegate.sdk.report import Mode
 
 WORKDIR = "/srv/project"
 APP = f"{WORKDIR}/app.py"

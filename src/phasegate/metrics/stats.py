@@ -1,13 +1,14 @@
 """Mergeable statistics with bounded memory: counters, sums and a log-bucket histogram.
 
-Everything here can be merged (for coarser groupings) and uses memory that does not grow
-with the number of runs, so a report over a million events stays flat.
+Everything here can be merged with :func:`merge` (for coarser groupings) and uses memory
+that does not grow with the number of runs, so a report over a million events stays flat.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import TypeVar
 
 _GROWTH = 1.05
 """Bucket width ratio: quantiles are exact to within 5 %."""
@@ -26,12 +27,6 @@ class Histogram:
         bucket = 0 if value < 1 else 1 + int(math.log(value) / _LOG_GROWTH)
         self.buckets[bucket] = self.buckets.get(bucket, 0) + 1
         self.count += 1
-
-    def merge(self, other: Histogram) -> None:
-        """Add ``other``'s counts to this one."""
-        for bucket, count in other.buckets.items():
-            self.buckets[bucket] = self.buckets.get(bucket, 0) + count
-        self.count += other.count
 
     def quantile(self, q: float) -> float | None:
         """The value below which a share ``q`` of the values lie (None when empty)."""
@@ -56,6 +51,9 @@ class Histogram:
         return counts
 
 
+Stats = TypeVar("Stats", Histogram, "PhaseStats", "RunStats")
+
+
 @dataclass(slots=True)
 class PhaseStats:
     """One phase of one task in one mode, over many runs."""
@@ -69,18 +67,6 @@ class PhaseStats:
     output_tokens: int = 0
     cost_usd: float = 0.0
     to_completion_ms: Histogram = field(default_factory=Histogram)
-
-    def merge(self, other: PhaseStats) -> None:
-        """Add ``other`` into this one."""
-        self.runs += other.runs
-        self.accepted += other.accepted
-        self.first_attempt += other.first_attempt
-        self.attempts += other.attempts
-        self.tool_errors += other.tool_errors
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cost_usd += other.cost_usd
-        self.to_completion_ms.merge(other.to_completion_ms)
 
 
 @dataclass(slots=True)
@@ -100,18 +86,16 @@ class RunStats:
     duration_ms: Histogram = field(default_factory=Histogram)
     attempts_histogram: dict[int, int] = field(default_factory=dict)
 
-    def merge(self, other: RunStats) -> None:
-        """Add ``other`` into this one."""
-        self.runs += other.runs
-        self.accepted += other.accepted
-        self.first_attempt += other.first_attempt
-        self.attempts += other.attempts
-        self.errors += other.errors
-        self.mismatched += other.mismatched
-        self.tool_errors += other.tool_errors
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cost_usd += other.cost_usd
-        self.duration_ms.merge(other.duration_ms)
-        for attempts, count in other.attempts_histogram.items():
-            self.attempts_histogram[attempts] = self.attempts_histogram.get(attempts, 0) + count
+
+def merge(into: Stats, other: Stats) -> None:
+    """Add ``other``'s counts into ``into`` (two stats of the same kind), field by field:
+    numbers add up, counts by key add up, nested stats merge the same way."""
+    for item in fields(into):
+        mine, theirs = getattr(into, item.name), getattr(other, item.name)
+        if isinstance(mine, Histogram):
+            merge(mine, theirs)
+        elif isinstance(mine, dict):
+            for key, count in theirs.items():
+                mine[key] = mine.get(key, 0) + count
+        else:
+            setattr(into, item.name, mine + theirs)

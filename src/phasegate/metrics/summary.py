@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from phasegate.metrics.aggregate import LogAggregator
-from phasegate.metrics.stats import Histogram, PhaseStats, RunStats
+from phasegate.metrics.stats import Histogram, PhaseStats, RunStats, merge
+from phasegate.modes import MODES
 
 GroupBy = Literal["task", "mode", "phase"]
 SUMMARY_VERSION = 1
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
-MODES = ("gate", "single-query", "unstructured")
 
 
 def summarize(aggregator: LogAggregator, by: GroupBy = "phase") -> dict[str, Any]:
@@ -27,11 +27,11 @@ def summarize(aggregator: LogAggregator, by: GroupBy = "phase") -> dict[str, Any
     phases: dict[tuple[str | None, str | None, int], PhaseStats] = {}
     for (run_task, run_mode), run_stats in aggregator.runs.items():
         key = (run_task if by != "mode" else None, run_mode if by != "task" else None)
-        runs.setdefault(key, RunStats()).merge(run_stats)
+        merge(runs.setdefault(key, RunStats()), run_stats)
     if by != "mode":
         for (p_task, p_mode, index), phase_stats in aggregator.phases.items():
             phase_key = (p_task, p_mode if by != "task" else None, index)
-            phases.setdefault(phase_key, PhaseStats()).merge(phase_stats)
+            merge(phases.setdefault(phase_key, PhaseStats()), phase_stats)
             runs.setdefault((phase_key[0], phase_key[1]), RunStats())
     groups = []
     for (task, mode), stats in sorted(

@@ -45,6 +45,24 @@ def counts_tools(completion: Completion) -> bool:
     return completion != "marker"
 
 
+ClaimWay = Literal["tool", "marker"]
+AnswerWay = Literal["structured_output", "submit_summary", "text"]
+
+
+def claim_ways(completion: Completion) -> tuple[ClaimWay, ...]:
+    """The ways a work phase can be claimed complete in this mode, tools first."""
+    ways: tuple[ClaimWay, ...] = ("tool",) if counts_tools(completion) else ()
+    return ways + (("marker",) if counts_markers(completion) else ())
+
+
+def answer_ways(completion: Completion, *, structured_output: bool) -> tuple[AnswerWay, ...]:
+    """The ways the output phase's JSON can be given: its runtime's structured output (when
+    the phase asks for it), then ``submit_summary``, then printed text, as the mode allows."""
+    ways: tuple[AnswerWay, ...] = ("structured_output",) if structured_output else ()
+    ways += ("submit_summary",) if counts_tools(completion) else ()
+    return ways + (("text",) if counts_markers(completion) else ())
+
+
 def full_tool_name(name: str) -> str:
     """``phase_complete`` → ``mcp__phasegate__phase_complete``; other names unchanged."""
     return f"mcp__{TOOL_SERVER}__{name}" if name in (PHASE_COMPLETE, SUBMIT_SUMMARY) else name

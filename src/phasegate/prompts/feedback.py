@@ -23,12 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from phasegate.phases.completion import (
-    PHASE_COMPLETE,
-    SUBMIT_SUMMARY,
-    counts_markers,
-    counts_tools,
-)
+from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY, answer_ways, claim_ways
 from phasegate.phases.markers import marker_line
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
@@ -109,23 +104,21 @@ def next_action(task: Task, issues: list[Issue] | tuple[Issue, ...]) -> str:
 
 def complete_step(task: Task, index: int) -> str:
     """How to mark work phase ``index`` complete in the task's completion mode."""
-    line = f"print '{marker_line(index, task.phases[index - 1].marker)}'"
-    call = f"call {PHASE_COMPLETE}(phase={index}, note=...)"
-    if not counts_tools(task.completion):
-        return line
-    if not counts_markers(task.completion):
-        return call
-    return f"{call} (or {line})"
+    words = {
+        "tool": f"call {PHASE_COMPLETE}(phase={index}, note=...)",
+        "marker": f"print '{marker_line(index, task.phases[index - 1].marker)}'",
+    }
+    first, *other = (words[way] for way in claim_ways(task.completion))
+    return f"{first} (or {other[0]})" if other else first
 
 
 def answer_step(task: Task) -> str:
     """How to give the output phase's JSON in the task's completion mode."""
     output = task.output_phase
-    ways = []
-    if output is not None and output.structured_output:
-        ways.append("call StructuredOutput with the object")
-    if counts_tools(task.completion):
-        ways.append(f"call {SUBMIT_SUMMARY}(summary=...) with the object")
-    if counts_markers(task.completion):
-        ways.append("print the object in a ```json block")
-    return " or ".join(ways)
+    structured = output is not None and output.structured_output
+    words = {
+        "structured_output": "call StructuredOutput with the object",
+        "submit_summary": f"call {SUBMIT_SUMMARY}(summary=...) with the object",
+        "text": "print the object in a ```json block",
+    }
+    return " or ".join(words[w] for w in answer_ways(task.completion, structured_output=structured))

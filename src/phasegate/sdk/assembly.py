@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from phasegate.evidence.transcript import RunResult, Transcript, Usage
-from phasegate.sdk.report import Mode, PhaseReport, PhaseStatus, RunReport, Verdict
+from phasegate.modes import Mode
+from phasegate.sdk.report import PhaseReport, PhaseStatus, RunReport, Verdict
 from phasegate.sdk.revert import RevertReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings

@@ -221,20 +221,17 @@ class _ClaudeSession:
         return handle
 
     async def _await_call(self, name: str, arguments: dict[str, Any]) -> None:
-        """Let the message loop record the tool call before the runner judges it.
+        """Let the message loop record the tool call before the runner judges it."""
 
-        The MCP request is handled on the SDK's reader task, ahead of our consumer of the
-        message queue, where the assistant message holding the call already waits; a few
-        turns of the event loop bring it in. Bounded, so a mismatch never blocks the call.
-        """
-        for _ in range(300):
+        def recorded() -> bool:
             match = next(
                 (c for c in self.unanswered if c.name == name and c.input == arguments), None
             )
             if match is not None:
                 self.unanswered.remove(match)
-                return
-            await asyncio.sleep(0.01)
+            return match is not None
+
+        await _catch_up(recorded)
 
     def _record(self, entry: Entry) -> None:
         if isinstance(entry, UserText):
@@ -250,7 +247,14 @@ class _ClaudeSession:
     async def _on_stop(
         self, hook_input: Any, tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
-        await self._catch_up(hook_input.get("last_assistant_message"))
+        last = hook_input.get("last_assistant_message")
+        expected = last.strip() if isinstance(last, str) else ""
+        await _catch_up(
+            lambda: (
+                not expected
+                or (self.last_text is not None and expected.endswith(self.last_text.strip()))
+            )
+        )
         if self.api_failed:
             # The CLI stops because the API failed, not because the model is done: let it
             # stop, so the failure surfaces (and is retried) instead of being judged.
@@ -267,21 +271,6 @@ class _ClaudeSession:
 
         return record
 
-    async def _catch_up(self, last_message: object) -> None:
-        """Let the message loop record what the CLI sent before it asked to stop.
-
-        Hook callbacks run on the SDK's reader task, ahead of our consumer of the message
-        queue; the last assistant message is already queued, so a few turns of the event loop
-        bring it in. Bounded, so a mismatch never blocks the session.
-        """
-        expected = last_message.strip() if isinstance(last_message, str) else ""
-        for _ in range(200):
-            if not expected or (
-                self.last_text is not None and expected.endswith(self.last_text.strip())
-            ):
-                return
-            await asyncio.sleep(0.01)
-
     def _retry_notice(self, raw: dict[str, Any]) -> None:
         if raw["type"] == "system" and raw.get("subtype") == "api_retry":
             self.observer.on_retry(
@@ -293,6 +282,19 @@ class _ClaudeSession:
 
     def _stderr_tail(self) -> str:
         return ("\nCLI stderr (last lines):\n" + "\n".join(self.stderr)) if self.stderr else ""
+
+
+async def _catch_up(done: Callable[[], bool], turns: int = 300) -> None:
+    """Let the message loop record what the CLI sent before a hook or tool call needs it.
+
+    Hook and MCP callbacks run on the SDK's reader task, ahead of our consumer of the message
+    queue, where the message they concern already waits; a few turns of the event loop bring
+    it in. Bounded (about 3 s), so a mismatch never blocks the session.
+    """
+    for _ in range(turns):
+        if done():
+            return
+        await asyncio.sleep(0.01)
 
 
 def api_failure(result: RunResult) -> AgentError:

@@ -19,10 +19,11 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from phasegate.modes import Mode
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
 from phasegate.sdk.events import EventSink
-from phasegate.sdk.report import Mode, RunReport
+from phasegate.sdk.report import RunReport
 from phasegate.sdk.runner import Runner
 from phasegate.testing.script import load_script
 from phasegate.testing.scripted_agent import ScriptedAgent

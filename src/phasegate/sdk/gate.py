@@ -9,6 +9,7 @@ from typing import Any
 
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.modes import Mode
 from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import (
@@ -20,9 +21,8 @@ from phasegate.prompts.completion_tools import (
 )
 from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.report import Mode
 from phasegate.validators.judge import Judgment, judge
-from phasegate.validators.windows import phase_number
+from phasegate.validators.windows import work_phase_number
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +136,10 @@ class PhaseGate:
         if name != PHASE_COMPLETE:
             return f"{name} is not a phasegate completion tool"
         raw = arguments.get("phase")
-        number = phase_number(raw)
-        work = [self.task.index_of(p) for p in self.task.work_phases]
-        if number is None or number not in work:
-            listed = ", ".join(map(str, work)) or "none"
-            return f"phase must be the number of a work phase ({listed}); got {raw!r}"
+        number = work_phase_number(self.task, raw)
+        if number is None:
+            work = ", ".join(str(self.task.index_of(p)) for p in self.task.work_phases)
+            return f"phase must be the number of a work phase ({work or 'none'}); got {raw!r}"
         return number
 
     def judge(self, transcript: Transcript, timeline: WorkspaceTimeline) -> Judgment:

@@ -11,15 +11,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.modes import Mode
 from phasegate.sdk.revert import RevertReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 
 SCHEMA_VERSION = 1
-
-Mode = Literal["gate", "single-query", "unstructured"]
-"""``gate``: judge at every stop and feed back; ``single-query``: one prompt, judged once;
-``unstructured``: the same task without phase scaffolding, judged once (the A/B baseline)."""
 
 Verdict = Literal["accepted", "rejected", "error"]
 PhaseStatus = Literal["accepted", "rejected", "not_reached"]

@@ -33,6 +33,7 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.modes import MODES, Mode
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer, completion_tools
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
@@ -41,14 +42,12 @@ from phasegate.sdk.agent import Agent, AgentRequest
 from phasegate.sdk.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.events import EventSink, RunEvent
 from phasegate.sdk.gate import GateDecision, PhaseGate
-from phasegate.sdk.report import Mode, RunReport
+from phasegate.sdk.report import RunReport
 from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
 from phasegate.sdk.revert import RevertReport, WorkspaceBackup
 from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.judge import Judgment
-from phasegate.validators.windows import CompletionClaim, find_claims, tool_claim
-
-MODES: tuple[Mode, ...] = ("gate", "single-query", "unstructured")
+from phasegate.validators.windows import CompletionClaim, entry_claims
 
 
 class Runner:
@@ -94,13 +93,15 @@ class Runner:
     def request_for(self, task: Task, workdir: Path) -> AgentRequest:
         """The first request: the prompt, plus the completion tools and structured output the
         task asks for (the unstructured baseline gets neither)."""
+        prompt = self.prompt_for(task)
+        if self.mode == "unstructured":
+            return AgentRequest(prompt=prompt, workdir=workdir)
         output = task.output_phase
-        structured = self.mode != "unstructured" and output is not None and output.structured_output
         return AgentRequest(
-            prompt=self.prompt_for(task),
+            prompt=prompt,
             workdir=workdir,
-            tools=completion_tools(task) if self.mode != "unstructured" else (),
-            output_schema=output.output_schema if structured and output is not None else None,
+            tools=completion_tools(task),
+            output_schema=output.output_schema if output and output.structured_output else None,
         )
 
     async def run(self, task: Task, workdir: str | Path) -> RunReport:
@@ -140,6 +141,8 @@ class _Session:
         self.request: AgentRequest | None = None
         self.checked_at = -1
         """Entries seen at the latest gate check."""
+        self.call_names: dict[str, str] = {}
+        """Tool name of each call seen, by call id."""
         self.session_retries = 0
         self.api_retries = 0
 
@@ -152,16 +155,12 @@ class _Session:
         """Record an entry; snapshot the disk when a phase is claimed complete."""
         self.entries.append(entry)
         self.times.append(time.monotonic())
+        if isinstance(entry, ToolCall):
+            self.call_names[entry.id] = entry.name
         if isinstance(entry, ToolResult):
             self._tool_called(entry)
-        elif self.runner.mode == "unstructured":
-            return
-        elif isinstance(entry, AssistantText):
-            claims = find_claims(self.task, Transcript(entries=(entry,)))
-            self._claimed([c for c in claims if c.source == "marker"])
-        elif isinstance(entry, ToolCall):
-            claim = tool_claim(self.task, entry, len(self.entries) - 1)
-            self._claimed([claim] if claim is not None and self.task.completion != "marker" else [])
+        elif self.runner.mode != "unstructured":
+            self._claimed(entry_claims(self.task, entry, len(self.entries) - 1))
 
     async def on_stop(self) -> str | None:
         """The agent wants to stop: judge, and answer with feedback or let it stop."""
@@ -363,18 +362,10 @@ class _Session:
             )
 
     def _tool_called(self, result: ToolResult) -> None:
-        call = next(
-            (
-                e
-                for e in reversed(self.entries)
-                if isinstance(e, ToolCall) and e.id == result.tool_use_id
-            ),
-            None,
-        )
         self._emit(
             "tool.called",
             phase=self.current_phase,
-            tool=call.name if call else None,
+            tool=self.call_names.get(result.tool_use_id),
             tool_use_id=result.tool_use_id,
             ok=result.ok,
         )

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from phasegate.modes import MODES
 from phasegate.sdk.report import SCHEMA_VERSION
 
 _TASKS = (("fix-vulnerability", ("edit", "summary")), ("add-tests", ("write", "run", "report")))
-_MODES = ("gate", "single-query", "unstructured")
 _SUCCESS = {"gate": 0.9, "single-query": 0.55, "unstructured": 0.4}
 
 
@@ -37,7 +37,7 @@ def synthetic_log_lines(
 
 def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[str, Any]]:
     task, phases = rng.choice(_TASKS)
-    mode = rng.choice(_MODES)
+    mode = rng.choice(MODES)
     run_id = f"{run:012x}"
     at = clock
 

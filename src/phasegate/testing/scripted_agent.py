@@ -175,13 +175,7 @@ def _target(workdir: Path, arguments: dict[str, Any]) -> Path:
 
 
 def _read(workdir: Path, arguments: dict[str, Any]) -> str:
-    path = _target(workdir, arguments)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise _ToolError(f"File does not exist: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _ToolError(f"Cannot read {path}: {exc}") from None
+    lines = _load(_target(workdir, arguments)).splitlines()
     return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, 1))
 
 
@@ -201,7 +195,7 @@ def _replace(text: str, old: object, new: object, replace_all: bool) -> str:
     return text.replace(old, new) if replace_all else text.replace(old, new, 1)
 
 
-def _load_for_edit(path: Path) -> str:
+def _load(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -210,34 +204,30 @@ def _load_for_edit(path: Path) -> str:
         raise _ToolError(f"Cannot read {path}: {exc}") from None
 
 
-def _edit(workdir: Path, arguments: dict[str, Any]) -> str:
+def _apply_edits(workdir: Path, arguments: dict[str, Any], edits: list[Any]) -> Path:
+    """Apply ``edits`` (old_string/new_string/replace_all) to the file, all or nothing."""
     path = _target(workdir, arguments)
-    text = _replace(
-        _load_for_edit(path),
-        arguments.get("old_string"),
-        arguments.get("new_string"),
-        arguments.get("replace_all") is True,
-    )
+    text = _load(path)
+    for edit in edits:  # the file is written only if every edit applies
+        if not isinstance(edit, dict):
+            raise _ToolError("each edit must be an object")
+        text = _replace(
+            text, edit.get("old_string"), edit.get("new_string"), edit.get("replace_all") is True
+        )
     path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _edit(workdir: Path, arguments: dict[str, Any]) -> str:
+    path = _apply_edits(workdir, arguments, [arguments])
     return f"The file {path} has been updated."
 
 
 def _multi_edit(workdir: Path, arguments: dict[str, Any]) -> str:
-    path = _target(workdir, arguments)
     edits = arguments.get("edits")
     if not isinstance(edits, list) or not edits:
         raise _ToolError("edits must be a non-empty list")
-    text = _load_for_edit(path)
-    for edit in edits:  # all or nothing: the file is written only if every edit applies
-        if not isinstance(edit, dict):
-            raise _ToolError("each edit must be an object")
-        text = _replace(
-            text,
-            edit.get("old_string"),
-            edit.get("new_string"),
-            edit.get("replace_all") is True,
-        )
-    path.write_text(text, encoding="utf-8")
+    path = _apply_edits(workdir, arguments, edits)
     return f"Applied {len(edits)} edits to {path}."
 
 

@@ -10,14 +10,16 @@ one inside the output phase's window.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, Transcript
 from phasegate.phases.completion import (
     STRUCTURED_OUTPUT_TOOL,
     SUBMIT_SUMMARY_TOOL,
+    AnswerWay,
     Completion,
+    answer_ways,
     counts_markers,
     counts_tools,
 )
@@ -62,7 +64,8 @@ def answers(
             if answer is not None and entry.name == STRUCTURED_OUTPUT_TOOL:
                 result = results.get(entry.id)
                 if result is not None and not result.ok:
-                    answer = _replace_rejected(answer, result.content)
+                    reason = result.content.strip().removeprefix("Error:").strip()
+                    answer = replace(answer, rejected_by_runtime=reason or "rejected")
             if answer is not None:
                 found.append(answer)
     return found
@@ -92,18 +95,6 @@ def _tool_answer(call: ToolCall, position: int, completion: Completion) -> Answe
             error=f"submit_summary was called with {problem}",
         )
     return Answer(position=position, source="submit_summary", raw=raw, value=summary)
-
-
-def _replace_rejected(answer: Answer, content: str) -> Answer:
-    reason = content.strip().removeprefix("Error:").strip() or "rejected"
-    return Answer(
-        position=answer.position,
-        source=answer.source,
-        raw=answer.raw,
-        value=answer.value,
-        error=answer.error,
-        rejected_by_runtime=reason,
-    )
 
 
 def check_answer_present(
@@ -192,14 +183,15 @@ def _missing(window: PhaseWindow, completion: Completion) -> Issue:
 
 def _how_to_answer(window: PhaseWindow, completion: Completion, *, corrected: bool) -> str:
     what = "a corrected JSON object" if corrected else "the JSON object the output phase describes"
-    ways = []
-    if window.phase.structured_output:
-        ways.append("the StructuredOutput tool")
-    if counts_tools(completion):
-        ways.append("submit_summary(summary=...)")
-    if counts_markers(completion):
-        ways.append("a ```json block in your reply")
-    return f"Give {what} through " + " or ".join(ways) + "."
+    ways = answer_ways(completion, structured_output=window.phase.structured_output)
+    return f"Give {what} through " + " or ".join(_ANSWER_WORDS[way] for way in ways) + "."
+
+
+_ANSWER_WORDS: dict[AnswerWay, str] = {
+    "structured_output": "the StructuredOutput tool",
+    "submit_summary": "submit_summary(summary=...)",
+    "text": "a ```json block in your reply",
+}
 
 
 def answer_value(answer: Answer | None) -> dict[str, Any] | None:

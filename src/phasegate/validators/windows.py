@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from phasegate.evidence.transcript import AssistantText, ToolCall, Transcript
+from phasegate.evidence.transcript import AssistantText, Entry, ToolCall, Transcript
 from phasegate.phases.completion import PHASE_COMPLETE_TOOL, counts_markers, counts_tools
 from phasegate.phases.markers import MarkerMatch, find_markers
 from phasegate.phases.model import Phase, Task
@@ -67,15 +67,18 @@ def work_markers(task: Task, text: str) -> list[MarkerMatch]:
     return [marker for marker in find_markers(text) if marker.index in work]
 
 
-def phase_number(value: object) -> int | None:
-    """The phase number a completion tool call names: an int, or a string of digits (models
-    sometimes quote numbers). None for anything else, bools included; never raises."""
+def work_phase_number(task: Task, value: object) -> int | None:
+    """The work phase of ``task`` a completion call names: an int, or a string of digits
+    (models sometimes quote numbers). None for anything else, bools and the output phase
+    included; never raises."""
     if isinstance(value, str) and value.strip().isdecimal():  # not isdigit: int("²") raises
         try:
             value = int(value)
         except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
             return None
     if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if not 1 <= value <= len(task.phases) or task.phases[value - 1].is_output:
         return None
     return value
 
@@ -84,10 +87,8 @@ def tool_claim(task: Task, call: ToolCall, position: int) -> CompletionClaim | N
     """The claim a ``phase_complete`` call makes, if it names a work phase of ``task``."""
     if call.name != PHASE_COMPLETE_TOOL:
         return None
-    index = phase_number(call.input.get("phase"))
+    index = work_phase_number(task, call.input.get("phase"))
     if index is None:
-        return None
-    if not 1 <= index <= len(task.phases) or task.phases[index - 1].is_output:
         return None
     note = call.input.get("note")
     return CompletionClaim(
@@ -99,23 +100,28 @@ def tool_claim(task: Task, call: ToolCall, position: int) -> CompletionClaim | N
     )
 
 
+def entry_claims(task: Task, entry: Entry, position: int) -> list[CompletionClaim]:
+    """The completion claims one transcript entry makes, as the task's mode counts them."""
+    if isinstance(entry, AssistantText) and counts_markers(task.completion):
+        return [
+            CompletionClaim(
+                position=position, index=m.index, line=m.line, source="marker", text=m.text
+            )
+            for m in work_markers(task, entry.text)
+        ]
+    if isinstance(entry, ToolCall) and counts_tools(task.completion):
+        claim = tool_claim(task, entry, position)
+        return [claim] if claim is not None else []
+    return []
+
+
 def find_claims(task: Task, transcript: Transcript) -> list[CompletionClaim]:
     """Every completion claim for a work phase that the task's mode counts, in order."""
-    markers, tools = counts_markers(task.completion), counts_tools(task.completion)
-    found: list[CompletionClaim] = []
-    for position, entry in enumerate(transcript.entries):
-        if markers and isinstance(entry, AssistantText):
-            found.extend(
-                CompletionClaim(
-                    position=position, index=m.index, line=m.line, source="marker", text=m.text
-                )
-                for m in work_markers(task, entry.text)
-            )
-        elif tools and isinstance(entry, ToolCall):
-            claim = tool_claim(task, entry, position)
-            if claim is not None:
-                found.append(claim)
-    return found
+    return [
+        claim
+        for position, entry in enumerate(transcript.entries)
+        for claim in entry_claims(task, entry, position)
+    ]
 
 
 def phase_windows(task: Task, transcript: Transcript, *, markers: bool = True) -> list[PhaseWindow]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.phases.completion import PHASE_COMPLETE, Completion, counts_markers, counts_tools
+from phasegate.phases.completion import PHASE_COMPLETE, Completion, claim_ways
 from phasegate.phases.markers import marker_line
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.tools import CallRecord, is_required_work
@@ -22,10 +22,10 @@ def check_marker(window: PhaseWindow, completion: Completion = "marker") -> list
         return []
     expected = marker_line(window.index, window.phase.marker)
     call = f"{PHASE_COMPLETE}(phase={window.index})"
-    ways = [f"a {call} call"] if counts_tools(completion) else []
-    ways += [f"a line '{expected}' in the assistant's text"] if counts_markers(completion) else []
-    todo = [f"call {call} with a one-line note"] if counts_tools(completion) else []
-    todo += [f"print the line: {expected}"] if counts_markers(completion) else []
+    seen = {"tool": f"a {call} call", "marker": f"a line '{expected}' in the assistant's text"}
+    do = {"tool": f"call {call} with a one-line note", "marker": f"print the line: {expected}"}
+    ways = [seen[way] for way in claim_ways(completion)]
+    todo = [do[way] for way in claim_ways(completion)]
     return [
         Issue.of(
             IssueCode.MARKER_MISSING,

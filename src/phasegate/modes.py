@@ -1,0 +1,12 @@
+"""The run modes, in one place (reports, the runner, the CLI and log readers all name them)."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Mode = Literal["gate", "single-query", "unstructured"]
+"""``gate``: judge at every stop and feed back; ``single-query``: one prompt, judged once;
+``unstructured``: the same task without phase scaffolding, judged once (the A/B baseline)."""
+
+MODES: tuple[Mode, ...] = get_args(Mode)
+"""Every mode, in the order reports list them."""
