@@ -6,6 +6,8 @@
     ├── UsageError                 you asked for something that cannot work (exit code 2)
     │   ├── TaskFileError          a task file is unreadable or invalid (file, field)
     │   ├── ScriptFileError        a scripted-agent script is unreadable or invalid (file, field)
+    │   ├── PipelineFileError      a pipeline file is unreadable or invalid (file, field)
+    │   ├── PipelineStateError     a pipeline state file cannot be resumed from (file, field)
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
     └── RunError                   the run itself failed (exit code 3)
         └── AgentError             the agent crashed, timed out or lost its API
@@ -62,6 +64,19 @@ class ScriptFileError(_FileFieldError):
     """A scripted-agent script is invalid; same fields as :class:`TaskFileError`."""
 
     kind = "script"
+
+
+class PipelineFileError(_FileFieldError):
+    """A pipeline file is invalid; same fields as :class:`TaskFileError`."""
+
+    kind = "pipeline"
+
+
+class PipelineStateError(_FileFieldError):
+    """A pipeline state file (``.phasegate/pipeline-state.json``) is unreadable, corrupt, or
+    belongs to another pipeline; phasegate never restarts a run from scratch on its own."""
+
+    kind = "pipeline state"
 
 
 class PromptTemplateError(UsageError):

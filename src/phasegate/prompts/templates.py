@@ -24,6 +24,10 @@ TEMPLATE_NAMES = (
     "unstructured_output.md",
     "feedback.md",
     "resume.md",
+    "stage.md",
+    "stage_feedback.md",
+    "stage_revision.md",
+    "pipeline_resume.md",
 )
 
 

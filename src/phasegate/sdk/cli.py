@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from phasegate.errors import PhasegateError, UsageError
+from phasegate.sdk.pipeline_cli import app as pipeline_app
 from phasegate.sdk.report_command import report_command
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def run(
     from phasegate.sdk.event_log import EventLog
     from phasegate.sdk.events import fan_out
 
-    sinks: list[EventSink] = [] if quiet else [_print_progress]
+    sinks: list[EventSink] = [] if quiet else [print_progress]
     log = EventLog(file=log_file, log_format=log_format.value) if log_file else None
     if log is not None:
         sinks.append(log)
@@ -229,10 +230,11 @@ def demo(
     """Offline, no key: the same lazy model, without and with the gate."""
     from phasegate.sdk.demo import run_demo
 
-    raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else _print_progress))
+    raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else print_progress))
 
 
 app.command("report")(report_command)
+app.add_typer(pipeline_app, name="pipeline")
 
 
 def _scripted_agent(script: Path | None) -> Agent:
@@ -278,7 +280,8 @@ def format_report(report: RunReport) -> str:
     return "\n".join(lines)
 
 
-def _print_progress(event: RunEvent) -> None:
+def print_progress(event: RunEvent) -> None:
+    """Write the progress line of ``event`` (if it has one) to stderr."""
     line = progress_line(event)
     if line is not None:
         typer.echo(line, err=True)
@@ -305,6 +308,24 @@ def progress_line(event: RunEvent) -> str | None:
             return f"  ↻ retry {f['attempt']} ({f['source']}) in {f['delay_ms']} ms: {f['reason']}"
         case "run.completed":
             return f"■ {f['verdict']} after {f['attempts']} gate check(s) in {f['duration_ms']} ms"
+        case "pipeline.started":
+            how = "resuming at stage" if f["resumed"] else "starting at stage"
+            return f"▶ {event.task}: {f['stages']} stage(s), {how} {f['stage']}, agent {f['agent']}"
+        case "pipeline.resumed":
+            how = "the saved session" if f["how"] == "session" else "a fresh session with a recap"
+            return f"↻ resuming stage {f['stage']} ({f['name']}) in {how}"
+        case "stage.started":
+            again = f" (visit {f['visit']})" if f["visit"] > 1 else ""
+            return f"» stage {f['stage']} {f['name']}{again}"
+        case "stage.checked" if not f["passed"]:
+            return f"  ✗ check {f['attempt']}: stage {f['name']}: failed {', '.join(f['failed'])}"
+        case "stage.completed" if f["status"] != "pending":
+            mark = "✓" if f["status"] == "accepted" else "✗"
+            return f"  {mark} stage {f['name']} {f['status']} after {f['attempts']} check(s)"
+        case "stage.revision":
+            return f"  ↺ stage {f['name']} sends the pipeline back to {f['to_name']}"
+        case "pipeline.completed":
+            return f"■ {f['verdict']}: {f['stages_accepted']} stage(s) accepted in {f['duration_ms']} ms"
     return None
 
 

@@ -24,6 +24,16 @@ EVENT_NAMES = (
     "retry.scheduled",
     "run.completed",
 )
+PIPELINE_EVENT_NAMES = (
+    "pipeline.started",
+    "pipeline.resumed",
+    "stage.started",
+    "stage.checked",
+    "stage.revision",
+    "stage.completed",
+    "pipeline.completed",
+)
+"""Events of a pipeline run (``tool.called`` and ``retry.scheduled`` come too)."""
 
 
 @dataclass(frozen=True, slots=True)

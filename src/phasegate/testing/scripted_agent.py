@@ -48,12 +48,19 @@ class _SessionOver(Exception):
 
 
 class ScriptedAgent:
-    """Replays ``script`` as an agent; the same script always produces the same transcript."""
+    """Replays ``script`` as an agent; the same script always produces the same transcript.
+
+    A fresh (not resumed) session starts the script over, as a deterministic model would
+    answer the same prompt the same way; with ``continue_script`` it goes on where the last
+    session stopped instead, as one model serving a series of sessions (a pipeline with a
+    session per stage).
+    """
 
     name = "scripted"
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, continue_script: bool = False) -> None:
         self.script = script
+        self.continue_script = continue_script
         self._cursor: ScriptCursor | None = None
         self._calls = 0
         self._refused = 0
@@ -63,7 +70,7 @@ class ScriptedAgent:
         workdir = request.workdir.resolve()
         # Resuming continues the script where the failed session left it, as a real session
         # would continue its conversation; a fresh run starts the script over.
-        if request.resume is None or self._cursor is None:
+        if self._cursor is None or (request.resume is None and not self.continue_script):
             self._cursor, self._calls = ScriptCursor(self.script), 0
         cursor = self._cursor
         observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id="scripted"))

@@ -1,0 +1,342 @@
+"""What a pipeline is: ordered :class:`Stage` s, each with a prompt and exit checks.
+
+A pipeline runs its stages in order, in one agent session by default. A stage is complete
+when every check of its ``exit_when`` holds (and, for a stage that runs a phased ``task``,
+when the task's gate accepts every phase). A stage that keeps failing may send the pipeline
+back to an earlier stage with the failure as feedback (``on_fail.back_to``), a bounded number
+of times (``max_revisions``)::
+
+    name: prd-to-code
+    stages:
+      - name: architect
+        prompt: Read prd.md and write architecture.md.
+        exit_when:
+          - file_exists: architecture.md
+          - min_lines: {path: architecture.md, n: 20}
+      - name: implement
+        prompt_file: prompts/implement.md
+        exit_when:
+          - command: {argv: [python, -m, pytest, -q], timeout: 120}
+        on_fail: {retry: 2, back_to: architect}
+
+A check is a mapping with one key, its kind: ``file_exists``, ``min_lines``, ``json_valid``,
+``command``, ``changed`` or ``tools_used``. Paths and globs are relative to the work
+directory and may not leave it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from phasegate.errors import TaskFileError
+from phasegate.phases.model import Task, _read_schema_file
+
+DEFAULT_RETRY = 2
+"""Feedback rounds a stage gets after its first failed check, unless ``on_fail`` says."""
+DEFAULT_MAX_REVISIONS = 2
+"""How many times, in the whole run, ``on_fail.back_to`` may send the pipeline back."""
+
+
+def _inside_workdir(value: str) -> str:
+    """A relative POSIX path (or glob) that stays inside the work directory."""
+    text = value.strip()
+    if not text:
+        raise ValueError("must not be empty")
+    normal = posixpath.normpath(text.replace("\\", "/"))
+    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+        raise ValueError(
+            f"{value!r} leaves the work directory; write a path relative to it, without '..'"
+        )
+    return normal
+
+
+WorkdirPath = Annotated[str, AfterValidator(_inside_workdir)]
+"""A path or glob relative to the work directory."""
+
+
+class _Check(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FileExists(_Check):
+    """The file exists (and is a file)."""
+
+    kind: Literal["file_exists"] = "file_exists"
+    path: WorkdirPath
+
+
+
+class MinLines(_Check):
+    """The file exists and has at least ``n`` lines."""
+
+    kind: Literal["min_lines"] = "min_lines"
+    path: WorkdirPath
+    n: int = Field(ge=1)
+
+
+
+class JsonValid(_Check):
+    """The file holds JSON, valid against ``schema`` when one is given."""
+
+    kind: Literal["json_valid"] = "json_valid"
+    path: WorkdirPath
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+    @field_validator("schema_", mode="before")
+    @classmethod
+    def _load_schema(cls, value: object, info: ValidationInfo) -> object:
+        if isinstance(value, str | Path):
+            base = (info.context or {}).get("base_dir", Path.cwd())
+            return _read_schema_file(Path(base) / value)
+        return value
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            import jsonschema
+
+            try:
+                jsonschema.validators.validator_for(value).check_schema(value)
+            except jsonschema.SchemaError as exc:
+                where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+                raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        return value
+
+
+class CommandCheck(_Check):
+    """``argv`` run in the work directory, without a shell, exits with ``exit_code`` within
+    ``timeout`` seconds."""
+
+    kind: Literal["command"] = "command"
+    argv: tuple[str, ...] = Field(min_length=1)
+    exit_code: int = 0
+    timeout: float = Field(default=120.0, gt=0, le=86_400)
+
+    @field_validator("argv")
+    @classmethod
+    def _program_named(cls, argv: tuple[str, ...]) -> tuple[str, ...]:
+        if not argv[0].strip():
+            raise ValueError("the first item (the program) must not be empty")
+        return argv
+
+
+class Changed(_Check):
+    """At least one file matching ``glob`` was added or modified during the stage."""
+
+    kind: Literal["changed"] = "changed"
+    glob: WorkdirPath
+
+
+
+class ToolsUsed(_Check):
+    """At least one successful call of any of ``tools`` during the stage (the phase
+    validators' ``require_tools`` rule, for the whole stage)."""
+
+    kind: Literal["tools_used"] = "tools_used"
+    tools: tuple[str, ...] = Field(min_length=1)
+
+
+CHECK_KINDS = ("file_exists", "min_lines", "json_valid", "command", "changed", "tools_used")
+# The field a bare value stands for: `file_exists: a.md`, `command: [make, test]`.
+_SHORT_FIELD = {
+    "file_exists": "path",
+    "changed": "glob",
+    "command": "argv",
+    "tools_used": "tools",
+    "json_valid": "path",
+}
+
+
+def _check_from_file(value: object) -> object:
+    """``{kind: settings}`` (the file form) → ``{"kind": kind, **settings}``."""
+    if not isinstance(value, dict) or "kind" in value:
+        return value
+    if len(value) != 1:
+        keys = ", ".join(map(str, value)) or "none"
+        raise ValueError(
+            f"a check is a mapping with exactly one key, its kind (one of: "
+            f"{', '.join(CHECK_KINDS)}); found keys: {keys}"
+        )
+    ((kind, settings),) = value.items()
+    if kind not in CHECK_KINDS:
+        raise ValueError(f"unknown check {kind!r}; expected one of: {', '.join(CHECK_KINDS)}")
+    if isinstance(settings, dict):
+        return {"kind": kind, **settings}
+    if kind in _SHORT_FIELD:
+        return {"kind": kind, _SHORT_FIELD[kind]: settings}
+    raise ValueError(f"check {kind!r} needs a mapping of settings")
+
+
+Check = Annotated[
+    FileExists | MinLines | JsonValid | CommandCheck | Changed | ToolsUsed,
+    Field(discriminator="kind"),
+    BeforeValidator(_check_from_file),
+]
+"""One exit check of a stage."""
+
+
+class OnFail(BaseModel):
+    """What happens when a stage's checks keep failing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    retry: int = Field(
+        default=DEFAULT_RETRY, ge=0, le=20, description="Feedback rounds after the first failure."
+    )
+    back_to: str | None = Field(
+        default=None,
+        description="An earlier stage to revise, with this stage's failure as its feedback, "
+        "once the retries are spent.",
+    )
+
+
+class Stage(BaseModel):
+    """One stage: what to tell the agent, and what must hold before the next stage starts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, pattern=r"^\S(.*\S)?$", description="Unique in the pipeline.")
+    prompt: str | None = Field(default=None, description="The stage's instructions.")
+    prompt_file: str | None = Field(
+        default=None, description="A file holding the instructions, relative to the pipeline."
+    )
+    task: Task | None = Field(
+        default=None,
+        description="A phased task (a task file, or inline) the stage runs with its own phases.",
+    )
+    exit_when: tuple[Check, ...] = Field(
+        default=(), description="Checks that must all hold for the stage to be complete."
+    )
+    on_fail: OnFail = Field(default_factory=OnFail)
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _load_task(cls, value: object, info: ValidationInfo) -> object:
+        from phasegate.phases.loading import load_task, task_from_mapping
+
+        base = Path((info.context or {}).get("base_dir", Path.cwd()))
+        try:
+            if isinstance(value, str | Path):
+                value = load_task(base / value)
+            elif isinstance(value, dict):
+                value = task_from_mapping(value, source=base / "<inline task>")
+        except TaskFileError as exc:
+            raise ValueError(f"task {exc}") from None
+        return value
+
+    @field_validator("task")
+    @classmethod
+    def _task_fits_a_pipeline(cls, task: Task | None) -> Task | None:
+        if task is None:
+            return None
+        if task.completion == "tool":
+            raise ValueError(
+                f"task {task.name!r} completes phases by tool; inside a pipeline phases "
+                "complete by marker: set completion: marker (or either)"
+            )
+        if task.output_phase is not None and task.output_phase.structured_output:
+            raise ValueError(
+                f"task {task.name!r} asks for structured_output, which would end the pipeline's "
+                "session; remove it (the JSON is still checked against output_schema)"
+            )
+        if task.on_reject != "keep":
+            raise ValueError(
+                f"task {task.name!r} sets on_reject: revert, which pipelines do not support; "
+                "remove it"
+            )
+        # In a pipeline phases complete by marker: no completion tools are offered.
+        return task.model_copy(update={"completion": "marker"})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_prompt_file(cls, data: object, info: ValidationInfo) -> object:
+        if not isinstance(data, dict) or not isinstance(data.get("prompt_file"), str):
+            return data
+        if data.get("prompt") is not None:
+            raise ValueError("give prompt or prompt_file, not both")
+        base = Path((info.context or {}).get("base_dir", Path.cwd()))
+        file = base / data["prompt_file"]
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problem = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise ValueError(f"cannot read prompt_file {file}: {problem}") from None
+        return {**data, "prompt": text}
+
+    @model_validator(mode="after")
+    def _has_work_and_a_check(self) -> Stage:
+        if not (self.prompt or "").strip() and self.task is None:
+            raise ValueError(f"stage {self.name!r} needs a prompt, a prompt_file or a task")
+        if not self.exit_when and self.task is None:
+            raise ValueError(
+                f"stage {self.name!r} has nothing to check: add exit_when checks (or a task)"
+            )
+        return self
+
+
+class Pipeline(BaseModel):
+    """Ordered stages run by one agent, each gated on its exit checks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="Pipeline name, used in reports and logs.")
+    description: str | None = None
+    stages: tuple[Stage, ...] = Field(min_length=1)
+    max_revisions: int = Field(
+        default=DEFAULT_MAX_REVISIONS,
+        ge=0,
+        le=50,
+        description="How many times in one run a stage may send the pipeline back (back_to).",
+    )
+
+    @field_validator("stages")
+    @classmethod
+    def _stages_are_consistent(cls, stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
+        names = [stage.name for stage in stages]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"stage names must be unique; repeated: {', '.join(repeated)}")
+        for position, stage in enumerate(stages):
+            target = stage.on_fail.back_to
+            if target is None:
+                continue
+            if target not in names:
+                raise ValueError(
+                    f"stage {stage.name!r}: on_fail.back_to names {target!r}, which is not a "
+                    f"stage; stages: {', '.join(names)}"
+                )
+            if names.index(target) >= position:
+                raise ValueError(
+                    f"stage {stage.name!r}: on_fail.back_to must name an earlier stage, "
+                    f"not {target!r} (a stage retries itself with on_fail.retry)"
+                )
+        return stages
+
+    def index_of(self, name: str) -> int:
+        """The 0-based position of the stage called ``name``."""
+        return next(i for i, stage in enumerate(self.stages) if stage.name == name)
+
+    def digest(self) -> str:
+        """A fingerprint of the definition (prompts and checks included): a resumed run must
+        continue the pipeline it started."""
+        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]

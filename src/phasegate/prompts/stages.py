@@ -1,0 +1,101 @@
+"""How a pipeline's stages become text: the stage prompt, feedback, a revision, a resume.
+
+Each is rendered from an editable template (``stage.md``, ``stage_feedback.md``,
+``stage_revision.md``, ``pipeline_resume.md``). A stage that runs a phased task embeds the
+task's phased prompt; its checks are listed so the agent knows what "done" means before it
+starts. Failures go back as JSON (the ADR-007 shape the phase gate uses): each failed check
+with its code, what must hold and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from phasegate.phases.pipeline import Pipeline
+from phasegate.prompts.phased import phased_prompt
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.validators.exit_checks import CheckOutcome, describe
+from phasegate.validators.issues import IssueCode
+
+
+def stage_prompt(pipeline: Pipeline, index: int, templates: PromptTemplates) -> str:
+    """The prompt that starts stage ``index`` (0-based)."""
+    stage = pipeline.stages[index]
+    parts = [stage.prompt.strip()] if stage.prompt and stage.prompt.strip() else []
+    checks = [f"- {describe(check)}" for check in stage.exit_when]
+    if stage.task is not None:
+        parts.append(phased_prompt(stage.task, templates).strip())
+        checks.append(f"- every phase of task {stage.task.name} is accepted by the gate")
+    return templates.render(
+        "stage.md",
+        number=index + 1,
+        count=len(pipeline.stages),
+        stage_name=stage.name,
+        pipeline_line=f"(pipeline {pipeline.name})",
+        instructions="\n\n".join(parts),
+        checks="\n".join(checks),
+    ).strip()
+
+
+def failed_checks_json(outcomes: Sequence[CheckOutcome]) -> str:
+    """The failed checks as the JSON block feedback carries."""
+    failed = [
+        {
+            "code": IssueCode.EXIT_CONDITION_FAILED.value,
+            "check": outcome.kind,
+            "must_hold": outcome.description,
+            "found": outcome.detail,
+        }
+        for outcome in outcomes
+        if not outcome.ok
+    ]
+    return json.dumps(failed, indent=2, ensure_ascii=False)
+
+
+def stage_feedback(
+    pipeline: Pipeline,
+    index: int,
+    outcomes: Sequence[CheckOutcome],
+    *,
+    attempts_left: int,
+    templates: PromptTemplates,
+    task_feedback: str | None = None,
+) -> str:
+    """What the agent hears when stage ``index`` is checked and is not complete yet."""
+    return templates.render(
+        "stage_feedback.md",
+        stage_name=pipeline.stages[index].name,
+        attempts_left=attempts_left,
+        feedback_json=failed_checks_json(outcomes),
+        task_feedback=f"\n{task_feedback.strip()}\n" if task_feedback else "",
+    ).strip()
+
+
+def revision_prompt(
+    pipeline: Pipeline,
+    failed: int,
+    target: int,
+    outcomes: Sequence[CheckOutcome],
+    templates: PromptTemplates,
+) -> str:
+    """The prompt that sends the pipeline back from stage ``failed`` to stage ``target``."""
+    return templates.render(
+        "stage_revision.md",
+        failed_stage=pipeline.stages[failed].name,
+        stage_name=pipeline.stages[target].name,
+        feedback_json=failed_checks_json(outcomes),
+        stage_prompt=stage_prompt(pipeline, target, templates),
+    ).strip()
+
+
+def resume_prompt(
+    pipeline: Pipeline, index: int, done: Sequence[str], reason: str, templates: PromptTemplates
+) -> str:
+    """The prompt that continues an interrupted run at stage ``index``."""
+    return templates.render(
+        "pipeline_resume.md",
+        reason=reason,
+        done=", ".join(done) if done else "none",
+        stage_prompt=stage_prompt(pipeline, index, templates),
+    ).strip()

@@ -1,0 +1,44 @@
+"""The pipeline report: what ``phasegate pipeline run --json`` prints.
+
+It is the final :class:`~phasegate.sdk.pipeline_state.PipelineState` seen from outside: each
+stage with its status, attempts, visits, duration, latest checks and tools; the revisions
+taken; the sessions used; tokens and cost. Fields are only ever added.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from phasegate.evidence.transcript import Usage
+from phasegate.sdk.pipeline_state import Isolation, PipelineStatus, Revision, StageRecord
+from phasegate.sdk.report import SCHEMA_VERSION
+
+
+class PipelineReport(BaseModel):
+    """How a pipeline run went."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    pipeline: str
+    run_id: str
+    agent: str
+    isolation: Isolation
+    verdict: PipelineStatus = Field(
+        description="accepted, rejected (a stage failed its checks for good), error (the run "
+        "could not go on: resumable), or running (stopped from outside)."
+    )
+    success: bool
+    stages: tuple[StageRecord, ...]
+    revisions: tuple[Revision, ...] = ()
+    sessions: int = Field(description="Agent sessions started, over all resumes.")
+    resumes: int = 0
+    usage: Usage = Field(default_factory=Usage, description="Tokens and cost of this process.")
+    duration_ms: int = Field(description="Wall time of this process's part of the run.")
+    error: str | None = None
+    state_file: str
+
+    @property
+    def exit_code(self) -> int:
+        """0 accepted, 1 rejected, 3 error (as ``phasegate run``)."""
+        return {"accepted": 0, "rejected": 1}.get(self.verdict, 3)

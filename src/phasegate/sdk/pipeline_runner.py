@@ -1,0 +1,617 @@
+"""The pipeline runner: stages in one agent session, handed over by the Stop hook.
+
+Each time the agent tries to stop, the runner checks the current stage: its ``exit_when``
+checks against the disk and the stage's transcript, and for a stage with a phased ``task``
+that task's :class:`~phasegate.sdk.gate.PhaseGate`. When something fails the stop is
+blocked with structured feedback; when everything holds the stop is blocked with the next
+stage's prompt; after the last stage the agent may stop. A stage that keeps failing goes
+back to an earlier stage (``on_fail.back_to``) a bounded number of times, or ends the run
+rejected.
+
+Every transition is written to ``.phasegate/pipeline-state.json`` before the agent hears of
+it, so :meth:`PipelineRunner.resume` continues a killed run from the stage it was in: with
+the agent's own session resume where it can, otherwise in a fresh session with a recap.
+
+``isolation="process"`` runs each stage in its own session instead (the way seed 004 moved
+away from), for comparison.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, get_args
+
+from tenacity import RetryCallState
+
+from phasegate.errors import AgentError, PipelineStateError, RunError, UsageError
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+)
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
+from phasegate.phases.pipeline import Pipeline, Stage
+from phasegate.prompts.completion_tools import ToolAnswer, error_answer
+from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.sdk.agent import Agent, AgentRequest
+from phasegate.sdk.events import EventSink, RunEvent
+from phasegate.sdk.gate import PhaseGate
+from phasegate.sdk.pipeline_report import PipelineReport
+from phasegate.sdk.pipeline_state import (
+    CheckResult,
+    Isolation,
+    PipelineState,
+    PipelineStatus,
+    Revision,
+    StageRecord,
+    load_baseline,
+    load_state,
+    save_baseline,
+    save_state,
+    state_path,
+)
+from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
+from phasegate.sdk.stage_evidence import DiskEvidence
+from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.validators.exit_checks import CheckOutcome, evaluate_all
+from phasegate.validators.windows import entry_claims
+
+ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
+_UNLIMITED = 1_000_000
+"""A stage task's gate never runs out of attempts on its own: the stage's on_fail does."""
+
+
+class PipelineRunner:
+    """Runs pipelines with one agent.
+
+    ``isolation``: ``session`` (default) runs every stage in one session; ``process`` starts
+    a new session per stage. ``on_event`` receives every :class:`RunEvent`; ``retry`` bounds
+    session restarts after transient failures; ``timeout`` (seconds) bounds one call of
+    :meth:`run` or :meth:`resume`.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        isolation: Isolation = "session",
+        prompts_dir: str | Path | None = None,
+        on_event: EventSink | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if isolation not in ISOLATIONS:
+            raise UsageError(
+                f"unknown isolation {isolation!r}; choose one of: {', '.join(ISOLATIONS)}"
+            )
+        self.agent = agent
+        self.isolation: Isolation = isolation
+        self.templates = PromptTemplates(prompts_dir)
+        self.on_event = on_event
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+
+    async def run(
+        self, pipeline: Pipeline, workdir: str | Path, *, restart: bool = False
+    ) -> PipelineReport:
+        """Run ``pipeline`` from its first stage in ``workdir``.
+
+        An unfinished run's state in ``workdir`` is never overwritten silently: resume it, or
+        pass ``restart=True`` to start over.
+        """
+        root = _workdir(workdir)
+        if not restart:
+            _refuse_to_overwrite(root)
+        state = PipelineState(
+            pipeline=pipeline.name,
+            digest=pipeline.digest(),
+            run_id=uuid.uuid4().hex[:12],
+            isolation=self.isolation,
+            stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
+        )
+        return await _PipelineSession(self, pipeline, root, state).start()
+
+    async def resume(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
+        """Continue the interrupted run in ``workdir`` from the stage it was in.
+
+        Raises :class:`~phasegate.errors.PipelineStateError` when there is no state, when it
+        is corrupt, finished, or belongs to another pipeline definition.
+        """
+        root = _workdir(workdir)
+        state = load_state(root)
+        where = state_path(root)
+        if state.pipeline != pipeline.name or state.digest != pipeline.digest():
+            raise PipelineStateError(
+                where,
+                "digest",
+                f"the run was started with another definition of pipeline {state.pipeline!r} "
+                "(its stages, prompts or checks changed since); resume with the same pipeline "
+                "file, or start over with `phasegate pipeline run --restart`",
+            )
+        if state.status in ("accepted", "rejected"):
+            raise PipelineStateError(
+                where,
+                "status",
+                f"the run {state.run_id} already finished ({state.status}); nothing to resume. "
+                "Start a new run with `phasegate pipeline run --restart`",
+            )
+        baseline = load_baseline(root)
+        return await _PipelineSession(self, pipeline, root, state, baseline=baseline).resume()
+
+    def run_sync(
+        self, pipeline: Pipeline, workdir: str | Path, *, restart: bool = False
+    ) -> PipelineReport:
+        """:meth:`run` for code that is not async."""
+        return asyncio.run(self.run(pipeline, workdir, restart=restart))
+
+    def resume_sync(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
+        """:meth:`resume` for code that is not async."""
+        return asyncio.run(self.resume(pipeline, workdir))
+
+
+def _workdir(workdir: str | Path) -> Path:
+    root = Path(workdir)
+    if not root.is_dir():
+        raise UsageError(f"work directory {root} does not exist or is not a directory")
+    return root.resolve()
+
+
+def _refuse_to_overwrite(root: Path) -> None:
+    if not state_path(root).exists():
+        return
+    try:
+        state = load_state(root)
+    except PipelineStateError as exc:
+        raise PipelineStateError(
+            exc.path,
+            exc.field,
+            f"{exc.problem}. `phasegate pipeline run` would replace it: pass --restart to "
+            "start over anyway",
+        ) from None
+    if state.status in ("running", "error"):
+        raise PipelineStateError(
+            state_path(root),
+            None,
+            f"run {state.run_id} of pipeline {state.pipeline!r} is unfinished (stage "
+            f"{state.current.name}, {state.status}); continue it with `phasegate pipeline "
+            "resume`, or pass --restart to start over",
+        )
+
+
+class _PipelineSession:
+    """One process's part of a pipeline run: the observer the agent reports to."""
+
+    def __init__(
+        self,
+        runner: PipelineRunner,
+        pipeline: Pipeline,
+        workdir: Path,
+        state: PipelineState,
+        *,
+        baseline: WorkspaceSnapshot | None = None,
+    ) -> None:
+        self.runner = runner
+        self.pipeline = pipeline
+        self.workdir = workdir
+        self.state = state
+        self.templates = runner.templates
+        self.workspace = WorkspaceObserver(workdir)
+        self.entries: list[Entry] = []
+        self.call_names: dict[str, str] = {}
+        self.started = time.monotonic()
+        self.request: AgentRequest | None = None
+        # The current visit of the current stage.
+        self.visit_start = 0
+        self.visit_clock = time.monotonic()
+        self.baseline = baseline or WorkspaceSnapshot()
+        self.timeline = WorkspaceTimeline()
+        self.gate: PhaseGate | None = None
+        self.tools: Counter[str] = Counter(state.current.tools)
+        # What the agent was last told, and where the last check stood.
+        self.checked_at = -1
+        self.last_instruction: str | None = None
+        self.resumed_with: str | None = None
+        self.next_session_prompt: str | None = None
+        self.resuming_from: str | None = None
+        """The saved session a resume tries to continue (until a session starts)."""
+
+    @property
+    def stage(self) -> Stage:
+        return self.pipeline.stages[self.state.stage]
+
+    # -- entry points ---------------------------------------------------------------------
+    async def start(self) -> PipelineReport:
+        self._emit_started(resumed=False)
+        first = self._begin_stage(0)
+        return await self._drive(AgentRequest(prompt=first, workdir=self.workdir))
+
+    async def resume(self) -> PipelineReport:
+        state = self.state
+        reason = state.error or "the process running it stopped"
+        state.status, state.error = "running", None
+        state.resumes += 1
+        self._emit_started(resumed=True)
+        self._continue_visit()
+        done = [r.name for r in state.stages if r.status == "accepted"]
+        prompt = resume_prompt(self.pipeline, state.stage, done, reason, self.templates)
+        self.resuming_from = state.session_id
+        how = "session" if state.session_id is not None else "fresh"
+        self._emit("pipeline.resumed", stage=state.stage + 1, name=self.stage.name, how=how)
+        self._save()
+        self._record_prompt(prompt)
+        return await self._drive(
+            AgentRequest(prompt=prompt, workdir=self.workdir, resume=state.session_id)
+        )
+
+    # -- AgentObserver --------------------------------------------------------------------
+    def on_entry(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        if isinstance(entry, SessionStart):
+            self._session_started(entry.session_id)
+        elif isinstance(entry, ToolCall):
+            self.call_names[entry.id] = entry.name
+        elif isinstance(entry, ToolResult):
+            self._tool_called(entry)
+        elif isinstance(entry, AssistantText) and self.stage.task is not None:
+            position = len(self.entries) - 1 - self.visit_start
+            if entry_claims(self.stage.task, entry, position):
+                self.timeline.record(position + 1, self.workspace.snapshot())
+
+    async def on_stop(self) -> str | None:
+        return await self._check("stop")
+
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        self._emit(
+            "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
+        )
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        # Pipelines offer no completion tools; a call can only come from a confused agent.
+        return error_answer(
+            arguments,
+            f"{name} is not available in a pipeline",
+            "complete each phase with its marker line instead",
+        )
+
+    # -- the run --------------------------------------------------------------------------
+    async def _drive(self, request: AgentRequest) -> PipelineReport:
+        error: str | None = None
+        next_request: AgentRequest | None = request
+        try:
+            async with asyncio.timeout(self.runner.timeout):
+                while next_request is not None:
+                    self.request = next_request
+                    await self._run_agent()
+                    next_request = await self._after_session()
+        except RunError as exc:
+            error = str(exc)
+        except TimeoutError:
+            error = f"the run did not finish within {self.runner.timeout:g} s (--timeout)"
+        if error is not None:
+            self._finish("error", error)
+        return self._report()
+
+    async def _run_agent(self) -> None:
+        while True:
+            try:
+                async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
+                    with attempt:
+                        assert self.request is not None
+                        await self.runner.agent.run(self.request, self)
+                return
+            except AgentError as exc:
+                if self.resuming_from is None or self.request is None:
+                    raise
+                # The saved session could not be continued: a fresh one, with the recap.
+                self._emit(
+                    "pipeline.resumed",
+                    stage=self.state.stage + 1,
+                    name=self.stage.name,
+                    how="fresh",
+                    reason=str(exc),
+                )
+                self.resuming_from = None
+                self.request = replace(self.request, resume=None)
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        self._emit(
+            "retry.scheduled",
+            attempt=state.attempt_number,
+            reason=str(failure),
+            delay_ms=retry_delay_ms(state),
+            source="phasegate",
+        )
+        if self.resuming_from is not None or self.state.session_id is None or not self.request:
+            return
+        text = self.templates.render("resume.md", reason=str(failure))
+        self._record_prompt(text)
+        self.request = replace(self.request, prompt=text, resume=self.state.session_id)
+
+    async def _after_session(self) -> AgentRequest | None:
+        """The session ended: the next request, or None when the run is over."""
+        if self.state.status != "running":
+            return None
+        if self.next_session_prompt is None:
+            evidence = (AssistantText, ToolCall, ToolResult)
+            worked = any(isinstance(e, evidence) for e in self.entries[max(self.checked_at, 0) :])
+            instruction = await self._check("end") if worked else self.last_instruction
+            if self.state.status != "running":
+                return None
+            if self.next_session_prompt is None:
+                if (
+                    instruction is None
+                    or instruction == self.resumed_with
+                    or self.state.session_id is None
+                ):
+                    self._finish(
+                        "error",
+                        f"the agent's session ended while stage {self.stage.name} was still "
+                        "open (it did not take up the last instruction); `phasegate pipeline "
+                        "resume` continues from there",
+                    )
+                    return None
+                # The session ended without taking up the instruction: continue it with that.
+                self.resumed_with = instruction
+                return AgentRequest(
+                    prompt=instruction, workdir=self.workdir, resume=self.state.session_id
+                )
+        prompt, self.next_session_prompt = self.next_session_prompt, None
+        return AgentRequest(prompt=prompt, workdir=self.workdir)
+
+    # -- checking a stage -----------------------------------------------------------------
+    async def _check(self, trigger: str) -> str | None:
+        """Check the current stage now; the next instruction, or None to let the agent stop."""
+        if self.state.status != "running":
+            return None
+        index, stage, record = self.state.stage, self.stage, self.state.current
+        record.attempts += 1
+        record.visit_attempts += 1
+        self.checked_at = len(self.entries)
+        current = self.workspace.snapshot()
+        evidence = DiskEvidence(
+            self.workdir, baseline=self.baseline, current=current, tools=dict(self.tools)
+        )
+        outcomes = list(await asyncio.to_thread(evaluate_all, stage.exit_when, evidence))
+        task_feedback = None
+        if self.gate is not None and stage.task is not None:
+            self.timeline.record(len(self.entries) - self.visit_start, current)
+            decision = self.gate.check(
+                Transcript(entries=tuple(self.entries[self.visit_start :])), self.timeline
+            )
+            judgment = decision.judgment
+            issues = sorted({i.code.value for p in judgment.phases for i in p.issues})
+            outcomes.append(
+                CheckOutcome(
+                    kind="task",
+                    description=f"every phase of task {stage.task.name} is accepted",
+                    ok=judgment.accepted,
+                    detail="accepted" if judgment.accepted else f"issues: {', '.join(issues)}",
+                )
+            )
+            task_feedback = decision.feedback
+        record.checks = [CheckResult(**o.as_dict()) for o in outcomes]
+        record.files_changed = list(WorkspaceDiff.between(self.baseline, current).paths)
+        passed = all(o.ok for o in outcomes)
+        self._emit(
+            "stage.checked",
+            stage=index + 1,
+            name=stage.name,
+            attempt=record.visit_attempts,
+            trigger=trigger,
+            passed=passed,
+            failed=[o.kind for o in outcomes if not o.ok],
+        )
+        if passed:
+            instruction = self._complete_stage()
+        elif record.visit_attempts <= stage.on_fail.retry:
+            instruction = stage_feedback(
+                self.pipeline,
+                index,
+                outcomes,
+                attempts_left=stage.on_fail.retry + 1 - record.visit_attempts,
+                templates=self.templates,
+                task_feedback=task_feedback,
+            )
+            self._save()
+        elif stage.on_fail.back_to is not None and (
+            len(self.state.revisions) < self.pipeline.max_revisions
+        ):
+            instruction = self._revise(self.pipeline.index_of(stage.on_fail.back_to), outcomes)
+        else:
+            record.status = "rejected"
+            self._close_visit()
+            self._finish("rejected")
+            instruction = None
+        self.last_instruction = instruction
+        if instruction is not None:
+            self._record_prompt(instruction)
+        return instruction
+
+    def _complete_stage(self) -> str | None:
+        record = self.state.current
+        record.status = "accepted"
+        self._close_visit()
+        if self.state.stage + 1 == len(self.pipeline.stages):
+            self._finish("accepted")
+            return None
+        prompt = self._begin_stage(self.state.stage + 1)
+        if self.runner.isolation == "process":
+            self.next_session_prompt = prompt
+            return None
+        return prompt
+
+    def _revise(self, target: int, outcomes: list[CheckOutcome]) -> str | None:
+        failed = self.state.stage
+        record = self.state.current
+        record.status = "pending"
+        self._close_visit()
+        failures = [f"{o.kind}: {o.detail}" for o in outcomes if not o.ok]
+        self.state.revisions.append(
+            Revision(
+                from_stage=record.name, to_stage=self.pipeline.stages[target].name, failures=failures
+            )
+        )
+        for later in self.state.stages[target:failed]:
+            later.status = "pending"
+        self._emit(
+            "stage.revision",
+            stage=failed + 1,
+            name=record.name,
+            to_stage=target + 1,
+            to_name=self.pipeline.stages[target].name,
+            revision=len(self.state.revisions),
+            failed=[o.kind for o in outcomes if not o.ok],
+        )
+        self._begin_stage(target)
+        prompt = revision_prompt(self.pipeline, failed, target, outcomes, self.templates)
+        if self.runner.isolation == "process":
+            self.next_session_prompt = prompt
+            return None
+        return prompt
+
+    # -- stage bookkeeping ----------------------------------------------------------------
+    def _begin_stage(self, index: int) -> str:
+        """Make stage ``index`` current (a new visit) and return its prompt."""
+        self.state.stage = index
+        record = self.state.current
+        record.status = "running"
+        record.visits += 1
+        record.visit_attempts = 0
+        record.tools = {}
+        self.tools = Counter()
+        self.baseline = self.workspace.snapshot()
+        save_baseline(self.workdir, self.baseline)
+        self._continue_visit()
+        self._save()
+        self._emit("stage.started", stage=index + 1, name=record.name, visit=record.visits)
+        return stage_prompt(self.pipeline, index, self.templates)
+
+    def _continue_visit(self) -> None:
+        """Start watching the current visit from here (a new visit, or a resumed one)."""
+        self.visit_start = len(self.entries)
+        self.visit_clock = time.monotonic()
+        self.timeline = WorkspaceTimeline()
+        self.timeline.record(0, self.baseline)
+        task = self.stage.task
+        self.gate = (
+            PhaseGate(
+                task,
+                workdir=str(self.workdir),
+                max_attempts=_UNLIMITED,
+                templates=self.templates,
+            )
+            if task is not None
+            else None
+        )
+
+    def _close_visit(self) -> None:
+        record = self.state.current
+        record.duration_ms += int((time.monotonic() - self.visit_clock) * 1000)
+        self.visit_clock = time.monotonic()
+        self._emit(
+            "stage.completed",
+            stage=record.index,
+            name=record.name,
+            status=record.status,
+            attempts=record.attempts,
+            visits=record.visits,
+            duration_ms=record.duration_ms,
+            files_changed=record.files_changed,
+            checks=[c.model_dump() for c in record.checks],
+        )
+
+    def _finish(self, status: PipelineStatus, error: str | None = None) -> None:
+        if self.state.status == "running" and status == "error":
+            record = self.state.current
+            record.duration_ms += int((time.monotonic() - self.visit_clock) * 1000)
+            self.visit_clock = time.monotonic()
+        self.state.status, self.state.error = status, error
+        self._save()
+
+    # -- evidence -------------------------------------------------------------------------
+    def _session_started(self, session_id: str) -> None:
+        self.state.sessions += 1
+        self.state.session_id = session_id
+        self.resuming_from = None
+        self._save()
+
+    def _tool_called(self, result: ToolResult) -> None:
+        name = self.call_names.get(result.tool_use_id)
+        if result.ok and name is not None:
+            self.tools[name] += 1
+            self.state.current.tools = dict(self.tools)
+            self._save()
+        self._emit(
+            "tool.called",
+            stage=self.state.stage + 1,
+            tool=name,
+            tool_use_id=result.tool_use_id,
+            ok=result.ok,
+        )
+
+    # -- helpers --------------------------------------------------------------------------
+    def _save(self) -> None:
+        save_state(self.workdir, self.state)
+
+    def _record_prompt(self, text: str) -> None:
+        self.entries.append(UserText(text=text))
+
+    def _emit_started(self, *, resumed: bool) -> None:
+        self._emit(
+            "pipeline.started",
+            agent=self.runner.agent.name,
+            workdir=str(self.workdir),
+            stages=len(self.pipeline.stages),
+            stage=self.state.stage + 1,
+            resumed=resumed,
+        )
+
+    def _report(self) -> PipelineReport:
+        transcript = Transcript(entries=tuple(self.entries))
+        duration = int((time.monotonic() - self.started) * 1000)
+        report = PipelineReport(
+            pipeline=self.pipeline.name,
+            run_id=self.state.run_id,
+            agent=self.runner.agent.name,
+            isolation=self.state.isolation,
+            verdict=self.state.status,
+            success=self.state.status == "accepted",
+            stages=tuple(record.model_copy() for record in self.state.stages),
+            revisions=tuple(self.state.revisions),
+            sessions=self.state.sessions,
+            resumes=self.state.resumes,
+            usage=transcript.usage(),
+            duration_ms=duration,
+            error=self.state.error,
+            state_file=str(state_path(self.workdir)),
+        )
+        self._emit(
+            "pipeline.completed",
+            verdict=report.verdict,
+            stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
+            revisions=len(report.revisions),
+            sessions=report.sessions,
+            duration_ms=duration,
+            input_tokens=report.usage.input_tokens,
+            output_tokens=report.usage.output_tokens,
+            cost_usd=report.usage.cost_usd,
+            error=report.error,
+        )
+        return report
+
+    def _emit(self, event: str, /, **fields: object) -> None:
+        if self.runner.on_event is not None:
+            self.runner.on_event(
+                RunEvent(event, self.state.run_id, self.pipeline.name, self.state.isolation, fields)
+            )

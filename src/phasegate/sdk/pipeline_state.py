@@ -1,0 +1,213 @@
+"""The pipeline state file: where a pipeline run stands, on disk, always whole.
+
+``.phasegate/pipeline-state.json`` in the work directory holds the current stage, each
+stage's status, attempts and latest check results, the revisions taken and the agent's
+session id. It is rewritten after every transition (a stage starts, is checked, completes or
+is revised; a session starts; a tool call succeeds) by writing a temporary file in the same
+directory, fsyncing it and renaming it over the old one, so a reader (or a resume after a
+SIGKILL) sees the previous state or the next one, never half of one.
+
+The snapshot of the work directory taken when the current stage started (what ``changed``
+checks compare against) lives beside it in ``pipeline-baseline.json``, written the same way
+but only when a stage starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from phasegate.errors import PipelineStateError, RunError
+from phasegate.evidence.workspace import WorkspaceSnapshot
+
+STATE_DIR = ".phasegate"
+STATE_FILE = "pipeline-state.json"
+BASELINE_FILE = "pipeline-baseline.json"
+STATE_VERSION = 1
+
+Isolation = Literal["session", "process"]
+"""``session``: every stage in one agent session; ``process``: a new session per stage."""
+PipelineStatus = Literal["running", "accepted", "rejected", "error"]
+StageStatus = Literal["pending", "running", "accepted", "rejected"]
+
+
+class CheckResult(BaseModel):
+    """One exit check's latest outcome."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    description: str = Field(description="What must hold.")
+    ok: bool
+    detail: str = Field(description="What was found.")
+
+
+class StageRecord(BaseModel):
+    """How one stage stands (state file) or went (report)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(description="1-based position in the pipeline.")
+    name: str
+    status: StageStatus = "pending"
+    attempts: int = Field(default=0, description="Exit checks run, over all visits.")
+    visit_attempts: int = Field(default=0, description="Exit checks run in the current visit.")
+    visits: int = Field(default=0, description="Times the stage was started (revisions add).")
+    duration_ms: int = Field(default=0, description="Time spent in the stage, over all visits.")
+    checks: list[CheckResult] = Field(default_factory=list, description="Latest outcomes.")
+    tools: dict[str, int] = Field(
+        default_factory=dict, description="Successful tool calls in the current visit."
+    )
+    files_changed: list[str] = Field(
+        default_factory=list, description="Files added, modified or deleted in the last visit."
+    )
+
+
+class Revision(BaseModel):
+    """A stage sent the pipeline back to an earlier one (``on_fail.back_to``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_stage: str
+    to_stage: str
+    failures: list[str] = Field(description="Why: the failed checks, as sent to the agent.")
+
+
+class PipelineState(BaseModel):
+    """Everything a resume needs, and everything the report says."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state_version: int = STATE_VERSION
+    pipeline: str
+    digest: str = Field(description="Fingerprint of the pipeline definition (Pipeline.digest).")
+    run_id: str
+    isolation: Isolation
+    status: PipelineStatus = "running"
+    stage: int = Field(default=0, description="0-based index of the current stage.")
+    stages: list[StageRecord]
+    revisions: list[Revision] = Field(default_factory=list)
+    session_id: str | None = Field(default=None, description="The latest agent session.")
+    sessions: int = Field(default=0, description="Agent sessions started, over all resumes.")
+    resumes: int = Field(default=0, description="Times the run was resumed.")
+    error: str | None = None
+    started_at: str = Field(default_factory=lambda: _now())
+    updated_at: str = Field(default_factory=lambda: _now())
+
+    @property
+    def current(self) -> StageRecord:
+        """The record of the stage the run is in."""
+        return self.stages[self.stage]
+
+
+def state_path(workdir: Path) -> Path:
+    """Where a work directory's pipeline state lives."""
+    return workdir / STATE_DIR / STATE_FILE
+
+
+def save_state(workdir: Path, state: PipelineState) -> None:
+    """Write ``state`` atomically (stamping ``updated_at``)."""
+    state.updated_at = _now()
+    _write_atomic(state_path(workdir), state.model_dump_json(indent=2).encode())
+
+
+def load_state(workdir: Path) -> PipelineState:
+    """Read the state file; anything but a whole, valid state is a
+    :class:`~phasegate.errors.PipelineStateError` saying what to do."""
+    path = state_path(workdir)
+    data = _read_json(path, what="pipeline state")
+    if isinstance(data, dict) and data.get("state_version") not in (None, STATE_VERSION):
+        raise PipelineStateError(
+            path,
+            "state_version",
+            f"written by another phasegate version ({data.get('state_version')!r}, this one "
+            f"reads {STATE_VERSION}); finish it with that version, or start over with "
+            "`phasegate pipeline run --restart`",
+        )
+    try:
+        state = PipelineState.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise PipelineStateError(path, field, f"{first['msg']}; {_START_OVER}") from None
+    if not state.stages or not 0 <= state.stage < len(state.stages):
+        raise PipelineStateError(
+            path, "stage", f"{state.stage} is not a stage of this run; {_START_OVER}"
+        )
+    return state
+
+
+def save_baseline(workdir: Path, snapshot: WorkspaceSnapshot) -> None:
+    """Keep the snapshot the current stage started from, for a resume."""
+    _write_atomic(workdir / STATE_DIR / BASELINE_FILE, json.dumps(dict(snapshot.files)).encode())
+
+
+def load_baseline(workdir: Path) -> WorkspaceSnapshot:
+    """The snapshot the current stage started from (a PipelineStateError if unusable)."""
+    path = workdir / STATE_DIR / BASELINE_FILE
+    data = _read_json(path, what="stage baseline")
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+    ):
+        raise PipelineStateError(path, None, f"expected a mapping of path to hash; {_START_OVER}")
+    return WorkspaceSnapshot(data)
+
+
+_START_OVER = (
+    "the file was not written by phasegate or was edited; restore it, or start the pipeline "
+    "over with `phasegate pipeline run --restart`"
+)
+
+
+def _read_json(path: Path, *, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PipelineStateError(
+            path,
+            None,
+            f"no {what} here: nothing to resume in this work directory; "
+            "start a run with `phasegate pipeline run`",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PipelineStateError(path, None, f"cannot read the {what}: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise PipelineStateError(
+            path, None, f"not valid JSON ({exc.msg} at {where}); {_START_OVER}"
+        ) from None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """temp file in the same directory + fsync + rename (+ fsync of the directory)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)  # the rename itself survives a crash
+        finally:
+            os.close(directory)
+    except OSError as exc:
+        raise RunError(f"cannot write {path}: {exc}; check the work directory is writable") from exc
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

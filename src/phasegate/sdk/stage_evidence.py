@@ -1,0 +1,147 @@
+"""The real evidence for a stage's exit checks: the work directory on disk.
+
+:class:`DiskEvidence` reads files (never outside the work directory, symbolic links
+included), runs check commands (never through a shell, killed with everything they started
+when they run too long), and answers what changed and which tools succeeded from what the
+runner observed. Judging is :mod:`phasegate.validators.exit_checks`' job.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import stat
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
+from phasegate.validators.exit_checks import CommandOutcome, output_tail
+
+OUTPUT_LINES = 40
+"""At most this many last lines of a command's output are kept."""
+OUTPUT_CHARS = 4000
+"""At most this many last characters of a command's output are kept."""
+_REAP_SECONDS = 5.0
+# How long to wait for the output pipe to close after killing a command's process group.
+
+
+class DiskEvidence:
+    """A :class:`~phasegate.validators.exit_checks.StageEvidence` backed by the work directory.
+
+    ``baseline`` and ``current`` are snapshots from the start and the end of the stage;
+    ``tools`` counts successful calls per tool name during the stage; ``env`` is added to
+    the environment check commands run with.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        baseline: WorkspaceSnapshot,
+        current: WorkspaceSnapshot,
+        tools: Mapping[str, int],
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.workdir = workdir.resolve()
+        diff = WorkspaceDiff.between(baseline, current)
+        self._changed = tuple(sorted({*diff.added, *diff.modified}))
+        self._tools = dict(tools)
+        self._env = dict(env or {})
+
+    def read_text(self, path: str) -> str:
+        """The file's text as UTF-8 (undecodable bytes replaced).
+
+        Raises :class:`ValueError` when ``path`` resolves (symbolic links followed) outside
+        the work directory, and an :class:`OSError` when it is missing, unreadable, or not a
+        regular file.
+        """
+        try:
+            target = (self.workdir / path).resolve()
+        except RuntimeError:  # Python 3.11 reports a symlink loop this way, not as OSError
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", path) from None
+        if not target.is_relative_to(self.workdir):
+            raise ValueError(
+                f"{path} resolves to {target}, outside the work directory {self.workdir}"
+            )
+        # O_NONBLOCK: a FIFO planted under the checked name must not hang the gate; it is
+        # refused below as not a regular file (the flag means nothing for regular files).
+        descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            mode = os.fstat(descriptor).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+            if not stat.S_ISREG(mode):
+                raise OSError(errno.EINVAL, "not a regular file", path)
+            handle = os.fdopen(descriptor, encoding="utf-8", errors="replace")
+        except BaseException:
+            os.close(descriptor)
+            raise
+        with handle:
+            return handle.read()
+
+    def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
+        """Run ``argv`` in the work directory without a shell, stdin closed, stdout and
+        stderr combined; past ``timeout`` seconds its whole process group is killed."""
+        program = argv[0] if argv else ""
+        try:
+            # A session of its own makes the command the leader of a new process group, so
+            # a timeout can kill whatever it started too (test runners fork workers).
+            process = subprocess.Popen(
+                list(argv),
+                cwd=self.workdir,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, **self._env},
+            )
+        except FileNotFoundError:
+            return _not_started(f"program not found: {program} (is it installed and on PATH?)")
+        except PermissionError:
+            return _not_started(f"not executable: {program}")
+        except OSError as exc:
+            return _not_started(f"cannot run {program}: {exc.strerror or exc}")
+        try:
+            output, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return CommandOutcome(exit_code=None, output=_stop(process), timed_out=True)
+        return CommandOutcome(exit_code=process.returncode, output=_decode(output))
+
+    def changed_paths(self) -> Sequence[str]:
+        """Paths added or modified between the baseline and the current snapshot."""
+        return self._changed
+
+    def tool_successes(self) -> Mapping[str, int]:
+        """Successful calls per tool name during the stage."""
+        return self._tools
+
+
+def _stop(process: subprocess.Popen[bytes]) -> str:
+    """Kill ``process`` and its process group, reap it, and return the output it gave."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the whole group is already gone
+    try:
+        # communicate() again returns everything read so far plus the rest, once every
+        # writer of the pipe is dead.
+        output, _ = process.communicate(timeout=_REAP_SECONDS)
+    except subprocess.TimeoutExpired as exc:
+        # Something that left the group (its own session) still holds the pipe open:
+        # keep what arrived, and stop waiting for it.
+        output = exc.output if isinstance(exc.output, bytes) else b""
+        if process.stdout is not None:
+            process.stdout.close()
+        process.wait()
+    return _decode(output)
+
+
+def _decode(output: bytes | None) -> str:
+    text = (output or b"").decode("utf-8", errors="replace")
+    return output_tail(text, max_lines=OUTPUT_LINES, max_chars=OUTPUT_CHARS)
+
+
+def _not_started(error: str) -> CommandOutcome:
+    return CommandOutcome(exit_code=None, output="", error=error)
