@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from phasegate import Agent, Mode, RunEvent, Runner, RunReport, Task, load_task
+from phasegate.phases.pipeline import Pipeline
 from phasegate.sdk.claude_agent import ClaudeAgent
+from phasegate.sdk.pipeline_report import PipelineReport
+from phasegate.sdk.pipeline_runner import PipelineRunner
+from phasegate.sdk.pipeline_state import Isolation
 from phasegate.sdk.retry import RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
@@ -77,5 +82,61 @@ def run_script(
             agent, mode=mode, max_attempts=max_attempts, on_event=events.append, retry=retry
         )
         return runner.run_sync(on or task, project)
+
+    return run
+
+
+@dataclass
+class PipelineRun:
+    """What a pipeline run left behind: its report, events, the model's instructions."""
+
+    report: PipelineReport
+    events: list[RunEvent]
+    instructions: list[str]
+    """Each instruction the model received (first prompt, feedback, next stages), in order;
+    only recorded when the real CLI ran (the server sees them)."""
+    workdir: Path
+
+
+@pytest.fixture
+def run_pipeline(
+    tmp_path: Path, agent_kind: str, scripted_model_server: ScriptedServerFactory
+) -> Callable[..., PipelineRun]:
+    """Run a pipeline (given as data) with a model replaying ``replies`` in a fresh work dir.
+
+    With ``agent_kind == "claude"`` the real CLI runs against the scripted model server;
+    otherwise the in-process scripted agent replays the same script.
+    """
+    counter = iter(range(1_000))
+
+    def run(
+        pipeline: dict[str, Any],
+        replies: list[dict[str, Any]],
+        *,
+        isolation: Isolation = "session",
+        files: dict[str, str] | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> PipelineRun:
+        work = tmp_path / f"work{next(counter)}"
+        work.mkdir()
+        for name, text in (files or {}).items():
+            (work / name).write_text(text)
+        script = Script.model_validate({"replies": replies})
+        agent: Agent = ScriptedAgent(script, continue_script=isolation == "process")
+        server = None
+        if agent_kind == "claude":
+            server = scripted_model_server(script)
+            agent = ClaudeAgent(env=server.env(), timeout=90, request_timeout=20, api_retries=0)
+        events: list[RunEvent] = []
+
+        def sink(event: RunEvent) -> None:
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+
+        runner = PipelineRunner(agent, isolation=isolation, on_event=sink, retry=FAST_RETRIES)
+        report = runner.run_sync(Pipeline.model_validate(pipeline), work)
+        instructions = server.user_texts() if server is not None else []
+        return PipelineRun(report, events, instructions, work)
 
     return run

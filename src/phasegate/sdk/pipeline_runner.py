@@ -242,8 +242,7 @@ class _PipelineSession:
         state.resumes += 1
         self._emit_started(resumed=True)
         self._continue_visit()
-        done = [r.name for r in state.stages if r.status == "accepted"]
-        prompt = resume_prompt(self.pipeline, state.stage, done, reason, self.templates)
+        prompt = self._recap(reason)
         self.resuming_from = state.session_id
         how = "session" if state.session_id is not None else "fresh"
         self._emit("pipeline.resumed", stage=state.stage + 1, name=self.stage.name, how=how)
@@ -310,18 +309,22 @@ class _PipelineSession:
                         await self.runner.agent.run(self.request, self)
                 return
             except AgentError as exc:
-                if self.resuming_from is None or self.request is None:
+                if self.resuming_from is None:
                     raise
-                # The saved session could not be continued: a fresh one, with the recap.
-                self._emit(
-                    "pipeline.resumed",
-                    stage=self.state.stage + 1,
-                    name=self.stage.name,
-                    how="fresh",
-                    reason=str(exc),
-                )
-                self.resuming_from = None
-                self.request = replace(self.request, resume=None)
+                self._resume_fresh(str(exc))
+
+    def _resume_fresh(self, reason: str) -> None:
+        """The saved session could not be continued: a fresh one, with the same recap."""
+        self._emit(
+            "pipeline.resumed",
+            stage=self.state.stage + 1,
+            name=self.stage.name,
+            how="fresh",
+            reason=reason,
+        )
+        self.resuming_from = None
+        if self.request is not None:
+            self.request = replace(self.request, resume=None)
 
     def _before_retry(self, state: RetryCallState) -> None:
         failure = state.outcome.exception() if state.outcome is not None else None
@@ -332,11 +335,16 @@ class _PipelineSession:
             delay_ms=retry_delay_ms(state),
             source="phasegate",
         )
-        if self.resuming_from is not None or self.state.session_id is None or not self.request:
-            return
-        text = self.templates.render("resume.md", reason=str(failure))
-        self._record_prompt(text)
-        self.request = replace(self.request, prompt=text, resume=self.state.session_id)
+        if self.resuming_from is not None:
+            self._resume_fresh(str(failure))
+        elif self.state.session_id is not None and self.request is not None:
+            text = self._recap(f"an infrastructure failure: {failure}")
+            self._record_prompt(text)
+            self.request = replace(self.request, prompt=text, resume=self.state.session_id)
+
+    def _recap(self, reason: str) -> str:
+        done = [r.name for r in self.state.stages if r.status == "accepted"]
+        return resume_prompt(self.pipeline, self.state.stage, done, reason, self.templates)
 
     async def _after_session(self) -> AgentRequest | None:
         """The session ended: the next request, or None when the run is over."""
@@ -540,9 +548,9 @@ class _PipelineSession:
         self._save()
 
     # -- evidence -------------------------------------------------------------------------
-    def _session_started(self, session_id: str) -> None:
+    def _session_started(self, session_id: str | None) -> None:
         self.state.sessions += 1
-        self.state.session_id = session_id
+        self.state.session_id = session_id or self.state.session_id
         self.resuming_from = None
         self._save()
 

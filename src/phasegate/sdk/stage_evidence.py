@@ -8,6 +8,7 @@ runner observed. Judging is :mod:`phasegate.validators.exit_checks`' job.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -101,12 +102,16 @@ class DiskEvidence:
             return _not_started(f"program not found: {program} (is it installed and on PATH?)")
         except PermissionError:
             return _not_started(f"not executable: {program}")
-        except OSError as exc:
-            return _not_started(f"cannot run {program}: {exc.strerror or exc}")
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return _not_started(f"cannot run {program}: {reason}")
         try:
             output, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             return CommandOutcome(exit_code=None, output=_stop(process), timed_out=True)
+        except BaseException:
+            _stop(process)  # interrupted (Ctrl-C, shutdown): do not leave the command running
+            raise
         return CommandOutcome(exit_code=process.returncode, output=_decode(output))
 
     def changed_paths(self) -> Sequence[str]:
@@ -120,10 +125,8 @@ class DiskEvidence:
 
 def _stop(process: subprocess.Popen[bytes]) -> str:
     """Kill ``process`` and its process group, reap it, and return the output it gave."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the whole group is already gone
     try:
         # communicate() again returns everything read so far plus the rest, once every
         # writer of the pipe is dead.

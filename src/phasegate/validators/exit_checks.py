@@ -120,10 +120,7 @@ def describe(check: Check) -> str:
                 return f"{check.path} holds valid JSON"
             return f"{check.path} holds JSON valid against its schema"
         case CommandCheck():
-            return (
-                f"{_command(check.argv)} exits with {check.exit_code} "
-                f"within {check.timeout:g} s"
-            )
+            return f"{_command(check.argv)} exits with {check.exit_code} within {check.timeout:g} s"
         case Changed():
             return f"a file matching {check.glob} is added or modified"
         case ToolsUsed():
@@ -178,7 +175,7 @@ def check_issues(outcomes: Iterable[CheckOutcome]) -> list[Issue]:
                 IssueCode.EXIT_CONDITION_FAILED,
                 f"{message}\n{rest}" if rest else message,
                 field=outcome.kind,
-                requirement=outcome.description[:1].upper() + outcome.description[1:],
+                requirement=outcome.description,
             )
         )
     return issues
@@ -224,7 +221,11 @@ def _min_lines(check: MinLines, evidence: StageEvidence) -> _Verdict:
     if text is None:
         return False, problem, remedy
     lines = len(text.splitlines())
-    return lines >= check.n, f"{check.path} has {_count(lines, 'line')}", f"it needs at least {check.n}"
+    return (
+        lines >= check.n,
+        f"{check.path} has {_count(lines, 'line')}",
+        f"it needs at least {check.n}",
+    )
 
 
 def _json_valid(check: JsonValid, evidence: StageEvidence) -> _Verdict:
