@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from phasegate.errors import (
         AgentError,
         PhasegateError,
+        PipelineFileError,
+        PipelineStateError,
         PromptTemplateError,
         RunError,
         ScriptFileError,
@@ -23,9 +25,10 @@ if TYPE_CHECKING:
     from phasegate.evidence.transcript import Transcript, Usage
     from phasegate.evidence.workspace import WorkspaceDiff
     from phasegate.modes import Mode
-    from phasegate.phases.loading import load_task
+    from phasegate.phases.loading import load_pipeline, load_task
     from phasegate.phases.markers import find_markers, marker_line
     from phasegate.phases.model import Phase, Task
+    from phasegate.phases.pipeline import Pipeline, Stage
     from phasegate.prompts.feedback import FeedbackPrompt
     from phasegate.prompts.phased import phased_prompt, unstructured_prompt
     from phasegate.prompts.templates import PromptTemplates
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from phasegate.sdk.events import RunEvent
     from phasegate.sdk.gate import PhaseGate
     from phasegate.sdk.otel import OtelSink
+    from phasegate.sdk.pipeline_report import PipelineReport
+    from phasegate.sdk.pipeline_runner import PipelineRunner
     from phasegate.sdk.report import PhaseReport, RunReport
     from phasegate.sdk.revert import RevertReport
     from phasegate.sdk.runner import Runner
@@ -61,6 +66,11 @@ _WHERE = {
     "PhaseGate": "phasegate.sdk.gate",
     "PhaseReport": "phasegate.sdk.report",
     "PhasegateError": "phasegate.errors",
+    "Pipeline": "phasegate.phases.pipeline",
+    "PipelineFileError": "phasegate.errors",
+    "PipelineReport": "phasegate.sdk.pipeline_report",
+    "PipelineRunner": "phasegate.sdk.pipeline_runner",
+    "PipelineStateError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
     "PromptTemplates": "phasegate.prompts.templates",
     "RevertReport": "phasegate.sdk.revert",
@@ -69,6 +79,7 @@ _WHERE = {
     "RunReport": "phasegate.sdk.report",
     "Runner": "phasegate.sdk.runner",
     "ScriptFileError": "phasegate.errors",
+    "Stage": "phasegate.phases.pipeline",
     "Task": "phasegate.phases.model",
     "TaskFileError": "phasegate.errors",
     "Transcript": "phasegate.evidence.transcript",
@@ -78,6 +89,7 @@ _WHERE = {
     "find_markers": "phasegate.phases.markers",
     "judge": "phasegate.validators.judge",
     "judge_transcript": "phasegate.sdk.saved",
+    "load_pipeline": "phasegate.phases.loading",
     "load_task": "phasegate.phases.loading",
     "marker_line": "phasegate.phases.markers",
     "parse_stream_json": "phasegate.evidence.stream_json",
@@ -103,6 +115,11 @@ __all__ = [
     "PhaseGate",
     "PhaseReport",
     "PhasegateError",
+    "Pipeline",
+    "PipelineFileError",
+    "PipelineReport",
+    "PipelineRunner",
+    "PipelineStateError",
     "PromptTemplateError",
     "PromptTemplates",
     "RevertReport",
@@ -111,6 +128,7 @@ __all__ = [
     "RunReport",
     "Runner",
     "ScriptFileError",
+    "Stage",
     "Task",
     "TaskFileError",
     "Transcript",
@@ -120,6 +138,7 @@ __all__ = [
     "find_markers",
     "judge",
     "judge_transcript",
+    "load_pipeline",
     "load_task",
     "marker_line",
     "parse_stream_json",

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from itertools import zip_longest
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.summary import summarize
+from phasegate.phases.pipeline import Pipeline
+from phasegate.sdk.event_log import EventLog
+from phasegate.sdk.pipeline_runner import PipelineRunner
+from phasegate.sdk.retry import RetryPolicy
+from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.event_log import synthetic_log_lines
+from tests.sdk.test_cli import phasegate
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -217,3 +225,90 @@ def test_bytes_and_text_lines_are_read_alike() -> None:
     lines = three_runs().lines
 
     assert summary_of(lines) == summary_of([(line + "\n").encode() for line in lines])
+
+
+PIPELINE_FIX: dict[str, Any] = {
+    "name": "fix",  # the task's name too: a pipeline's lines must not leak into its groups
+    "stages": [
+        {"name": "spec", "prompt": "Write spec.md.", "exit_when": [{"file_exists": "spec.md"}]},
+        {
+            "name": "build",
+            "prompt": "Extend spec.md.",
+            "exit_when": [{"min_lines": {"path": "spec.md", "n": 2}}],
+            "on_fail": {"retry": 0, "back_to": "spec"},
+        },
+    ],
+}
+PIPELINE_REPLIES: list[dict[str, Any]] = [
+    {"contains": "Stage 1 of 2: spec", "error": {"status": 529}},
+    {"contains": "Stage 1 of 2", "tools": [{"Write": {"file_path": "spec.md", "content": "a\n"}}]},
+    {"when": "tool_result", "text": "Spec written."},
+    {"contains": "Stage 2 of 2: build",
+     "tools": [{"Edit": {"file_path": "gone.py", "old_string": "a", "new_string": "b"}}]},
+    {"when": "tool_error", "text": "Nothing to build."},
+    {"contains": "goes back to stage spec",
+     "tools": [{"Write": {"file_path": "spec.md", "content": "a\nb\n"}}]},
+    {"when": "tool_result", "text": "Spec extended."},
+    {"contains": "Stage 2 of 2: build", "text": "Built."},
+]  # fmt: skip
+"""A retried session, failed and successful tool calls, a failed check and a revision."""
+
+
+def pipeline_lines(tmp_path: Path) -> list[str]:
+    """The log lines EventLog writes for a real pipeline run named like the task, "fix"."""
+    work = tmp_path / "pipeline-work"
+    work.mkdir()
+    log_file = tmp_path / "pipeline.jsonl"
+    agent = ScriptedAgent(Script.model_validate({"replies": PIPELINE_REPLIES}))
+    retry = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.02)
+    with EventLog(file=log_file) as log:
+        report = PipelineRunner(agent, on_event=log, retry=retry).run_sync(
+            Pipeline.model_validate(PIPELINE_FIX), work
+        )
+    assert report.verdict == "accepted", report.error
+    lines = log_file.read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    assert {"retry.scheduled", "stage.revision"} <= {e["event"] for e in events}
+    assert any(e["event"] == "tool.called" and e["ok"] is False for e in events)
+    return lines
+
+
+def mixed_with_pipeline(task_lines: list[str], tmp_path: Path) -> list[str]:
+    """``task_lines`` with a pipeline run's lines interleaved, one by one."""
+    pairs = zip_longest(task_lines, pipeline_lines(tmp_path))
+    return [line for pair in pairs for line in pair if line is not None]
+
+
+@pytest.mark.parametrize("by", ["phase", "task", "mode"])
+def test_a_log_mixing_pipeline_runs_in_reports_the_task_runs_as_if_alone(
+    by: str, tmp_path: Path
+) -> None:
+    """Pipeline lines (their tool.called with a stage, not a phase) are read, not counted."""
+    task_lines = three_runs().lines
+    mixed = mixed_with_pipeline(task_lines, tmp_path)
+
+    alone, together = summary_of(task_lines, by=by), summary_of(mixed, by=by)
+
+    assert together.pop("lines") == len(mixed)
+    assert alone.pop("lines") == len(task_lines)
+    assert together == alone
+    assert together["skipped_lines"] == 0
+
+
+def test_phasegate_report_on_a_mixed_log_gives_the_task_runs_summary(tmp_path: Path) -> None:
+    """Through the CLI: exit 0, nothing skipped, the same JSON as for the task runs alone;
+    the other formats render too."""
+    task_lines = three_runs().lines
+    log_file = tmp_path / "mixed.jsonl"
+    log_file.write_text("\n".join(mixed_with_pipeline(task_lines, tmp_path)) + "\n")
+
+    done = phasegate("report", log_file, "--format", "json")
+    html = phasegate("report", log_file, "--format", "html", "-o", tmp_path / "report.html")
+
+    assert done.returncode == 0, done.stderr
+    assert "skipped" not in done.stderr
+    summary = json.loads(done.stdout)
+    alone = summary_of(task_lines)
+    assert summary.pop("lines") > alone.pop("lines")
+    assert summary == alone
+    assert html.returncode == 0, html.stderr

@@ -137,7 +137,7 @@ def test_a_full_yaml_pipeline_loads_every_check_kind_in_short_and_mapping_form(
     assert implement.exit_when == (
         FileExists(path="b.md"),
         MinLines(path="architecture.md", n=20),
-        JsonValid(path="report.json", schema={"type": "object", "required": ["ok"]}),
+        JsonValid(path="report.json", schema_={"type": "object", "required": ["ok"]}),
         CommandCheck(argv=("python", "-m", "pytest", "-q"), exit_code=1, timeout=30),
         Changed(glob="tests/*.py"),
         ToolsUsed(tools=("Edit", "MultiEdit")),
@@ -158,9 +158,7 @@ def test_a_command_check_defaults_to_exit_code_zero_within_two_minutes(tmp_path:
 
 def test_a_check_may_also_be_written_with_an_explicit_kind_key(tmp_path: Path) -> None:
     """``{kind: min_lines, path: ..., n: ...}`` is the same check as the one-key form."""
-    path = pipeline_file(
-        tmp_path, stage(exit_when=[{"kind": "min_lines", "path": "a.md", "n": 3}])
-    )
+    path = pipeline_file(tmp_path, stage(exit_when=[{"kind": "min_lines", "path": "a.md", "n": 3}]))
 
     assert load_pipeline(path).stages[0].exit_when == (MinLines(path="a.md", n=3),)
 
@@ -406,6 +404,17 @@ def test_an_unknown_setting_of_a_check_is_refused_listing_the_known_ones(tmp_pat
     assert error.problem.startswith("is not a known key")
 
 
+def test_a_kind_inside_a_checks_settings_cannot_change_its_kind(tmp_path: Path) -> None:
+    """``file_exists: {kind: min_lines, ...}`` is refused rather than loaded as min_lines."""
+    check = {"file_exists": {"kind": "min_lines", "path": "a.md", "n": 2}}
+
+    with pytest.raises(PipelineFileError) as caught:
+        load_pipeline(pipeline_file(tmp_path, stage(exit_when=[check])))
+
+    assert caught.value.field == "stages.0.exit_when.0"
+    assert "cannot set kind: 'min_lines'" in caught.value.problem
+
+
 def test_an_empty_command_is_refused(tmp_path: Path) -> None:
     """``command: []`` has no program to run."""
     error = checks_error(tmp_path, {"command": []})
@@ -455,7 +464,7 @@ def test_a_json_valid_schema_path_is_read_relative_to_the_pipeline_file(
 
     (loaded,) = load_pipeline(path).stages[0].exit_when
 
-    assert loaded == JsonValid(path="report.json", schema=schema)
+    assert loaded == JsonValid(path="report.json", schema_=schema)
 
 
 def test_a_missing_schema_file_is_refused_naming_the_schema_field(tmp_path: Path) -> None:
@@ -505,9 +514,7 @@ def test_back_to_an_unknown_stage_is_refused_listing_the_stages(tmp_path: Path) 
 @pytest.mark.parametrize("target", ["a", "b"], ids=["itself", "a-later-stage"])
 def test_back_to_the_same_or_a_later_stage_is_refused(tmp_path: Path, target: str) -> None:
     """Only an earlier stage can be revised; a stage retries itself with on_fail.retry."""
-    error = load_error(
-        pipeline_file(tmp_path, stage("a", on_fail={"back_to": target}), stage("b"))
-    )
+    error = load_error(pipeline_file(tmp_path, stage("a", on_fail={"back_to": target}), stage("b")))
 
     assert error.field == "stages"
     assert f"stage 'a': on_fail.back_to must name an earlier stage, not {target!r}" in (
@@ -615,9 +622,10 @@ def test_pipeline_check_prints_each_stage_prompt_and_exits_zero(tmp_path: Path) 
     ("text", "expected"),
     [
         ("name: p\nstages: [\n", "invalid YAML"),
-        ("name: p\nstages:\n  - name: a\n    prompt: x\n    exit_when: [{exists: a}]\n", (
-            "stages.0.exit_when.0: unknown check 'exists'"
-        )),
+        (
+            "name: p\nstages:\n  - name: a\n    prompt: x\n    exit_when: [{exists: a}]\n",
+            ("stages.0.exit_when.0: unknown check 'exists'"),
+        ),
     ],
     ids=["syntax", "unknown-check"],
 )

@@ -13,10 +13,11 @@ from typing import Any
 import jsonschema
 import pytest
 import structlog
+import yaml
 
 from phasegate import Runner, Task, UsageError
 from phasegate.sdk.event_log import REDACTED, EventLog, redact
-from phasegate.sdk.events import EVENT_NAMES, RunEvent
+from phasegate.sdk.events import EVENT_NAMES, PIPELINE_EVENT_NAMES, RunEvent
 from phasegate.sdk.retry import RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON
@@ -43,8 +44,12 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 
 def test_every_event_the_runner_emits_is_documented_with_a_schema() -> None:
-    """docs/events.md has one schema per event name, no more, no fewer."""
-    assert set(documented_schemas()) == set(EVENT_NAMES)
+    """docs/events.md has one valid Draft 2020-12 schema per event name of task and pipeline
+    runs, no more, no fewer."""
+    schemas = documented_schemas()
+    assert set(schemas) == set(EVENT_NAMES) | set(PIPELINE_EVENT_NAMES)
+    for schema in schemas.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
 
 
 def test_what_the_runner_writes_validates_against_the_documented_schemas(
@@ -79,6 +84,129 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
         "mode",
         "schema_version",
     ]
+
+
+REVISE: dict[str, Any] = {
+    "name": "revise",
+    "stages": [
+        {
+            "name": "architect",
+            "prompt": "Write spec.md.",
+            "exit_when": [{"file_exists": "spec.md"}],
+        },
+        {
+            "name": "implement",
+            "prompt": "Implement spec.md.",
+            "exit_when": [{"min_lines": {"path": "spec.md", "n": 2}}],
+            "on_fail": {"retry": 0, "back_to": "architect"},
+        },
+    ],
+}
+"""implement needs a 2-line spec.md; failing once sends the run back to architect."""
+
+SPEC_V1 = {"Write": {"file_path": "spec.md", "content": "v1\n"}}
+SPEC_V2 = {"Write": {"file_path": "spec.md", "content": "v1\nv2\n"}}
+EDIT_MISSING = {"Edit": {"file_path": "missing.py", "old_string": "a", "new_string": "b"}}
+FIRST_RUN: list[dict[str, Any]] = [
+    {"contains": "Stage 1 of 2: architect", "tools": [SPEC_V1]},
+    {"when": "tool_result", "text": "Spec v1."},
+    {"contains": "Stage 2 of 2: implement", "tools": [EDIT_MISSING]},
+    {"when": "tool_error", "text": "Nothing to change."},
+    {"contains": "goes back to stage architect", "tools": [SPEC_V2]},
+    {"when": "tool_result", "text": "Spec v2."},
+    {"contains": "Stage 2 of 2: implement", "error": {"status": 500}},
+]
+"""A failed tool call, a failed check, a revision, then stage 2 fails for good (--retries 0)."""
+
+RESUME: list[dict[str, Any]] = [
+    {"when": "user", "contains": "was interrupted", "error": {"status": 500}},
+    {"contains": "was interrupted", "text": "Implemented."},
+]
+"""The resumed session fails once (retried), then the stage passes on the spec on disk."""
+
+
+def test_what_a_pipeline_run_and_its_resume_write_validates_against_the_documented_schemas(
+    tmp_path: Path,
+) -> None:
+    """Through the CLI, both processes appending to one log: a failed tool call, a failed
+    check, a revision, an error (exit 3), a resume in the saved session with a retry, and an
+    acceptance. Every line is valid; every pipeline event name is present."""
+    pipeline, first, resume = (
+        tmp_path / name for name in ("revise.yaml", "first.yaml", "resume.yaml")
+    )
+    pipeline.write_text(yaml.safe_dump(REVISE))
+    first.write_text(yaml.safe_dump({"replies": FIRST_RUN}))
+    resume.write_text(yaml.safe_dump({"replies": RESUME}))
+    work = tmp_path / "work"
+    work.mkdir()
+    log_file = tmp_path / "pipeline.jsonl"
+    common: list[str | Path] = [pipeline, "--workdir", work, "--agent", "scripted", "-q",
+                                "--log-file", log_file]  # fmt: skip
+
+    stopped = phasegate("pipeline", "run", *common, "--script", first, "--retries", "0")
+    resumed = phasegate("pipeline", "resume", *common, "--script", resume, "--retries", "1")
+
+    assert stopped.returncode == 3, stopped.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    schemas = documented_schemas()
+    written = lines(log_file)
+    for line in written:
+        jsonschema.validate(line, schemas[line["event"]])
+    assert {line["event"] for line in written} == {
+        *PIPELINE_EVENT_NAMES,
+        "tool.called",
+        "retry.scheduled",
+    }
+    assert {(w["run_id"], w["task"], w["mode"]) for w in written} == {
+        (written[0]["run_id"], "revise", "session")
+    }
+    assert [w["verdict"] for w in written if w["event"] == "pipeline.completed"] == [
+        "error",
+        "accepted",
+    ]
+    (back,) = (w for w in written if w["event"] == "pipeline.resumed")
+    assert (back["stage"], back["name"], back["how"], "reason" in back) == (
+        2,
+        "implement",
+        "session",
+        False,
+    )
+    checked = [
+        (w["name"], w["passed"], w["failed"]) for w in written if w["event"] == "stage.checked"
+    ]
+    assert checked == [
+        ("architect", True, []),
+        ("implement", False, ["min_lines"]),
+        ("architect", True, []),
+        ("implement", True, []),
+    ]
+    (revision,) = (w for w in written if w["event"] == "stage.revision")
+    assert (revision["to_stage"], revision["to_name"], revision["revision"]) == (1, "architect", 1)
+    completed = [(w["name"], w["status"]) for w in written if w["event"] == "stage.completed"]
+    assert completed == [
+        ("architect", "accepted"),
+        ("implement", "pending"),
+        ("architect", "accepted"),
+        ("implement", "accepted"),
+    ]
+    tools = [(w["stage"], w["tool"], w["ok"]) for w in written if w["event"] == "tool.called"]
+    assert tools == [(1, "Write", True), (2, "Edit", False), (1, "Write", True)]
+    assert not any("phase" in w for w in written)
+
+
+def test_a_tool_call_names_its_phase_in_a_task_run_or_its_stage_in_a_pipeline_never_both() -> None:
+    """The tool.called schema requires exactly one of ``phase`` and ``stage``."""
+    schema = documented_schemas()["tool.called"]
+    task_run = event("tool.called", phase=1, tool="Edit", tool_use_id="toolu_1", ok=True)
+    line = task_run.as_dict()
+    pipeline_line = {**line, "mode": "session", "stage": 2}
+    del pipeline_line["phase"]
+
+    jsonschema.validate(line, schema)
+    jsonschema.validate(pipeline_line, schema)
+    for wrong in ({**line, "stage": 2}, {k: v for k, v in line.items() if k != "phase"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
 
 
 def test_secrets_never_reach_a_log_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,9 @@
 histograms, plus a small record per run still in progress; memory stays flat however long
 the log is. Lines that are not JSON objects, or whose fields have the wrong types, are counted
 in ``skipped`` and otherwise ignored. Events of unknown kinds are ignored: logs from newer
-versions still read.
+versions still read. Pipeline runs are not reported (yet): their own events are unknown kinds
+here, and their ``tool.called`` lines, which carry ``stage`` instead of ``phase``, are passed
+over, so a log mixing task and pipeline runs reports its task runs as if alone.
 
 Time to phase completion is measured from the run's ``run.started`` to the phase's last
 completion claim (``phase.marker``) before the gate first accepted it, or to that accepting
@@ -129,6 +131,8 @@ class LogAggregator:
             run.completed[phase] = run.claims.get(phase, _timestamp(event))
 
     def _tool_called(self, event: dict[str, Any]) -> None:
+        if "stage" in event and "phase" not in event:
+            return  # a pipeline run's call
         if event["ok"] is False:
             task, mode = str(event["task"]), str(event["mode"])
             self._phase(task, mode, int(event["phase"])).tool_errors += 1

@@ -80,14 +80,12 @@ class FileExists(_Check):
     path: WorkdirPath
 
 
-
 class MinLines(_Check):
     """The file exists and has at least ``n`` lines."""
 
     kind: Literal["min_lines"] = "min_lines"
     path: WorkdirPath
     n: int = Field(ge=1)
-
 
 
 class JsonValid(_Check):
@@ -98,7 +96,6 @@ class JsonValid(_Check):
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
 
     @field_validator("schema_", mode="before")
     @classmethod
@@ -146,7 +143,6 @@ class Changed(_Check):
     glob: WorkdirPath
 
 
-
 class ToolsUsed(_Check):
     """At least one successful call of any of ``tools`` during the stage (the phase
     validators' ``require_tools`` rule, for the whole stage)."""
@@ -180,7 +176,9 @@ def _check_from_file(value: object) -> object:
     if kind not in CHECK_KINDS:
         raise ValueError(f"unknown check {kind!r}; expected one of: {', '.join(CHECK_KINDS)}")
     if isinstance(settings, dict):
-        return {"kind": kind, **settings}
+        if settings.get("kind", kind) != kind:
+            raise ValueError(f"check {kind!r} cannot set kind: {settings['kind']!r}")
+        return {**settings, "kind": kind}
     if kind in _SHORT_FIELD:
         return {"kind": kind, _SHORT_FIELD[kind]: settings}
     raise ValueError(f"check {kind!r} needs a mapping of settings")
@@ -333,7 +331,15 @@ class Pipeline(BaseModel):
 
     def index_of(self, name: str) -> int:
         """The 0-based position of the stage called ``name``."""
-        return next(i for i, stage in enumerate(self.stages) if stage.name == name)
+        for index, stage in enumerate(self.stages):
+            if stage.name == name:
+                return index
+        raise ValueError(f"no stage named {name!r}; stages: {', '.join(self.stage_names)}")
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        """The stages' names, in order."""
+        return tuple(stage.name for stage in self.stages)
 
     def digest(self) -> str:
         """A fingerprint of the definition (prompts and checks included): a resumed run must

@@ -325,7 +325,8 @@ def progress_line(event: RunEvent) -> str | None:
         case "stage.revision":
             return f"  ↺ stage {f['name']} sends the pipeline back to {f['to_name']}"
         case "pipeline.completed":
-            return f"■ {f['verdict']}: {f['stages_accepted']} stage(s) accepted in {f['duration_ms']} ms"
+            accepted = f["stages_accepted"]
+            return f"■ {f['verdict']}: {accepted} stage(s) accepted in {f['duration_ms']} ms"
     return None
 
 

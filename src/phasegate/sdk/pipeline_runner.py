@@ -454,7 +454,7 @@ class _PipelineSession:
             self._finish("accepted")
             return None
         prompt = self._begin_stage(self.state.stage + 1)
-        if self.runner.isolation == "process":
+        if self.state.isolation == "process":
             self.next_session_prompt = prompt
             return None
         return prompt
@@ -467,7 +467,9 @@ class _PipelineSession:
         failures = [f"{o.kind}: {o.detail}" for o in outcomes if not o.ok]
         self.state.revisions.append(
             Revision(
-                from_stage=record.name, to_stage=self.pipeline.stages[target].name, failures=failures
+                from_stage=record.name,
+                to_stage=self.pipeline.stages[target].name,
+                failures=failures,
             )
         )
         for later in self.state.stages[target:failed]:
@@ -483,7 +485,7 @@ class _PipelineSession:
         )
         self._begin_stage(target)
         prompt = revision_prompt(self.pipeline, failed, target, outcomes, self.templates)
-        if self.runner.isolation == "process":
+        if self.state.isolation == "process":
             self.next_session_prompt = prompt
             return None
         return prompt
