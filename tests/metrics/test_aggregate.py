@@ -190,12 +190,14 @@ def test_corrupt_truncated_and_mistyped_lines_are_counted_and_skipped() -> None:
         '"run_id": "x", "status": "accepted"}',
         "",
         '{"event": "some.future.event", "x": 1}',
+        '{"event": ["run.completed"], "x": 1}',
+        '{"event": {"name": "run.completed"}}',
     ]
 
     summary = summary_of(lines)
 
     assert summary["skipped_lines"] == 4
-    assert summary["lines"] == len(three_runs().lines) + 5
+    assert summary["lines"] == len(three_runs().lines) + 7
     assert summary["runs"] == 3
 
 

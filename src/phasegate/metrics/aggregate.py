@@ -97,7 +97,8 @@ class LogAggregator:
             if type(event) is not dict:
                 skipped += 1
                 continue
-            handler = handlers.get(event.get("event"))  # type: ignore[arg-type]
+            name = event.get("event")
+            handler = handlers.get(name) if isinstance(name, str) else None
             if handler is None:
                 continue
             if since is not None and str(event.get("timestamp", "")) < since:

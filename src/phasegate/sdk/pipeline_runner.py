@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
@@ -38,14 +38,13 @@ from phasegate.evidence.transcript import (
     Transcript,
     UserText,
 )
-from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
+from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agent import Agent, AgentRequest
 from phasegate.sdk.events import EventSink, RunEvent
-from phasegate.sdk.gate import PhaseGate
 from phasegate.sdk.pipeline_report import PipelineReport
 from phasegate.sdk.pipeline_state import (
     CheckResult,
@@ -56,19 +55,17 @@ from phasegate.sdk.pipeline_state import (
     StageRecord,
     load_baseline,
     load_state,
+    refuse_to_overwrite,
     save_baseline,
     save_state,
     state_path,
 )
 from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
-from phasegate.sdk.stage_evidence import DiskEvidence
+from phasegate.sdk.stage_visit import StageVisit
 from phasegate.sdk.workspace import WorkspaceObserver
-from phasegate.validators.exit_checks import CheckOutcome, evaluate_all
-from phasegate.validators.windows import entry_claims
+from phasegate.validators.exit_checks import CheckOutcome
 
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
-_UNLIMITED = 1_000_000
-"""A stage task's gate never runs out of attempts on its own: the stage's on_fail does."""
 
 
 class PipelineRunner:
@@ -111,7 +108,7 @@ class PipelineRunner:
         """
         root = _workdir(workdir)
         if not restart:
-            _refuse_to_overwrite(root)
+            refuse_to_overwrite(root)
         state = PipelineState(
             pipeline=pipeline.name,
             digest=pipeline.digest(),
@@ -166,28 +163,6 @@ def _workdir(workdir: str | Path) -> Path:
     return root.resolve()
 
 
-def _refuse_to_overwrite(root: Path) -> None:
-    if not state_path(root).exists():
-        return
-    try:
-        state = load_state(root)
-    except PipelineStateError as exc:
-        raise PipelineStateError(
-            exc.path,
-            exc.field,
-            f"{exc.problem}. `phasegate pipeline run` would replace it: pass --restart to "
-            "start over anyway",
-        ) from None
-    if state.status in ("running", "error"):
-        raise PipelineStateError(
-            state_path(root),
-            None,
-            f"run {state.run_id} of pipeline {state.pipeline!r} is unfinished (stage "
-            f"{state.current.name}, {state.status}); continue it with `phasegate pipeline "
-            "resume`, or pass --restart to start over",
-        )
-
-
 class _PipelineSession:
     """One process's part of a pipeline run: the observer the agent reports to."""
 
@@ -210,13 +185,8 @@ class _PipelineSession:
         self.call_names: dict[str, str] = {}
         self.started = time.monotonic()
         self.request: AgentRequest | None = None
-        # The current visit of the current stage.
-        self.visit_start = 0
-        self.visit_clock = time.monotonic()
-        self.baseline = baseline or WorkspaceSnapshot()
-        self.timeline = WorkspaceTimeline()
-        self.gate: PhaseGate | None = None
-        self.tools: Counter[str] = Counter(state.current.tools)
+        self.visit = self._visit(baseline or WorkspaceSnapshot(), state.current.tools)
+        """The current visit of the current stage."""
         # What the agent was last told, and where the last check stood.
         self.checked_at = -1
         self.last_instruction: str | None = None
@@ -241,7 +211,6 @@ class _PipelineSession:
         state.status, state.error = "running", None
         state.resumes += 1
         self._emit_started(resumed=True)
-        self._continue_visit()
         prompt = self._recap(reason)
         self.resuming_from = state.session_id
         how = "session" if state.session_id is not None else "fresh"
@@ -261,10 +230,10 @@ class _PipelineSession:
             self.call_names[entry.id] = entry.name
         elif isinstance(entry, ToolResult):
             self._tool_called(entry)
-        elif isinstance(entry, AssistantText) and self.stage.task is not None:
-            position = len(self.entries) - 1 - self.visit_start
-            if entry_claims(self.stage.task, entry, position):
-                self.timeline.record(position + 1, self.workspace.snapshot())
+        elif isinstance(entry, AssistantText):
+            position = len(self.entries) - 1
+            if self.visit.claims_a_phase(entry, position):
+                self.visit.claimed(position, self.workspace.snapshot())
 
     async def on_stop(self) -> str | None:
         return await self._check("stop")
@@ -386,41 +355,20 @@ class _PipelineSession:
         record.attempts += 1
         record.visit_attempts += 1
         self.checked_at = len(self.entries)
-        current = self.workspace.snapshot()
-        evidence = DiskEvidence(
-            self.workdir, baseline=self.baseline, current=current, tools=dict(self.tools)
-        )
-        outcomes = list(await asyncio.to_thread(evaluate_all, stage.exit_when, evidence))
-        task_feedback = None
-        if self.gate is not None and stage.task is not None:
-            self.timeline.record(len(self.entries) - self.visit_start, current)
-            decision = self.gate.check(
-                Transcript(entries=tuple(self.entries[self.visit_start :])), self.timeline
-            )
-            judgment = decision.judgment
-            issues = sorted({i.code.value for p in judgment.phases for i in p.issues})
-            outcomes.append(
-                CheckOutcome(
-                    kind="task",
-                    description=f"every phase of task {stage.task.name} is accepted",
-                    ok=judgment.accepted,
-                    detail="accepted" if judgment.accepted else f"issues: {', '.join(issues)}",
-                )
-            )
-            task_feedback = decision.feedback
+        check = await self.visit.check(self.entries, self.workspace.snapshot())
+        outcomes = check.outcomes
         record.checks = [CheckResult(**o.as_dict()) for o in outcomes]
-        record.files_changed = list(WorkspaceDiff.between(self.baseline, current).paths)
-        passed = all(o.ok for o in outcomes)
+        record.files_changed = list(check.files_changed)
         self._emit(
             "stage.checked",
             stage=index + 1,
             name=stage.name,
             attempt=record.visit_attempts,
             trigger=trigger,
-            passed=passed,
-            failed=[o.kind for o in outcomes if not o.ok],
+            passed=check.passed,
+            failed=check.failed,
         )
-        if passed:
+        if check.passed:
             instruction = self._complete_stage()
         elif record.visit_attempts <= stage.on_fail.retry:
             instruction = stage_feedback(
@@ -429,7 +377,7 @@ class _PipelineSession:
                 outcomes,
                 attempts_left=stage.on_fail.retry + 1 - record.visit_attempts,
                 templates=self.templates,
-                task_feedback=task_feedback,
+                task_feedback=check.task_feedback,
             )
             self._save()
         elif stage.on_fail.back_to is not None and (
@@ -459,7 +407,7 @@ class _PipelineSession:
             return None
         return prompt
 
-    def _revise(self, target: int, outcomes: list[CheckOutcome]) -> str | None:
+    def _revise(self, target: int, outcomes: Sequence[CheckOutcome]) -> str | None:
         failed = self.state.stage
         record = self.state.current
         record.status = "pending"
@@ -499,36 +447,27 @@ class _PipelineSession:
         record.visits += 1
         record.visit_attempts = 0
         record.tools = {}
-        self.tools = Counter()
-        self.baseline = self.workspace.snapshot()
-        save_baseline(self.workdir, self.baseline)
-        self._continue_visit()
+        baseline = self.workspace.snapshot()
+        save_baseline(self.workdir, baseline)
+        self.visit = self._visit(baseline, {})
         self._save()
         self._emit("stage.started", stage=index + 1, name=record.name, visit=record.visits)
         return stage_prompt(self.pipeline, index, self.templates)
 
-    def _continue_visit(self) -> None:
-        """Start watching the current visit from here (a new visit, or a resumed one)."""
-        self.visit_start = len(self.entries)
-        self.visit_clock = time.monotonic()
-        self.timeline = WorkspaceTimeline()
-        self.timeline.record(0, self.baseline)
-        task = self.stage.task
-        self.gate = (
-            PhaseGate(
-                task,
-                workdir=str(self.workdir),
-                max_attempts=_UNLIMITED,
-                templates=self.templates,
-            )
-            if task is not None
-            else None
+    def _visit(self, baseline: WorkspaceSnapshot, tools: Mapping[str, int]) -> StageVisit:
+        """A visit of the current stage that starts here."""
+        return StageVisit(
+            self.stage,
+            self.workdir,
+            start=len(self.entries),
+            baseline=baseline,
+            tools=tools,
+            templates=self.templates,
         )
 
     def _close_visit(self) -> None:
         record = self.state.current
-        record.duration_ms += int((time.monotonic() - self.visit_clock) * 1000)
-        self.visit_clock = time.monotonic()
+        record.duration_ms += self.visit.elapsed_ms()
         self._emit(
             "stage.completed",
             stage=record.index,
@@ -543,9 +482,7 @@ class _PipelineSession:
 
     def _finish(self, status: PipelineStatus, error: str | None = None) -> None:
         if self.state.status == "running" and status == "error":
-            record = self.state.current
-            record.duration_ms += int((time.monotonic() - self.visit_clock) * 1000)
-            self.visit_clock = time.monotonic()
+            self.state.current.duration_ms += self.visit.elapsed_ms()
         self.state.status, self.state.error = status, error
         self._save()
 
@@ -559,8 +496,7 @@ class _PipelineSession:
     def _tool_called(self, result: ToolResult) -> None:
         name = self.call_names.get(result.tool_use_id)
         if result.ok and name is not None:
-            self.tools[name] += 1
-            self.state.current.tools = dict(self.tools)
+            self.state.current.tools = self.visit.tool_succeeded(name)
             self._save()
         self._emit(
             "tool.called",

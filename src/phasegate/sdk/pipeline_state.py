@@ -143,6 +143,29 @@ def load_state(workdir: Path) -> PipelineState:
     return state
 
 
+def refuse_to_overwrite(root: Path) -> None:
+    """Refuse to start a run over an unfinished (or unreadable) one in ``root``."""
+    if not state_path(root).exists():
+        return
+    try:
+        state = load_state(root)
+    except PipelineStateError as exc:
+        raise PipelineStateError(
+            exc.path,
+            exc.field,
+            f"{exc.problem}. `phasegate pipeline run` would replace it: pass --restart to "
+            "start over anyway",
+        ) from None
+    if state.status in ("running", "error"):
+        raise PipelineStateError(
+            state_path(root),
+            None,
+            f"run {state.run_id} of pipeline {state.pipeline!r} is unfinished (stage "
+            f"{state.current.name}, {state.status}); continue it with `phasegate pipeline "
+            "resume`, or pass --restart to start over",
+        )
+
+
 def save_baseline(workdir: Path, snapshot: WorkspaceSnapshot) -> None:
     """Keep the snapshot the current stage started from, for a resume."""
     _write_atomic(workdir / STATE_DIR / BASELINE_FILE, json.dumps(dict(snapshot.files)).encode())
