@@ -170,11 +170,13 @@ def resume_command(
     session starts with a recap. The isolation of the original run is kept.
     """
     from phasegate.phases.loading import load_pipeline
+    from phasegate.sdk.pipeline_state import load_state
 
     pipeline = load_pipeline(pipeline_file)
+    isolation = load_state(workdir.resolve()).isolation  # a bad state file fails here, early
     with _runner(
         agent, script, model_script, model, timeout, cli_path, retries, quiet, prompts_dir,
-        log_file, None,
+        log_file, isolation,
     ) as runner:  # fmt: skip
         report = runner.resume_sync(pipeline, workdir)
     _finish(report, json_output)
