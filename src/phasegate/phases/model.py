@@ -8,14 +8,13 @@ is complete when the agent prints JSON that satisfies the schema.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from phasegate.phases.completion import Completion
+from phasegate.phases.schemas import checked_schema, schema_from_file_value
 
 DEFAULT_MARKER_TEXT = "done"
 
@@ -85,8 +84,7 @@ class Phase(BaseModel):
         if isinstance(value, type) and issubclass(value, BaseModel):
             return value.model_json_schema()
         if isinstance(value, str | Path):
-            base = (info.context or {}).get("base_dir", Path.cwd())
-            return _read_schema_file(Path(base) / value)
+            return schema_from_file_value(value, info)
         raise ValueError(
             "expected a JSON Schema object, a path to a schema file, or a pydantic model class"
         )
@@ -94,13 +92,7 @@ class Phase(BaseModel):
     @field_validator("output_schema")
     @classmethod
     def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            try:
-                jsonschema.validators.validator_for(value).check_schema(value)
-            except jsonschema.SchemaError as exc:
-                where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-                raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
-        return value
+        return checked_schema(value)
 
     @model_validator(mode="after")
     def _output_fields_only_on_output_phase(self) -> Phase:
@@ -161,21 +153,3 @@ class Task(BaseModel):
     def index_of(self, phase: Phase) -> int:
         """The 1-based index of ``phase``: the number its marker carries."""
         return self.phases.index(phase) + 1
-
-
-def _read_schema_file(path: Path) -> object:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot read schema file {path}: {exc.strerror}") from None
-    if path.suffix.lower() in {".yaml", ".yml"}:
-        import yaml  # only needed for YAML schema files
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"schema file {path} is not valid YAML: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"schema file {path} is not valid JSON: {exc}") from None

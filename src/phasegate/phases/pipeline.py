@@ -44,7 +44,8 @@ from pydantic import (
 )
 
 from phasegate.errors import TaskFileError
-from phasegate.phases.model import Task, _read_schema_file
+from phasegate.phases.model import Task
+from phasegate.phases.schemas import checked_schema, schema_from_file_value
 
 DEFAULT_RETRY = 2
 """Feedback rounds a stage gets after its first failed check, unless ``on_fail`` says."""
@@ -100,23 +101,12 @@ class JsonValid(_Check):
     @field_validator("schema_", mode="before")
     @classmethod
     def _load_schema(cls, value: object, info: ValidationInfo) -> object:
-        if isinstance(value, str | Path):
-            base = (info.context or {}).get("base_dir", Path.cwd())
-            return _read_schema_file(Path(base) / value)
-        return value
+        return schema_from_file_value(value, info)
 
     @field_validator("schema_")
     @classmethod
     def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            import jsonschema
-
-            try:
-                jsonschema.validators.validator_for(value).check_schema(value)
-            except jsonschema.SchemaError as exc:
-                where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-                raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
-        return value
+        return checked_schema(value)
 
 
 class CommandCheck(_Check):

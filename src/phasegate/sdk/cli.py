@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from phasegate.errors import PhasegateError, UsageError
+from phasegate.sdk.cli_options import AgentOption, PromptsDir
 from phasegate.sdk.pipeline_cli import app as pipeline_app
 from phasegate.sdk.report_command import report_command
 
@@ -48,23 +49,6 @@ class LogFormatOption(StrEnum):
 
     json = "json"
     console = "console"
-
-
-class AgentOption(StrEnum):
-    """Values of ``--agent``."""
-
-    claude = "claude"
-    scripted = "scripted"
-
-
-PromptsDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--prompts-dir",
-        envvar="PHASEGATE_PROMPTS_DIR",
-        help="Directory whose template files replace the bundled prompt templates.",
-    ),
-]
 
 
 @app.command()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from phasegate.errors import UsageError
+from phasegate.sdk.cli_options import AgentOption, PromptsDir
 
 if TYPE_CHECKING:
     from phasegate.sdk.agent import Agent
@@ -37,20 +38,11 @@ class IsolationOption(StrEnum):
     process = "process"
 
 
-class PipelineAgentOption(StrEnum):
-    """Values of ``--agent``."""
-
-    claude = "claude"
-    scripted = "scripted"
-
-
 PipelineFile = Annotated[
     Path, typer.Argument(metavar="PIPELINE", help="Pipeline file (YAML or JSON).")
 ]
 Workdir = Annotated[Path, typer.Option("--workdir", "-w", help="Directory the agent works in.")]
-AgentChoice = Annotated[
-    PipelineAgentOption, typer.Option("--agent", help="Which agent runs the stages.")
-]
+AgentChoice = Annotated[AgentOption, typer.Option("--agent", help="Which agent runs the stages.")]
 Script = Annotated[
     Path | None, typer.Option("--script", help="Script of model replies, for --agent scripted.")
 ]
@@ -74,14 +66,6 @@ Retries = Annotated[
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]
-PromptsDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--prompts-dir",
-        envvar="PHASEGATE_PROMPTS_DIR",
-        help="Directory whose template files replace the bundled prompt templates.",
-    ),
-]
 LogFile = Annotated[
     Path | None,
     typer.Option(help="Append every event to this file, one JSON line each (docs/events.md)."),
@@ -117,9 +101,12 @@ def run_command(
         typer.Option(help="session: all stages in one agent session; process: one per stage."),
     ] = IsolationOption.session,
     restart: Annotated[
-        bool, typer.Option(help="Start over even if the work directory holds an unfinished run.")
+        bool,
+        typer.Option(
+            "--restart", help="Start over even if the work directory holds an unfinished run."
+        ),
     ] = False,
-    agent: AgentChoice = PipelineAgentOption.claude,
+    agent: AgentChoice = AgentOption.claude,
     script: Script = None,
     model_script: ModelScript = None,
     model: Model = None,
@@ -151,7 +138,7 @@ def run_command(
 def resume_command(
     pipeline_file: PipelineFile,
     workdir: Workdir = Path(),
-    agent: AgentChoice = PipelineAgentOption.claude,
+    agent: AgentChoice = AgentOption.claude,
     script: Script = None,
     model_script: ModelScript = None,
     model: Model = None,
@@ -184,7 +171,7 @@ def resume_command(
 
 @contextlib.contextmanager
 def _runner(
-    agent: PipelineAgentOption,
+    agent: AgentOption,
     script: Path | None,
     model_script: Path | None,
     model: str | None,
@@ -222,7 +209,7 @@ def _runner(
 
 def _agent(
     stack: contextlib.ExitStack,
-    agent: PipelineAgentOption,
+    agent: AgentOption,
     script: Path | None,
     model_script: Path | None,
     model: str | None,
@@ -230,7 +217,7 @@ def _agent(
     cli_path: Path | None,
     isolation: str | None,
 ) -> Agent:
-    if agent is PipelineAgentOption.scripted:
+    if agent is AgentOption.scripted:
         if model_script is not None:
             raise UsageError("--model-script runs the real CLI: drop --agent scripted")
         if script is None:
