@@ -128,10 +128,7 @@ class Task(BaseModel):
     @field_validator("phases")
     @classmethod
     def _phases_are_consistent(cls, phases: tuple[Phase, ...]) -> tuple[Phase, ...]:
-        names = [phase.name for phase in phases]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f"phase names must be unique; repeated: {', '.join(duplicates)}")
+        refuse_repeated_names("phase", [phase.name for phase in phases])
         for position, phase in enumerate(phases[:-1]):
             if phase.is_output:
                 raise ValueError(
@@ -153,3 +150,10 @@ class Task(BaseModel):
     def index_of(self, phase: Phase) -> int:
         """The 1-based index of ``phase``: the number its marker carries."""
         return self.phases.index(phase) + 1
+
+
+def refuse_repeated_names(kind: str, names: list[str]) -> None:
+    """A ValueError naming the repeated ones, when ``names`` (of phases, stages) repeat."""
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{kind} names must be unique; repeated: {', '.join(repeated)}")

@@ -44,7 +44,7 @@ from pydantic import (
 )
 
 from phasegate.errors import TaskFileError
-from phasegate.phases.model import Task
+from phasegate.phases.model import Task, refuse_repeated_names
 from phasegate.phases.schemas import checked_schema, schema_from_file_value
 
 DEFAULT_RETRY = 2
@@ -300,9 +300,7 @@ class Pipeline(BaseModel):
     @classmethod
     def _stages_are_consistent(cls, stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
         names = [stage.name for stage in stages]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"stage names must be unique; repeated: {', '.join(repeated)}")
+        refuse_repeated_names("stage", names)
         for position, stage in enumerate(stages):
             target = stage.on_fail.back_to
             if target is None:
