@@ -26,17 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
-from tenacity import RetryCallState
-
 from phasegate.errors import AgentError, PipelineStateError, RunError, UsageError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
     SessionStart,
-    ToolCall,
     ToolResult,
     Transcript,
-    UserText,
 )
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.phases.pipeline import Pipeline, Stage
@@ -44,6 +40,7 @@ from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agent import Agent, AgentRequest
+from phasegate.sdk.agent_session import AgentSession
 from phasegate.sdk.events import EventSink, RunEvent
 from phasegate.sdk.pipeline_report import PipelineReport
 from phasegate.sdk.pipeline_state import (
@@ -60,7 +57,7 @@ from phasegate.sdk.pipeline_state import (
     save_state,
     state_path,
 )
-from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
+from phasegate.sdk.retry import RetryPolicy
 from phasegate.sdk.stage_visit import StageVisit
 from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.exit_checks import CheckOutcome
@@ -163,7 +160,7 @@ def _workdir(workdir: str | Path) -> Path:
     return root.resolve()
 
 
-class _PipelineSession:
+class _PipelineSession(AgentSession):
     """One process's part of a pipeline run: the observer the agent reports to."""
 
     def __init__(
@@ -175,16 +172,14 @@ class _PipelineSession:
         *,
         baseline: WorkspaceSnapshot | None = None,
     ) -> None:
+        super().__init__(runner.agent, runner.retry)
         self.runner = runner
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
         self.templates = runner.templates
         self.workspace = WorkspaceObserver(workdir)
-        self.entries: list[Entry] = []
-        self.call_names: dict[str, str] = {}
         self.started = time.monotonic()
-        self.request: AgentRequest | None = None
         self.visit = self._visit(baseline or WorkspaceSnapshot(), state.current.tools)
         """The current visit of the current stage."""
         # What the agent was last told, and where the last check stood.
@@ -203,6 +198,8 @@ class _PipelineSession:
     async def start(self) -> PipelineReport:
         self._emit_started(resumed=False)
         first = self._begin_stage(0)
+        self.last_instruction = first
+        self.record_prompt(first)
         return await self._drive(AgentRequest(prompt=first, workdir=self.workdir))
 
     async def resume(self) -> PipelineReport:
@@ -214,20 +211,18 @@ class _PipelineSession:
         prompt = self._recap(reason)
         self.resuming_from = state.session_id
         how = "session" if state.session_id is not None else "fresh"
-        self._emit("pipeline.resumed", stage=state.stage + 1, name=self.stage.name, how=how)
+        self.emit("pipeline.resumed", stage=state.stage + 1, name=self.stage.name, how=how)
         self._save()
-        self._record_prompt(prompt)
+        self.record_prompt(prompt)
         return await self._drive(
             AgentRequest(prompt=prompt, workdir=self.workdir, resume=state.session_id)
         )
 
     # -- AgentObserver --------------------------------------------------------------------
     def on_entry(self, entry: Entry) -> None:
-        self.entries.append(entry)
+        self.record(entry)
         if isinstance(entry, SessionStart):
             self._session_started(entry.session_id)
-        elif isinstance(entry, ToolCall):
-            self.call_names[entry.id] = entry.name
         elif isinstance(entry, ToolResult):
             self._tool_called(entry)
         elif isinstance(entry, AssistantText):
@@ -237,11 +232,6 @@ class _PipelineSession:
 
     async def on_stop(self) -> str | None:
         return await self._check("stop")
-
-    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
-        self._emit(
-            "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
-        )
 
     async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         # Pipelines offer no completion tools; a call can only come from a confused agent.
@@ -259,7 +249,7 @@ class _PipelineSession:
             async with asyncio.timeout(self.runner.timeout):
                 while next_request is not None:
                     self.request = next_request
-                    await self._run_agent()
+                    await self.run_agent()
                     next_request = await self._after_session()
         except RunError as exc:
             error = str(exc)
@@ -269,13 +259,10 @@ class _PipelineSession:
             self._finish("error", error)
         return self._report()
 
-    async def _run_agent(self) -> None:
+    async def run_agent(self) -> None:
         while True:
             try:
-                async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
-                    with attempt:
-                        assert self.request is not None
-                        await self.runner.agent.run(self.request, self)
+                await super().run_agent()
                 return
             except AgentError as exc:
                 if self.resuming_from is None:
@@ -284,7 +271,7 @@ class _PipelineSession:
 
     def _resume_fresh(self, reason: str) -> None:
         """The saved session could not be continued: a fresh one, with the same recap."""
-        self._emit(
+        self.emit(
             "pipeline.resumed",
             stage=self.state.stage + 1,
             name=self.stage.name,
@@ -295,20 +282,14 @@ class _PipelineSession:
         if self.request is not None:
             self.request = replace(self.request, resume=None)
 
-    def _before_retry(self, state: RetryCallState) -> None:
-        failure = state.outcome.exception() if state.outcome is not None else None
-        self._emit(
-            "retry.scheduled",
-            attempt=state.attempt_number,
-            reason=str(failure),
-            delay_ms=retry_delay_ms(state),
-            source="phasegate",
-        )
+    def restart_after(self, failure: str) -> None:
+        """After a transient failure: a saved session that failed to resume gives way to a
+        fresh one; otherwise the current session continues, with a recap."""
         if self.resuming_from is not None:
-            self._resume_fresh(str(failure))
+            self._resume_fresh(failure)
         elif self.state.session_id is not None and self.request is not None:
             text = self._recap(f"an infrastructure failure: {failure}")
-            self._record_prompt(text)
+            self.record_prompt(text)
             self.request = replace(self.request, prompt=text, resume=self.state.session_id)
 
     def _recap(self, reason: str) -> str:
@@ -317,34 +298,33 @@ class _PipelineSession:
 
     async def _after_session(self) -> AgentRequest | None:
         """The session ended: the next request, or None when the run is over."""
+        if self.state.status == "running" and self.next_session_prompt is None:
+            worked = self.worked_since(self.checked_at)
+            instruction = await self._check("end") if worked else self.last_instruction
+            if self.next_session_prompt is None:
+                return self._continue_session(instruction)
+        if self.next_session_prompt is None:
+            return None
+        # Process isolation: the next stage (or a revision) in a new session.
+        prompt, self.next_session_prompt = self.next_session_prompt, None
+        self.last_instruction = prompt
+        self.record_prompt(prompt)
+        return AgentRequest(prompt=prompt, workdir=self.workdir)
+
+    def _continue_session(self, instruction: str | None) -> AgentRequest | None:
+        """The session ended without taking up ``instruction``: continue it with that, once."""
         if self.state.status != "running":
             return None
-        if self.next_session_prompt is None:
-            evidence = (AssistantText, ToolCall, ToolResult)
-            worked = any(isinstance(e, evidence) for e in self.entries[max(self.checked_at, 0) :])
-            instruction = await self._check("end") if worked else self.last_instruction
-            if self.state.status != "running":
-                return None
-            if self.next_session_prompt is None:
-                if (
-                    instruction is None
-                    or instruction == self.resumed_with
-                    or self.state.session_id is None
-                ):
-                    self._finish(
-                        "error",
-                        f"the agent's session ended while stage {self.stage.name} was still "
-                        "open (it did not take up the last instruction); `phasegate pipeline "
-                        "resume` continues from there",
-                    )
-                    return None
-                # The session ended without taking up the instruction: continue it with that.
-                self.resumed_with = instruction
-                return AgentRequest(
-                    prompt=instruction, workdir=self.workdir, resume=self.state.session_id
-                )
-        prompt, self.next_session_prompt = self.next_session_prompt, None
-        return AgentRequest(prompt=prompt, workdir=self.workdir)
+        if instruction is None or instruction == self.resumed_with or not self.state.session_id:
+            self._finish(
+                "error",
+                f"the agent's session ended while stage {self.stage.name} was still open (it "
+                "did not take up the last instruction); `phasegate pipeline resume` continues "
+                "from there",
+            )
+            return None
+        self.resumed_with = instruction
+        return AgentRequest(prompt=instruction, workdir=self.workdir, resume=self.state.session_id)
 
     # -- checking a stage -----------------------------------------------------------------
     async def _check(self, trigger: str) -> str | None:
@@ -359,7 +339,7 @@ class _PipelineSession:
         outcomes = check.outcomes
         record.checks = [CheckResult(**o.as_dict()) for o in outcomes]
         record.files_changed = list(check.files_changed)
-        self._emit(
+        self.emit(
             "stage.checked",
             stage=index + 1,
             name=stage.name,
@@ -391,7 +371,7 @@ class _PipelineSession:
             instruction = None
         self.last_instruction = instruction
         if instruction is not None:
-            self._record_prompt(instruction)
+            self.record_prompt(instruction)
         return instruction
 
     def _complete_stage(self) -> str | None:
@@ -422,7 +402,7 @@ class _PipelineSession:
         )
         for later in self.state.stages[target:failed]:
             later.status = "pending"
-        self._emit(
+        self.emit(
             "stage.revision",
             stage=failed + 1,
             name=record.name,
@@ -451,7 +431,7 @@ class _PipelineSession:
         save_baseline(self.workdir, baseline)
         self.visit = self._visit(baseline, {})
         self._save()
-        self._emit("stage.started", stage=index + 1, name=record.name, visit=record.visits)
+        self.emit("stage.started", stage=index + 1, name=record.name, visit=record.visits)
         return stage_prompt(self.pipeline, index, self.templates)
 
     def _visit(self, baseline: WorkspaceSnapshot, tools: Mapping[str, int]) -> StageVisit:
@@ -468,7 +448,7 @@ class _PipelineSession:
     def _close_visit(self) -> None:
         record = self.state.current
         record.duration_ms += self.visit.elapsed_ms()
-        self._emit(
+        self.emit(
             "stage.completed",
             stage=record.index,
             name=record.name,
@@ -494,11 +474,11 @@ class _PipelineSession:
         self._save()
 
     def _tool_called(self, result: ToolResult) -> None:
-        name = self.call_names.get(result.tool_use_id)
+        name = self.tool_name(result)
         if result.ok and name is not None:
             self.state.current.tools = self.visit.tool_succeeded(name)
             self._save()
-        self._emit(
+        self.emit(
             "tool.called",
             stage=self.state.stage + 1,
             tool=name,
@@ -510,11 +490,8 @@ class _PipelineSession:
     def _save(self) -> None:
         save_state(self.workdir, self.state)
 
-    def _record_prompt(self, text: str) -> None:
-        self.entries.append(UserText(text=text))
-
     def _emit_started(self, *, resumed: bool) -> None:
-        self._emit(
+        self.emit(
             "pipeline.started",
             agent=self.runner.agent.name,
             workdir=str(self.workdir),
@@ -542,7 +519,7 @@ class _PipelineSession:
             error=self.state.error,
             state_file=str(state_path(self.workdir)),
         )
-        self._emit(
+        self.emit(
             "pipeline.completed",
             verdict=report.verdict,
             stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
@@ -556,7 +533,7 @@ class _PipelineSession:
         )
         return report
 
-    def _emit(self, event: str, /, **fields: object) -> None:
+    def emit(self, event: str, /, **fields: object) -> None:
         if self.runner.on_event is not None:
             self.runner.on_event(
                 RunEvent(event, self.state.run_id, self.pipeline.name, self.state.isolation, fields)

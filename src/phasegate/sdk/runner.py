@@ -20,17 +20,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tenacity import RetryCallState
-
 from phasegate.errors import RunError, UsageError
 from phasegate.evidence.transcript import (
-    AssistantText,
     Entry,
-    SessionStart,
-    ToolCall,
     ToolResult,
     Transcript,
-    UserText,
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import MODES, Mode
@@ -39,11 +33,12 @@ from phasegate.prompts.completion_tools import ToolAnswer, completion_tools
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agent import Agent, AgentRequest
+from phasegate.sdk.agent_session import AgentSession
 from phasegate.sdk.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.events import EventSink, RunEvent
 from phasegate.sdk.gate import GateDecision, PhaseGate
 from phasegate.sdk.report import RunReport
-from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
+from phasegate.sdk.retry import RetryPolicy
 from phasegate.sdk.revert import RevertReport, WorkspaceBackup
 from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.judge import Judgment
@@ -117,16 +112,15 @@ class Runner:
         return asyncio.run(self.run(task, workdir))
 
 
-class _Session:
+class _Session(AgentSession):
     """One run: the observer the agent reports to, and the bookkeeping behind the report."""
 
     def __init__(self, runner: Runner, task: Task, workdir: Path) -> None:
+        super().__init__(runner.agent, runner.retry)
         self.runner = runner
         self.task = task
         self.workdir = workdir
         self.run_id = uuid.uuid4().hex[:12]
-        self.entries: list[Entry] = []
-        self.times: list[float] = []
         self.workspace = WorkspaceObserver(workdir)
         self.timeline = WorkspaceTimeline()
         self.gate = PhaseGate(
@@ -138,13 +132,8 @@ class _Session:
         )
         self.current_phase = 1
         self.started = time.monotonic()
-        self.request: AgentRequest | None = None
         self.checked_at = -1
         """Entries seen at the latest gate check."""
-        self.call_names: dict[str, str] = {}
-        """Tool name of each call seen, by call id."""
-        self.session_retries = 0
-        self.api_retries = 0
 
     @property
     def transcript(self) -> Transcript:
@@ -153,10 +142,7 @@ class _Session:
     # -- AgentObserver ------------------------------------------------------------------
     def on_entry(self, entry: Entry) -> None:
         """Record an entry; snapshot the disk when a phase is claimed complete."""
-        self.entries.append(entry)
-        self.times.append(time.monotonic())
-        if isinstance(entry, ToolCall):
-            self.call_names[entry.id] = entry.name
+        self.record(entry)
         if isinstance(entry, ToolResult):
             self._tool_called(entry)
         elif self.runner.mode != "unstructured":
@@ -165,13 +151,6 @@ class _Session:
     async def on_stop(self) -> str | None:
         """The agent wants to stop: judge, and answer with feedback or let it stop."""
         return self._check_now("stop").feedback
-
-    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
-        """Report a retry as a ``retry.scheduled`` event."""
-        self.api_retries += 1
-        self._emit(
-            "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
-        )
 
     async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         """A completion tool was called: judge it now and answer in the ADR-008 shape."""
@@ -183,7 +162,7 @@ class _Session:
 
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
-        self._emit(
+        self.emit(
             "run.started",
             agent=self.runner.agent.name,
             workdir=str(self.workdir),
@@ -193,9 +172,9 @@ class _Session:
         backup = self._backup() if self.task.on_reject == "revert" else None
         try:
             self.timeline.record(0, backup.snapshot if backup else self.workspace.snapshot())
-            self._emit("phase.started", phase=1, name=self.task.phases[0].name)
+            self.emit("phase.started", phase=1, name=self.task.phases[0].name)
             self.request = self.runner.request_for(self.task, self.workdir)
-            self._record_prompt(self.request.prompt)
+            self.record_prompt(self.request.prompt)
             judgment, error = await self._drive()
             reverted = None
             if backup is not None and verdict_of(judgment, error) != "accepted":
@@ -220,9 +199,9 @@ class _Session:
         try:
             async with asyncio.timeout(self.runner.timeout):
                 while True:
-                    await self._run_agent()
+                    await self.run_agent()
                     decision = self._decision_at_end()
-                    session = self._session_id()
+                    session = self.session_id()
                     if (
                         decision.feedback is None
                         or decision is resumed_with  # resumed with it, and nothing came of it
@@ -240,20 +219,11 @@ class _Session:
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         return self.gate.judge(self.transcript, self.timeline), error
 
-    async def _run_agent(self) -> None:
-        async for attempt in self.runner.retry.retrying(before_sleep=self._before_retry):
-            with attempt:
-                assert self.request is not None
-                await self.runner.agent.run(self.request, self)
-
     def _decision_at_end(self) -> GateDecision:
         """The gate's word on the session that just ended: the last check, unless the agent
         did more after it (or never asked), in which case a new check."""
         last = self.gate.last
-        evidence = (AssistantText, ToolCall, ToolResult)
-        if last is not None and not any(
-            isinstance(e, evidence) for e in self.entries[max(self.checked_at, 0) :]
-        ):
+        if last is not None and not self.worked_since(self.checked_at):
             return last
         return self._check_now("end")
 
@@ -264,7 +234,7 @@ class _Session:
         self.checked_at = len(self.entries)
         self._gate_events(decision.judgment, decision.attempt, trigger)
         if decision.feedback is not None:
-            self._record_prompt(decision.feedback)
+            self.record_prompt(decision.feedback)
         return decision
 
     def _report(
@@ -289,7 +259,7 @@ class _Session:
             ),
         )
         for phase in report.phases:
-            self._emit(
+            self.emit(
                 "phase.completed",
                 phase=phase.index,
                 name=phase.name,
@@ -305,7 +275,7 @@ class _Session:
                 cost_usd=phase.usage.cost_usd,
                 issues=[i.code.value for i in phase.issues],
             )
-        self._emit(
+        self.emit(
             "run.completed",
             verdict=report.verdict,
             attempts=report.attempts,
@@ -320,37 +290,20 @@ class _Session:
         )
         return report
 
-    def _before_retry(self, state: RetryCallState) -> None:
-        """A transient failure: announce the retry and continue the same session if we can."""
-        self.session_retries += 1
-        failure = state.outcome.exception() if state.outcome is not None else None
-        self._emit(
-            "retry.scheduled",
-            attempt=self.session_retries,
-            reason=str(failure),
-            delay_ms=retry_delay_ms(state),
-            source="phasegate",
-        )
-        session = self._session_id()
+    def restart_after(self, failure: str) -> None:
+        """Continue the same session after a transient failure, if there is one to resume."""
+        session = self.session_id()
         if session is None or self.request is None:
             return  # nothing to resume: the next attempt starts from the task prompt again
-        text = self.runner.templates.render("resume.md", reason=str(failure))
-        self._record_prompt(text)
+        text = self.runner.templates.render("resume.md", reason=failure)
+        self.record_prompt(text)
         self.request = replace(self.request, prompt=text, resume=session)
 
     # -- helpers ------------------------------------------------------------------------
-    def _session_id(self) -> str | None:
-        return next(
-            (e.session_id for e in reversed(self.entries) if isinstance(e, SessionStart)), None
-        )
-
-    def _record_prompt(self, text: str) -> None:
-        self.entries.append(UserText(text=text))
-        self.times.append(time.monotonic())
 
     def _gate_events(self, judgment: Judgment, attempt: int, trigger: str, **extra: object) -> None:
         for phase in judgment.phases:
-            self._emit(
+            self.emit(
                 "phase.gate",
                 phase=phase.index,
                 name=phase.name,
@@ -362,10 +315,10 @@ class _Session:
             )
 
     def _tool_called(self, result: ToolResult) -> None:
-        self._emit(
+        self.emit(
             "tool.called",
             phase=self.current_phase,
-            tool=self.call_names.get(result.tool_use_id),
+            tool=self.tool_name(result),
             tool_use_id=result.tool_use_id,
             ok=result.ok,
         )
@@ -375,7 +328,7 @@ class _Session:
             return
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         for claim in claims:
-            self._emit(
+            self.emit(
                 "phase.marker",
                 phase=claim.index,
                 name=self.task.phases[claim.index - 1].name,
@@ -384,13 +337,13 @@ class _Session:
             )
             if claim.index >= self.current_phase and claim.index < len(self.task.phases):
                 self.current_phase = claim.index + 1
-                self._emit(
+                self.emit(
                     "phase.started",
                     phase=self.current_phase,
                     name=self.task.phases[self.current_phase - 1].name,
                 )
 
-    def _emit(self, event: str, /, **fields: object) -> None:
+    def emit(self, event: str, /, **fields: object) -> None:
         if self.runner.on_event is not None:
             self.runner.on_event(
                 RunEvent(event, self.run_id, self.task.name, self.runner.mode, dict(fields))

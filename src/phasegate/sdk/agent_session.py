@@ -1,0 +1,120 @@
+"""What a task run and a pipeline run share as the agent's observer.
+
+Both record the transcript as it comes (with the time of each entry and the name behind
+each tool call id), record the prompts they send, run the agent under the retry policy and
+report retries as ``retry.scheduled`` events. What differs (how a stop is judged, what a
+restarted session is told) is left to :meth:`AgentSession.restart_after` and the subclass's
+own observer methods.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tenacity import RetryCallState
+
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+    UserText,
+)
+from phasegate.prompts.completion_tools import ToolAnswer
+from phasegate.sdk.agent import Agent, AgentRequest
+from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
+
+_WORK = (AssistantText, ToolCall, ToolResult)
+
+
+class AgentSession:
+    """The bookkeeping every run keeps while one agent works (subclassed by the runners)."""
+
+    def __init__(self, agent: Agent, retry: RetryPolicy) -> None:
+        self.agent = agent
+        self.retry = retry
+        self.entries: list[Entry] = []
+        self.times: list[float] = []
+        """When each entry arrived (monotonic seconds)."""
+        self.call_names: dict[str, str] = {}
+        """Tool name of each call seen, by call id."""
+        self.request: AgentRequest | None = None
+        """The request the agent runs next (or is running)."""
+        self.session_retries = 0
+        self.api_retries = 0
+
+    # -- recording ----------------------------------------------------------------------
+    def record(self, entry: Entry) -> None:
+        """Keep ``entry`` in the transcript, with its time (and its name, for a tool call)."""
+        self.entries.append(entry)
+        self.times.append(time.monotonic())
+        if isinstance(entry, ToolCall):
+            self.call_names[entry.id] = entry.name
+
+    def record_prompt(self, text: str) -> None:
+        """Keep a prompt phasegate sent (agents do not report them back)."""
+        self.record(UserText(text=text))
+
+    def tool_name(self, result: ToolResult) -> str | None:
+        """The name of the tool whose result this is (None if its call was not seen)."""
+        return self.call_names.get(result.tool_use_id)
+
+    def worked_since(self, position: int) -> bool:
+        """Whether the agent said or did anything after transcript position ``position``."""
+        return any(isinstance(e, _WORK) for e in self.entries[max(position, 0) :])
+
+    def session_id(self) -> str | None:
+        """The latest session the agent reported, if any."""
+        return next(
+            (e.session_id for e in reversed(self.entries) if isinstance(e, SessionStart)), None
+        )
+
+    # -- running ------------------------------------------------------------------------
+    async def run_agent(self) -> None:
+        """Run :attr:`request`; after a transient failure, restart it as
+        :meth:`restart_after` decides, within the retry policy."""
+        async for attempt in self.retry.retrying(before_sleep=self._before_retry):
+            with attempt:
+                assert self.request is not None
+                await self.agent.run(self.request, self)
+
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        """The agent's runtime retries a request itself: a ``retry.scheduled`` event."""
+        self.api_retries += 1
+        self.emit(
+            "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
+        )
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        self.session_retries += 1
+        failure = state.outcome.exception() if state.outcome is not None else None
+        self.emit(
+            "retry.scheduled",
+            attempt=self.session_retries,
+            reason=str(failure),
+            delay_ms=retry_delay_ms(state),
+            source="phasegate",
+        )
+        self.restart_after(str(failure))
+
+    # -- for subclasses -----------------------------------------------------------------
+    def on_entry(self, entry: Entry) -> None:
+        """Record one entry the agent reports (subclasses add what they watch for)."""
+        self.record(entry)
+
+    async def on_stop(self) -> str | None:
+        """The agent wants to stop: the next instruction, or None."""
+        raise NotImplementedError
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """The model called a completion tool: judge it and answer."""
+        raise NotImplementedError
+
+    def restart_after(self, failure: str) -> None:
+        """Set :attr:`request` for the attempt after ``failure`` (default: the same again)."""
+
+    def emit(self, event: str, /, **fields: object) -> None:
+        """Hand one event to the run's sink."""
+        raise NotImplementedError
