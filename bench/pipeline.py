@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.claude_agent import ClaudeAgent
 from phasegate.sdk.events import RunEvent
 from phasegate.sdk.pipeline_report import PipelineReport
 from phasegate.sdk.pipeline_runner import PipelineRunner
@@ -104,7 +103,7 @@ def run_once(pipeline: Pipeline, script: Script, mode: Isolation) -> Sample:
         tempfile.TemporaryDirectory(prefix=f"phasegate-bench-{mode}-") as work,
         ScriptedModelServer(script) as server,
     ):
-        agent = ClaudeAgent(env=server.env(), timeout=120, request_timeout=30, api_retries=0)
+        agent = server.claude_agent()
         runner = PipelineRunner(agent, isolation=mode, on_event=events.append, timeout=600)
         started = time.perf_counter()
         report = runner.run_sync(pipeline, work, restart=True)

@@ -312,15 +312,39 @@ def test_an_invalid_inline_task_is_refused_naming_the_task_field(tmp_path: Path)
     assert "phases: must not be empty" in error.problem
 
 
-def test_a_task_that_completes_by_tool_is_refused_with_advice(tmp_path: Path) -> None:
-    """Inside a pipeline phases complete by marker: the error says to set completion: marker."""
-    task = {**TASK_DATA, "completion": "tool"}
+STRUCTURED_OUTPUT_PHASE: dict[str, Any] = {
+    "name": "summary",
+    "instructions": "Report.",
+    "output_schema": {"type": "object"},
+    "structured_output": True,
+}
 
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        (
+            {**TASK_DATA, "completion": "tool"},
+            ["completes phases by tool", "set completion: marker"],
+        ),
+        (
+            {**TASK_DATA, "phases": [*TASK_DATA["phases"], STRUCTURED_OUTPUT_PHASE]},
+            ["asks for structured_output", "remove it"],
+        ),
+        ({**TASK_DATA, "on_reject": "revert"}, ["on_reject: revert"]),
+    ],
+    ids=["completion-tool", "structured-output", "on-reject-revert"],
+)
+def test_a_task_a_pipeline_cannot_run_is_refused_with_advice(
+    tmp_path: Path, task: dict[str, Any], expected: list[str]
+) -> None:
+    """Completion by tool, structured_output (it would end the pipeline's session) and
+    ``on_reject: revert`` are refused at the stage's task, saying what to change."""
     error = load_error(pipeline_file(tmp_path, {"name": "n", "task": task}))
 
     assert error.field == "stages.0.task"
-    assert "completes phases by tool" in error.problem
-    assert "set completion: marker" in error.problem
+    for text in expected:
+        assert text in error.problem
 
 
 def test_a_task_that_completes_either_way_becomes_marker_only(tmp_path: Path) -> None:
@@ -331,33 +355,6 @@ def test_a_task_that_completes_either_way_becomes_marker_only(tmp_path: Path) ->
 
     assert only.task is not None
     assert only.task.completion == "marker"
-
-
-def test_a_task_asking_for_structured_output_is_refused(tmp_path: Path) -> None:
-    """structured_output would end the pipeline's session, so it is refused with the fix."""
-    output = {
-        "name": "summary",
-        "instructions": "Report.",
-        "output_schema": {"type": "object"},
-        "structured_output": True,
-    }
-    task = {**TASK_DATA, "phases": [*TASK_DATA["phases"], output]}
-
-    error = load_error(pipeline_file(tmp_path, {"name": "n", "task": task}))
-
-    assert error.field == "stages.0.task"
-    assert "asks for structured_output" in error.problem
-    assert "remove it" in error.problem
-
-
-def test_a_task_that_reverts_on_reject_is_refused(tmp_path: Path) -> None:
-    """``on_reject: revert`` is not supported inside a pipeline."""
-    task = {**TASK_DATA, "on_reject": "revert"}
-
-    error = load_error(pipeline_file(tmp_path, {"name": "n", "task": task}))
-
-    assert error.field == "stages.0.task"
-    assert "on_reject: revert" in error.problem
 
 
 # --- bad checks ------------------------------------------------------------------------
@@ -408,11 +405,10 @@ def test_a_kind_inside_a_checks_settings_cannot_change_its_kind(tmp_path: Path) 
     """``file_exists: {kind: min_lines, ...}`` is refused rather than loaded as min_lines."""
     check = {"file_exists": {"kind": "min_lines", "path": "a.md", "n": 2}}
 
-    with pytest.raises(PipelineFileError) as caught:
-        load_pipeline(pipeline_file(tmp_path, stage(exit_when=[check])))
+    error = load_error(pipeline_file(tmp_path, stage(exit_when=[check])))
 
-    assert caught.value.field == "stages.0.exit_when.0"
-    assert "cannot set kind: 'min_lines'" in caught.value.problem
+    assert error.field == "stages.0.exit_when.0"
+    assert "cannot set kind: 'min_lines'" in error.problem
 
 
 def test_an_empty_command_is_refused(tmp_path: Path) -> None:

@@ -195,7 +195,8 @@ def test_a_template_with_an_unknown_placeholder_is_refused(
 
 
 def test_failed_checks_json_lists_only_the_failed_checks() -> None:
-    """A passing check is left out; a failed one carries code, check, must_hold and found."""
+    """A passing check is left out; a failed one carries code, check, must_hold, found and
+    (its remedy) fix."""
     data = json.loads(failed_checks_json([FILE_EXISTS_OK, MIN_LINES_FAILED]))
 
     assert data == [
@@ -204,8 +205,16 @@ def test_failed_checks_json_lists_only_the_failed_checks() -> None:
             "check": "min_lines",
             "must_hold": "architecture.md has at least 20 lines",
             "found": "architecture.md has 7 lines",
+            "fix": "it needs at least 20",
         }
     ]
+
+
+def test_failed_checks_json_has_no_fix_when_the_outcome_has_no_remedy() -> None:
+    """A failed outcome without a remedy (the task gate's) carries no empty fix."""
+    failed = CheckOutcome(kind="task", description="t", ok=False, detail="issues: x")
+
+    assert "fix" not in json.loads(failed_checks_json([failed]))[0]
 
 
 def test_failed_checks_json_is_an_empty_list_when_all_hold() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,15 @@ def test_every_known_template_is_bundled(name: str) -> None:
 
     assert templates.directory is None
     assert templates.text(name).strip()
+
+
+def test_every_bundled_template_is_a_known_name() -> None:
+    """TEMPLATE_NAMES lists every bundled file, so the names an override may use are all known."""
+    bundled = resources.files("phasegate.prompts").joinpath("templates").iterdir()
+
+    assert sorted(file.name for file in bundled if file.name.endswith(".md")) == sorted(
+        TEMPLATE_NAMES
+    )
 
 
 def test_render_fills_placeholders_and_keeps_double_dollars_literal(tmp_path: Path) -> None:

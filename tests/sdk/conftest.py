@@ -11,7 +11,6 @@ import pytest
 
 from phasegate import Agent, Mode, RunEvent, Runner, RunReport, Task, load_task
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.claude_agent import ClaudeAgent
 from phasegate.sdk.pipeline_report import PipelineReport
 from phasegate.sdk.pipeline_runner import PipelineRunner
 from phasegate.sdk.pipeline_state import Isolation
@@ -77,7 +76,7 @@ def run_script(
         agent: Agent = ScriptedAgent(script)
         if agent_kind == "claude":
             server = scripted_model_server(script)
-            agent = ClaudeAgent(env=server.env(), timeout=90, request_timeout=20, api_retries=0)
+            agent = server.claude_agent(timeout=90, request_timeout=20)
         runner = Runner(
             agent, mode=mode, max_attempts=max_attempts, on_event=events.append, retry=retry
         )
@@ -126,7 +125,7 @@ def run_pipeline(
         server = None
         if agent_kind == "claude":
             server = scripted_model_server(script)
-            agent = ClaudeAgent(env=server.env(), timeout=90, request_timeout=20, api_retries=0)
+            agent = server.claude_agent(timeout=90, request_timeout=20)
         events: list[RunEvent] = []
 
         def sink(event: RunEvent) -> None:

@@ -16,7 +16,7 @@ from phasegate import RunEvent, Runner, Task, UsageError
 from phasegate.evidence.transcript import SessionStart, UserText
 from phasegate.sdk.claude_agent import ClaudeAgent
 from phasegate.sdk.retry import NO_RETRIES, RetryPolicy
-from phasegate.testing import HttpFault, Script, load_script
+from phasegate.testing import HttpFault, Script, ScriptedModelServer, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
 
@@ -29,13 +29,35 @@ def _script(replies: list[dict[str, Any]]) -> Script:
     return Script.model_validate({"replies": replies})
 
 
+def _agent(server: ScriptedModelServer, **options: Any) -> ClaudeAgent:
+    """Claude Code against ``server``: no CLI retries, short timeouts, unless ``options`` say."""
+    return server.claude_agent(**({"request_timeout": 20, "timeout": 90} | options))
+
+
+def _phasegate_run(
+    server: ScriptedModelServer, tmp_path: Path, *options: str
+) -> subprocess.CompletedProcess[str]:
+    """``phasegate run`` of the example task in a copy of its project, against ``server``."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    return subprocess.run(
+        [sys.executable, "-m", "phasegate", "run", str(EXAMPLE / "task.yaml"), "-w", str(work),
+         *options],
+        env={**os.environ, **server.env()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+
+
 def test_a_529_retried_by_the_cli_itself_ends_accepted_with_a_retry_event(
     task: Task, project: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
     """Overloaded once: the CLI's own retry absorbs it; phasegate reports the retry."""
     server = scripted_model_server(_script([{"error": {"status": 529}}, *GOOD_RUN]))
     events: list[RunEvent] = []
-    agent = ClaudeAgent(env=server.env(), api_retries=1, request_timeout=20, timeout=90)
+    agent = _agent(server, api_retries=1)
     report = Runner(agent, on_event=events.append, retry=NO_RETRIES).run_sync(task, project)
     assert report.verdict == "accepted"
     assert (report.api_retries, report.retries) == (1, 0)
@@ -50,8 +72,7 @@ def test_a_persistent_500_ends_in_verdict_error_after_bounded_retries(
     server = scripted_model_server(_script(GOOD_RUN))
     server.fail_all = HttpFault(status=500)
     policy = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.05)
-    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=20, timeout=90)
-    report = Runner(agent, retry=policy).run_sync(task, project)
+    report = Runner(_agent(server), retry=policy).run_sync(task, project)
     assert report.verdict == "error" and report.exit_code == 3
     assert report.retries == 1
     assert report.error is not None and "HTTP 500" in report.error
@@ -78,9 +99,7 @@ def test_a_hanging_model_ends_in_an_error_at_the_first_timeout_that_fires(
 ) -> None:
     """A model that never answers: whichever bound fires first ends the run, with its reason."""
     server = scripted_model_server(_script([{"hang": True}]))
-    agent = ClaudeAgent(
-        env=server.env(), api_retries=0, request_timeout=request_timeout, timeout=session_timeout
-    )
+    agent = _agent(server, request_timeout=request_timeout, timeout=session_timeout)
     report = Runner(agent, retry=NO_RETRIES, timeout=run_timeout).run_sync(task, project)
     assert report.verdict == "error"
     assert report.error is not None and expected in report.error
@@ -91,8 +110,7 @@ def test_a_cost_cap_stops_the_run_as_an_error_that_names_the_cap(
 ) -> None:
     """max_budget_usd ends the session once spent: verdict error, not retried, not judged."""
     server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
-    agent = ClaudeAgent(env=server.env(), api_retries=0, timeout=90, max_budget_usd=0.0001)
-    report = Runner(agent).run_sync(task, project)
+    report = Runner(_agent(server, max_budget_usd=0.0001)).run_sync(task, project)
     assert report.verdict == "error" and report.retries == 0 and report.attempts == 0
     assert report.error is not None and "cost cap was reached" in report.error
 
@@ -102,7 +120,7 @@ def test_a_missing_cli_binary_is_a_usage_error_that_says_what_to_do(
 ) -> None:
     """A wrong --cli-path fails before any work with the fix in the message."""
     server = scripted_model_server(_script(GOOD_RUN))
-    agent = ClaudeAgent(env=server.env(), cli_path=project / "no-such-claude")
+    agent = _agent(server, cli_path=project / "no-such-claude")
     with pytest.raises(UsageError, match="--cli-path"):
         Runner(agent).run_sync(task, project)
 
@@ -112,8 +130,7 @@ def test_the_feedback_the_gate_produced_is_what_the_model_received_next(
 ) -> None:
     """The Stop hook delivers the gate's feedback word for word, in the same session."""
     server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
-    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=20, timeout=90)
-    report = Runner(agent).run_sync(task, project)
+    report = Runner(_agent(server)).run_sync(task, project)
     assert (report.verdict, report.attempts) == ("accepted", 2)
     assert report.transcript is not None
     sent = [e.text for e in report.transcript.entries if isinstance(e, UserText)]
@@ -131,8 +148,7 @@ def test_tokens_and_cost_are_reported_per_phase_and_add_up_to_the_run(
 ) -> None:
     """Each phase gets the tokens of its responses and its share of the run's cost."""
     server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
-    agent = ClaudeAgent(env=server.env(), api_retries=0, request_timeout=20, timeout=90)
-    report = Runner(agent).run_sync(task, project)
+    report = Runner(_agent(server)).run_sync(task, project)
     assert report.transcript is not None
     turns = report.transcript.turn_usage()
     phases = [phase.usage for phase in report.phases]
@@ -147,16 +163,7 @@ def test_phasegate_run_uses_claude_code_and_honours_anthropic_base_url(
 ) -> None:
     """The CLI's default agent talks to ANTHROPIC_BASE_URL with ANTHROPIC_API_KEY."""
     server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
-    work = tmp_path / "work"
-    shutil.copytree(EXAMPLE / "project", work)
-    done = subprocess.run(
-        [sys.executable, "-m", "phasegate", "run", str(EXAMPLE / "task.yaml"), "-w", str(work)],
-        env={**os.environ, **server.env()},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _phasegate_run(server, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "agent claude" in done.stderr
     assert done.stdout.startswith("fix-vulnerability: ACCEPTED (gate, 2 gate check(s))")
@@ -168,16 +175,6 @@ def test_phasegate_run_exits_three_when_the_api_stays_down(
     """Infrastructure failure after retries: exit code 3 and the reason on stderr."""
     server = scripted_model_server(_script(GOOD_RUN))
     server.fail_all = HttpFault(status=503)
-    work = tmp_path / "work"
-    shutil.copytree(EXAMPLE / "project", work)
-    done = subprocess.run(
-        [sys.executable, "-m", "phasegate", "run", str(EXAMPLE / "task.yaml"), "-w", str(work),
-         "--retries", "0", "--timeout", "60"],
-        env={**os.environ, **server.env()},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )  # fmt: skip
+    done = _phasegate_run(server, tmp_path, "--retries", "0", "--timeout", "60")
     assert done.returncode == 3, done.stderr
     assert "error: the model API failed: HTTP 503" in done.stdout

@@ -11,6 +11,7 @@ from typing import Any
 
 from phasegate import RunReport, Task
 from phasegate.evidence.transcript import ToolCall, ToolResult, UserText
+from phasegate.phases.completion import full_tool_name
 from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, codes
 
 RunScript = Callable[..., RunReport]
@@ -28,7 +29,7 @@ def answers(report: RunReport, tool: str) -> list[dict[str, Any]]:
     return [
         json.loads(results[e.id].content)
         for e in transcript.entries
-        if isinstance(e, ToolCall) and e.name == f"mcp__phasegate__{tool}" and e.id in results
+        if isinstance(e, ToolCall) and e.name == full_tool_name(tool) and e.id in results
     ]
 
 

@@ -303,6 +303,14 @@ def test_your_own_structlog_logger_receives_redacted_events() -> None:
     assert entry["error"] == f"Bearer {REDACTED}"
 
 
+def test_your_own_logger_with_a_file_of_ours_is_a_usage_error(tmp_path: Path) -> None:
+    """Your logger writes where you configured it: a file given too would stay empty."""
+    with pytest.raises(UsageError, match="without file, stream or processors"):
+        EventLog(logger=structlog.get_logger("mine"), file=tmp_path / "never.jsonl")
+
+    assert not (tmp_path / "never.jsonl").exists()
+
+
 def test_run_with_log_file_appends_json_lines_and_a_bad_path_exits_two(tmp_path: Path) -> None:
     """The CLI writes the log next to its progress; an unusable path is a usage error."""
     work = tmp_path / "work"

@@ -8,12 +8,19 @@ from typing import Any
 
 import pytest
 
-from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript, UserText
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+)
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
-from phasegate.phases.completion import PHASE_COMPLETE_TOOL, SUBMIT_SUMMARY_TOOL
+from phasegate.phases.completion import PHASE_COMPLETE_TOOL, SUBMIT_SUMMARY_TOOL, full_tool_name
 from phasegate.phases.model import Phase, Task
-from phasegate.sdk.gate import PhaseGate
+from phasegate.sdk.gate import PhaseGate, ToolCheck
 
 WORKDIR = "/srv/project"
 APP = f"{WORKDIR}/app.py"
@@ -35,6 +42,31 @@ def pending(name: str, **tool_input: Any) -> ToolCall:
     return ToolCall(id=f"toolu_{name[-6:]}_{len(tool_input)}", name=name, input=tool_input)
 
 
+Ask = Callable[..., ToolCheck]
+
+
+@pytest.fixture
+def ask(make_transcript: TranscriptOf, make_timeline: TimelineOf) -> Ask:
+    """``ask(gate, "phase_complete", {"phase": 1}, *before, changed=True)``: the call judged
+    with ``before`` and then the pending call in the transcript, and the disk as it was at the
+    start, then (when ``changed`` is given) changed or not by the time of the call."""
+
+    def run(
+        gate: PhaseGate,
+        name: str,
+        arguments: dict[str, Any],
+        *before: Entry | tuple[ToolCall, ToolResult],
+        changed: bool | None = None,
+    ) -> ToolCheck:
+        transcript = make_transcript(*before, pending(full_tool_name(name), **arguments))
+        points = [(0, BEFORE)]
+        if changed is not None:
+            points.append((len(transcript), AFTER if changed else BEFORE))
+        return gate.answer_tool(name, arguments, transcript, make_timeline(*points))
+
+    return run
+
+
 def issue_codes(data: dict[str, Any]) -> list[tuple[str, int, str]]:
     """(group, phase, code) of every issue of a validation_failed answer, in order."""
     return [
@@ -48,24 +80,18 @@ def issue_codes(data: dict[str, Any]) -> list[tuple[str, int, str]]:
 
 
 def test_phase_complete_succeeds_when_phases_up_to_it_pass_whatever_comes_later(
-    three_phase_task: Task,
-    make_transcript: TranscriptOf,
-    tool_pair: ToolPair,
-    make_timeline: TimelineOf,
+    three_phase_task: Task, tool_pair: ToolPair, ask: Ask
 ) -> None:
     """Phase 1 has its Edit and its change; phases 2 and 3 are not done yet and do not count."""
     gate = PhaseGate(three_phase_task, workdir=WORKDIR)
-    transcript = make_transcript(
-        UserText(text="prompt"),
-        tool_pair("Edit", file_path=APP),
-        pending(PHASE_COMPLETE_TOOL, phase=1, note="edited"),
-    )
 
-    check = gate.answer_tool(
+    check = ask(
+        gate,
         "phase_complete",
         {"phase": 1, "note": "edited"},
-        transcript,
-        make_timeline((0, BEFORE), (4, AFTER)),
+        UserText(text="prompt"),
+        tool_pair("Edit", file_path=APP),
+        changed=True,
     )
 
     assert check.answer.ok
@@ -83,16 +109,13 @@ def test_phase_complete_succeeds_when_phases_up_to_it_pass_whatever_comes_later(
 
 
 def test_a_quoted_phase_number_is_judged_like_the_number(
-    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+    fix_task: Task, tool_pair: ToolPair, ask: Ask
 ) -> None:
     """phase="1" is phase 1, in the answer's echo as given."""
     gate = PhaseGate(fix_task, workdir=WORKDIR)
-    transcript = make_transcript(
-        tool_pair("Edit", file_path=APP), pending(PHASE_COMPLETE_TOOL, phase="1")
-    )
 
-    check = gate.answer_tool(
-        "phase_complete", {"phase": "1"}, transcript, make_timeline((0, BEFORE), (3, AFTER))
+    check = ask(
+        gate, "phase_complete", {"phase": "1"}, tool_pair("Edit", file_path=APP), changed=True
     )
 
     assert check.answer.data["result"] == "success"
@@ -100,22 +123,19 @@ def test_a_quoted_phase_number_is_judged_like_the_number(
 
 
 def test_phase_complete_without_the_work_is_validation_failed_with_grouped_issues(
-    three_phase_task: Task,
-    make_transcript: TranscriptOf,
-    tool_pair: ToolPair,
-    make_timeline: TimelineOf,
+    three_phase_task: Task, tool_pair: ToolPair, ask: Ask
 ) -> None:
     """No Edit and no change: phase 1's issues in ADR-007 groups, the later phases' left out,
     and an action that points forward."""
     gate = PhaseGate(three_phase_task, workdir=WORKDIR)
-    transcript = make_transcript(
+
+    check = ask(
+        gate,
+        "phase_complete",
+        {"phase": 1},
         UserText(text="prompt"),
         tool_pair("Read", file_path=APP),
-        pending(PHASE_COMPLETE_TOOL, phase=1),
-    )
-
-    check = gate.answer_tool(
-        "phase_complete", {"phase": 1}, transcript, make_timeline((0, BEFORE), (4, BEFORE))
+        changed=False,
     )
 
     data = check.answer.data
@@ -138,21 +158,18 @@ def test_phase_complete_without_the_work_is_validation_failed_with_grouped_issue
 
 
 def test_phase_complete_lists_the_issues_of_every_phase_up_to_it_and_no_later(
-    three_phase_task: Task,
-    make_transcript: TranscriptOf,
-    tool_pair: ToolPair,
-    make_timeline: TimelineOf,
+    three_phase_task: Task, tool_pair: ToolPair, ask: Ask
 ) -> None:
     """Completing phase 2 with phase 1 never completed: both phases' issues, not phase 3's."""
     gate = PhaseGate(three_phase_task, workdir=WORKDIR)
-    transcript = make_transcript(
+
+    check = ask(
+        gate,
+        "phase_complete",
+        {"phase": 2},
         tool_pair("Edit", file_path=APP),
         tool_pair("Bash", command="pytest"),
-        pending(PHASE_COMPLETE_TOOL, phase=2),
-    )
-
-    check = gate.answer_tool(
-        "phase_complete", {"phase": 2}, transcript, make_timeline((0, BEFORE), (5, AFTER))
+        changed=True,
     )
 
     assert issue_codes(check.answer.data) == [
@@ -165,18 +182,18 @@ def test_phase_complete_lists_the_issues_of_every_phase_up_to_it_and_no_later(
 
 
 def test_submit_summary_succeeds_when_every_phase_passes_and_echoes_only_field_names(
-    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+    fix_task: Task, tool_pair: ToolPair, ask: Ask
 ) -> None:
     """The answer's values are not repeated back, only which fields it had."""
     gate = PhaseGate(fix_task, workdir=WORKDIR)
-    transcript = make_transcript(
+
+    check = ask(
+        gate,
+        "submit_summary",
+        {"summary": GOOD},
         tool_pair("Edit", file_path=APP),
         tool_pair(PHASE_COMPLETE_TOOL, phase=1),
-        pending(SUBMIT_SUMMARY_TOOL, summary=GOOD),
-    )
-
-    check = gate.answer_tool(
-        "submit_summary", {"summary": GOOD}, transcript, make_timeline((0, BEFORE), (5, AFTER))
+        changed=True,
     )
 
     assert check.answer.data == {
@@ -191,16 +208,13 @@ def test_submit_summary_succeeds_when_every_phase_passes_and_echoes_only_field_n
 
 
 def test_submit_summary_judges_every_phase_not_just_the_answer(
-    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+    fix_task: Task, tool_pair: ToolPair, ask: Ask
 ) -> None:
     """A flawless answer after an edit phase that was never completed is still rejected."""
     gate = PhaseGate(fix_task, workdir=WORKDIR)
-    transcript = make_transcript(
-        tool_pair("Edit", file_path=APP), pending(SUBMIT_SUMMARY_TOOL, summary=GOOD)
-    )
 
-    check = gate.answer_tool(
-        "submit_summary", {"summary": GOOD}, transcript, make_timeline((0, BEFORE), (3, AFTER))
+    check = ask(
+        gate, "submit_summary", {"summary": GOOD}, tool_pair("Edit", file_path=APP), changed=True
     )
 
     assert check.answer.data["result"] == "validation_failed"
@@ -216,17 +230,10 @@ def test_submit_summary_judges_every_phase_not_just_the_answer(
     ids=["missing", "string", "object"],
 )
 def test_submit_summary_echoes_sorted_field_names_or_none(
-    fix_task: Task,
-    make_transcript: TranscriptOf,
-    make_timeline: TimelineOf,
-    arguments: dict[str, Any],
-    fields: list[str] | None,
+    fix_task: Task, ask: Ask, arguments: dict[str, Any], fields: list[str] | None
 ) -> None:
     """Only a summary object has field names to echo."""
-    gate = PhaseGate(fix_task, workdir=WORKDIR)
-    transcript = make_transcript(pending(SUBMIT_SUMMARY_TOOL, **arguments))
-
-    check = gate.answer_tool("submit_summary", arguments, transcript, make_timeline((0, BEFORE)))
+    check = ask(PhaseGate(fix_task, workdir=WORKDIR), "submit_summary", arguments)
 
     assert check.answer.data["attempted"] == {"tool": "submit_summary", "summary_fields": fields}
 
@@ -248,17 +255,12 @@ def test_submit_summary_echoes_sorted_field_names_or_none(
     ids=["output-phase", "zero", "word", "bool", "float", "superscript-digit", "missing"],
 )
 def test_a_phase_complete_call_without_a_work_phase_number_is_an_error(
-    fix_task: Task,
-    make_transcript: TranscriptOf,
-    make_timeline: TimelineOf,
-    arguments: dict[str, Any],
-    got: str,
+    fix_task: Task, ask: Ask, arguments: dict[str, Any], got: str
 ) -> None:
     """The call is not judged, says which numbers are valid, and costs no attempt."""
     gate = PhaseGate(fix_task, workdir=WORKDIR)
-    transcript = make_transcript(pending(PHASE_COMPLETE_TOOL, **arguments))
 
-    check = gate.answer_tool("phase_complete", arguments, transcript, make_timeline((0, BEFORE)))
+    check = ask(gate, "phase_complete", arguments)
 
     assert check.judgment is None
     assert not check.answer.ok
@@ -272,15 +274,11 @@ def test_a_phase_complete_call_without_a_work_phase_number_is_an_error(
     assert (gate.phase_attempts(1), gate.phase_attempts(2)) == (0, 0)
 
 
-def test_submit_summary_on_a_task_without_an_output_phase_is_an_error(
-    make_transcript: TranscriptOf, make_timeline: TimelineOf
-) -> None:
+def test_submit_summary_on_a_task_without_an_output_phase_is_an_error(ask: Ask) -> None:
     """There is no answer to judge."""
     task = Task(name="t", completion="tool", phases=(Phase(name="a", instructions="x"),))
-    gate = PhaseGate(task, workdir=WORKDIR)
-    transcript = make_transcript(pending(SUBMIT_SUMMARY_TOOL, summary={}))
 
-    check = gate.answer_tool("submit_summary", {"summary": {}}, transcript, make_timeline())
+    check = ask(PhaseGate(task, workdir=WORKDIR), "submit_summary", {"summary": {}})
 
     assert check.judgment is None
     assert (check.answer.data["result"], check.answer.data["error"]) == (
@@ -330,16 +328,11 @@ def test_after_max_attempts_rejected_calls_a_phase_is_no_longer_judged(
 
 
 @pytest.mark.parametrize("mode", ["single-query", "unstructured"])
-def test_outside_gate_mode_a_call_is_only_recorded(
-    fix_task: Task, make_transcript: TranscriptOf, make_timeline: TimelineOf, mode: Mode
-) -> None:
+def test_outside_gate_mode_a_call_is_only_recorded(fix_task: Task, ask: Ask, mode: Mode) -> None:
     """Nothing is judged at call time; the claim is judged once, when the run ends."""
     gate = PhaseGate(fix_task, workdir=WORKDIR, mode=mode)
-    transcript = make_transcript(pending(PHASE_COMPLETE_TOOL, phase=1, note="n"))
 
-    check = gate.answer_tool(
-        "phase_complete", {"phase": 1, "note": "n"}, transcript, make_timeline()
-    )
+    check = ask(gate, "phase_complete", {"phase": 1, "note": "n"})
 
     assert check.judgment is None
     assert check.answer.ok
@@ -348,7 +341,7 @@ def test_outside_gate_mode_a_call_is_only_recorded(
         "attempted": {"tool": "phase_complete", "phase": 1, "note": "n"},
         "action": "Noted; it is judged when the run ends. Go on with the next phase.",
     }
-    bad = gate.answer_tool("phase_complete", {"phase": 9}, transcript, make_timeline())
+    bad = ask(gate, "phase_complete", {"phase": 9})
     assert bad.answer.data["result"] == "error"
 
 

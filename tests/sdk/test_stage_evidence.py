@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.pipeline import CommandCheck, FileExists, MinLines
 from phasegate.sdk.stage_evidence import DiskEvidence
-from phasegate.sdk.workspace import WorkspaceObserver
 from phasegate.validators.exit_checks import StageEvidence, evaluate_all
 
-EMPTY = WorkspaceSnapshot()
+NO_CHANGES = WorkspaceDiff()
 
 
 @pytest.fixture
@@ -31,7 +30,7 @@ def work(tmp_path: Path) -> Path:
 
 def evidence_in(work: Path, **env: str) -> DiskEvidence:
     """Evidence for ``work`` with no changes and no tool calls."""
-    return DiskEvidence(work, baseline=EMPTY, current=EMPTY, tools={}, env=env)
+    return DiskEvidence(work, diff=NO_CHANGES, tools={}, env=env)
 
 
 def python(code: str) -> list[str]:
@@ -157,7 +156,7 @@ def test_a_command_reports_its_exit_code_and_output(work: Path, code: int) -> No
 
 
 def test_only_the_tail_of_a_long_output_is_kept(work: Path) -> None:
-    """The last 40 lines (and at most 4000 characters) survive."""
+    """The last 40 lines (and at most 2000 characters), as a check's detail shows them."""
     outcome = evidence_in(work).run_command(
         python("for i in range(1000): print('line', i)"), timeout=30
     )
@@ -276,23 +275,18 @@ def test_a_command_past_its_timeout_is_killed_with_everything_it_started(work: P
 
 
 def test_changed_paths_are_the_added_and_modified_files_not_the_deleted(work: Path) -> None:
-    """Between two real snapshots: deletions are not changes a glob can ask for."""
-    (work / "src").mkdir()
-    (work / "src" / "kept.py").write_text("a")
-    (work / "src" / "edited.py").write_text("a")
-    (work / "gone.md").write_text("a")
-    observer = WorkspaceObserver(work)
-    baseline = observer.snapshot()
-    (work / "src" / "edited.py").write_text("b")
-    (work / "gone.md").unlink()
-    (work / "new.md").write_text("n")
-    evidence = DiskEvidence(work, baseline=baseline, current=observer.snapshot(), tools={})
+    """Deletions are not changes a glob can ask for (taking snapshots from disk is
+    tests/sdk/test_workspace.py's subject)."""
+    baseline = WorkspaceSnapshot({"src/kept.py": "a", "src/edited.py": "a", "gone.md": "a"})
+    current = WorkspaceSnapshot({"src/kept.py": "a", "src/edited.py": "b", "new.md": "n"})
+    diff = WorkspaceDiff.between(baseline, current)
+    evidence = DiskEvidence(work, diff=diff, tools={})
     assert list(evidence.changed_paths()) == ["new.md", "src/edited.py"]
 
 
 def test_tool_successes_are_the_counts_handed_in(work: Path) -> None:
     """The runner counts the calls; the evidence passes them on."""
-    evidence = DiskEvidence(work, baseline=EMPTY, current=EMPTY, tools={"Edit": 2, "Read": 0})
+    evidence = DiskEvidence(work, diff=NO_CHANGES, tools={"Edit": 2, "Read": 0})
     assert dict(evidence.tool_successes()) == {"Edit": 2, "Read": 0}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +18,11 @@ from phasegate.phases.pipeline import (
     MinLines,
     ToolsUsed,
 )
+from phasegate.prompts.stages import failed_checks_json
 from phasegate.validators.exit_checks import (
     CheckOutcome,
     CommandOutcome,
     StageEvidence,
-    check_issues,
     describe,
     evaluate,
     evaluate_all,
@@ -444,7 +445,7 @@ def test_tools_used_with_no_tool_calls_at_all_says_so() -> None:
     assert outcome.detail == "Edit was not used successfully (no tool was used successfully)"
 
 
-# --- evaluate_all, check_issues, as_dict --------------------------------------------------------
+# --- evaluate_all, the feedback, as_dict ----------------------------------------------------------
 
 
 def test_evaluate_all_runs_every_check_in_order_and_reports_every_failure() -> None:
@@ -466,8 +467,8 @@ def test_evaluate_all_runs_every_check_in_order_and_reports_every_failure() -> N
     assert evidence.ran == [(("pytest",), 120.0)]
 
 
-def test_check_issues_gives_one_exit_condition_issue_per_failure_with_what_to_do() -> None:
-    """The message says what was found and what is needed; passed checks give nothing."""
+def test_the_feedback_gives_one_exit_condition_item_per_failure_with_what_to_do() -> None:
+    """Each failed check says what was found and what is needed; passed checks give nothing."""
     evidence = FakeEvidence(
         files={"architecture.md": "line\n" * 7},
         commands={("pytest", "-q"): CommandOutcome(1, "1 failed")},
@@ -481,22 +482,22 @@ def test_check_issues_gives_one_exit_condition_issue_per_failure_with_what_to_do
         ],
         evidence,
     )
-    issues = check_issues(outcomes)
-    assert [issue.code for issue in issues] == [IssueCode.EXIT_CONDITION_FAILED] * 3
-    assert [issue.message for issue in issues] == [
-        "architecture.md has 7 lines; it needs at least 20.",
-        "prd.md does not exist; create it.",
-        "`pytest -q` exited with 1; it must exit with 0.\nlast output:\n1 failed",
+    items = json.loads(failed_checks_json(outcomes))
+    assert [item["code"] for item in items] == [IssueCode.EXIT_CONDITION_FAILED.value] * 3
+    assert [(item["found"], item["fix"]) for item in items] == [
+        ("architecture.md has 7 lines", "it needs at least 20"),
+        ("prd.md does not exist", "create it"),
+        ("`pytest -q` exited with 1\nlast output:\n1 failed", "it must exit with 0"),
     ]
-    assert issues[0].requirement == "architecture.md has at least 20 lines"
-    assert [issue.field for issue in issues] == ["min_lines", "file_exists", "command"]
-    assert all(issue.phase is None for issue in issues)
+    assert items[0]["must_hold"] == "architecture.md has at least 20 lines"
+    assert [item["check"] for item in items] == ["min_lines", "file_exists", "command"]
+    assert all("phase" not in item for item in items)
 
 
-def test_check_issues_of_all_passing_outcomes_is_empty() -> None:
+def test_the_feedback_of_all_passing_outcomes_is_empty() -> None:
     """Nothing failed, nothing to say."""
     outcome = evaluate(FileExists(path="a.md"), FakeEvidence({"a.md": "x"}))
-    assert check_issues([outcome]) == []
+    assert json.loads(failed_checks_json([outcome])) == []
 
 
 def test_an_outcome_as_a_dict_has_exactly_its_report_fields() -> None:

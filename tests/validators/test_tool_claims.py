@@ -252,19 +252,31 @@ def test_in_tool_mode_a_typed_marker_and_printed_json_do_not_count(
     assert [p.completed_by for p in judgment.phases] == [None, None]
 
 
+@pytest.fixture
+def judge_tool_run(
+    make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+) -> Callable[[Task], Judgment]:
+    """``judge_tool_run(task)``: ``task`` judged on the tool-mode happy path (Edit, then
+    phase_complete, then submit_summary, with the edit on disk)."""
+
+    def run(task: Task) -> Judgment:
+        transcript = make_transcript(
+            UserText(text="prompt"),
+            tool_pair("Edit", file_path=APP),
+            tool_pair(PHASE_COMPLETE_TOOL, phase=1, note="edited"),
+            tool_pair(SUBMIT_SUMMARY_TOOL, summary=GOOD),
+        )
+        timeline = make_timeline((0, BEFORE), (7, AFTER))
+        return judge(task, transcript, timeline, workdir=WORKDIR)
+
+    return run
+
+
 def test_in_marker_mode_phase_complete_and_submit_summary_calls_do_not_count(
-    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+    fix_task: Task, judge_tool_run: Callable[[Task], Judgment]
 ) -> None:
     """The tool-mode happy path is marker_missing and json_missing when only markers count."""
-    transcript = make_transcript(
-        UserText(text="prompt"),
-        tool_pair("Edit", file_path=APP),
-        tool_pair(PHASE_COMPLETE_TOOL, phase=1, note="edited"),
-        tool_pair(SUBMIT_SUMMARY_TOOL, summary=GOOD),
-    )
-    timeline = make_timeline((0, BEFORE), (7, AFTER))
-
-    judgment = judge(in_mode(fix_task, "marker"), transcript, timeline, workdir=WORKDIR)
+    judgment = judge_tool_run(in_mode(fix_task, "marker"))
 
     assert phase_codes(judgment) == [[IssueCode.MARKER_MISSING], [IssueCode.JSON_MISSING]]
     assert judgment.phases[0].issues[0].requirement == (
@@ -274,18 +286,10 @@ def test_in_marker_mode_phase_complete_and_submit_summary_calls_do_not_count(
 
 
 def test_the_tool_mode_happy_path_is_accepted(
-    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+    fix_task: Task, judge_tool_run: Callable[[Task], Judgment]
 ) -> None:
     """Edit, phase_complete, submit_summary: accepted, with the answer as the output."""
-    transcript = make_transcript(
-        UserText(text="prompt"),
-        tool_pair("Edit", file_path=APP),
-        tool_pair(PHASE_COMPLETE_TOOL, phase=1, note="edited"),
-        tool_pair(SUBMIT_SUMMARY_TOOL, summary=GOOD),
-    )
-    timeline = make_timeline((0, BEFORE), (7, AFTER))
-
-    judgment = judge(in_mode(fix_task, "tool"), transcript, timeline, workdir=WORKDIR)
+    judgment = judge_tool_run(in_mode(fix_task, "tool"))
 
     assert phase_codes(judgment) == [[], []]
     assert judgment.output == GOOD

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from phasegate.metrics.stats import PhaseStats, RunStats
+from phasegate.metrics.stats import Outcomes, PhaseStats, RunStats
 
 MAX_OPEN_RUNS = 10_000
 """Runs kept open at once waiting for their ``run.completed``; older ones are dropped."""
@@ -144,14 +144,7 @@ class LogAggregator:
         phase = int(event["phase"])
         stats = self._phase(str(event["task"]), str(event["mode"]), phase)
         accepted = event["status"] == "accepted"
-        attempts = int(event.get("attempts") or 0)
-        stats.runs += 1
-        stats.accepted += accepted
-        stats.first_attempt += accepted and attempts == 1
-        stats.attempts += attempts
-        stats.input_tokens += int(event.get("input_tokens") or 0)
-        stats.output_tokens += int(event.get("output_tokens") or 0)
-        stats.cost_usd += float(event.get("cost_usd") or 0.0)
+        _count(stats, event, accepted)
         run = self._open.get(str(event["run_id"]))
         if accepted and run is not None and phase in run.completed:
             stats.to_completion_ms.add(_elapsed_ms(run.started, run.completed[phase]))
@@ -159,16 +152,9 @@ class LogAggregator:
     def _run_completed(self, event: dict[str, Any]) -> None:
         stats = self._run(str(event["task"]), str(event["mode"]))
         verdict = event["verdict"]
-        attempts = int(event.get("attempts") or 0)
-        stats.runs += 1
-        stats.accepted += verdict == "accepted"
+        attempts = _count(stats, event, verdict == "accepted")
         stats.errors += verdict == "error"
-        stats.first_attempt += verdict == "accepted" and attempts == 1
-        stats.attempts += attempts
         stats.mismatched += bool(event.get("findings"))
-        stats.input_tokens += int(event.get("input_tokens") or 0)
-        stats.output_tokens += int(event.get("output_tokens") or 0)
-        stats.cost_usd += float(event.get("cost_usd") or 0.0)
         stats.duration_ms.add(float(event.get("duration_ms") or 0))
         stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
         self._open.pop(str(event["run_id"]), None)
@@ -192,6 +178,19 @@ class LogAggregator:
         name = event.get("name")
         if isinstance(name, str):
             self.phase_names[(str(event["task"]), int(event["phase"]))] = name
+
+
+def _count(stats: Outcomes, event: dict[str, Any], accepted: bool) -> int:
+    """Count one finished phase or run (its ``*.completed`` event); its gate checks."""
+    attempts = int(event.get("attempts") or 0)
+    stats.runs += 1
+    stats.accepted += accepted
+    stats.first_attempt += accepted and attempts == 1
+    stats.attempts += attempts
+    stats.input_tokens += int(event.get("input_tokens") or 0)
+    stats.output_tokens += int(event.get("output_tokens") or 0)
+    stats.cost_usd += float(event.get("cost_usd") or 0.0)
+    return attempts
 
 
 def _timestamp(event: dict[str, Any]) -> str:

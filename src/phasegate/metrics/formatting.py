@@ -1,8 +1,16 @@
-"""How numbers read in every rendering of a report (terminal, Markdown, HTML)."""
+"""How numbers, names and the shared table rows read in every rendering of a report
+(terminal, Markdown, HTML)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from phasegate.modes import MODES
+
 MISSING = "–"
+PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
+                 "p50 to complete", "p95 to complete", "tool errors")  # fmt: skip
+MODE_COLUMNS = ("task", *MODES, "gate − single-query", "gate − unstructured")
 
 
 def percent(value: float | None) -> str:
@@ -27,3 +35,52 @@ def duration(ms: float | None) -> str:
     if ms >= 60_000:
         return f"{ms / 60_000:.3g} min"
     return f"{ms / 1000:.3g} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def group_label(group: dict[str, Any]) -> str:
+    """``task / mode`` of a summary group, without the part its grouping merged away."""
+    return " / ".join(str(part) for part in (group["task"], group["mode"]) if part is not None)
+
+
+def phase_name(phase: dict[str, Any]) -> str:
+    """A phase row's name, or ``phase N`` when the log never named it."""
+    return str(phase["name"]) if phase["name"] is not None else f"phase {phase['index']}"
+
+
+def phase_label(phase: dict[str, Any]) -> str:
+    """``1. edit``."""
+    return f"{phase['index']}. {phase_name(phase)}"
+
+
+def outcome_cells(row: dict[str, Any], rate: str) -> list[str]:
+    """Runs, the accepted share (``rate``), first-attempt share and mean attempts of a group
+    or phase row."""
+    return [
+        str(row["runs"]),
+        percent(row[rate]),
+        percent(row["first_attempt_rate"]),
+        number(row["mean_attempts"]),
+    ]
+
+
+def phase_cells(phase: dict[str, Any]) -> list[str]:
+    """A phase row under :data:`PHASE_COLUMNS`."""
+    times = phase["time_to_completion_ms"]
+    return [
+        phase_label(phase),
+        *outcome_cells(phase, "completion_rate"),
+        duration(times["p50"]),
+        duration(times["p95"]),
+        str(phase["tool_errors"]),
+    ]
+
+
+def comparison_cells(row: dict[str, Any]) -> list[str]:
+    """A mode-comparison row under :data:`MODE_COLUMNS`."""
+    rates = row["success_rate"]
+    return [
+        str(row["task"]),
+        *(percent(rates.get(mode)) for mode in MODES),
+        points(row["gate_minus_single_query"]),
+        points(row["gate_minus_unstructured"]),
+    ]

@@ -11,7 +11,18 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from phasegate.metrics.formatting import duration, number, percent, points
+from phasegate.metrics.formatting import (
+    MODE_COLUMNS,
+    PHASE_COLUMNS,
+    comparison_cells,
+    duration,
+    group_label,
+    number,
+    percent,
+    phase_cells,
+    phase_label,
+    phase_name,
+)
 from phasegate.metrics.svg import PALETTE, Bar, Segment, column_chart, row_chart
 
 CHARTS = ("completion-rate", "attempts", "time-to-completion", "mode-comparison")
@@ -77,7 +88,7 @@ def _completion_chart(groups: list[dict[str, Any]]) -> str:
             rate = phase["completion_rate"]
             if rate is None:  # failed tool calls seen, but no phase.completed: no rate
                 continue
-            label = f"{_label(group)} · {_phase_label(phase)}"
+            label = f"{group_label(group)} · {phase_label(phase)}"
             tip = f"{label}: {percent(rate)} completed, {phase['runs']} run(s)"
             bars.append(Bar(label, (Segment(rate, _mode_colour(group["mode"]), tip),)))
     modes = dict.fromkeys(group["mode"] for group in groups)
@@ -108,7 +119,7 @@ def _time_chart(groups: list[dict[str, Any]]) -> str:
     per_name: dict[str, dict[float, int]] = {}
     for group in groups:
         for phase in group["phases"]:
-            counts = per_name.setdefault(_phase_name(phase), {})
+            counts = per_name.setdefault(phase_name(phase), {})
             for bin_ in phase["time_to_completion_ms"]["histogram"]:
                 counts[bin_["from_ms"]] = counts.get(bin_["from_ms"], 0) + bin_["count"]
     per_name = {name: counts for name, counts in per_name.items() if any(counts.values())}
@@ -162,31 +173,22 @@ def _group_section(group: dict[str, Any]) -> str:
         ("run time p50 / p95", f"{duration(run_time['p50'])} / {duration(run_time['p95'])}"),
     ]  # fmt: skip
     phases = [
-        [_phase_label(p), p["runs"], percent(p["completion_rate"]),
-         percent(p["first_attempt_rate"]), number(p["mean_attempts"]),
-         duration(p["time_to_completion_ms"]["p50"]),
-         duration(p["time_to_completion_ms"]["p95"]), p["tool_errors"],
-         f"{p['input_tokens']} / {p['output_tokens']}", f"{p['cost_usd']:.4f}"]
+        [*phase_cells(p), f"{p['input_tokens']} / {p['output_tokens']}", f"{p['cost_usd']:.4f}"]
         for p in group["phases"]
-    ]  # fmt: skip
-    phase_table = _table(("phase", "runs", "completed", "first attempt", "mean attempts",
-                          "p50 to complete", "p95 to complete", "tool errors",
-                          "tokens in / out", "cost (USD)"), phases) if phases else ""  # fmt: skip
+    ]
+    phase_table = (
+        _table((*PHASE_COLUMNS, "tokens in / out", "cost (USD)"), phases) if phases else ""
+    )
     numbers_table = _table(("measure", "value"), [list(row) for row in numbers])
-    heading = escape(_label(group) or "all runs")
+    heading = escape(group_label(group) or "all runs")
     return f'<section class="group"><h3>{heading}</h3>{numbers_table}{phase_table}</section>'
 
 
 def _comparison_table(comparison: list[dict[str, Any]]) -> str:
     if not comparison:
         return ""
-    rows = [
-        [row["task"], *(percent(row["success_rate"].get(m)) for m in _MODE_COLOURS),
-         points(row["gate_minus_single_query"]), points(row["gate_minus_unstructured"])]
-        for row in comparison
-    ]  # fmt: skip
-    head = ("task", *_MODE_COLOURS, "gate − single-query", "gate − unstructured")
-    return f"<h2>Modes compared (success rate)</h2>{_table(head, rows)}"
+    rows = [comparison_cells(row) for row in comparison]
+    return f"<h2>Modes compared (success rate)</h2>{_table(MODE_COLUMNS, rows)}"
 
 
 def _table(head: tuple[str, ...], rows: list[list[Any]]) -> str:
@@ -198,18 +200,6 @@ def _table(head: tuple[str, ...], rows: list[list[Any]]) -> str:
 
 
 # -- words and numbers ----------------------------------------------------------------------
-def _label(group: dict[str, Any]) -> str:
-    return " / ".join(str(part) for part in (group["task"], group["mode"]) if part is not None)
-
-
-def _phase_name(phase: dict[str, Any]) -> str:
-    return str(phase["name"]) if phase["name"] is not None else f"phase {phase['index']}"
-
-
-def _phase_label(phase: dict[str, Any]) -> str:
-    return f"{phase['index']}. {_phase_name(phase)}"
-
-
 def _mode_colour(mode: str | None) -> str:
     return _MODE_COLOURS.get(mode or "", _ALL_MODES)
 

@@ -10,6 +10,7 @@ import gzip
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from phasegate.errors import UsageError
 
@@ -27,19 +28,18 @@ def log_lines(sources: list[str]) -> Iterator[bytes]:
         path = Path(source)
         try:
             with path.open("rb") as handle:
-                magic = handle.peek(2)[:2] if hasattr(handle, "peek") else b""
-                if magic == _GZIP_MAGIC:
-                    yield from _gzip_lines(path)
+                if handle.peek(2)[:2] == _GZIP_MAGIC:
+                    yield from _gzip_lines(handle)
                 else:
                     yield from handle
         except OSError as exc:
             raise UsageError(f"cannot read log {path}: {exc.strerror or exc}") from None
 
 
-def _gzip_lines(path: Path) -> Iterator[bytes]:
+def _gzip_lines(handle: BinaryIO) -> Iterator[bytes]:
     try:
-        with gzip.open(path, "rb") as handle:
-            yield from handle
+        with gzip.GzipFile(fileobj=handle, mode="rb") as unpacked:
+            yield from unpacked
     except (EOFError, gzip.BadGzipFile):
         # A truncated .gz (a log still being written, a cut-off upload): what was read counts.
         return

@@ -6,11 +6,16 @@ import io
 import json
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from phasegate.metrics.formatting import duration, number, percent, points
+from phasegate.metrics.formatting import (
+    MODE_COLUMNS,
+    PHASE_COLUMNS,
+    comparison_cells,
+    duration,
+    group_label,
+    outcome_cells,
+    percent,
+    phase_cells,
+)
 
 
 def render_json(summary: dict[str, Any]) -> str:
@@ -20,10 +25,6 @@ def render_json(summary: dict[str, Any]) -> str:
 
 RUN_COLUMNS = ("task", "mode", "runs", "success", "1st attempt", "mean attempts",
                "tool errors", "mismatch", "p50 run", "tokens in/out", "cost")  # fmt: skip
-PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
-                 "p50 to complete", "p95 to complete", "tool errors")  # fmt: skip
-MODE_COLUMNS = ("task", "gate", "single-query", "unstructured", "gate − single-query",
-                "gate − unstructured")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase"}
 
 
@@ -34,12 +35,12 @@ def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[
         ("Runs", RUN_COLUMNS, [_run_cells(group) for group in groups])
     ]
     sections += [
-        (f"{_label(group)}: phases", PHASE_COLUMNS, [_phase_cells(p) for p in group["phases"]])
+        (f"{group_label(group)}: phases", PHASE_COLUMNS, [phase_cells(p) for p in group["phases"]])
         for group in groups
         if group["phases"]
     ]
     if summary["mode_comparison"]:
-        rows = [_comparison_cells(row) for row in summary["mode_comparison"]]
+        rows = [comparison_cells(row) for row in summary["mode_comparison"]]
         sections.append(("Modes compared (success rate)", MODE_COLUMNS, rows))
     return sections
 
@@ -56,6 +57,11 @@ def render_markdown(summary: dict[str, Any]) -> str:
 
 def render_table(summary: dict[str, Any], *, width: int = 120, color: bool = False) -> str:
     """Tables drawn with rich, for a terminal."""
+    # Imported here: the other formats (and `phasegate report --format json`) do without.
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system="auto" if color else None)
     console.print(_totals(summary), markup=False)
@@ -75,49 +81,16 @@ def _totals(summary: dict[str, Any]) -> str:
     return f"{summary['runs']} run(s) from {summary['lines']} log line(s){note}."
 
 
-def _label(group: dict[str, Any]) -> str:
-    return " / ".join(str(part) for part in (group["task"], group["mode"]) if part is not None)
-
-
 def _run_cells(group: dict[str, Any]) -> list[str]:
     return [
         str(group["task"] or "all"),
         str(group["mode"] or "all"),
-        str(group["runs"]),
-        percent(group["success_rate"]),
-        percent(group["first_attempt_rate"]),
-        number(group["mean_attempts"]),
+        *outcome_cells(group, "success_rate"),
         str(group["tool_errors"]),
         percent(group["mismatch_rate"]),
         duration(group["duration_ms"]["p50"]),
         f"{group['input_tokens']}/{group['output_tokens']}",
         f"${group['cost_usd']:.4f}",
-    ]
-
-
-def _phase_cells(phase: dict[str, Any]) -> list[str]:
-    times = phase["time_to_completion_ms"]
-    return [
-        f"{phase['index']} {phase['name'] or ''}".strip(),
-        str(phase["runs"]),
-        percent(phase["completion_rate"]),
-        percent(phase["first_attempt_rate"]),
-        number(phase["mean_attempts"]),
-        duration(times["p50"]),
-        duration(times["p95"]),
-        str(phase["tool_errors"]),
-    ]
-
-
-def _comparison_cells(row: dict[str, Any]) -> list[str]:
-    rates = row["success_rate"]
-    return [
-        str(row["task"]),
-        percent(rates.get("gate")),
-        percent(rates.get("single-query")),
-        percent(rates.get("unstructured")),
-        points(row["gate_minus_single_query"]),
-        points(row["gate_minus_unstructured"]),
     ]
 
 

@@ -37,7 +37,7 @@ class Histogram:
         for bucket in sorted(self.buckets):
             seen += self.buckets[bucket]
             if seen >= rank:
-                return 0.0 if bucket == 0 else round(_GROWTH ** (bucket - 0.5), 1)
+                return round(_middle(bucket), 1)
         return None  # pragma: no cover - rank never exceeds count
 
     def bins(self, edges: list[float]) -> list[int]:
@@ -45,18 +45,24 @@ class Histogram:
         into the last bin."""
         counts = [0] * (len(edges) - 1)
         for bucket, count in self.buckets.items():
-            value = 0.0 if bucket == 0 else _GROWTH ** (bucket - 0.5)
+            value = _middle(bucket)
             index = next((i for i in range(len(edges) - 1) if value < edges[i + 1]), -1)
             counts[index] += count
         return counts
+
+
+def _middle(bucket: int) -> float:
+    """The value a bucket stands for: its geometric middle (0 for bucket 0)."""
+    return 0.0 if bucket == 0 else _GROWTH ** (bucket - 0.5)
 
 
 Stats = TypeVar("Stats", Histogram, "PhaseStats", "RunStats")
 
 
 @dataclass(slots=True)
-class PhaseStats:
-    """One phase of one task in one mode, over many runs."""
+class Outcomes:
+    """What phases and runs both count: how many ended, how many were accepted (at once),
+    the gate checks they took, failed tool calls, tokens and cost."""
 
     runs: int = 0
     accepted: int = 0
@@ -66,23 +72,21 @@ class PhaseStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+
+
+@dataclass(slots=True)
+class PhaseStats(Outcomes):
+    """One phase of one task in one mode, over many runs."""
+
     to_completion_ms: Histogram = field(default_factory=Histogram)
 
 
 @dataclass(slots=True)
-class RunStats:
+class RunStats(Outcomes):
     """Whole runs of one task in one mode."""
 
-    runs: int = 0
-    accepted: int = 0
-    first_attempt: int = 0
-    attempts: int = 0
     errors: int = 0
     mismatched: int = 0
-    tool_errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
     duration_ms: Histogram = field(default_factory=Histogram)
     attempts_histogram: dict[int, int] = field(default_factory=dict)
 

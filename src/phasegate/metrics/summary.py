@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from phasegate.metrics.aggregate import LogAggregator
-from phasegate.metrics.stats import Histogram, PhaseStats, RunStats, merge
+from phasegate.metrics.stats import Histogram, Outcomes, PhaseStats, RunStats, merge
 from phasegate.modes import MODES
 
 GroupBy = Literal["task", "mode", "phase"]
@@ -64,47 +64,44 @@ def summarize(aggregator: LogAggregator, by: GroupBy = "phase") -> dict[str, Any
     }
 
 
-def _run_fields(stats: RunStats) -> dict[str, Any]:
+def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
+    """The fields runs and phases share; ``rate`` names the share accepted."""
     return {
         "runs": stats.runs,
-        "accepted": stats.accepted,
-        "errors": stats.errors,
-        "success_rate": _rate(stats.accepted, stats.runs),
+        rate: _rate(stats.accepted, stats.runs),
         "first_attempt_rate": _rate(stats.first_attempt, stats.runs),
         "mean_attempts": _mean(stats.attempts, stats.runs),
         "tool_errors": stats.tool_errors,
-        "mismatch_rate": _rate(stats.mismatched, stats.runs),
         "input_tokens": stats.input_tokens,
         "output_tokens": stats.output_tokens,
         "cost_usd": round(stats.cost_usd, 6),
+    }
+
+
+def _run_fields(stats: RunStats) -> dict[str, Any]:
+    return {
+        **_outcome_fields(stats, "success_rate"),
+        "accepted": stats.accepted,
+        "errors": stats.errors,
+        "mismatch_rate": _rate(stats.mismatched, stats.runs),
         "duration_ms": _quantiles(stats.duration_ms),
         "attempts_histogram": {str(k): v for k, v in sorted(stats.attempts_histogram.items())},
     }
 
 
 def _phase_fields(index: int, name: str | None, stats: PhaseStats) -> dict[str, Any]:
+    histogram = stats.to_completion_ms.bins([*TIME_EDGES_MS, float("inf")])
     return {
         "index": index,
         "name": name,
-        "runs": stats.runs,
-        "completion_rate": _rate(stats.accepted, stats.runs),
-        "first_attempt_rate": _rate(stats.first_attempt, stats.runs),
-        "mean_attempts": _mean(stats.attempts, stats.runs),
+        **_outcome_fields(stats, "completion_rate"),
         "time_to_completion_ms": {
             **_quantiles(stats.to_completion_ms),
             "histogram": [
                 {"from_ms": low, "count": count}
-                for low, count in zip(
-                    TIME_EDGES_MS,
-                    stats.to_completion_ms.bins([*TIME_EDGES_MS, float("inf")]),
-                    strict=True,
-                )
+                for low, count in zip(TIME_EDGES_MS, histogram, strict=True)
             ],
         },
-        "tool_errors": stats.tool_errors,
-        "input_tokens": stats.input_tokens,
-        "output_tokens": stats.output_tokens,
-        "cost_usd": round(stats.cost_usd, 6),
     }
 
 

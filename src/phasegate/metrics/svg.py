@@ -67,7 +67,7 @@ def column_chart(
     ticks = _ticks(max(bar.total for bar in bars))
     scale = (bottom - top) / ticks[-1]
     slot = (right - left) / len(bars)
-    body = [legend_svg, _y_axis(ticks, left, right, bottom, scale, str)]
+    body = [legend_svg, _y_axis(ticks, left, right, bottom, scale)]
     for i, bar in enumerate(bars):
         x, y = left + i * slot + slot * 0.15, float(bottom)
         for segment in bar.segments:
@@ -156,8 +156,8 @@ def _legend(entries: Sequence[tuple[str, str]], top: int) -> tuple[str, int]:
     return "".join(parts), y + _LEGEND_ROW
 
 
-def _y_axis(ticks: list[float], left: int, right: int, bottom: int, scale: float,
-            label: Callable[[float], str]) -> str:  # fmt: skip
+def _y_axis(ticks: list[float], left: int, right: int, bottom: int, scale: float) -> str:
+    """Horizontal grid lines at ``ticks``, labelled with the counts."""
     lines = []
     for value in ticks:
         y = bottom - value * scale
@@ -165,7 +165,7 @@ def _y_axis(ticks: list[float], left: int, right: int, bottom: int, scale: float
         lines.append(
             f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{colour}"/>'
         )
-        lines.append(_text(left - 6, y + 4, label(value), anchor="end", size=11))
+        lines.append(_text(left - 6, y + 4, str(value), anchor="end", size=11))
     return "".join(lines)
 
 

@@ -32,7 +32,8 @@ SUBMIT_SUMMARY_TOOL = f"mcp__{TOOL_SERVER}__{SUBMIT_SUMMARY}"
 """The full tool name the model calls to hand in the output phase's JSON."""
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 """Claude Code's tool for schema-constrained output (``output_format``)."""
-COMPLETION_TOOLS = frozenset({PHASE_COMPLETE_TOOL, SUBMIT_SUMMARY_TOOL})
+_FULL_NAMES = {PHASE_COMPLETE: PHASE_COMPLETE_TOOL, SUBMIT_SUMMARY: SUBMIT_SUMMARY_TOOL}
+COMPLETION_TOOLS = frozenset(_FULL_NAMES.values())
 
 
 def counts_markers(completion: Completion) -> bool:
@@ -65,4 +66,4 @@ def answer_ways(completion: Completion, *, structured_output: bool) -> tuple[Ans
 
 def full_tool_name(name: str) -> str:
     """``phase_complete`` → ``mcp__phasegate__phase_complete``; other names unchanged."""
-    return f"mcp__{TOOL_SERVER}__{name}" if name in (PHASE_COMPLETE, SUBMIT_SUMMARY) else name
+    return _FULL_NAMES.get(name, name)

@@ -8,6 +8,7 @@ is complete when the agent prints JSON that satisfies the schema.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -154,6 +155,6 @@ class Task(BaseModel):
 
 def refuse_repeated_names(kind: str, names: list[str]) -> None:
     """A ValueError naming the repeated ones, when ``names`` (of phases, stages) repeat."""
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
         raise ValueError(f"{kind} names must be unique; repeated: {', '.join(repeated)}")

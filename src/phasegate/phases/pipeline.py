@@ -45,7 +45,7 @@ from pydantic import (
 
 from phasegate.errors import TaskFileError
 from phasegate.phases.model import Task, refuse_repeated_names
-from phasegate.phases.schemas import checked_schema, schema_from_file_value
+from phasegate.phases.schemas import base_dir, checked_schema, schema_from_file_value
 
 DEFAULT_RETRY = 2
 """Feedback rounds a stage gets after its first failed check, unless ``on_fail`` says."""
@@ -96,7 +96,7 @@ class JsonValid(_Check):
     path: WorkdirPath
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)  # merged with _Check's
 
     @field_validator("schema_", mode="before")
     @classmethod
@@ -221,7 +221,7 @@ class Stage(BaseModel):
     def _load_task(cls, value: object, info: ValidationInfo) -> object:
         from phasegate.phases.loading import load_task, task_from_mapping
 
-        base = Path((info.context or {}).get("base_dir", Path.cwd()))
+        base = base_dir(info)
         try:
             if isinstance(value, str | Path):
                 value = load_task(base / value)
@@ -261,8 +261,7 @@ class Stage(BaseModel):
             return data
         if data.get("prompt") is not None:
             raise ValueError("give prompt or prompt_file, not both")
-        base = Path((info.context or {}).get("base_dir", Path.cwd()))
-        file = base / data["prompt_file"]
+        file = base_dir(info) / data["prompt_file"]
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -1,4 +1,8 @@
-"""JSON Schemas inside task and pipeline files: inline, or a file relative to the file."""
+"""JSON Schemas inside task and pipeline files: inline, or a file relative to the file.
+
+Files named inside a task or pipeline file (schemas, prompt files, task files) are found
+relative to it: the loader passes its directory as ``base_dir`` in the validation context.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,15 @@ import jsonschema
 from pydantic import ValidationInfo
 
 
+def base_dir(info: ValidationInfo) -> Path:
+    """The directory of the file being loaded (the working directory for data from code)."""
+    return Path((info.context or {}).get("base_dir", Path.cwd()))
+
+
 def schema_from_file_value(value: object, info: ValidationInfo) -> object:
     """A schema field's value with a path (relative to the file being loaded) read in."""
     if isinstance(value, str | Path):
-        base = (info.context or {}).get("base_dir", Path.cwd())
-        return read_schema_file(Path(base) / value)
+        return read_schema_file(base_dir(info) / value)
     return value
 
 

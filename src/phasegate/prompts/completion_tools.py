@@ -66,17 +66,11 @@ def completion_tools(task: Task) -> tuple[ToolSpec, ...]:
                     "answer is JSON whose result is success or validation_failed (with the "
                     f"issues to fix) and whose action says what to do next. Work phases: {phases}."
                 ),
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        # A quoted number is accepted (see tool_claim): let it reach us.
-                        "phase": {
-                            "type": ["integer", "string"],
-                            "description": "The phase number.",
-                        },
-                        "note": {"type": "string", "description": "One line: what you did."},
-                    },
-                },
+                input_schema=_loose_input(
+                    # A quoted number is accepted (see tool_claim): let it reach us.
+                    phase=(["integer", "string"], "The phase number."),
+                    note=("string", "One line: what you did."),
+                ),
             )
         )
     output = task.output_phase
@@ -91,19 +85,22 @@ def completion_tools(task: Task) -> tuple[ToolSpec, ...]:
                     f"and must satisfy this JSON Schema: {schema}. It is checked at once "
                     "against the schema and against what you really did."
                 ),
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        # So is the object sent as a JSON string (see answers).
-                        "summary": {
-                            "type": ["object", "string"],
-                            "description": "The answer object.",
-                        }
-                    },
-                },
+                # An object sent as a JSON string is accepted too (see answers).
+                input_schema=_loose_input(summary=(["object", "string"], "The answer object.")),
             )
         )
     return tuple(tools)
+
+
+def _loose_input(**properties: tuple[str | list[str], str]) -> dict[str, Any]:
+    """An input schema of typed, described properties, none required (see the module doc)."""
+    return {
+        "type": "object",
+        "properties": {
+            name: {"type": kind, "description": description}
+            for name, (kind, description) in properties.items()
+        },
+    }
 
 
 def success_answer(task: Task, attempted: dict[str, Any], index: int) -> ToolAnswer:

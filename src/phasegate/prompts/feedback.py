@@ -23,7 +23,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY, answer_ways, claim_ways
+from phasegate.phases.completion import (
+    PHASE_COMPLETE,
+    STRUCTURED_OUTPUT_TOOL,
+    SUBMIT_SUMMARY,
+    answer_ways,
+    claim_ways,
+)
 from phasegate.phases.markers import marker_line
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
@@ -117,7 +123,7 @@ def answer_step(task: Task) -> str:
     output = task.output_phase
     structured = output is not None and output.structured_output
     words = {
-        "structured_output": "call StructuredOutput with the object",
+        "structured_output": f"call {STRUCTURED_OUTPUT_TOOL} with the object",
         "submit_summary": f"call {SUBMIT_SUMMARY}(summary=...) with the object",
         "text": "print the object in a ```json block",
     }

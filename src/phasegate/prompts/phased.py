@@ -81,17 +81,16 @@ def _phase_block(task: Task, phase: Phase, templates: PromptTemplates) -> str:
                 else ""
             ),
         )
+    line = marker_line(index, phase.marker)
     return templates.render(
         "work_phase.md",
         index=index,
         name_upper=phase.name.upper(),
         instructions=phase.instructions.strip(),
         requirements=_requirements(phase),
-        marker_line=marker_line(index, phase.marker),
+        marker_line=line,  # not in the bundled text; there for an override to use
         how_to_complete=templates.render(
-            f"complete_{task.completion}.md",
-            index=index,
-            marker_line=marker_line(index, phase.marker),
+            f"complete_{task.completion}.md", index=index, marker_line=line
         ).strip(),
     )
 

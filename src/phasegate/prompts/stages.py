@@ -4,7 +4,7 @@ Each is rendered from an editable template (``stage.md``, ``stage_feedback.md``,
 ``stage_revision.md``, ``pipeline_resume.md``). A stage that runs a phased task embeds the
 task's phased prompt; its checks are listed so the agent knows what "done" means before it
 starts. Failures go back as JSON (the ADR-007 shape the phase gate uses): each failed check
-with its code, what must hold and what was found.
+with its code, what must hold, what was found and what would fix it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.phased import phased_prompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.validators.exit_checks import CheckOutcome, describe
+from phasegate.validators.exit_checks import CheckOutcome, describe, describe_task
 from phasegate.validators.issues import IssueCode
 
 
@@ -26,7 +26,7 @@ def stage_prompt(pipeline: Pipeline, index: int, templates: PromptTemplates) -> 
     checks = [f"- {describe(check)}" for check in stage.exit_when]
     if stage.task is not None:
         parts.append(phased_prompt(stage.task, templates).strip())
-        checks.append(f"- every phase of task {stage.task.name} is accepted by the gate")
+        checks.append(f"- {describe_task(stage.task.name)}")
     return templates.render(
         "stage.md",
         number=index + 1,
@@ -39,13 +39,15 @@ def stage_prompt(pipeline: Pipeline, index: int, templates: PromptTemplates) -> 
 
 
 def failed_checks_json(outcomes: Sequence[CheckOutcome]) -> str:
-    """The failed checks as the JSON block feedback carries."""
+    """The failed checks as the JSON block feedback carries; ``fix`` (the outcome's remedy)
+    only when there is one."""
     failed = [
         {
             "code": IssueCode.EXIT_CONDITION_FAILED.value,
             "check": outcome.kind,
             "must_hold": outcome.description,
             "found": outcome.detail,
+            **({"fix": outcome.remedy} if outcome.remedy else {}),
         }
         for outcome in outcomes
         if not outcome.ok

@@ -7,6 +7,7 @@ failed. Progress goes to stderr, results to stdout, so ``--json`` output can be 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -15,12 +16,24 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from phasegate.errors import PhasegateError, UsageError
-from phasegate.sdk.cli_options import AgentOption, PromptsDir
+from phasegate.sdk.cli_options import (
+    AgentOption,
+    CliPath,
+    JsonOutput,
+    LogFile,
+    Model,
+    PromptsDir,
+    Quiet,
+    Retries,
+    Script,
+    Workdir,
+)
 from phasegate.sdk.pipeline_cli import app as pipeline_app
 from phasegate.sdk.report_command import report_command
 
 if TYPE_CHECKING:
     from phasegate.sdk.agent import Agent
+    from phasegate.sdk.event_log import LogFormat
     from phasegate.sdk.events import EventSink, RunEvent
     from phasegate.sdk.report import RunReport
 
@@ -72,9 +85,7 @@ def check(
 @app.command()
 def run(
     task_file: Annotated[Path, typer.Argument(metavar="TASK", help="Task file (YAML or JSON).")],
-    workdir: Annotated[
-        Path, typer.Option("--workdir", "-w", help="Directory the agent works in.")
-    ] = Path(),
+    workdir: Workdir = Path(),
     mode: Annotated[
         ModeOption, typer.Option(help="gate, single-query or unstructured.")
     ] = ModeOption.gate,
@@ -82,39 +93,26 @@ def run(
     agent: Annotated[
         AgentOption, typer.Option(help="Which agent runs the task.")
     ] = AgentOption.claude,
-    script: Annotated[
-        Path | None, typer.Option(help="Script of model replies, for --agent scripted.")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Claude model name (claude agent).")] = None,
+    script: Script = None,
+    model: Model = None,
     timeout: Annotated[
         float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
     ] = 1800.0,
-    cli_path: Annotated[
-        Path | None, typer.Option(help="Claude Code CLI to run instead of the bundled one.")
-    ] = None,
+    cli_path: CliPath = None,
     max_cost: Annotated[
         float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
     ] = None,
-    retries: Annotated[
-        int, typer.Option(min=0, help="Session restarts after a transient failure (API, crash).")
-    ] = 2,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print the run report as JSON.")
-    ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
-    ] = False,
+    retries: Retries = 2,
+    json_output: JsonOutput = False,
+    quiet: Quiet = False,
     prompts_dir: PromptsDir = None,
-    log_file: Annotated[
-        Path | None,
-        typer.Option(help="Append every run event to this file, one line each (docs/events.md)."),
-    ] = None,
+    log_file: LogFile = None,
     log_format: Annotated[
         LogFormatOption, typer.Option(help="json (one object a line) or console.")
     ] = LogFormatOption.json,
     otel: Annotated[
         bool,
-        typer.Option(help="Export spans and metrics to OpenTelemetry (needs phasegate[otel])."),
+        typer.Option(help="Export spans and metrics to OpenTelemetry (needs phasegate\\[otel])."),
     ] = False,
 ) -> None:
     """Run a phased task with an agent and gate every phase on evidence.
@@ -128,38 +126,31 @@ def run(
 
     task = load_task(task_file)
     if agent is AgentOption.scripted:
-        chosen = _scripted_agent(script)
+        chosen = scripted_agent(script)
     else:
         from phasegate.sdk.claude_agent import ClaudeAgent
 
         chosen = ClaudeAgent(
             model=model, timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost
         )
-    from phasegate.sdk.event_log import EventLog
-    from phasegate.sdk.events import fan_out
-
-    sinks: list[EventSink] = [] if quiet else [print_progress]
-    log = EventLog(file=log_file, log_format=log_format.value) if log_file else None
-    if log is not None:
-        sinks.append(log)
-    if otel:
-        from phasegate.sdk.otel import OtelSink
-
-        sinks.append(OtelSink())
-    runner = Runner(
-        chosen,
-        mode=mode.value,
-        max_attempts=max_attempts,
-        prompts_dir=prompts_dir,
-        on_event=fan_out(sinks),
-        retry=RetryPolicy(session_retries=retries, max_total=timeout),
-        timeout=timeout,
-    )
-    try:
+    with contextlib.ExitStack() as stack:
+        sink = event_sink(
+            stack,
+            quiet=quiet,
+            log_file=log_file,
+            log_format="console" if log_format is LogFormatOption.console else "json",
+            otel=otel,
+        )
+        runner = Runner(
+            chosen,
+            mode=mode.value,
+            max_attempts=max_attempts,
+            prompts_dir=prompts_dir,
+            on_event=sink,
+            retry=RetryPolicy(session_retries=retries, max_total=timeout),
+            timeout=timeout,
+        )
         report = runner.run_sync(task, workdir)
-    finally:
-        if log is not None:
-            log.close()
     if json_output:
         typer.echo(report.model_dump_json(indent=2))
     else:
@@ -221,13 +212,40 @@ app.command("report")(report_command)
 app.add_typer(pipeline_app, name="pipeline")
 
 
-def _scripted_agent(script: Path | None) -> Agent:
+def scripted_agent(script: Path | None, *, continue_script: bool = False) -> Agent:
+    """The in-process scripted agent for ``--agent scripted --script FILE``."""
     from phasegate.testing.script import load_script
     from phasegate.testing.scripted_agent import ScriptedAgent
 
     if script is None:
         raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
-    return ScriptedAgent(load_script(script))
+    return ScriptedAgent(load_script(script), continue_script=continue_script)
+
+
+def event_sink(
+    stack: contextlib.ExitStack,
+    *,
+    quiet: bool,
+    log_file: Path | None,
+    log_format: LogFormat = "json",
+    otel: bool = False,
+) -> EventSink | None:
+    """Where a command's events go: progress lines (unless ``quiet``), the log file (closed
+    with ``stack``), OpenTelemetry."""
+    from phasegate.sdk.events import fan_out
+
+    sinks: list[EventSink] = [] if quiet else [print_progress]
+    if log_file is not None:
+        from phasegate.sdk.event_log import EventLog
+
+        log = EventLog(file=log_file, log_format=log_format)
+        stack.callback(log.close)
+        sinks.append(log)
+    if otel:
+        from phasegate.sdk.otel import OtelSink
+
+        sinks.append(OtelSink())
+    return fan_out(sinks)
 
 
 def format_report(report: RunReport) -> str:

@@ -70,12 +70,10 @@ def _run(
         shutil.copytree(example / "project", work, dirs_exist_ok=True)
         if agent == "scripted":
             return Runner(ScriptedAgent(script), mode=mode, on_event=progress).run_sync(task, work)
-        from phasegate.sdk.claude_agent import ClaudeAgent
         from phasegate.testing.model_server import ScriptedModelServer
 
         with ScriptedModelServer(script) as server:
-            claude = ClaudeAgent(env=server.env(), timeout=120, request_timeout=30, api_retries=0)
-            return Runner(claude, mode=mode, on_event=progress).run_sync(task, work)
+            return Runner(server.claude_agent(), mode=mode, on_event=progress).run_sync(task, work)
 
 
 def _account(echo: Callable[[str], object], title: str, report: RunReport, task: Task) -> None:

@@ -48,8 +48,9 @@ class EventLog:
 
     ``file``: append to this path (created if missing); otherwise ``stream`` (default
     stderr). ``log_format``: ``json`` (one object a line) or ``console``. ``processors`` run
-    after redaction and before rendering. ``logger``: a structlog logger of your own; events
-    are then handed to its ``info`` (redacted first) and your configuration renders them.
+    after redaction and before rendering. ``logger``: a structlog logger of your own (given
+    alone); events are then handed to its ``info`` (redacted first) and your configuration
+    renders and writes them.
     """
 
     def __init__(
@@ -63,6 +64,11 @@ class EventLog:
     ) -> None:
         if log_format not in ("json", "console"):
             raise UsageError(f"unknown log format {log_format!r}; choose json or console")
+        if logger is not None and (file is not None or stream is not None or processors):
+            raise UsageError(
+                "EventLog: your own logger renders and writes the events itself; pass it "
+                "without file, stream or processors (configure those in structlog instead)"
+            )
         self._writer = _AppendWriter(Path(file)) if file is not None else _StreamWriter(stream)
         self._secrets = _environment_secrets(os.environ)
         renderer: Processor = (

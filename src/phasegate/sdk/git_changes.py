@@ -20,8 +20,6 @@ from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.sdk.workspace import in_skipped_dir, is_git_work_tree
 
-__all__ = ["disk_changes_since", "is_git_work_tree"]
-
 _TIMEOUT_SECONDS = 60
 
 

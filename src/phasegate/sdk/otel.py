@@ -96,6 +96,7 @@ class OtelSink:
     def _phase_completed(self, event: RunEvent, run_span: Any, common: dict[str, str]) -> None:
         fields = event.fields
         index = int(fields["phase"])
+        start = self._phase_starts.pop((event.run_id, index), None)
         attributes: dict[str, Any] = {
             **common,
             "phasegate.phase": index,
@@ -103,21 +104,21 @@ class OtelSink:
             "phasegate.phase.status": str(fields["status"]),
         }
         self._completions.add(1, attributes)
-        self._attempts.record(int(fields.get("attempts") or 0), attributes)
+        self._attempts.record(_count(fields, "attempts"), attributes)
         if run_span is None:
             return
-        start = self._phase_starts.pop((event.run_id, index), _nanos(event.timestamp))
+        if start is None:
+            start = _nanos(event.timestamp)
         context = self._trace.set_span_in_context(run_span)
         span = self._tracer.start_span(f"phase {fields['name']}", context=context,
                                        start_time=start, attributes={
             **attributes,
-            "phasegate.phase.attempts": int(fields.get("attempts") or 0),
-            "gen_ai.usage.input_tokens": int(fields.get("input_tokens") or 0),
-            "gen_ai.usage.output_tokens": int(fields.get("output_tokens") or 0),
+            "phasegate.phase.attempts": _count(fields, "attempts"),
+            **_usage(fields),
         })  # fmt: skip
         if fields["status"] == "rejected":
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "rejected"))
-        span.end(end_time=start + int(fields.get("duration_ms") or 0) * 1_000_000)
+        span.end(end_time=start + _count(fields, "duration_ms") * 1_000_000)
 
     def _run_completed(self, event: RunEvent, span: Any, common: dict[str, str]) -> None:
         fields = event.fields
@@ -125,24 +126,33 @@ class OtelSink:
         base = {**common, "gen_ai.operation.name": "invoke_agent", "gen_ai.system": _SYSTEM}
         for kind in ("input", "output"):
             self._tokens.record(
-                int(fields.get(f"{kind}_tokens") or 0), {**base, "gen_ai.token.type": kind}
+                _count(fields, f"{kind}_tokens"), {**base, "gen_ai.token.type": kind}
             )
-        self._duration.record(int(fields.get("duration_ms") or 0) / 1000, base)
+        self._duration.record(_count(fields, "duration_ms") / 1000, base)
         self._runs.add(1, {**common, "phasegate.verdict": verdict})
         if fields.get("cost_usd") is not None:
             self._cost.add(float(fields["cost_usd"]), common)
         if span is None:
             return
-        span.set_attributes({
-            "phasegate.verdict": verdict,
-            "gen_ai.usage.input_tokens": int(fields.get("input_tokens") or 0),
-            "gen_ai.usage.output_tokens": int(fields.get("output_tokens") or 0),
-        })  # fmt: skip
+        span.set_attributes({"phasegate.verdict": verdict, **_usage(fields)})
         if verdict != "accepted":
             message = str(fields.get("error") or verdict)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
         span.end(end_time=_nanos(event.timestamp))
         del self._runs_open[event.run_id]
+
+
+def _count(fields: dict[str, Any], name: str) -> int:
+    """A whole-number field of an event; 0 when missing or null."""
+    return int(fields.get(name) or 0)
+
+
+def _usage(fields: dict[str, Any]) -> dict[str, int]:
+    """The GenAI token attributes of a phase or run span."""
+    return {
+        "gen_ai.usage.input_tokens": _count(fields, "input_tokens"),
+        "gen_ai.usage.output_tokens": _count(fields, "output_tokens"),
+    }
 
 
 def _nanos(timestamp: str) -> int:

@@ -16,11 +16,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from phasegate.errors import UsageError
-from phasegate.sdk.cli_options import AgentOption, PromptsDir
+from phasegate.sdk.cli_options import (
+    AgentOption,
+    CliPath,
+    JsonOutput,
+    LogFile,
+    Model,
+    PromptsDir,
+    Quiet,
+    Retries,
+    Script,
+    Workdir,
+)
 
 if TYPE_CHECKING:
     from phasegate.sdk.agent import Agent
-    from phasegate.sdk.events import EventSink
     from phasegate.sdk.pipeline_report import PipelineReport
     from phasegate.sdk.pipeline_runner import PipelineRunner
 
@@ -41,11 +51,7 @@ class IsolationOption(StrEnum):
 PipelineFile = Annotated[
     Path, typer.Argument(metavar="PIPELINE", help="Pipeline file (YAML or JSON).")
 ]
-Workdir = Annotated[Path, typer.Option("--workdir", "-w", help="Directory the agent works in.")]
 AgentChoice = Annotated[AgentOption, typer.Option("--agent", help="Which agent runs the stages.")]
-Script = Annotated[
-    Path | None, typer.Option("--script", help="Script of model replies, for --agent scripted.")
-]
 ModelScript = Annotated[
     Path | None,
     typer.Option(
@@ -54,21 +60,8 @@ ModelScript = Annotated[
         "replaying this script (no key, no network).",
     ),
 ]
-Model = Annotated[str | None, typer.Option(help="Claude model name (claude agent).")]
 Timeout = Annotated[
     float, typer.Option(min=1, help="Seconds this run (or resume) may take, retries included.")
-]
-CliPath = Annotated[
-    Path | None, typer.Option(help="Claude Code CLI to run instead of the bundled one.")
-]
-Retries = Annotated[
-    int, typer.Option(min=0, help="Session restarts after a transient failure (API, crash).")
-]
-JsonOutput = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]
-LogFile = Annotated[
-    Path | None,
-    typer.Option(help="Append every event to this file, one JSON line each (docs/events.md)."),
 ]
 
 
@@ -181,27 +174,20 @@ def _runner(
     quiet: bool,
     prompts_dir: Path | None,
     log_file: Path | None,
-    isolation: str | None,
+    isolation: str,
 ) -> Iterator[PipelineRunner]:
     """The runner the options describe, with its model server and log open while it runs."""
-    from phasegate.sdk.cli import print_progress
-    from phasegate.sdk.event_log import EventLog
-    from phasegate.sdk.events import fan_out
+    from phasegate.sdk.cli import event_sink
     from phasegate.sdk.pipeline_runner import PipelineRunner
     from phasegate.sdk.retry import RetryPolicy
 
     with contextlib.ExitStack() as stack:
         chosen = _agent(stack, agent, script, model_script, model, timeout, cli_path, isolation)
-        sinks: list[EventSink] = [] if quiet else [print_progress]
-        if log_file is not None:
-            log = EventLog(file=log_file)
-            stack.callback(log.close)
-            sinks.append(log)
         yield PipelineRunner(
             chosen,
             isolation="process" if isolation == "process" else "session",
             prompts_dir=prompts_dir,
-            on_event=fan_out(sinks),
+            on_event=event_sink(stack, quiet=quiet, log_file=log_file),
             retry=RetryPolicy(session_retries=retries, max_total=timeout),
             timeout=timeout,
         )
@@ -215,17 +201,14 @@ def _agent(
     model: str | None,
     timeout: float,
     cli_path: Path | None,
-    isolation: str | None,
+    isolation: str,
 ) -> Agent:
     if agent is AgentOption.scripted:
         if model_script is not None:
             raise UsageError("--model-script runs the real CLI: drop --agent scripted")
-        if script is None:
-            raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
-        from phasegate.testing.script import load_script
-        from phasegate.testing.scripted_agent import ScriptedAgent
+        from phasegate.sdk.cli import scripted_agent
 
-        return ScriptedAgent(load_script(script), continue_script=isolation == "process")
+        return scripted_agent(script, continue_script=isolation == "process")
     if script is not None:
         raise UsageError("--script is for --agent scripted; for the real CLI use --model-script")
     from phasegate.sdk.claude_agent import ClaudeAgent
@@ -235,9 +218,7 @@ def _agent(
     from phasegate.testing.model_server import ScriptedModelServer
 
     server = stack.enter_context(ScriptedModelServer(model_script))
-    return ClaudeAgent(
-        env=server.env(), timeout=timeout, cli_path=cli_path, request_timeout=30, api_retries=0
-    )
+    return server.claude_agent(timeout=timeout, cli_path=cli_path)
 
 
 def _finish(report: PipelineReport, json_output: bool) -> None:
@@ -247,18 +228,20 @@ def _finish(report: PipelineReport, json_output: bool) -> None:
 
 def format_pipeline(report: PipelineReport) -> str:
     """A short human-readable account of a pipeline run."""
+    from phasegate.metrics.formatting import duration
+
     sessions = f"{report.sessions} session(s)" + (
         f", resumed {report.resumes}×" if report.resumes else ""
     )
     lines = [
         f"{report.pipeline}: {report.verdict.upper()} ({report.isolation} isolation, {sessions}, "
-        f"{report.duration_ms} ms)"
+        f"{duration(report.duration_ms)})"
     ]
     for stage in report.stages:
         visits = f", {stage.visits} visits" if stage.visits > 1 else ""
         lines.append(
             f"  stage {stage.index} {stage.name}: {stage.status} after {stage.attempts} "
-            f"check(s){visits}, {stage.duration_ms} ms"
+            f"check(s){visits}, {duration(stage.duration_ms)}"
         )
         for check in stage.checks:
             mark = "✓" if check.ok else "✗"

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Usage
 from phasegate.sdk.pipeline_state import Isolation, PipelineStatus, Revision, StageRecord
-from phasegate.sdk.report import SCHEMA_VERSION
+from phasegate.sdk.report import SCHEMA_VERSION, exit_code_of
 
 
 class PipelineReport(BaseModel):
@@ -41,4 +41,4 @@ class PipelineReport(BaseModel):
     @property
     def exit_code(self) -> int:
         """0 accepted, 1 rejected, 3 error (as ``phasegate run``)."""
-        return {"accepted": 0, "rejected": 1}.get(self.verdict, 3)
+        return exit_code_of(self.verdict)

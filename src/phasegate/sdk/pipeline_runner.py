@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
@@ -58,9 +58,8 @@ from phasegate.sdk.pipeline_state import (
     state_path,
 )
 from phasegate.sdk.retry import RetryPolicy
-from phasegate.sdk.stage_visit import StageVisit
+from phasegate.sdk.stage_visit import StageCheck, StageVisit
 from phasegate.sdk.workspace import WorkspaceObserver
-from phasegate.validators.exit_checks import CheckOutcome
 
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
 
@@ -363,7 +362,7 @@ class _PipelineSession(AgentSession):
         elif stage.on_fail.back_to is not None and (
             len(self.state.revisions) < self.pipeline.max_revisions
         ):
-            instruction = self._revise(self.pipeline.index_of(stage.on_fail.back_to), outcomes)
+            instruction = self._revise(self.pipeline.index_of(stage.on_fail.back_to), check)
         else:
             record.status = "rejected"
             self._close_visit()
@@ -387,12 +386,12 @@ class _PipelineSession(AgentSession):
             return None
         return prompt
 
-    def _revise(self, target: int, outcomes: Sequence[CheckOutcome]) -> str | None:
+    def _revise(self, target: int, check: StageCheck) -> str | None:
         failed = self.state.stage
         record = self.state.current
         record.status = "pending"
         self._close_visit()
-        failures = [f"{o.kind}: {o.detail}" for o in outcomes if not o.ok]
+        failures = [f"{o.kind}: {o.detail}" for o in check.outcomes if not o.ok]
         self.state.revisions.append(
             Revision(
                 from_stage=record.name,
@@ -409,10 +408,10 @@ class _PipelineSession(AgentSession):
             to_stage=target + 1,
             to_name=self.pipeline.stages[target].name,
             revision=len(self.state.revisions),
-            failed=[o.kind for o in outcomes if not o.ok],
+            failed=check.failed,
         )
         self._begin_stage(target)
-        prompt = revision_prompt(self.pipeline, failed, target, outcomes, self.templates)
+        prompt = revision_prompt(self.pipeline, failed, target, check.outcomes, self.templates)
         if self.state.isolation == "process":
             self.next_session_prompt = prompt
             return None

@@ -37,6 +37,10 @@ PipelineStatus = Literal["running", "accepted", "rejected", "error"]
 StageStatus = Literal["pending", "running", "accepted", "rejected"]
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
 class CheckResult(BaseModel):
     """One exit check's latest outcome."""
 
@@ -97,8 +101,8 @@ class PipelineState(BaseModel):
     sessions: int = Field(default=0, description="Agent sessions started, over all resumes.")
     resumes: int = Field(default=0, description="Times the run was resumed.")
     error: str | None = None
-    started_at: str = Field(default_factory=lambda: _now())
-    updated_at: str = Field(default_factory=lambda: _now())
+    started_at: str = Field(default_factory=_now)
+    updated_at: str = Field(default_factory=_now)
 
     @property
     def current(self) -> StageRecord:
@@ -136,7 +140,7 @@ def load_state(workdir: Path) -> PipelineState:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"]) or None
         raise PipelineStateError(path, field, f"{first['msg']}; {_START_OVER}") from None
-    if not state.stages or not 0 <= state.stage < len(state.stages):
+    if not 0 <= state.stage < len(state.stages):  # an empty stages list has no stage 0
         raise PipelineStateError(
             path, "stage", f"{state.stage} is not a stage of this run; {_START_OVER}"
         )
@@ -230,7 +234,3 @@ def _write_atomic(path: Path, data: bytes) -> None:
             os.close(directory)
     except OSError as exc:
         raise RunError(f"cannot write {path}: {exc}; check the work directory is writable") from exc
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")

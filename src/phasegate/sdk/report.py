@@ -18,6 +18,13 @@ from phasegate.validators.reconcile import FileReconciliation
 
 SCHEMA_VERSION = 1
 
+
+def exit_code_of(verdict: str) -> int:
+    """The exit code of a verdict: 0 accepted, 1 rejected, 3 anything else (error, or a
+    pipeline still running when it stopped)."""
+    return {"accepted": 0, "rejected": 1}.get(verdict, 3)
+
+
 Verdict = Literal["accepted", "rejected", "error"]
 PhaseStatus = Literal["accepted", "rejected", "not_reached"]
 
@@ -97,7 +104,7 @@ class RunReport(BaseModel):
     @property
     def exit_code(self) -> int:
         """0 accepted, 1 rejected, 3 error: the exit codes of ``phasegate run``."""
-        return {"accepted": 0, "rejected": 1, "error": 3}[self.verdict]
+        return exit_code_of(self.verdict)
 
     @property
     def issues(self) -> list[Issue]:

@@ -17,13 +17,9 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
+from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.validators.exit_checks import CommandOutcome, output_tail
 
-OUTPUT_LINES = 40
-"""At most this many last lines of a command's output are kept."""
-OUTPUT_CHARS = 4000
-"""At most this many last characters of a command's output are kept."""
 _REAP_SECONDS = 5.0
 # How long to wait for the output pipe to close after killing a command's process group.
 
@@ -31,23 +27,21 @@ _REAP_SECONDS = 5.0
 class DiskEvidence:
     """A :class:`~phasegate.validators.exit_checks.StageEvidence` backed by the work directory.
 
-    ``baseline`` and ``current`` are snapshots from the start and the end of the stage;
-    ``tools`` counts successful calls per tool name during the stage; ``env`` is added to
-    the environment check commands run with.
+    ``diff`` is what changed on disk since the stage started; ``tools`` counts successful
+    calls per tool name during the stage; ``env`` is added to the environment check commands
+    run with.
     """
 
     def __init__(
         self,
         workdir: Path,
         *,
-        baseline: WorkspaceSnapshot,
-        current: WorkspaceSnapshot,
+        diff: WorkspaceDiff,
         tools: Mapping[str, int],
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
-        diff = WorkspaceDiff.between(baseline, current)
-        self._changed = tuple(sorted({*diff.added, *diff.modified}))
+        self._changed = tuple(sorted((*diff.added, *diff.modified)))
         self._tools = dict(tools)
         self._env = dict(env or {})
 
@@ -115,7 +109,7 @@ class DiskEvidence:
         return CommandOutcome(exit_code=process.returncode, output=_decode(output))
 
     def changed_paths(self) -> Sequence[str]:
-        """Paths added or modified between the baseline and the current snapshot."""
+        """Paths added or modified during the stage (deletions are not in it)."""
         return self._changed
 
     def tool_successes(self) -> Mapping[str, int]:
@@ -142,8 +136,8 @@ def _stop(process: subprocess.Popen[bytes]) -> str:
 
 
 def _decode(output: bytes | None) -> str:
-    text = (output or b"").decode("utf-8", errors="replace")
-    return output_tail(text, max_lines=OUTPUT_LINES, max_chars=OUTPUT_CHARS)
+    # Only the tail a check's detail shows is kept.
+    return output_tail((output or b"").decode("utf-8", errors="replace"))
 
 
 def _not_started(error: str) -> CommandOutcome:

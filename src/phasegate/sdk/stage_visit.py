@@ -23,7 +23,7 @@ from phasegate.phases.pipeline import Stage
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.gate import PhaseGate
 from phasegate.sdk.stage_evidence import DiskEvidence
-from phasegate.validators.exit_checks import CheckOutcome, evaluate_all
+from phasegate.validators.exit_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
 
 _UNLIMITED = 1_000_000
@@ -104,12 +104,11 @@ class StageVisit:
     async def check(self, entries: Sequence[Entry], current: WorkspaceSnapshot) -> StageCheck:
         """Run every exit check against ``current`` and, for a task stage, the task gate
         against ``entries`` (the whole transcript so far)."""
-        evidence = DiskEvidence(
-            self.workdir, baseline=self.baseline, current=current, tools=dict(self.tools)
-        )
+        diff = WorkspaceDiff.between(self.baseline, current)
+        evidence = DiskEvidence(self.workdir, diff=diff, tools=self.tools)
         outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
         task_feedback = None
-        if self.gate is not None and self.stage.task is not None:
+        if self.gate is not None:
             self.timeline.record(len(entries) - self.start, current)
             decision = self.gate.check(
                 Transcript(entries=tuple(entries[self.start :])), self.timeline
@@ -119,11 +118,10 @@ class StageVisit:
             outcomes.append(
                 CheckOutcome(
                     kind="task",
-                    description=f"every phase of task {self.stage.task.name} is accepted",
+                    description=describe_task(self.gate.task.name),
                     ok=judgment.accepted,
                     detail="accepted" if judgment.accepted else f"issues: {', '.join(issues)}",
                 )
             )
             task_feedback = decision.feedback
-        changed = WorkspaceDiff.between(self.baseline, current).paths
-        return StageCheck(tuple(outcomes), task_feedback, changed)
+        return StageCheck(tuple(outcomes), task_feedback, diff.paths)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -57,9 +58,9 @@ class WorkspaceObserver:
             info = path.lstat()
         except OSError:
             return None  # vanished between listing and hashing: it is not there
-        if path.is_symlink():
+        if stat.S_ISLNK(info.st_mode):
             return "link:" + os.readlink(path)
-        if not path.is_file():
+        if not stat.S_ISREG(info.st_mode):
             return None
         key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
         cached = self._cache.get(relative)

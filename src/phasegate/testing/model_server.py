@@ -21,15 +21,18 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from phasegate.testing import _requests, _wire
 from phasegate.testing._http import BackgroundServer, Response
 from phasegate.testing.script import HttpFault, LastInput, Reply, Script, ScriptCursor, load_script
+from phasegate.validators.paths import PATH_KEYS
+
+if TYPE_CHECKING:
+    from phasegate.sdk.claude_agent import ClaudeAgent
 
 __all__ = ["RecordedRequest", "ScriptedModelServer"]
 
-_PATH_KEYS = ("file_path", "notebook_path", "path")
 # Only the runtime's file tools take paths; a summary's "path" field stays as written.
 _FILE_TOOLS = frozenset(
     {"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Glob", "Grep", "LS"}
@@ -150,6 +153,14 @@ class ScriptedModelServer:
             previous = key
         return texts
 
+    def claude_agent(self, **options: Any) -> ClaudeAgent:
+        """Claude Code pointed at this server (:meth:`env`), without the CLI's own API retries
+        and with short timeouts (120 s a session, 30 s a request), unless ``options`` say."""
+        from phasegate.sdk.claude_agent import ClaudeAgent
+
+        defaults: dict[str, Any] = {"timeout": 120, "request_timeout": 30, "api_retries": 0}
+        return ClaudeAgent(env=self.env(), **(defaults | options))
+
     def env(
         self, home: str | Path | None = None, *, max_retries: int = 0, timeout_ms: int = 60_000
     ) -> dict[str, str]:
@@ -263,7 +274,7 @@ _ELSEWHERE = (
 def _absolute(arguments: dict[str, Any], workdir: str | None) -> dict[str, Any]:
     """Tool input with relative file paths resolved against the CLI's working directory."""
     resolved = dict(arguments)
-    for key in _PATH_KEYS:
+    for key in PATH_KEYS:
         value = resolved.get(key)
         if workdir is not None and isinstance(value, str) and not os.path.isabs(value):
             resolved[key] = os.path.normpath(os.path.join(workdir, value))

@@ -29,6 +29,7 @@ from phasegate.evidence.transcript import (
 )
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL, full_tool_name
 from phasegate.sdk.agent import AgentObserver, AgentRequest
+from phasegate.sdk.claude_agent import STRUCTURED_OUTPUT_GAVE_UP
 from phasegate.testing.script import LastInput, Script, ScriptCursor, ToolStep
 from phasegate.validators.paths import relative_to_workdir
 
@@ -151,7 +152,7 @@ class ScriptedAgent:
                 raise _SessionOver(
                     RunResult(
                         is_error=True,
-                        subtype="error_max_structured_output_retries",
+                        subtype=STRUCTURED_OUTPUT_GAVE_UP,
                         num_turns=turns,
                         duration_ms=0,
                     )

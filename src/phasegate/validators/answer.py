@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, Transcript
 from phasegate.phases.completion import (
@@ -27,8 +27,6 @@ from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.json_extract import find_json
 from phasegate.validators.windows import PhaseWindow
 
-AnswerSource = Literal["text", "submit_summary", "structured_output"]
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Answer:
@@ -36,7 +34,7 @@ class Answer:
 
     position: int
     """The transcript entry it came from."""
-    source: AnswerSource
+    source: AnswerWay
     raw: str
     value: object = None
     error: str | None = None

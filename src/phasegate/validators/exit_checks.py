@@ -3,8 +3,8 @@
 This module is pure: it reads files, runs commands and asks what changed only through a
 :class:`StageEvidence` it is given (:class:`phasegate.sdk.stage_evidence.DiskEvidence` is the
 real one). Every check is evaluated, in order, and each yields a :class:`CheckOutcome` that
-says what must hold and what was found; :func:`check_issues` turns the failed ones into
-``exit_condition_failed`` issues for the feedback.
+says what must hold, what was found and, when it fails, what would make it hold (the
+remedy the stage feedback carries, :func:`phasegate.prompts.stages.failed_checks_json`).
 
 What the work directory holds (file contents, command output) is untrusted: it only ever
 appears as data in an outcome's ``detail``, never as something to act on.
@@ -33,7 +33,6 @@ from phasegate.phases.pipeline import (
     MinLines,
     ToolsUsed,
 )
-from phasegate.validators.issues import Issue, IssueCode
 
 DETAIL_OUTPUT_LINES = 40
 """At most this many last lines of a command's output go into an outcome's detail."""
@@ -129,6 +128,11 @@ def describe(check: Check) -> str:
             assert_never(check)
 
 
+def describe_task(name: str) -> str:
+    """What a stage's phased task requires, worded like :func:`describe`."""
+    return f"every phase of task {name} is accepted by the gate"
+
+
 def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
     """Judge one check against ``evidence``."""
     match check:
@@ -159,26 +163,6 @@ def evaluate_all(checks: Iterable[Check], evidence: StageEvidence) -> tuple[Chec
     """Judge every check, in order. A failure does not stop the rest: the agent is told
     everything that is wrong at once, not one thing per round."""
     return tuple(evaluate(check, evidence) for check in checks)
-
-
-def check_issues(outcomes: Iterable[CheckOutcome]) -> list[Issue]:
-    """``exit_condition_failed``: one issue per failed outcome, saying what failed and what
-    to do (``architecture.md has 7 lines; it needs at least 20.``)."""
-    issues: list[Issue] = []
-    for outcome in outcomes:
-        if outcome.ok:
-            continue
-        head, _, rest = outcome.detail.partition("\n")
-        message = f"{head}; {outcome.remedy}." if outcome.remedy else f"{head}."
-        issues.append(
-            Issue.of(
-                IssueCode.EXIT_CONDITION_FAILED,
-                f"{message}\n{rest}" if rest else message,
-                field=outcome.kind,
-                requirement=outcome.description,
-            )
-        )
-    return issues
 
 
 def glob_matches(glob: str, path: str) -> bool:
@@ -254,8 +238,7 @@ def _json_valid(check: JsonValid, evidence: StageEvidence) -> _Verdict:
     if not errors:
         return True, f"{check.path} holds JSON valid against its schema", ""
     shown = "; ".join(
-        f"at {_json_path(error.absolute_path)}: {error.message}"
-        for error in errors[:_SCHEMA_ERRORS_SHOWN]
+        f"at {error.json_path}: {error.message}" for error in errors[:_SCHEMA_ERRORS_SHOWN]
     )
     more = len(errors) - _SCHEMA_ERRORS_SHOWN
     if more > 0:
@@ -358,13 +341,6 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _json_path(parts: Iterable[object]) -> str:
-    path = "$"
-    for part in parts:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return path
 
 
 def _path_key(parts: Iterable[object]) -> list[tuple[int, int, str]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from phasegate.evidence.transcript import Transcript
-from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceTimeline
 from phasegate.phases.model import Task
 from phasegate.validators.answer import Answer, answer_value, check_answer_present
 from phasegate.validators.issues import Issue, IssueCode
@@ -112,10 +112,12 @@ def judge(
     completion = task.completion if markers else "either"
 
     answer: Answer | None = None
+    files_claimed: list[str] = []
     results: list[PhaseJudgment] = []
     for window in windows:
         issues: list[Issue] = []
         claimed: list[str] | None = None
+        diff = timeline.diff(window.start, window.end)
         if window.phase.is_output:
             answer, json_issues = check_answer_present(
                 window, transcript, markers=markers, completion=completion
@@ -124,7 +126,7 @@ def judge(
             if answer is not None:
                 issues += _output_rules(window, answer, changed, workdir)
                 if window.phase.claims_files:
-                    claimed = claimed_files(
+                    claimed = files_claimed = claimed_files(
                         window.phase.claims_files, answer_value(answer), workdir
                     )
             # json_missing means no answer anywhere; any other outcome means one was given.
@@ -135,7 +137,7 @@ def judge(
                 issues += check_order(window, late.get(window.index), calls)
             if window.index not in late:
                 issues += check_required_tools(window, calls)
-                issues += check_changes(window, timeline.diff(window.start, window.end))
+                issues += check_changes(window, diff)
             reached = window.marker_at is not None or any(r.position in window for r in calls)
         issues += [i for i in outside if (i.phase or last_index) == window.index]
         completed_by = (
@@ -146,18 +148,12 @@ def judge(
             else None
         )
         results.append(
-            _phase_judgment(
-                window, issues, reached, completed_by, claimed, calls, timeline, workdir
-            )
+            _phase_judgment(window, issues, reached, completed_by, claimed, calls, diff, workdir)
         )
     output_phase = task.output_phase
-    value = answer_value(answer)
-    files_claimed = claimed_files(
-        output_phase.claims_files if output_phase else None, value, workdir
-    )
     return Judgment(
         phases=tuple(results),
-        output=value,
+        output=answer_value(answer),
         files_changed=changed,
         files_claimed=tuple(files_claimed),
         reconciliation=reconcile(
@@ -188,11 +184,11 @@ def _phase_judgment(
     completed_by: str | None,
     claimed: list[str] | None,
     calls: list[CallRecord],
-    timeline: WorkspaceTimeline,
+    diff: WorkspaceDiff,
     workdir: str,
 ) -> PhaseJudgment:
     mine = [r for r in calls if r.position in window]
-    changed = timeline.diff(window.start, window.end).paths
+    changed = diff.paths
     return PhaseJudgment(
         index=window.index,
         name=window.phase.name,

@@ -16,7 +16,7 @@ legitimate work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,27 +59,24 @@ class FileReconciliation(BaseModel):
 
 def tool_reported_paths(calls: Iterable[CallRecord], workdir: str) -> list[str]:
     """Paths inside ``workdir`` named by successful calls of file-editing tools."""
-    found: set[str] = set()
-    for record in calls:
-        if not record.ok or record.call.name not in MUTATING_TOOLS:
-            continue
-        for key in _FILE_KEYS:
-            value = record.call.input.get(key)
-            relative = relative_to_workdir(value, workdir) if isinstance(value, str) else None
-            if relative not in (None, "."):
-                found.add(str(relative))
-    return sorted(found)
+    return sorted({path for record in calls for path in _edited_paths(record, workdir)})
 
 
 def edit_positions(calls: Iterable[CallRecord], workdir: str) -> dict[str, int]:
     """Each path inside ``workdir`` mapped to the position of the last successful call of a
     file-editing tool that named it."""
-    positions: dict[str, int] = {}
-    for record in calls:
-        if record.ok:
-            for path in tool_reported_paths([record], workdir):
-                positions[path] = record.position
-    return positions
+    return {path: record.position for record in calls for path in _edited_paths(record, workdir)}
+
+
+def _edited_paths(record: CallRecord, workdir: str) -> Iterator[str]:
+    """The paths inside ``workdir`` a successful file-editing call names."""
+    if not record.ok or record.call.name not in MUTATING_TOOLS:
+        return
+    for key in _FILE_KEYS:
+        value = record.call.input.get(key)
+        relative = relative_to_workdir(value, workdir) if isinstance(value, str) else None
+        if relative is not None and relative != ".":
+            yield relative
 
 
 def reconcile(

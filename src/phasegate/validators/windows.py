@@ -49,13 +49,16 @@ class PhaseWindow:
     index: int
     start: int
     end: int
-    marker_at: int | None = None
-    """Entry index of the counted completion claim (work phases with a claim only)."""
     marker: CompletionClaim | None = None
     """The counted completion claim (a marker line or a ``phase_complete`` call)."""
     head: tuple[int, int] | None = None
     """(entry, line) of the previous phase's marker line: the lines after it, in that same text
     block, belong to this window too (a model often prints a marker and the JSON together)."""
+
+    @property
+    def marker_at(self) -> int | None:
+        """Entry index of the counted completion claim (work phases with a claim only)."""
+        return self.marker.position if self.marker is not None else None
 
     def __contains__(self, position: object) -> bool:
         return isinstance(position, int) and self.start <= position < self.end
@@ -148,7 +151,6 @@ def phase_windows(task: Task, transcript: Transcript, *, markers: bool = True) -
                     index=index,
                     start=start,
                     end=end,
-                    marker_at=claim.position,
                     marker=claim,
                 )
             )
