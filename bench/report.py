@@ -15,6 +15,7 @@ Run with ``.venv/bin/python bench/report.py [EVENTS]``.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -66,7 +67,13 @@ def median(argv: list[str], repeat: int = 3) -> tuple[float, int]:
 
 
 def main() -> None:
-    events = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "events", nargs="?", type=int, default=1_000_000, help="events in the large log"
+    )
+    events = parser.parse_args().events
+    if events < 10:
+        parser.error("events must be at least 10")
     report = [sys.executable, "-m", "phasegate", "report", "--format", "json"]
     with tempfile.TemporaryDirectory(prefix="phasegate-bench-") as tmp:
         rss: dict[int, int] = {}
