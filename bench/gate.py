@@ -19,7 +19,7 @@ from pathlib import Path
 
 from phasegate import judge, load_task, parse_stream_json
 from phasegate.evidence.workspace import WorkspaceSnapshot, WorkspaceTimeline
-from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.sdk.workspace.observer import WorkspaceObserver
 
 ROOT = Path(__file__).resolve().parents[1]
 

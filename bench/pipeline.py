@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.events import RunEvent
-from phasegate.sdk.pipeline_report import PipelineReport
-from phasegate.sdk.pipeline_runner import PipelineRunner
-from phasegate.sdk.pipeline_state import Isolation
+from phasegate.sdk.pipelines.report import PipelineReport
+from phasegate.sdk.pipelines.runner import PipelineRunner
+from phasegate.sdk.pipelines.state import Isolation
+from phasegate.sdk.telemetry.events import RunEvent
 from phasegate.testing.model_server import ScriptedModelServer
 from phasegate.testing.script import Script
 

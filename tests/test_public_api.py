@@ -33,7 +33,7 @@ def test_importing_phasegate_does_not_import_claude_agent_sdk() -> None:
     OpenTelemetry, jsonschema, structlog and YAML, which only some commands need."""
     heavy = ("claude_agent_sdk", "opentelemetry", "jsonschema", "structlog", "yaml")
     code = (
-        "import sys, phasegate, phasegate.sdk.cli\n"
+        "import sys, phasegate, phasegate._cli.app\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(heavy)!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

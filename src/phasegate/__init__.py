@@ -32,17 +32,17 @@ if TYPE_CHECKING:
     from phasegate.prompts.feedback import FeedbackPrompt
     from phasegate.prompts.phased import phased_prompt, unstructured_prompt
     from phasegate.prompts.templates import PromptTemplates
-    from phasegate.sdk.agent import Agent, AgentObserver, AgentRequest
-    from phasegate.sdk.event_log import EventLog
-    from phasegate.sdk.events import RunEvent
-    from phasegate.sdk.gate import PhaseGate
-    from phasegate.sdk.otel import OtelSink
-    from phasegate.sdk.pipeline_report import PipelineReport
-    from phasegate.sdk.pipeline_runner import PipelineRunner
-    from phasegate.sdk.report import PhaseReport, RunReport
-    from phasegate.sdk.revert import RevertReport
-    from phasegate.sdk.runner import Runner
-    from phasegate.sdk.saved import judge_transcript, read_transcript
+    from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
+    from phasegate.sdk.pipelines.report import PipelineReport
+    from phasegate.sdk.pipelines.runner import PipelineRunner
+    from phasegate.sdk.tasks.gate import PhaseGate
+    from phasegate.sdk.tasks.report import PhaseReport, RunReport
+    from phasegate.sdk.tasks.runner import Runner
+    from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
+    from phasegate.sdk.telemetry.events import RunEvent
+    from phasegate.sdk.telemetry.log import EventLog
+    from phasegate.sdk.telemetry.otel import OtelSink
+    from phasegate.sdk.workspace.revert import RevertReport
     from phasegate.validators.issues import Issue, IssueCode
     from phasegate.validators.judge import Judgment, judge
     from phasegate.validators.reconcile import FileReconciliation
@@ -50,11 +50,11 @@ if TYPE_CHECKING:
 # Names resolve on first use, so `phasegate --help` and `phasegate report` do not pay for
 # pydantic, jsonschema and structlog they never touch.
 _WHERE = {
-    "Agent": "phasegate.sdk.agent",
+    "Agent": "phasegate.sdk.agents.protocol",
     "AgentError": "phasegate.errors",
-    "AgentObserver": "phasegate.sdk.agent",
-    "AgentRequest": "phasegate.sdk.agent",
-    "EventLog": "phasegate.sdk.event_log",
+    "AgentObserver": "phasegate.sdk.agents.protocol",
+    "AgentRequest": "phasegate.sdk.agents.protocol",
+    "EventLog": "phasegate.sdk.telemetry.log",
     "FeedbackPrompt": "phasegate.prompts.feedback",
     "FileReconciliation": "phasegate.validators.reconcile",
     "Issue": "phasegate.validators.issues",
@@ -62,22 +62,22 @@ _WHERE = {
     "Judgment": "phasegate.validators.judge",
     "Mode": "phasegate.modes",
     "Phase": "phasegate.phases.model",
-    "OtelSink": "phasegate.sdk.otel",
-    "PhaseGate": "phasegate.sdk.gate",
-    "PhaseReport": "phasegate.sdk.report",
+    "OtelSink": "phasegate.sdk.telemetry.otel",
+    "PhaseGate": "phasegate.sdk.tasks.gate",
+    "PhaseReport": "phasegate.sdk.tasks.report",
     "PhasegateError": "phasegate.errors",
     "Pipeline": "phasegate.phases.pipeline",
     "PipelineFileError": "phasegate.errors",
-    "PipelineReport": "phasegate.sdk.pipeline_report",
-    "PipelineRunner": "phasegate.sdk.pipeline_runner",
+    "PipelineReport": "phasegate.sdk.pipelines.report",
+    "PipelineRunner": "phasegate.sdk.pipelines.runner",
     "PipelineStateError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
     "PromptTemplates": "phasegate.prompts.templates",
-    "RevertReport": "phasegate.sdk.revert",
+    "RevertReport": "phasegate.sdk.workspace.revert",
     "RunError": "phasegate.errors",
-    "RunEvent": "phasegate.sdk.events",
-    "RunReport": "phasegate.sdk.report",
-    "Runner": "phasegate.sdk.runner",
+    "RunEvent": "phasegate.sdk.telemetry.events",
+    "RunReport": "phasegate.sdk.tasks.report",
+    "Runner": "phasegate.sdk.tasks.runner",
     "ScriptFileError": "phasegate.errors",
     "Stage": "phasegate.phases.pipeline",
     "Task": "phasegate.phases.model",
@@ -88,13 +88,13 @@ _WHERE = {
     "WorkspaceDiff": "phasegate.evidence.workspace",
     "find_markers": "phasegate.phases.markers",
     "judge": "phasegate.validators.judge",
-    "judge_transcript": "phasegate.sdk.saved",
+    "judge_transcript": "phasegate.sdk.tasks.saved",
     "load_pipeline": "phasegate.phases.loading",
     "load_task": "phasegate.phases.loading",
     "marker_line": "phasegate.phases.markers",
     "parse_stream_json": "phasegate.evidence.stream_json",
     "phased_prompt": "phasegate.prompts.phased",
-    "read_transcript": "phasegate.sdk.saved",
+    "read_transcript": "phasegate.sdk.tasks.saved",
     "unstructured_prompt": "phasegate.prompts.phased",
 }
 

@@ -1,3 +1,3 @@
-from phasegate.sdk.cli import main
+from phasegate._cli.app import main
 
 main()

@@ -13,9 +13,9 @@ import pytest
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.summary import summarize
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.event_log import EventLog
-from phasegate.sdk.pipeline_runner import PipelineRunner
-from phasegate.sdk.retry import RetryPolicy
+from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.sdk.pipelines.runner import PipelineRunner
+from phasegate.sdk.telemetry.log import EventLog
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.event_log import synthetic_log_lines
 from tests.sdk.test_cli import phasegate

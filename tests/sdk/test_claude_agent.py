@@ -14,8 +14,8 @@ import pytest
 
 from phasegate import RunEvent, Runner, Task, UsageError
 from phasegate.evidence.transcript import SessionStart, UserText
-from phasegate.sdk.claude_agent import ClaudeAgent
-from phasegate.sdk.retry import NO_RETRIES, RetryPolicy
+from phasegate.sdk.agents.claude.adapter import ClaudeAgent
+from phasegate.sdk.agents.retry import NO_RETRIES, RetryPolicy
 from phasegate.testing import HttpFault, Script, ScriptedModelServer, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER

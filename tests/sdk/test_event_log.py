@@ -16,9 +16,9 @@ import structlog
 import yaml
 
 from phasegate import Runner, Task, UsageError
-from phasegate.sdk.event_log import REDACTED, EventLog, redact
-from phasegate.sdk.events import EVENT_NAMES, PIPELINE_EVENT_NAMES, RunEvent
-from phasegate.sdk.retry import RetryPolicy
+from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.sdk.telemetry.events import EVENT_NAMES, PIPELINE_EVENT_NAMES, RunEvent
+from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON
 from tests.sdk.test_cli import phasegate
@@ -246,8 +246,8 @@ def test_several_processes_appending_to_one_file_never_interleave_lines(tmp_path
     log_file = tmp_path / "shared.jsonl"
     writer = (
         "import sys\n"
-        "from phasegate.sdk.event_log import EventLog\n"
-        "from phasegate.sdk.events import RunEvent\n"
+        "from phasegate.sdk.telemetry.log import EventLog\n"
+        "from phasegate.sdk.telemetry.events import RunEvent\n"
         "log = EventLog(file=sys.argv[1])\n"
         "for n in range(300):\n"
         "    log(RunEvent('tool.called', sys.argv[2], 't', 'gate', {'n': n, 'pad': 'x' * 3000}))\n"

@@ -20,7 +20,7 @@ from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
 from phasegate.phases.completion import PHASE_COMPLETE_TOOL, SUBMIT_SUMMARY_TOOL, full_tool_name
 from phasegate.phases.model import Phase, Task
-from phasegate.sdk.gate import PhaseGate, ToolCheck
+from phasegate.sdk.tasks.gate import PhaseGate, ToolCheck
 
 WORKDIR = "/srv/project"
 APP = f"{WORKDIR}/app.py"

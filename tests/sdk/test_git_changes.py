@@ -10,8 +10,8 @@ import pytest
 
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.git_changes import disk_changes_since
-from phasegate.sdk.workspace import WorkspaceObserver, is_git_work_tree
+from phasegate.sdk.workspace.git import disk_changes_since
+from phasegate.sdk.workspace.observer import WorkspaceObserver, is_git_work_tree
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from phasegate.sdk.pipeline_state import load_state, state_path
+from phasegate.sdk.pipelines.state import load_state, state_path
 from phasegate.testing.model_server import ScriptedModelServer
 from phasegate.testing.script import Script
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from phasegate.sdk.events import RunEvent
-from phasegate.sdk.pipeline_state import load_state
+from phasegate.sdk.pipelines.state import load_state
+from phasegate.sdk.telemetry.events import RunEvent
 from tests.sdk.conftest import PipelineRun
 
 RunPipeline = Callable[..., PipelineRun]

@@ -1,4 +1,4 @@
-"""The pipeline state file (phasegate.sdk.pipeline_state): whole on disk, clear when unusable."""
+"""The pipeline state file (phasegate.sdk.pipelines.state): whole on disk, clear when unusable."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from phasegate.errors import PipelineStateError, RunError, UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
-from phasegate.sdk.pipeline_state import (
+from phasegate.sdk.pipelines.state import (
     BASELINE_FILE,
     STATE_DIR,
     STATE_FILE,

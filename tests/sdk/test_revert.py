@@ -11,8 +11,8 @@ import pytest
 
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
-from phasegate.sdk.revert import RevertReport, WorkspaceBackup
-from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.sdk.workspace.observer import WorkspaceObserver
+from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
 
 OUTSIDE_WARNING = "is a symbolic link; it is not followed out of the work directory"
 

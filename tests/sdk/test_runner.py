@@ -9,7 +9,7 @@ import pytest
 
 from phasegate import AgentObserver, AgentRequest, RunEvent, Runner, RunReport, Task, UsageError
 from phasegate.evidence.transcript import AssistantText, RunResult, SessionStart, UserText
-from phasegate.sdk.retry import NO_RETRIES, RetryPolicy
+from phasegate.sdk.agents.retry import NO_RETRIES, RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
 

@@ -1,4 +1,4 @@
-"""Exit-check evidence from disk (phasegate.sdk.stage_evidence): files stay inside the work
+"""Exit-check evidence from disk (phasegate.sdk.pipelines.evidence): files stay inside the work
 directory, commands never go through a shell, and a timeout kills everything they started."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.pipeline import CommandCheck, FileExists, MinLines
-from phasegate.sdk.stage_evidence import DiskEvidence
+from phasegate.sdk.pipelines.evidence import DiskEvidence
 from phasegate.validators.exit_checks import StageEvidence, evaluate_all
 
 NO_CHANGES = WorkspaceDiff()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.sdk.workspace.observer import WorkspaceObserver
 
 
 def test_added_modified_and_deleted_files_are_seen_relative_to_the_workdir(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from phasegate.modes import MODES
-from phasegate.sdk.report import SCHEMA_VERSION
+from phasegate.sdk.telemetry.events import SCHEMA_VERSION
 
 _TASKS = (("fix-vulnerability", ("edit", "summary")), ("add-tests", ("write", "run", "report")))
 _SUCCESS = {"gate": 0.9, "single-query": 0.55, "unstructured": 0.4}

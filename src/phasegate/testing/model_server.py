@@ -29,7 +29,7 @@ from phasegate.testing.script import HttpFault, LastInput, Reply, Script, Script
 from phasegate.validators.paths import PATH_KEYS
 
 if TYPE_CHECKING:
-    from phasegate.sdk.claude_agent import ClaudeAgent
+    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 
 __all__ = ["RecordedRequest", "ScriptedModelServer"]
 
@@ -156,7 +156,7 @@ class ScriptedModelServer:
     def claude_agent(self, **options: Any) -> ClaudeAgent:
         """Claude Code pointed at this server (:meth:`env`), without the CLI's own API retries
         and with short timeouts (120 s a session, 30 s a request), unless ``options`` say."""
-        from phasegate.sdk.claude_agent import ClaudeAgent
+        from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 
         defaults: dict[str, Any] = {"timeout": 120, "request_timeout": 30, "api_retries": 0}
         return ClaudeAgent(env=self.env(), **(defaults | options))

@@ -28,8 +28,8 @@ from phasegate.evidence.transcript import (
     ToolResult,
 )
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL, full_tool_name
-from phasegate.sdk.agent import AgentObserver, AgentRequest
-from phasegate.sdk.claude_agent import STRUCTURED_OUTPUT_GAVE_UP
+from phasegate.sdk.agents.claude.adapter import STRUCTURED_OUTPUT_GAVE_UP
+from phasegate.sdk.agents.protocol import AgentObserver, AgentRequest
 from phasegate.testing.script import LastInput, Script, ScriptCursor, ToolStep
 from phasegate.validators.paths import relative_to_workdir
 

@@ -1,7 +1,7 @@
 """Judging a pipeline stage's exit checks (``exit_when``) from evidence handed in.
 
 This module is pure: it reads files, runs commands and asks what changed only through a
-:class:`StageEvidence` it is given (:class:`phasegate.sdk.stage_evidence.DiskEvidence` is the
+:class:`StageEvidence` it is given (:class:`phasegate.sdk.pipelines.evidence.DiskEvidence` is the
 real one). Every check is evaluated, in order, and each yields a :class:`CheckOutcome` that
 says what must hold, what was found and, when it fails, what would make it hold (the
 remedy the stage feedback carries, :func:`phasegate.prompts.stages.failed_checks_json`).

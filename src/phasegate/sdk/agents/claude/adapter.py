@@ -43,8 +43,8 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.phases.completion import COMPLETION_TOOLS, TOOL_SERVER, full_tool_name
-from phasegate.sdk.agent import AgentObserver, AgentRequest
-from phasegate.sdk.claude_messages import sdk_message_as_json
+from phasegate.sdk.agents.claude.messages import sdk_message_as_json
+from phasegate.sdk.agents.protocol import AgentObserver, AgentRequest
 
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 STRUCTURED_OUTPUT_GAVE_UP = "error_max_structured_output_retries"

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import Mode
-from phasegate.sdk.revert import RevertReport
+from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 

@@ -23,8 +23,8 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.prompts.completion_tools import ToolAnswer
-from phasegate.sdk.agent import Agent, AgentRequest
-from phasegate.sdk.retry import RetryPolicy, retry_delay_ms
+from phasegate.sdk.agents.protocol import Agent, AgentRequest
+from phasegate.sdk.agents.retry import RetryPolicy, retry_delay_ms
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 

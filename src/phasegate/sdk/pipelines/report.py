@@ -1,6 +1,6 @@
 """The pipeline report: what ``phasegate pipeline run --json`` prints.
 
-It is the final :class:`~phasegate.sdk.pipeline_state.PipelineState` seen from outside: each
+It is the final :class:`~phasegate.sdk.pipelines.state.PipelineState` seen from outside: each
 stage with its status, attempts, visits, duration, latest checks and tools; the revisions
 taken; the sessions used; tokens and cost. Fields are only ever added.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Usage
-from phasegate.sdk.pipeline_state import Isolation, PipelineStatus, Revision, StageRecord
-from phasegate.sdk.report import SCHEMA_VERSION, exit_code_of
+from phasegate.sdk.pipelines.state import Isolation, PipelineStatus, Revision, StageRecord
+from phasegate.sdk.tasks.report import SCHEMA_VERSION, exit_code_of
 
 
 class PipelineReport(BaseModel):

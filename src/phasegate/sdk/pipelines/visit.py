@@ -3,7 +3,7 @@
 A stage is visited once, or again after a revision (``on_fail.back_to``) or a resume. A
 visit keeps the disk snapshot it started from (what ``changed`` compares against), the
 successful tool calls since, and for a stage with a phased task that task's
-:class:`~phasegate.sdk.gate.PhaseGate` and a timeline of snapshots at each phase claim.
+:class:`~phasegate.sdk.tasks.gate.PhaseGate` and a timeline of snapshots at each phase claim.
 :meth:`StageVisit.check` runs the exit checks (off the event loop: a ``command`` may take
 minutes) and the task gate, and says what failed.
 """
@@ -21,8 +21,8 @@ from phasegate.evidence.transcript import AssistantText, Entry, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.pipeline import Stage
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.gate import PhaseGate
-from phasegate.sdk.stage_evidence import DiskEvidence
+from phasegate.sdk.pipelines.evidence import DiskEvidence
+from phasegate.sdk.tasks.gate import PhaseGate
 from phasegate.validators.exit_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
 

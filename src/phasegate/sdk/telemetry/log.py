@@ -1,7 +1,7 @@
 """Run events as structured log lines, through structlog.
 
 :class:`EventLog` is an event sink (``Runner(on_event=EventLog(...))``): each
-:class:`~phasegate.sdk.events.RunEvent` becomes one line, JSON by default (the shape
+:class:`~phasegate.sdk.telemetry.events.RunEvent` becomes one line, JSON by default (the shape
 ``docs/events.md`` documents and dashboards read) or a human-readable console line.
 
 A log file is opened for appending and every line goes out in a single ``write`` on an
@@ -26,7 +26,7 @@ import structlog
 from structlog.typing import Processor
 
 from phasegate.errors import UsageError
-from phasegate.sdk.events import RunEvent
+from phasegate.sdk.telemetry.events import RunEvent
 
 LogFormat = Literal["json", "console"]
 REDACTED = "[redacted]"

@@ -18,11 +18,11 @@ from phasegate.evidence.stream_json import parse_stream_json
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.workspace import attributed_timeline
 from phasegate.phases.model import Task
-from phasegate.sdk.assembly import RunFacts, assemble_report
-from phasegate.sdk.claude_agent import STRUCTURED_OUTPUT_GAVE_UP, api_failure
-from phasegate.sdk.gate import PhaseGate
-from phasegate.sdk.git_changes import disk_changes_since
-from phasegate.sdk.report import RunReport
+from phasegate.sdk.agents.claude.adapter import STRUCTURED_OUTPUT_GAVE_UP, api_failure
+from phasegate.sdk.tasks.assembly import RunFacts, assemble_report
+from phasegate.sdk.tasks.gate import PhaseGate
+from phasegate.sdk.tasks.report import RunReport
+from phasegate.sdk.workspace.git import disk_changes_since
 from phasegate.validators.reconcile import edit_positions
 from phasegate.validators.tools import tool_calls
 

@@ -4,7 +4,7 @@ Judging a saved transcript has no snapshots from the run, but when the work dir 
 work tree git can tell what changed since the commit the run started from: tracked changes
 between that revision and the working tree (staged or not), plus untracked files git does not
 ignore, which count as added. Paths are relative to the work dir and limited to it. As in a
-:class:`~phasegate.sdk.workspace.WorkspaceObserver` snapshot, files in skipped directories
+:class:`~phasegate.sdk.workspace.observer.WorkspaceObserver` snapshot, files in skipped directories
 (``.git``, ``node_modules``, ``__pycache__``, virtual environments, ``.phasegate``) are left
 out, so the answer reads like a diff of two snapshots.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.workspace import in_skipped_dir, is_git_work_tree
+from phasegate.sdk.workspace.observer import in_skipped_dir, is_git_work_tree
 
 _TIMEOUT_SECONDS = 60
 

@@ -1,4 +1,4 @@
-"""Turning a judged run into its :class:`~phasegate.sdk.report.RunReport`.
+"""Turning a judged run into its :class:`~phasegate.sdk.tasks.report.RunReport`.
 
 Pure bookkeeping: statuses per phase, durations from the entry times, each phase's share of
 the cost, and the reconciliation findings. The runner hands in what it saw.
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from phasegate.evidence.transcript import RunResult, Transcript, Usage
 from phasegate.modes import Mode
-from phasegate.sdk.report import PhaseReport, PhaseStatus, RunReport, Verdict
-from phasegate.sdk.revert import RevertReport
+from phasegate.sdk.tasks.report import PhaseReport, PhaseStatus, RunReport, Verdict
+from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
 

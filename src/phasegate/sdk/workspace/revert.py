@@ -1,7 +1,8 @@
 """Putting a work directory back the way it was before a rejected run.
 
 :meth:`WorkspaceBackup.capture` copies every file a
-:class:`~phasegate.sdk.workspace.WorkspaceObserver` sees into a private temporary directory;
+:class:`~phasegate.sdk.workspace.observer.WorkspaceObserver` sees
+into a private temporary directory;
 :meth:`WorkspaceBackup.restore` compares a snapshot taken now with the captured one and undoes
 the difference: modified and deleted files get their old content and permission bits back,
 added files are deleted, and directories that only the run's files needed are removed again.
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.sdk.workspace.observer import WorkspaceObserver
 
 _CHUNK = 1 << 20
 

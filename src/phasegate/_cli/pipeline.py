@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from phasegate.errors import UsageError
-from phasegate.sdk.cli_options import (
+from phasegate._cli.options import (
     AgentOption,
     CliPath,
     JsonOutput,
@@ -28,11 +27,12 @@ from phasegate.sdk.cli_options import (
     Script,
     Workdir,
 )
+from phasegate.errors import UsageError
 
 if TYPE_CHECKING:
-    from phasegate.sdk.agent import Agent
-    from phasegate.sdk.pipeline_report import PipelineReport
-    from phasegate.sdk.pipeline_runner import PipelineRunner
+    from phasegate.sdk.agents.protocol import Agent
+    from phasegate.sdk.pipelines.report import PipelineReport
+    from phasegate.sdk.pipelines.runner import PipelineRunner
 
 app = typer.Typer(
     name="pipeline",
@@ -150,7 +150,7 @@ def resume_command(
     session starts with a recap. The isolation of the original run is kept.
     """
     from phasegate.phases.loading import load_pipeline
-    from phasegate.sdk.pipeline_state import load_state
+    from phasegate.sdk.pipelines.state import load_state
 
     pipeline = load_pipeline(pipeline_file)
     isolation = load_state(workdir.resolve()).isolation  # a bad state file fails here, early
@@ -177,9 +177,9 @@ def _runner(
     isolation: str,
 ) -> Iterator[PipelineRunner]:
     """The runner the options describe, with its model server and log open while it runs."""
-    from phasegate.sdk.cli import event_sink
-    from phasegate.sdk.pipeline_runner import PipelineRunner
-    from phasegate.sdk.retry import RetryPolicy
+    from phasegate._cli.app import event_sink
+    from phasegate.sdk.agents.retry import RetryPolicy
+    from phasegate.sdk.pipelines.runner import PipelineRunner
 
     with contextlib.ExitStack() as stack:
         chosen = _agent(stack, agent, script, model_script, model, timeout, cli_path, isolation)
@@ -206,12 +206,12 @@ def _agent(
     if agent is AgentOption.scripted:
         if model_script is not None:
             raise UsageError("--model-script runs the real CLI: drop --agent scripted")
-        from phasegate.sdk.cli import scripted_agent
+        from phasegate._cli.app import scripted_agent
 
         return scripted_agent(script, continue_script=isolation == "process")
     if script is not None:
         raise UsageError("--script is for --agent scripted; for the real CLI use --model-script")
-    from phasegate.sdk.claude_agent import ClaudeAgent
+    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 
     if model_script is None:
         return ClaudeAgent(model=model, timeout=timeout, cli_path=cli_path)

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from phasegate.errors import UsageError
-from phasegate.sdk.events import RunEvent
+from phasegate.sdk.telemetry.events import RunEvent
 
 _SYSTEM = "anthropic"
 

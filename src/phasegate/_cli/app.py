@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from phasegate.errors import PhasegateError, UsageError
-from phasegate.sdk.cli_options import (
+from phasegate._cli.options import (
     AgentOption,
     CliPath,
     JsonOutput,
@@ -28,14 +27,15 @@ from phasegate.sdk.cli_options import (
     Script,
     Workdir,
 )
-from phasegate.sdk.pipeline_cli import app as pipeline_app
-from phasegate.sdk.report_command import report_command
+from phasegate._cli.pipeline import app as pipeline_app
+from phasegate._cli.report import report_command
+from phasegate.errors import PhasegateError, UsageError
 
 if TYPE_CHECKING:
-    from phasegate.sdk.agent import Agent
-    from phasegate.sdk.event_log import LogFormat
-    from phasegate.sdk.events import EventSink, RunEvent
-    from phasegate.sdk.report import RunReport
+    from phasegate.sdk.agents.protocol import Agent
+    from phasegate.sdk.tasks.report import RunReport
+    from phasegate.sdk.telemetry.events import EventSink, RunEvent
+    from phasegate.sdk.telemetry.log import LogFormat
 
 # Heavier modules (pydantic models, jsonschema, structlog) are imported inside the commands
 # that use them: `phasegate --help` and `phasegate report` stay fast.
@@ -121,14 +121,14 @@ def run(
     honours ANTHROPIC_BASE_URL.
     """
     from phasegate.phases.loading import load_task
-    from phasegate.sdk.retry import RetryPolicy
-    from phasegate.sdk.runner import Runner
+    from phasegate.sdk.agents.retry import RetryPolicy
+    from phasegate.sdk.tasks.runner import Runner
 
     task = load_task(task_file)
     if agent is AgentOption.scripted:
         chosen = scripted_agent(script)
     else:
-        from phasegate.sdk.claude_agent import ClaudeAgent
+        from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 
         chosen = ClaudeAgent(
             model=model, timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost
@@ -183,7 +183,7 @@ def judge_command(
     as `run`.
     """
     from phasegate.phases.loading import load_task
-    from phasegate.sdk.saved import judge_transcript, read_transcript
+    from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
 
     task = load_task(task_file)
     entries, skipped = read_transcript(transcript)
@@ -203,7 +203,7 @@ def demo(
     ] = False,
 ) -> None:
     """Offline, no key: the same lazy model, without and with the gate."""
-    from phasegate.sdk.demo import run_demo
+    from phasegate._cli.demo import run_demo
 
     raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else print_progress))
 
@@ -232,17 +232,17 @@ def event_sink(
 ) -> EventSink | None:
     """Where a command's events go: progress lines (unless ``quiet``), the log file (closed
     with ``stack``), OpenTelemetry."""
-    from phasegate.sdk.events import fan_out
+    from phasegate.sdk.telemetry.events import fan_out
 
     sinks: list[EventSink] = [] if quiet else [print_progress]
     if log_file is not None:
-        from phasegate.sdk.event_log import EventLog
+        from phasegate.sdk.telemetry.log import EventLog
 
         log = EventLog(file=log_file, log_format=log_format)
         stack.callback(log.close)
         sinks.append(log)
     if otel:
-        from phasegate.sdk.otel import OtelSink
+        from phasegate.sdk.telemetry.otel import OtelSink
 
         sinks.append(OtelSink())
     return fan_out(sinks)

@@ -2,7 +2,7 @@
 
 Each time the agent tries to stop, the runner checks the current stage: its ``exit_when``
 checks against the disk and the stage's transcript, and for a stage with a phased ``task``
-that task's :class:`~phasegate.sdk.gate.PhaseGate`. When something fails the stop is
+that task's :class:`~phasegate.sdk.tasks.gate.PhaseGate`. When something fails the stop is
 blocked with structured feedback; when everything holds the stop is blocked with the next
 stage's prompt; after the last stage the agent may stop. A stage that keeps failing goes
 back to an earlier stage (``on_fail.back_to``) a bounded number of times, or ends the run
@@ -39,11 +39,11 @@ from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.agent import Agent, AgentRequest
-from phasegate.sdk.agent_session import AgentSession
-from phasegate.sdk.events import EventSink, RunEvent
-from phasegate.sdk.pipeline_report import PipelineReport
-from phasegate.sdk.pipeline_state import (
+from phasegate.sdk.agents.protocol import Agent, AgentRequest
+from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.sdk.agents.session import AgentSession
+from phasegate.sdk.pipelines.report import PipelineReport
+from phasegate.sdk.pipelines.state import (
     CheckResult,
     Isolation,
     PipelineState,
@@ -57,9 +57,9 @@ from phasegate.sdk.pipeline_state import (
     save_state,
     state_path,
 )
-from phasegate.sdk.retry import RetryPolicy
-from phasegate.sdk.stage_visit import StageCheck, StageVisit
-from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.sdk.pipelines.visit import StageCheck, StageVisit
+from phasegate.sdk.telemetry.events import EventSink, RunEvent
+from phasegate.sdk.workspace.observer import WorkspaceObserver
 
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
 

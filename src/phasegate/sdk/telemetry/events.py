@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from phasegate.sdk.report import SCHEMA_VERSION
+SCHEMA_VERSION = 1
+"""Version of the event log line format (``docs/events.md`` keeps its changelog)."""
 
 EVENT_NAMES = (
     "run.started",

@@ -22,9 +22,9 @@ from pathlib import Path
 from phasegate.modes import Mode
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
-from phasegate.sdk.events import EventSink
-from phasegate.sdk.report import RunReport
-from phasegate.sdk.runner import Runner
+from phasegate.sdk.tasks.report import RunReport
+from phasegate.sdk.tasks.runner import Runner
+from phasegate.sdk.telemetry.events import EventSink
 from phasegate.testing.script import load_script
 from phasegate.testing.scripted_agent import ScriptedAgent
 

@@ -2,8 +2,8 @@
 
 Data flows one way. The runner sends the prompt, records every entry the agent reports,
 snapshots the work directory before the run, at every completion claim, tool check and stop,
-lets the :class:`~phasegate.sdk.gate.PhaseGate` judge at each stop and each completion tool
-call, and returns a :class:`~phasegate.sdk.report.RunReport`.
+lets the :class:`~phasegate.sdk.tasks.gate.PhaseGate` judge at each stop and each completion tool
+call, and returns a :class:`~phasegate.sdk.tasks.report.RunReport`.
 
 When a session ends with gate feedback it never received (Claude Code ends the session as
 soon as a structured output is given, whatever a Stop hook says), the runner resumes the
@@ -32,15 +32,15 @@ from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer, completion_tools
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.agent import Agent, AgentRequest
-from phasegate.sdk.agent_session import AgentSession
-from phasegate.sdk.assembly import RunFacts, assemble_report, verdict_of
-from phasegate.sdk.events import EventSink, RunEvent
-from phasegate.sdk.gate import GateDecision, PhaseGate
-from phasegate.sdk.report import RunReport
-from phasegate.sdk.retry import RetryPolicy
-from phasegate.sdk.revert import RevertReport, WorkspaceBackup
-from phasegate.sdk.workspace import WorkspaceObserver
+from phasegate.sdk.agents.protocol import Agent, AgentRequest
+from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.sdk.agents.session import AgentSession
+from phasegate.sdk.tasks.assembly import RunFacts, assemble_report, verdict_of
+from phasegate.sdk.tasks.gate import GateDecision, PhaseGate
+from phasegate.sdk.tasks.report import RunReport
+from phasegate.sdk.telemetry.events import EventSink, RunEvent
+from phasegate.sdk.workspace.observer import WorkspaceObserver
+from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
 from phasegate.validators.judge import Judgment
 from phasegate.validators.windows import CompletionClaim, entry_claims
 
