@@ -26,10 +26,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from phasegate.modes import Isolation
 from phasegate.phases.pipeline import Pipeline
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.pipelines.state import Isolation
 from phasegate.sdk.telemetry.events import RunEvent
 from phasegate.testing.model_server import ScriptedModelServer
 from phasegate.testing.script import Script

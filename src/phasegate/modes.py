@@ -1,4 +1,5 @@
-"""The run modes, in one place (reports, the runner, the CLI and log readers all name them)."""
+"""The run modes and pipeline isolations, in one place (reports, the runners, the CLI and
+log readers all name them)."""
 
 from __future__ import annotations
 
@@ -10,3 +11,10 @@ Mode = Literal["gate", "single-query", "unstructured"]
 
 MODES: tuple[Mode, ...] = get_args(Mode)
 """Every mode, in the order reports list them."""
+
+Isolation = Literal["session", "process"]
+"""How a pipeline runs its stages: ``session``, all in one agent session; ``process``, a new
+session per stage (for comparison)."""
+
+ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
+"""Every isolation, the default first."""

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from phasegate import Agent, Mode, RunEvent, Runner, RunReport, Task, load_task
+from phasegate.modes import Isolation
 from phasegate.phases.pipeline import Pipeline
 from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.pipelines.state import Isolation
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.sdk.scenarios import EXAMPLE

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import jsonschema
 import pytest
@@ -17,7 +17,15 @@ import yaml
 
 from phasegate import Runner, Task, UsageError
 from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.telemetry.events import EVENT_NAMES, PIPELINE_EVENT_NAMES, RunEvent
+from phasegate.sdk.telemetry.events import (
+    EventData,
+    EventName,
+    PhaseStarted,
+    RetryScheduled,
+    RunCompleted,
+    RunEvent,
+    ToolCalled,
+)
 from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
 from phasegate.testing import Script, ScriptedAgent
 from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON
@@ -33,9 +41,19 @@ def documented_schemas() -> dict[str, dict[str, Any]]:
     return {schema["title"]: schema for schema in schemas}
 
 
-def event(kind: str = "run.started", /, **fields: Any) -> RunEvent:
-    """An event of run abc123def456 with ``fields``."""
-    return RunEvent(kind, "abc123def456", "t", "gate", fields)
+EVENT_NAMES = get_args(EventName)
+PIPELINE_EVENT_NAMES = tuple(n for n in EVENT_NAMES if n.startswith(("pipeline.", "stage.")))
+TASK_EVENT_NAMES = tuple(n for n in EVENT_NAMES if n not in PIPELINE_EVENT_NAMES)
+
+
+def event(data: EventData) -> RunEvent:
+    """``data`` as an event of run abc123def456 of task t."""
+    return RunEvent(data, "abc123def456", "t", "gate")
+
+
+def retry(reason: str) -> RetryScheduled:
+    """A retry.scheduled event's fields with ``reason``."""
+    return RetryScheduled(attempt=1, reason=reason, delay_ms=10, source="phasegate")
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -47,7 +65,7 @@ def test_every_event_the_runner_emits_is_documented_with_a_schema() -> None:
     """docs/events.md has one valid Draft 2020-12 schema per event name of task and pipeline
     runs, no more, no fewer."""
     schemas = documented_schemas()
-    assert set(schemas) == set(EVENT_NAMES) | set(PIPELINE_EVENT_NAMES)
+    assert set(schemas) == set(EVENT_NAMES)
     for schema in schemas.values():
         jsonschema.Draft202012Validator.check_schema(schema)
 
@@ -74,7 +92,7 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
     written = lines(log_file)
     for line in written:
         jsonschema.validate(line, schemas[line["event"]])
-    assert {line["event"] for line in written} == set(EVENT_NAMES)
+    assert {line["event"] for line in written} == set(TASK_EVENT_NAMES)
     assert written[0]["event"] == "run.started" and written[-1]["event"] == "run.completed"
     assert list(written[0])[:6] == [
         "event",
@@ -157,8 +175,8 @@ def test_what_a_pipeline_run_and_its_resume_write_validates_against_the_document
         "tool.called",
         "retry.scheduled",
     }
-    assert {(w["run_id"], w["task"], w["mode"]) for w in written} == {
-        (written[0]["run_id"], "revise", "session")
+    assert {(w["run_id"], w["task"], w["mode"], w["isolation"]) for w in written} == {
+        (written[0]["run_id"], "revise", "gate", "session")
     }
     assert [w["verdict"] for w in written if w["event"] == "pipeline.completed"] == [
         "error",
@@ -197,9 +215,9 @@ def test_what_a_pipeline_run_and_its_resume_write_validates_against_the_document
 def test_a_tool_call_names_its_phase_in_a_task_run_or_its_stage_in_a_pipeline_never_both() -> None:
     """The tool.called schema requires exactly one of ``phase`` and ``stage``."""
     schema = documented_schemas()["tool.called"]
-    task_run = event("tool.called", phase=1, tool="Edit", tool_use_id="toolu_1", ok=True)
+    task_run = event(ToolCalled(phase=1, tool="Edit", tool_use_id="toolu_1", ok=True))
     line = task_run.as_dict()
-    pipeline_line = {**line, "mode": "session", "stage": 2}
+    pipeline_line = {**line, "isolation": "session", "stage": 2}
     del pipeline_line["phase"]
 
     jsonschema.validate(line, schema)
@@ -214,24 +232,27 @@ def test_secrets_never_reach_a_log_line(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("ANTHROPIC_API_KEY", "plain-secret-value-1234")
     log_file = tmp_path / "log.jsonl"
     with EventLog(file=log_file) as log:
-        log(event(
-            "retry.scheduled",
-            reason="401: Authorization: Bearer abcdefgh12345678 x-api-key: sk-ant-api03-XYZ9876",
-            api_key="sk-live-000000000",
-            detail={"headers": {"authorization": "Basic dXNlcjpwYXNzd29yZA=="}},
-            note="the key plain-secret-value-1234 leaked into a message",
-            input_tokens=120,
-        ))  # fmt: skip
+        log(event(retry(
+            "401: Authorization: Bearer abcdefgh12345678 x-api-key: sk-ant-api03-XYZ9876; "
+            "the key plain-secret-value-1234 leaked into a message"
+        )))  # fmt: skip
+    fields = redact({
+        "api_key": "sk-live-000000000",
+        "detail": {"headers": {"authorization": "Basic dXNlcjpwYXNzd29yZA=="}},
+        "note": "the key plain-secret-value-1234 leaked into a message",
+        "input_tokens": 120,
+    }, ["plain-secret-value-1234"])  # fmt: skip
 
-    text = log_file.read_text()
+    text = log_file.read_text() + json.dumps(fields)
     for secret in ("abcdefgh12345678", "sk-ant-api03", "sk-live", "dXNlcjpwYXNz",
                    "plain-secret-value-1234"):  # fmt: skip
         assert secret not in text
     (line,) = lines(log_file)
-    assert line["api_key"] == REDACTED
-    assert line["detail"] == {"headers": {"authorization": REDACTED}}
-    assert line["input_tokens"] == 120  # a count named like a token is not a secret
-    assert line["note"] == f"the key {REDACTED} leaked into a message"
+    assert line["reason"].endswith(f"the key {REDACTED} leaked into a message")
+    assert fields["api_key"] == REDACTED
+    assert fields["detail"] == {"headers": {"authorization": REDACTED}}
+    assert fields["input_tokens"] == 120  # a count named like a token is not a secret
+    assert fields["note"] == f"the key {REDACTED} leaked into a message"
 
 
 def test_redaction_leaves_ordinary_text_alone() -> None:
@@ -247,10 +268,11 @@ def test_several_processes_appending_to_one_file_never_interleave_lines(tmp_path
     writer = (
         "import sys\n"
         "from phasegate.sdk.telemetry.log import EventLog\n"
-        "from phasegate.sdk.telemetry.events import RunEvent\n"
+        "from phasegate.sdk.telemetry.events import RunEvent, ToolCalled\n"
         "log = EventLog(file=sys.argv[1])\n"
         "for n in range(300):\n"
-        "    log(RunEvent('tool.called', sys.argv[2], 't', 'gate', {'n': n, 'pad': 'x' * 3000}))\n"
+        "    data = ToolCalled(phase=1, tool='x' * 3000, tool_use_id=str(n), ok=True)\n"
+        "    log(RunEvent(data, sys.argv[2], 't', 'gate'))\n"
         "log.close()\n"
     )
     processes = [
@@ -262,13 +284,14 @@ def test_several_processes_appending_to_one_file_never_interleave_lines(tmp_path
     written = lines(log_file)
     assert len(written) == 1200
     for i in range(4):
-        assert [w["n"] for w in written if w["run_id"] == f"writer{i}"] == list(range(300))
+        ids = [int(w["tool_use_id"]) for w in written if w["run_id"] == f"writer{i}"]
+        assert ids == list(range(300))
 
 
 def test_the_console_format_is_one_readable_line_per_event() -> None:
     """Console lines name the event and its fields and are not JSON."""
     stream = io.StringIO()
-    EventLog(stream=stream, log_format="console")(event("phase.started", phase=1, name="edit"))
+    EventLog(stream=stream, log_format="console")(event(PhaseStarted(phase=1, name="edit")))
 
     (line,) = stream.getvalue().splitlines()
     assert "phase.started" in line and "name=edit" in line and "phase=1" in line
@@ -285,9 +308,9 @@ def test_extra_processors_run_after_redaction() -> None:
         return {**event_dict, "host": "ci-1"}
 
     stream = io.StringIO()
-    EventLog(stream=stream, processors=[add_host])(event(token="sk-abcdefghijkl"))
+    EventLog(stream=stream, processors=[add_host])(event(retry("token sk-abcdefghijkl")))
 
-    assert seen[0]["token"] == REDACTED
+    assert seen[0]["reason"] == f"token {REDACTED}"
     assert json.loads(stream.getvalue())["host"] == "ci-1"
 
 
@@ -295,7 +318,11 @@ def test_your_own_structlog_logger_receives_redacted_events() -> None:
     """Hand in a logger: events go to its info() with the event name and fields."""
     with structlog.testing.capture_logs() as captured:
         log = EventLog(logger=structlog.get_logger("mine"))
-        log(event("run.completed", verdict="accepted", error="Bearer abcdefghijkl"))
+        log(event(RunCompleted(
+            verdict="accepted", attempts=1, duration_ms=5, files_changed=[], findings=[],
+            reverted=False, input_tokens=0, output_tokens=0, cost_usd=None,
+            error="Bearer abcdefghijkl",
+        )))  # fmt: skip
 
     (entry,) = captured
     assert entry["event"] == "run.completed"

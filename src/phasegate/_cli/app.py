@@ -291,44 +291,41 @@ def print_progress(event: RunEvent) -> None:
 
 def progress_line(event: RunEvent) -> str | None:
     """One stderr line for the events a person watching a run cares about."""
-    f = event.fields
-    match event.event:
-        case "run.started":
-            return f"▶ {event.task}: {f['phases']} phase(s), mode {event.mode}, agent {f['agent']}"
-        case "tool.called":
-            return f"  · {f['tool']} {'ok' if f['ok'] else 'FAILED'}"
-        case "phase.marker":
-            via = " (phase_complete)" if f.get("source") == "tool" else ""
-            return f"  ✎ phase {f['phase']} ({f['name']}) claimed complete{via}: {f['text']}"
-        case "phase.gate" if not f["accepted"]:
-            issues = ", ".join(f["issues"])
-            what = (
-                f"{f['tool']} call" if f.get("trigger") == "tool" else f"gate check {f['attempt']}"
-            )
-            return f"  ✗ {what}: phase {f['phase']} ({f['name']}): {issues}"
-        case "retry.scheduled":
-            return f"  ↻ retry {f['attempt']} ({f['source']}) in {f['delay_ms']} ms: {f['reason']}"
-        case "run.completed":
-            return f"■ {f['verdict']} after {f['attempts']} gate check(s) in {f['duration_ms']} ms"
-        case "pipeline.started":
-            how = "resuming at stage" if f["resumed"] else "starting at stage"
-            return f"▶ {event.task}: {f['stages']} stage(s), {how} {f['stage']}, agent {f['agent']}"
-        case "pipeline.resumed":
-            how = "the saved session" if f["how"] == "session" else "a fresh session with a recap"
-            return f"↻ resuming stage {f['stage']} ({f['name']}) in {how}"
-        case "stage.started":
-            again = f" (visit {f['visit']})" if f["visit"] > 1 else ""
-            return f"» stage {f['stage']} {f['name']}{again}"
-        case "stage.checked" if not f["passed"]:
-            return f"  ✗ check {f['attempt']}: stage {f['name']}: failed {', '.join(f['failed'])}"
-        case "stage.completed" if f["status"] != "pending":
-            mark = "✓" if f["status"] == "accepted" else "✗"
-            return f"  {mark} stage {f['name']} {f['status']} after {f['attempts']} check(s)"
-        case "stage.revision":
-            return f"  ↺ stage {f['name']} sends the pipeline back to {f['to_name']}"
-        case "pipeline.completed":
-            accepted = f["stages_accepted"]
-            return f"■ {f['verdict']}: {accepted} stage(s) accepted in {f['duration_ms']} ms"
+    from phasegate.sdk.telemetry import events as e
+
+    match event.data:
+        case e.RunStarted(phases=phases, agent=agent):
+            return f"▶ {event.task}: {phases} phase(s), mode {event.mode}, agent {agent}"
+        case e.ToolCalled(tool=tool, ok=ok):
+            return f"  · {tool} {'ok' if ok else 'FAILED'}"
+        case e.PhaseMarker(phase=phase, name=name, text=text, source=source):
+            via = " (phase_complete)" if source == "tool" else ""
+            return f"  ✎ phase {phase} ({name}) claimed complete{via}: {text}"
+        case e.PhaseGateChecked(accepted=False) as gate:
+            what = f"{gate.tool} call" if gate.trigger == "tool" else f"gate check {gate.attempt}"
+            return f"  ✗ {what}: phase {gate.phase} ({gate.name}): {', '.join(gate.issues)}"
+        case e.RetryScheduled(attempt=attempt, source=source, delay_ms=delay, reason=reason):
+            return f"  ↻ retry {attempt} ({source}) in {delay} ms: {reason}"
+        case e.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
+            return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
+        case e.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
+            how = "resuming at stage" if resumed else "starting at stage"
+            return f"▶ {event.task}: {stages} stage(s), {how} {stage}, agent {agent}"
+        case e.PipelineResumed(stage=stage, name=name, how=how):
+            where = "the saved session" if how == "session" else "a fresh session with a recap"
+            return f"↻ resuming stage {stage} ({name}) in {where}"
+        case e.StageStarted(stage=stage, name=name, visit=visit):
+            again = f" (visit {visit})" if visit > 1 else ""
+            return f"» stage {stage} {name}{again}"
+        case e.StageChecked(passed=False, attempt=attempt, name=name, failed=failed):
+            return f"  ✗ check {attempt}: stage {name}: failed {', '.join(failed)}"
+        case e.StageCompleted(status=status, name=name, attempts=attempts) if status != "pending":
+            mark = "✓" if status == "accepted" else "✗"
+            return f"  {mark} stage {name} {status} after {attempts} check(s)"
+        case e.StageRevision(name=name, to_name=to_name):
+            return f"  ↺ stage {name} sends the pipeline back to {to_name}"
+        case e.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
+            return f"■ {verdict}: {accepted} stage(s) accepted in {ms} ms"
     return None
 
 

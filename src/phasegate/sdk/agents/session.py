@@ -25,6 +25,7 @@ from phasegate.evidence.transcript import (
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.sdk.agents.protocol import Agent, AgentRequest
 from phasegate.sdk.agents.retry import RetryPolicy, retry_delay_ms
+from phasegate.sdk.telemetry.events import EventData, RetryScheduled
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 
@@ -83,19 +84,18 @@ class AgentSession:
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         """The agent's runtime retries a request itself: a ``retry.scheduled`` event."""
         self.api_retries += 1
-        self.emit(
-            "retry.scheduled", attempt=attempt, reason=reason, delay_ms=delay_ms, source=source
-        )
+        self.emit(RetryScheduled(attempt=attempt, reason=reason, delay_ms=delay_ms, source=source))
 
     def _before_retry(self, state: RetryCallState) -> None:
         self.session_retries += 1
         failure = state.outcome.exception() if state.outcome is not None else None
         self.emit(
-            "retry.scheduled",
-            attempt=self.session_retries,
-            reason=str(failure),
-            delay_ms=retry_delay_ms(state),
-            source="phasegate",
+            RetryScheduled(
+                attempt=self.session_retries,
+                reason=str(failure),
+                delay_ms=retry_delay_ms(state),
+                source="phasegate",
+            )
         )
         self.restart_after(str(failure))
 
@@ -115,6 +115,6 @@ class AgentSession:
     def restart_after(self, failure: str) -> None:
         """Set :attr:`request` for the attempt after ``failure`` (default: the same again)."""
 
-    def emit(self, event: str, /, **fields: object) -> None:
+    def emit(self, data: EventData) -> None:
         """Hand one event to the run's sink."""
         raise NotImplementedError

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Usage
-from phasegate.sdk.pipelines.state import Isolation, PipelineStatus, Revision, StageRecord
+from phasegate.modes import Isolation
+from phasegate.sdk.pipelines.state import PipelineStatus, Revision, StageRecord
 from phasegate.sdk.tasks.report import SCHEMA_VERSION, exit_code_of
 
 

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal
 
 from phasegate.errors import AgentError, PipelineStateError, RunError, UsageError
 from phasegate.evidence.transcript import (
@@ -35,6 +35,7 @@ from phasegate.evidence.transcript import (
     Transcript,
 )
 from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.modes import ISOLATIONS, Isolation, Mode
 from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
@@ -45,7 +46,6 @@ from phasegate.sdk.agents.session import AgentSession
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.state import (
     CheckResult,
-    Isolation,
     PipelineState,
     PipelineStatus,
     Revision,
@@ -58,10 +58,23 @@ from phasegate.sdk.pipelines.state import (
     state_path,
 )
 from phasegate.sdk.pipelines.visit import StageCheck, StageVisit
-from phasegate.sdk.telemetry.events import EventSink, RunEvent
+from phasegate.sdk.telemetry.events import (
+    EventData,
+    EventSink,
+    PipelineCompleted,
+    PipelineResumed,
+    PipelineStarted,
+    RunEvent,
+    StageChecked,
+    StageCompleted,
+    StageRevision,
+    StageStarted,
+    ToolCalled,
+)
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 
-ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
+PIPELINE_MODE: Mode = "gate"
+"""The mode of every pipeline event: each stage is gated at every stop."""
 
 
 class PipelineRunner:
@@ -209,8 +222,8 @@ class _PipelineSession(AgentSession):
         self._emit_started(resumed=True)
         prompt = self._recap(reason)
         self.resuming_from = state.session_id
-        how = "session" if state.session_id is not None else "fresh"
-        self.emit("pipeline.resumed", stage=state.stage + 1, name=self.stage.name, how=how)
+        how: Literal["session", "fresh"] = "session" if state.session_id else "fresh"
+        self.emit(PipelineResumed(stage=state.stage + 1, name=self.stage.name, how=how))
         self._save()
         self.record_prompt(prompt)
         return await self._drive(
@@ -271,11 +284,9 @@ class _PipelineSession(AgentSession):
     def _resume_fresh(self, reason: str) -> None:
         """The saved session could not be continued: a fresh one, with the same recap."""
         self.emit(
-            "pipeline.resumed",
-            stage=self.state.stage + 1,
-            name=self.stage.name,
-            how="fresh",
-            reason=reason,
+            PipelineResumed(
+                stage=self.state.stage + 1, name=self.stage.name, how="fresh", reason=reason
+            )
         )
         self.resuming_from = None
         if self.request is not None:
@@ -326,7 +337,7 @@ class _PipelineSession(AgentSession):
         return AgentRequest(prompt=instruction, workdir=self.workdir, resume=self.state.session_id)
 
     # -- checking a stage -----------------------------------------------------------------
-    async def _check(self, trigger: str) -> str | None:
+    async def _check(self, trigger: Literal["stop", "end"]) -> str | None:
         """Check the current stage now; the next instruction, or None to let the agent stop."""
         if self.state.status != "running":
             return None
@@ -339,13 +350,14 @@ class _PipelineSession(AgentSession):
         record.checks = [CheckResult(**o.as_dict()) for o in outcomes]
         record.files_changed = list(check.files_changed)
         self.emit(
-            "stage.checked",
-            stage=index + 1,
-            name=stage.name,
-            attempt=record.visit_attempts,
-            trigger=trigger,
-            passed=check.passed,
-            failed=check.failed,
+            StageChecked(
+                stage=index + 1,
+                name=stage.name,
+                attempt=record.visit_attempts,
+                trigger=trigger,
+                passed=check.passed,
+                failed=check.failed,
+            )
         )
         if check.passed:
             instruction = self._complete_stage()
@@ -402,13 +414,14 @@ class _PipelineSession(AgentSession):
         for later in self.state.stages[target:failed]:
             later.status = "pending"
         self.emit(
-            "stage.revision",
-            stage=failed + 1,
-            name=record.name,
-            to_stage=target + 1,
-            to_name=self.pipeline.stages[target].name,
-            revision=len(self.state.revisions),
-            failed=check.failed,
+            StageRevision(
+                stage=failed + 1,
+                name=record.name,
+                to_stage=target + 1,
+                to_name=self.pipeline.stages[target].name,
+                revision=len(self.state.revisions),
+                failed=check.failed,
+            )
         )
         self._begin_stage(target)
         prompt = revision_prompt(self.pipeline, failed, target, check.outcomes, self.templates)
@@ -430,7 +443,7 @@ class _PipelineSession(AgentSession):
         save_baseline(self.workdir, baseline)
         self.visit = self._visit(baseline, {})
         self._save()
-        self.emit("stage.started", stage=index + 1, name=record.name, visit=record.visits)
+        self.emit(StageStarted(stage=index + 1, name=record.name, visit=record.visits))
         return stage_prompt(self.pipeline, index, self.templates)
 
     def _visit(self, baseline: WorkspaceSnapshot, tools: Mapping[str, int]) -> StageVisit:
@@ -448,15 +461,16 @@ class _PipelineSession(AgentSession):
         record = self.state.current
         record.duration_ms += self.visit.elapsed_ms()
         self.emit(
-            "stage.completed",
-            stage=record.index,
-            name=record.name,
-            status=record.status,
-            attempts=record.attempts,
-            visits=record.visits,
-            duration_ms=record.duration_ms,
-            files_changed=record.files_changed,
-            checks=[c.model_dump() for c in record.checks],
+            StageCompleted(
+                stage=record.index,
+                name=record.name,
+                status=record.status,
+                attempts=record.attempts,
+                visits=record.visits,
+                duration_ms=record.duration_ms,
+                files_changed=record.files_changed,
+                checks=[c.model_dump() for c in record.checks],
+            )
         )
 
     def _finish(self, status: PipelineStatus, error: str | None = None) -> None:
@@ -478,11 +492,9 @@ class _PipelineSession(AgentSession):
             self.state.current.tools = self.visit.tool_succeeded(name)
             self._save()
         self.emit(
-            "tool.called",
-            stage=self.state.stage + 1,
-            tool=name,
-            tool_use_id=result.tool_use_id,
-            ok=result.ok,
+            ToolCalled(
+                stage=self.state.stage + 1, tool=name, tool_use_id=result.tool_use_id, ok=result.ok
+            )
         )
 
     # -- helpers --------------------------------------------------------------------------
@@ -491,12 +503,13 @@ class _PipelineSession(AgentSession):
 
     def _emit_started(self, *, resumed: bool) -> None:
         self.emit(
-            "pipeline.started",
-            agent=self.runner.agent.name,
-            workdir=str(self.workdir),
-            stages=len(self.pipeline.stages),
-            stage=self.state.stage + 1,
-            resumed=resumed,
+            PipelineStarted(
+                agent=self.runner.agent.name,
+                workdir=str(self.workdir),
+                stages=len(self.pipeline.stages),
+                stage=self.state.stage + 1,
+                resumed=resumed,
+            )
         )
 
     def _report(self) -> PipelineReport:
@@ -519,21 +532,28 @@ class _PipelineSession(AgentSession):
             state_file=str(state_path(self.workdir)),
         )
         self.emit(
-            "pipeline.completed",
-            verdict=report.verdict,
-            stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
-            revisions=len(report.revisions),
-            sessions=report.sessions,
-            duration_ms=duration,
-            input_tokens=report.usage.input_tokens,
-            output_tokens=report.usage.output_tokens,
-            cost_usd=report.usage.cost_usd,
-            error=report.error,
+            PipelineCompleted(
+                verdict=report.verdict,
+                stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
+                revisions=len(report.revisions),
+                sessions=report.sessions,
+                duration_ms=duration,
+                input_tokens=report.usage.input_tokens,
+                output_tokens=report.usage.output_tokens,
+                cost_usd=report.usage.cost_usd,
+                error=report.error,
+            )
         )
         return report
 
-    def emit(self, event: str, /, **fields: object) -> None:
+    def emit(self, data: EventData) -> None:
         if self.runner.on_event is not None:
             self.runner.on_event(
-                RunEvent(event, self.state.run_id, self.pipeline.name, self.state.isolation, fields)
+                RunEvent(
+                    data,
+                    self.state.run_id,
+                    self.pipeline.name,
+                    PIPELINE_MODE,
+                    isolation=self.state.isolation,
+                )
             )

@@ -25,13 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate.errors import PipelineStateError, RunError
 from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.modes import Isolation
 
 STATE_DIR = ".phasegate"
 STATE_FILE = "pipeline-state.json"
 BASELINE_FILE = "pipeline-baseline.json"
 STATE_VERSION = 1
 
-Isolation = Literal["session", "process"]
 """``session``: every stage in one agent session; ``process``: a new session per stage."""
 PipelineStatus = Literal["running", "accepted", "rejected", "error"]
 StageStatus = Literal["pending", "running", "accepted", "rejected"]

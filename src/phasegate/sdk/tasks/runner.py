@@ -38,7 +38,19 @@ from phasegate.sdk.agents.session import AgentSession
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.tasks.gate import GateDecision, PhaseGate
 from phasegate.sdk.tasks.report import RunReport
-from phasegate.sdk.telemetry.events import EventSink, RunEvent
+from phasegate.sdk.telemetry.events import (
+    EventData,
+    EventSink,
+    GateTrigger,
+    PhaseCompleted,
+    PhaseGateChecked,
+    PhaseMarker,
+    PhaseStarted,
+    RunCompleted,
+    RunEvent,
+    RunStarted,
+    ToolCalled,
+)
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
 from phasegate.validators.judge import Judgment
@@ -163,16 +175,17 @@ class _Session(AgentSession):
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
         self.emit(
-            "run.started",
-            agent=self.runner.agent.name,
-            workdir=str(self.workdir),
-            phases=len(self.task.phases),
-            max_attempts=self.runner.max_attempts,
+            RunStarted(
+                agent=self.runner.agent.name,
+                workdir=str(self.workdir),
+                phases=len(self.task.phases),
+                max_attempts=self.runner.max_attempts,
+            )
         )
         backup = self._backup() if self.task.on_reject == "revert" else None
         try:
             self.timeline.record(0, backup.snapshot if backup else self.workspace.snapshot())
-            self.emit("phase.started", phase=1, name=self.task.phases[0].name)
+            self.emit(PhaseStarted(phase=1, name=self.task.phases[0].name))
             self.request = self.runner.request_for(self.task, self.workdir)
             self.record_prompt(self.request.prompt)
             judgment, error = await self._drive()
@@ -227,7 +240,7 @@ class _Session(AgentSession):
             return last
         return self._check_now("end")
 
-    def _check_now(self, trigger: str) -> GateDecision:
+    def _check_now(self, trigger: GateTrigger) -> GateDecision:
         """A counted gate check on everything so far; its feedback is recorded as sent."""
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         decision = self.gate.check(self.transcript, self.timeline)
@@ -260,33 +273,35 @@ class _Session(AgentSession):
         )
         for phase in report.phases:
             self.emit(
-                "phase.completed",
-                phase=phase.index,
-                name=phase.name,
-                status=phase.status,
-                attempts=phase.attempts,
-                duration_ms=phase.duration_ms,
-                completed_by=phase.completed_by,
-                tools=phase.tools,
-                tool_errors=phase.tool_errors,
-                files_changed=phase.files_changed,
-                input_tokens=phase.usage.input_tokens,
-                output_tokens=phase.usage.output_tokens,
-                cost_usd=phase.usage.cost_usd,
-                issues=[i.code.value for i in phase.issues],
+                PhaseCompleted(
+                    phase=phase.index,
+                    name=phase.name,
+                    status=phase.status,
+                    attempts=phase.attempts,
+                    duration_ms=phase.duration_ms,
+                    completed_by=phase.completed_by,
+                    tools=phase.tools,
+                    tool_errors=phase.tool_errors,
+                    files_changed=phase.files_changed,
+                    input_tokens=phase.usage.input_tokens,
+                    output_tokens=phase.usage.output_tokens,
+                    cost_usd=phase.usage.cost_usd,
+                    issues=[i.code.value for i in phase.issues],
+                )
             )
         self.emit(
-            "run.completed",
-            verdict=report.verdict,
-            attempts=report.attempts,
-            duration_ms=report.duration_ms,
-            files_changed=report.files_changed,
-            findings=[f.code.value for f in report.findings],
-            reverted=report.reverted is not None,
-            input_tokens=report.usage.input_tokens,
-            output_tokens=report.usage.output_tokens,
-            cost_usd=report.usage.cost_usd,
-            error=error,
+            RunCompleted(
+                verdict=report.verdict,
+                attempts=report.attempts,
+                duration_ms=report.duration_ms,
+                files_changed=report.files_changed,
+                findings=[f.code.value for f in report.findings],
+                reverted=report.reverted is not None,
+                input_tokens=report.usage.input_tokens,
+                output_tokens=report.usage.output_tokens,
+                cost_usd=report.usage.cost_usd,
+                error=error,
+            )
         )
         return report
 
@@ -301,26 +316,30 @@ class _Session(AgentSession):
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _gate_events(self, judgment: Judgment, attempt: int, trigger: str, **extra: object) -> None:
+    def _gate_events(
+        self, judgment: Judgment, attempt: int, trigger: GateTrigger, tool: str | None = None
+    ) -> None:
         for phase in judgment.phases:
             self.emit(
-                "phase.gate",
-                phase=phase.index,
-                name=phase.name,
-                attempt=attempt,
-                trigger=trigger,
-                accepted=phase.accepted,
-                issues=[issue.code.value for issue in phase.issues],
-                **extra,
+                PhaseGateChecked(
+                    phase=phase.index,
+                    name=phase.name,
+                    attempt=attempt,
+                    trigger=trigger,
+                    accepted=phase.accepted,
+                    issues=[issue.code.value for issue in phase.issues],
+                    tool=tool,
+                )
             )
 
     def _tool_called(self, result: ToolResult) -> None:
         self.emit(
-            "tool.called",
-            phase=self.current_phase,
-            tool=self.tool_name(result),
-            tool_use_id=result.tool_use_id,
-            ok=result.ok,
+            ToolCalled(
+                phase=self.current_phase,
+                tool=self.tool_name(result),
+                tool_use_id=result.tool_use_id,
+                ok=result.ok,
+            )
         )
 
     def _claimed(self, claims: list[CompletionClaim]) -> None:
@@ -329,22 +348,22 @@ class _Session(AgentSession):
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         for claim in claims:
             self.emit(
-                "phase.marker",
-                phase=claim.index,
-                name=self.task.phases[claim.index - 1].name,
-                text=claim.text,
-                source=claim.source,
+                PhaseMarker(
+                    phase=claim.index,
+                    name=self.task.phases[claim.index - 1].name,
+                    text=claim.text,
+                    source=claim.source,
+                )
             )
             if claim.index >= self.current_phase and claim.index < len(self.task.phases):
                 self.current_phase = claim.index + 1
                 self.emit(
-                    "phase.started",
-                    phase=self.current_phase,
-                    name=self.task.phases[self.current_phase - 1].name,
+                    PhaseStarted(
+                        phase=self.current_phase,
+                        name=self.task.phases[self.current_phase - 1].name,
+                    )
                 )
 
-    def emit(self, event: str, /, **fields: object) -> None:
+    def emit(self, data: EventData) -> None:
         if self.runner.on_event is not None:
-            self.runner.on_event(
-                RunEvent(event, self.run_id, self.task.name, self.runner.mode, dict(fields))
-            )
+            self.runner.on_event(RunEvent(data, self.run_id, self.task.name, self.runner.mode))
