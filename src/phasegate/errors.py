@@ -13,7 +13,7 @@
         └── AgentError             the agent crashed, timed out or lost its API
 
 A *rejected* run is not an error: it is a normal result (``RunReport.verdict ==
-"rejected"``, exit code 1). Errors are for input that cannot be used and for runs that could
+"rejected"``, exit code 1), so no error has exit code 1. Errors are for input that cannot be used and for runs that could
 not be carried out. Third-party exceptions (YAML, JSON Schema, claude-agent-sdk) are
 translated into these at the boundary, so callers never catch a library's exception.
 """
@@ -24,9 +24,16 @@ from pathlib import Path
 
 
 class PhasegateError(Exception):
-    """Base class of every phasegate error."""
+    """Base class of every phasegate error.
 
-    exit_code: int = 1
+    ``exit_code`` is what a command line ends with: 2 for usage errors, 3 for everything
+    else (the work could not be carried out). ``option`` names the keyword argument of the
+    call that would change the outcome (``timeout``, ``restart``), so a front end can name
+    its own spelling of it; messages never name command-line flags.
+    """
+
+    exit_code: int = 3
+    option: str | None = None
 
 
 class UsageError(PhasegateError):
