@@ -13,9 +13,10 @@
         └── AgentError             the agent crashed, timed out or lost its API
 
 A *rejected* run is not an error: it is a normal result (``RunReport.verdict ==
-"rejected"``, exit code 1), so no error has exit code 1. Errors are for input that cannot be used and for runs that could
-not be carried out. Third-party exceptions (YAML, JSON Schema, claude-agent-sdk) are
-translated into these at the boundary, so callers never catch a library's exception.
+"rejected"``, exit code 1), so no error has exit code 1. Errors are for input that cannot be
+used and for runs that could not be carried out. Third-party exceptions (YAML, JSON Schema,
+claude-agent-sdk) are translated into these at the boundary, so callers never catch a
+library's exception.
 """
 
 from __future__ import annotations

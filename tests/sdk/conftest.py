@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,11 @@ from phasegate import Agent, Mode, RunEvent, Runner, RunReport, Task, load_task
 from phasegate.modes import Isolation
 from phasegate.phases.pipeline import Pipeline
 from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.runner import PipelineRunner
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
-from tests.sdk.scenarios import EXAMPLE
+from tests.helpers.pipelines import PipelineRun
+from tests.helpers.scenarios import EXAMPLE
 
 FAST_RETRIES = RetryPolicy(session_retries=2, initial_delay=0.01, max_delay=0.05)
 """Real retry logic with backoff short enough for tests."""
@@ -83,18 +82,6 @@ def run_script(
         return runner.run_sync(on or task, project)
 
     return run
-
-
-@dataclass
-class PipelineRun:
-    """What a pipeline run left behind: its report, events, the model's instructions."""
-
-    report: PipelineReport
-    events: list[RunEvent]
-    instructions: list[str]
-    """Each instruction the model received (first prompt, feedback, next stages), in order;
-    only recorded when the real CLI ran (the server sees them)."""
-    workdir: Path
 
 
 @pytest.fixture

@@ -4,27 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.sdk.scenarios import EXAMPLE
-
-PHASEGATE = [sys.executable, "-m", "phasegate"]
-
-
-def phasegate(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a subprocess and capture everything."""
-    return subprocess.run(
-        [*PHASEGATE, *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+from tests.helpers.cli import phasegate
+from tests.helpers.scenarios import EXAMPLE
 
 
 def test_check_prints_the_phased_prompt_and_exits_zero() -> None:

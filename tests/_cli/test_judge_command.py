@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.sdk.scenarios import EXAMPLE
-from tests.sdk.test_cli import phasegate
+from tests.helpers.cli import phasegate
+from tests.helpers.scenarios import EXAMPLE
 
-TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 TASK = EXAMPLE / "task.yaml"
 APP = "def parse(x):\n    return eval(x)\n"
 """app.py as the recorded runs found it (see tests/testing/test_model_server.py)."""

@@ -28,10 +28,10 @@ from phasegate.sdk.telemetry.events import (
 )
 from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
 from phasegate.testing import Script, ScriptedAgent
-from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON
-from tests.sdk.test_cli import phasegate
+from tests.helpers.cli import phasegate
+from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON
 
-DOCS = Path(__file__).parents[2] / "docs" / "events.md"
+DOCS = Path(__file__).parents[3] / "docs" / "events.md"
 
 
 def documented_schemas() -> dict[str, dict[str, Any]]:

@@ -18,7 +18,7 @@ from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 from phasegate.sdk.agents.retry import NO_RETRIES, RetryPolicy
 from phasegate.testing import HttpFault, Script, ScriptedModelServer, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
-from tests.sdk.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
+from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
 
 pytestmark = pytest.mark.cli
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from phasegate.sdk.pipelines.state import load_state
 from phasegate.sdk.telemetry.events import RunEvent
-from tests.sdk.conftest import PipelineRun
+from tests.helpers.pipelines import PipelineRun
 
 RunPipeline = Callable[..., PipelineRun]
 

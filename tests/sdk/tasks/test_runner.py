@@ -11,7 +11,7 @@ from phasegate import AgentObserver, AgentRequest, RunEvent, Runner, RunReport, 
 from phasegate.evidence.transcript import AssistantText, RunResult, SessionStart, UserText
 from phasegate.sdk.agents.retry import NO_RETRIES, RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
-from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
+from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
 
 RunScript = Callable[..., RunReport]
 
@@ -185,7 +185,7 @@ def test_gate_mode_turns_the_lazy_model_of_the_example_into_an_accepted_run(
 ) -> None:
     """The bundled example script: rejected alone, accepted after one round of feedback."""
     from phasegate.testing import load_script
-    from tests.sdk.scenarios import EXAMPLE
+    from tests.helpers.scenarios import EXAMPLE
 
     script = load_script(EXAMPLE / "model.yaml")
     report = Runner(ScriptedAgent(script)).run_sync(task, project)

@@ -11,7 +11,7 @@ import pytest
 
 from phasegate import OtelSink, Runner, Task, UsageError
 from phasegate.testing import ScriptedAgent, load_script
-from tests.sdk.scenarios import EXAMPLE
+from tests.helpers.scenarios import EXAMPLE
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader

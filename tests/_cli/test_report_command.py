@@ -12,9 +12,9 @@ import pytest
 
 from phasegate import EventLog, Mode, Runner, load_task
 from phasegate.testing import ScriptedAgent, load_script
-from tests.metrics.test_aggregate import three_runs
-from tests.sdk.scenarios import EXAMPLE
-from tests.sdk.test_cli import PHASEGATE, phasegate
+from tests.helpers.cli import PHASEGATE, phasegate
+from tests.helpers.logs import three_runs
+from tests.helpers.scenarios import EXAMPLE
 
 
 @pytest.fixture

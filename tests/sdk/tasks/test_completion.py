@@ -12,7 +12,7 @@ from typing import Any
 from phasegate import RunReport, Task
 from phasegate.evidence.transcript import ToolCall, ToolResult, UserText
 from phasegate.phases.completion import full_tool_name
-from tests.sdk.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, codes
+from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, codes
 
 RunScript = Callable[..., RunReport]
 
