@@ -291,40 +291,41 @@ def print_progress(event: RunEvent) -> None:
 
 def progress_line(event: RunEvent) -> str | None:
     """One stderr line for the events a person watching a run cares about."""
-    from phasegate.sdk.telemetry import events as e
+    from phasegate.sdk.telemetry import pipeline_events as p
+    from phasegate.sdk.telemetry import task_events as t
 
     match event.data:
-        case e.RunStarted(phases=phases, agent=agent):
+        case t.RunStarted(phases=phases, agent=agent):
             return f"▶ {event.task}: {phases} phase(s), mode {event.mode}, agent {agent}"
-        case e.ToolCalled(tool=tool, ok=ok):
+        case t.ToolCalled(tool=tool, ok=ok):
             return f"  · {tool} {'ok' if ok else 'FAILED'}"
-        case e.PhaseMarker(phase=phase, name=name, text=text, source=source):
+        case t.PhaseMarker(phase=phase, name=name, text=text, source=source):
             via = " (phase_complete)" if source == "tool" else ""
             return f"  ✎ phase {phase} ({name}) claimed complete{via}: {text}"
-        case e.PhaseGateChecked(accepted=False) as gate:
+        case t.PhaseGateChecked(accepted=False) as gate:
             what = f"{gate.tool} call" if gate.trigger == "tool" else f"gate check {gate.attempt}"
             return f"  ✗ {what}: phase {gate.phase} ({gate.name}): {', '.join(gate.issues)}"
-        case e.RetryScheduled(attempt=attempt, source=source, delay_ms=delay, reason=reason):
+        case t.RetryScheduled(attempt=attempt, source=source, delay_ms=delay, reason=reason):
             return f"  ↻ retry {attempt} ({source}) in {delay} ms: {reason}"
-        case e.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
+        case t.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
             return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
-        case e.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
+        case p.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
             how = "resuming at stage" if resumed else "starting at stage"
             return f"▶ {event.task}: {stages} stage(s), {how} {stage}, agent {agent}"
-        case e.PipelineResumed(stage=stage, name=name, how=how):
+        case p.PipelineResumed(stage=stage, name=name, how=how):
             where = "the saved session" if how == "session" else "a fresh session with a recap"
             return f"↻ resuming stage {stage} ({name}) in {where}"
-        case e.StageStarted(stage=stage, name=name, visit=visit):
+        case p.StageStarted(stage=stage, name=name, visit=visit):
             again = f" (visit {visit})" if visit > 1 else ""
             return f"» stage {stage} {name}{again}"
-        case e.StageChecked(passed=False, attempt=attempt, name=name, failed=failed):
+        case p.StageChecked(passed=False, attempt=attempt, name=name, failed=failed):
             return f"  ✗ check {attempt}: stage {name}: failed {', '.join(failed)}"
-        case e.StageCompleted(status=status, name=name, attempts=attempts) if status != "pending":
+        case p.StageCompleted(status=status, name=name, attempts=attempts) if status != "pending":
             mark = "✓" if status == "accepted" else "✗"
             return f"  {mark} stage {name} {status} after {attempts} check(s)"
-        case e.StageRevision(name=name, to_name=to_name):
+        case p.StageRevision(name=name, to_name=to_name):
             return f"  ↺ stage {name} sends the pipeline back to {to_name}"
-        case e.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
+        case p.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
             return f"■ {verdict}: {accepted} stage(s) accepted in {ms} ms"
     return None
 

@@ -17,16 +17,15 @@ import yaml
 
 from phasegate import Runner, Task, UsageError
 from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.telemetry.events import (
-    EventData,
-    EventName,
+from phasegate.sdk.telemetry.event import EventName
+from phasegate.sdk.telemetry.events import EventData, RunEvent
+from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
+from phasegate.sdk.telemetry.task_events import (
     PhaseStarted,
     RetryScheduled,
     RunCompleted,
-    RunEvent,
     ToolCalled,
 )
-from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON

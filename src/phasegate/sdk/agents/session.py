@@ -25,7 +25,8 @@ from phasegate.evidence.transcript import (
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.sdk.agents.protocol import Agent, AgentRequest
 from phasegate.sdk.agents.retry import RetryPolicy, retry_delay_ms
-from phasegate.sdk.telemetry.events import EventData, RetryScheduled
+from phasegate.sdk.telemetry.events import EventData
+from phasegate.sdk.telemetry.task_events import RetryScheduled
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 

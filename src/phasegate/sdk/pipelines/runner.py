@@ -58,19 +58,17 @@ from phasegate.sdk.pipelines.state import (
     state_path,
 )
 from phasegate.sdk.pipelines.visit import StageCheck, StageVisit
-from phasegate.sdk.telemetry.events import (
-    EventData,
-    EventSink,
+from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent
+from phasegate.sdk.telemetry.pipeline_events import (
     PipelineCompleted,
     PipelineResumed,
     PipelineStarted,
-    RunEvent,
     StageChecked,
     StageCompleted,
     StageRevision,
     StageStarted,
-    ToolCalled,
 )
+from phasegate.sdk.telemetry.task_events import ToolCalled
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 
 PIPELINE_MODE: Mode = "gate"

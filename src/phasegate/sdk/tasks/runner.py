@@ -38,16 +38,14 @@ from phasegate.sdk.agents.session import AgentSession
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.tasks.gate import GateDecision, PhaseGate
 from phasegate.sdk.tasks.report import RunReport
-from phasegate.sdk.telemetry.events import (
-    EventData,
-    EventSink,
-    GateTrigger,
+from phasegate.sdk.telemetry.event import GateTrigger
+from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent
+from phasegate.sdk.telemetry.task_events import (
     PhaseCompleted,
     PhaseGateChecked,
     PhaseMarker,
     PhaseStarted,
     RunCompleted,
-    RunEvent,
     RunStarted,
     ToolCalled,
 )

@@ -1,0 +1,117 @@
+"""The events of a task run, in their order of life (``docs/events.md``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from phasegate.sdk.telemetry.event import EventFields, EventName, GateTrigger
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted(EventFields):
+    """A task run begins, before the agent starts."""
+
+    event: ClassVar[EventName] = "run.started"
+    agent: str
+    workdir: str
+    phases: int
+    max_attempts: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseStarted(EventFields):
+    """The agent moved on to a phase."""
+
+    event: ClassVar[EventName] = "phase.started"
+    phase: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCalled(EventFields):
+    """A tool call came back with its result: ``phase`` in a task run, ``stage`` in a
+    pipeline run."""
+
+    event: ClassVar[EventName] = "tool.called"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    phase: int | None = None
+    stage: int | None = None
+    tool: str | None
+    tool_use_id: str
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseMarker(EventFields):
+    """The agent claimed a work phase complete, by a marker line or a tool call."""
+
+    event: ClassVar[EventName] = "phase.marker"
+    phase: int
+    name: str
+    text: str
+    source: Literal["marker", "tool"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseGateChecked(EventFields):
+    """The gate judged a phase (at a stop, a completion tool call, or the session's end)."""
+
+    event: ClassVar[EventName] = "phase.gate"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"tool"})
+    phase: int
+    name: str
+    attempt: int
+    trigger: GateTrigger
+    accepted: bool
+    issues: list[str]
+    tool: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseCompleted(EventFields):
+    """A phase's final account, once the run is over."""
+
+    event: ClassVar[EventName] = "phase.completed"
+    phase: int
+    name: str
+    status: str
+    attempts: int
+    duration_ms: int
+    completed_by: str | None
+    tools: dict[str, int]
+    tool_errors: int
+    files_changed: list[str]
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    issues: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryScheduled(EventFields):
+    """A failed request (``source: claude-code``) or session (``source: phasegate``) is
+    retried."""
+
+    event: ClassVar[EventName] = "retry.scheduled"
+    attempt: int
+    reason: str
+    delay_ms: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCompleted(EventFields):
+    """A task run is over."""
+
+    event: ClassVar[EventName] = "run.completed"
+    verdict: str
+    attempts: int
+    duration_ms: int
+    files_changed: list[str]
+    findings: list[str]
+    reverted: bool
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    error: str | None
