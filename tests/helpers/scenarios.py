@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import RunReport
+from phasegate.sdk.agents.retry import RetryPolicy
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fix-vulnerability"
 
@@ -26,3 +27,7 @@ GOOD_JSON = (
 def codes(report: RunReport) -> set[str]:
     """Every issue code in a report."""
     return {issue.code.value for issue in report.issues}
+
+
+NO_RETRIES = RetryPolicy(session_retries=0)
+"""Fail on the first error, to see a failure as it is."""

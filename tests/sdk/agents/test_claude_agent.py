@@ -15,10 +15,10 @@ import pytest
 from phasegate import RunEvent, Runner, Task, UsageError
 from phasegate.evidence.transcript import SessionStart, UserText
 from phasegate.sdk.agents.claude.adapter import ClaudeAgent
-from phasegate.sdk.agents.retry import NO_RETRIES, RetryPolicy
+from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.testing import HttpFault, Script, ScriptedModelServer, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
-from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
+from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER, NO_RETRIES
 
 pytestmark = pytest.mark.cli
 

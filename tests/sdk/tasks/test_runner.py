@@ -9,9 +9,18 @@ import pytest
 
 from phasegate import AgentObserver, AgentRequest, RunEvent, Runner, RunReport, Task, UsageError
 from phasegate.evidence.transcript import AssistantText, RunResult, SessionStart, UserText
-from phasegate.sdk.agents.retry import NO_RETRIES, RetryPolicy
+from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.testing import Script, ScriptedAgent
-from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, READ, codes
+from tests.helpers.scenarios import (
+    BUGGY_LINE,
+    EDIT,
+    FIXED_LINE,
+    GOOD_JSON,
+    MARKER,
+    NO_RETRIES,
+    READ,
+    codes,
+)
 
 RunScript = Callable[..., RunReport]
 

@@ -54,10 +54,6 @@ class RetryPolicy:
         )
 
 
-NO_RETRIES = RetryPolicy(session_retries=0)
-"""Fail on the first error: for tests that want to see a failure as it is."""
-
-
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` is worth a retry: an :class:`AgentError` marked transient."""
     return isinstance(exc, AgentError) and exc.transient
