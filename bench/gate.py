@@ -17,9 +17,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from phasegate import judge, load_task, parse_stream_json
+from phasegate import load_task
+from phasegate.evidence.stream_json import parse_stream_json
 from phasegate.evidence.workspace import WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.sdk.workspace.observer import WorkspaceObserver
+from phasegate.validators.judge import judge
 
 ROOT = Path(__file__).resolve().parents[1]
 

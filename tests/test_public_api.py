@@ -28,6 +28,47 @@ def test_the_public_api_is_exactly_what_all_lists_and_sorted() -> None:
         assert sorted(package._WHERE) == package.__all__, package.__name__
 
 
+README_NEEDS = {
+    # tasks and pipelines: loading and their models
+    "Task", "Phase", "Pipeline", "Stage", "load_task", "load_pipeline", "Mode", "Isolation",
+    # running them
+    "Runner", "PipelineRunner", "ClaudeAgent", "RetryPolicy",
+    "Agent", "AgentRequest", "AgentObserver",
+    # what a run gives back
+    "RunReport", "PhaseReport", "PipelineReport", "Issue", "IssueCode",
+    # events and their sinks
+    "RunEvent", "EventSink", "EventLog", "OtelSink",
+    # judging a saved transcript
+    "judge_transcript", "read_transcript",
+    # errors
+    "PhasegateError", "UsageError", "TaskFileError", "ScriptFileError", "PipelineFileError",
+    "PipelineStateError", "PromptTemplateError", "RunError", "AgentError",
+}  # fmt: skip
+
+
+def test_all_holds_what_a_reader_of_the_readme_needs_and_no_internals() -> None:
+    """Gates, prompt builders, marker parsing and transcript models stay in their
+    subpackages; a name joins the public API only on purpose."""
+    assert set(phasegate.__all__) == README_NEEDS
+
+
+def test_the_readme_and_examples_import_only_from_the_public_packages() -> None:
+    """Users copy these imports: they must not reach into subpackages that may move."""
+    sources = {
+        "README.md": "".join(
+            re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+        )
+    }
+    sources |= {str(path): path.read_text() for path in (ROOT / "examples").rglob("*.py")}
+    imported = {
+        (where, module)
+        for where, text in sources.items()
+        for module in re.findall(r"^\s*(?:from|import) (phasegate[\w.]*)", text, re.M)
+    }
+    assert imported, "no phasegate import found: the pattern is stale"
+    assert {(w, m) for w, m in imported if m not in ("phasegate", "phasegate.testing")} == set()
+
+
 def test_importing_phasegate_does_not_import_claude_agent_sdk() -> None:
     """The SDK (0.6 s of imports) stays lazy so check/judge/report start fast; so do
     OpenTelemetry, jsonschema, structlog and YAML, which only some commands need."""

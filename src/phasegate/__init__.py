@@ -1,6 +1,10 @@
 """phasegate: make coding agents do structured, phased work, and prove they did it.
 
-The public API is what ``__all__`` lists; everything else may move between versions.
+The public API is what ``__all__`` lists: loading and modelling tasks and pipelines,
+running them (:class:`Runner`, :class:`PipelineRunner`, :class:`ClaudeAgent`, the
+:class:`Agent` protocol, :class:`RetryPolicy`), their reports, event sinks, judging saved
+transcripts, and the errors. Everything else lives in the subpackages and may move between
+versions; the fakes for tests are in :mod:`phasegate.testing`.
 """
 
 from __future__ import annotations
@@ -21,31 +25,22 @@ if TYPE_CHECKING:
         TaskFileError,
         UsageError,
     )
-    from phasegate.evidence.stream_json import parse_stream_json
-    from phasegate.evidence.transcript import Transcript, Usage
-    from phasegate.evidence.workspace import WorkspaceDiff
-    from phasegate.modes import Mode
+    from phasegate.modes import Isolation, Mode
     from phasegate.phases.loading import load_pipeline, load_task
-    from phasegate.phases.markers import find_markers, marker_line
     from phasegate.phases.model import Phase, Task
     from phasegate.phases.pipeline import Pipeline, Stage
-    from phasegate.prompts.feedback import FeedbackPrompt
-    from phasegate.prompts.phased import phased_prompt, unstructured_prompt
-    from phasegate.prompts.templates import PromptTemplates
+    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
+    from phasegate.sdk.agents.retry import RetryPolicy
     from phasegate.sdk.pipelines.report import PipelineReport
     from phasegate.sdk.pipelines.runner import PipelineRunner
-    from phasegate.sdk.tasks.gate import PhaseGate
     from phasegate.sdk.tasks.report import PhaseReport, RunReport
     from phasegate.sdk.tasks.runner import Runner
     from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
-    from phasegate.sdk.telemetry.events import RunEvent
+    from phasegate.sdk.telemetry.events import EventSink, RunEvent
     from phasegate.sdk.telemetry.log import EventLog
     from phasegate.sdk.telemetry.otel import OtelSink
-    from phasegate.sdk.workspace.revert import RevertReport
     from phasegate.validators.issues import Issue, IssueCode
-    from phasegate.validators.judge import Judgment, judge
-    from phasegate.validators.reconcile import FileReconciliation
 
 # Names resolve on first use, so `phasegate --help` and `phasegate report` do not pay for
 # pydantic, jsonschema and structlog they never touch.
@@ -54,16 +49,15 @@ _WHERE = {
     "AgentError": "phasegate.errors",
     "AgentObserver": "phasegate.sdk.agents.protocol",
     "AgentRequest": "phasegate.sdk.agents.protocol",
+    "ClaudeAgent": "phasegate.sdk.agents.claude.adapter",
     "EventLog": "phasegate.sdk.telemetry.log",
-    "FeedbackPrompt": "phasegate.prompts.feedback",
-    "FileReconciliation": "phasegate.validators.reconcile",
+    "EventSink": "phasegate.sdk.telemetry.events",
+    "Isolation": "phasegate.modes",
     "Issue": "phasegate.validators.issues",
     "IssueCode": "phasegate.validators.issues",
-    "Judgment": "phasegate.validators.judge",
     "Mode": "phasegate.modes",
-    "Phase": "phasegate.phases.model",
     "OtelSink": "phasegate.sdk.telemetry.otel",
-    "PhaseGate": "phasegate.sdk.tasks.gate",
+    "Phase": "phasegate.phases.model",
     "PhaseReport": "phasegate.sdk.tasks.report",
     "PhasegateError": "phasegate.errors",
     "Pipeline": "phasegate.phases.pipeline",
@@ -72,8 +66,7 @@ _WHERE = {
     "PipelineRunner": "phasegate.sdk.pipelines.runner",
     "PipelineStateError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
-    "PromptTemplates": "phasegate.prompts.templates",
-    "RevertReport": "phasegate.sdk.workspace.revert",
+    "RetryPolicy": "phasegate.sdk.agents.retry",
     "RunError": "phasegate.errors",
     "RunEvent": "phasegate.sdk.telemetry.events",
     "RunReport": "phasegate.sdk.tasks.report",
@@ -82,20 +75,11 @@ _WHERE = {
     "Stage": "phasegate.phases.pipeline",
     "Task": "phasegate.phases.model",
     "TaskFileError": "phasegate.errors",
-    "Transcript": "phasegate.evidence.transcript",
-    "Usage": "phasegate.evidence.transcript",
     "UsageError": "phasegate.errors",
-    "WorkspaceDiff": "phasegate.evidence.workspace",
-    "find_markers": "phasegate.phases.markers",
-    "judge": "phasegate.validators.judge",
     "judge_transcript": "phasegate.sdk.tasks.saved",
     "load_pipeline": "phasegate.phases.loading",
     "load_task": "phasegate.phases.loading",
-    "marker_line": "phasegate.phases.markers",
-    "parse_stream_json": "phasegate.evidence.stream_json",
-    "phased_prompt": "phasegate.prompts.phased",
     "read_transcript": "phasegate.sdk.tasks.saved",
-    "unstructured_prompt": "phasegate.prompts.phased",
 }
 
 __all__ = [
@@ -103,16 +87,15 @@ __all__ = [
     "AgentError",
     "AgentObserver",
     "AgentRequest",
+    "ClaudeAgent",
     "EventLog",
-    "FeedbackPrompt",
-    "FileReconciliation",
+    "EventSink",
+    "Isolation",
     "Issue",
     "IssueCode",
-    "Judgment",
     "Mode",
     "OtelSink",
     "Phase",
-    "PhaseGate",
     "PhaseReport",
     "PhasegateError",
     "Pipeline",
@@ -121,8 +104,7 @@ __all__ = [
     "PipelineRunner",
     "PipelineStateError",
     "PromptTemplateError",
-    "PromptTemplates",
-    "RevertReport",
+    "RetryPolicy",
     "RunError",
     "RunEvent",
     "RunReport",
@@ -131,20 +113,11 @@ __all__ = [
     "Stage",
     "Task",
     "TaskFileError",
-    "Transcript",
-    "Usage",
     "UsageError",
-    "WorkspaceDiff",
-    "find_markers",
-    "judge",
     "judge_transcript",
     "load_pipeline",
     "load_task",
-    "marker_line",
-    "parse_stream_json",
-    "phased_prompt",
     "read_transcript",
-    "unstructured_prompt",
 ]
 
 
