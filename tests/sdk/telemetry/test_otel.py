@@ -103,3 +103,42 @@ def test_asking_for_otel_without_the_extra_is_a_usage_error(
 
     with pytest.raises(UsageError, match=r"pip install 'phasegate\[otel\]'"):
         OtelSink()
+
+
+def test_a_rejected_run_marks_its_spans_as_errors_and_counts_failed_tools(
+    task: Task, project: Path
+) -> None:
+    """Single-query mode takes the lazy model's claim once: the run and the edit phase end
+    in error status, and the failed Edit call is counted by tool name."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import StatusCode, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from phasegate.testing import Script
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    sink = OtelSink(tracer_provider=tracer_provider, meter_provider=MeterProvider([reader]))
+    missing = {"Edit": {"file_path": "missing.py", "old_string": "a", "new_string": "b"}}
+    script = Script.model_validate({"replies": [
+        {"tools": [missing]}, {"when": "tool_error", "text": "Gave up."},
+    ]})  # fmt: skip
+
+    report = Runner(ScriptedAgent(script), mode="single-query", on_event=sink).run_sync(
+        task, project
+    )
+
+    assert report.verdict == "rejected"
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert spans["invoke_agent fix-vulnerability"].status.status_code is StatusCode.ERROR
+    assert spans["phase edit"].status.status_code is StatusCode.ERROR
+    points = metric_points(reader)
+    (errors,) = points["phasegate.tool.errors"]
+    assert (errors.attributes["gen_ai.tool.name"], errors.value) == ("Edit", 1)
+    (runs,) = points["phasegate.runs"]
+    assert (runs.attributes["phasegate.verdict"], runs.value) == ("rejected", 1)

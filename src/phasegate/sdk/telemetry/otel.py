@@ -20,6 +20,16 @@ from typing import Any
 
 from phasegate.errors import UsageError
 from phasegate.sdk.telemetry.events import RunEvent
+from phasegate.sdk.telemetry.task_events import (
+    PhaseCompleted,
+    PhaseGateChecked,
+    PhaseMarker,
+    PhaseStarted,
+    RetryScheduled,
+    RunCompleted,
+    RunStarted,
+    ToolCalled,
+)
 
 _SYSTEM = "anthropic"
 
@@ -62,97 +72,88 @@ class OtelSink:
 
     def __call__(self, event: RunEvent) -> None:
         """Record one event."""
-        fields = event.fields
         common = {"phasegate.task": event.task, "phasegate.mode": event.mode}
         span = self._runs_open.get(event.run_id)
-        if event.event == "run.started":
-            self._runs_open[event.run_id] = self._tracer.start_span(
-                f"invoke_agent {event.task}",
-                start_time=_nanos(event.timestamp),
-                attributes={
-                    **common,
-                    "gen_ai.operation.name": "invoke_agent",
-                    "gen_ai.system": _SYSTEM,
-                    "gen_ai.agent.name": str(fields.get("agent", "")),
-                    "phasegate.run_id": event.run_id,
-                },
-            )
-        elif event.event == "phase.started":
-            self._phase_starts.setdefault(
-                (event.run_id, int(fields["phase"])), _nanos(event.timestamp)
-            )
-        elif event.event == "tool.called":
-            if fields.get("ok") is False:
-                self._tool_errors.add(1, {**common, "gen_ai.tool.name": str(fields.get("tool"))})
-            if span is not None:
-                span.add_event("tool.called", _attributes(fields), _nanos(event.timestamp))
-        elif event.event in ("phase.gate", "phase.marker", "retry.scheduled") and span is not None:
-            span.add_event(event.event, _attributes(fields), _nanos(event.timestamp))
-        elif event.event == "phase.completed":
-            self._phase_completed(event, span, common)
-        elif event.event == "run.completed":
-            self._run_completed(event, span, common)
+        stamp = _nanos(event.timestamp)
+        match event.data:
+            case RunStarted(agent=agent):
+                self._runs_open[event.run_id] = self._tracer.start_span(
+                    f"invoke_agent {event.task}",
+                    start_time=stamp,
+                    attributes={
+                        **common,
+                        "gen_ai.operation.name": "invoke_agent",
+                        "gen_ai.system": _SYSTEM,
+                        "gen_ai.agent.name": agent,
+                        "phasegate.run_id": event.run_id,
+                    },
+                )
+            case PhaseStarted(phase=phase):
+                self._phase_starts.setdefault((event.run_id, phase), stamp)
+            case ToolCalled(ok=ok, tool=tool):
+                if not ok:
+                    self._tool_errors.add(1, {**common, "gen_ai.tool.name": str(tool)})
+                if span is not None:
+                    span.add_event(event.event, _attributes(event.fields), stamp)
+            case PhaseGateChecked() | PhaseMarker() | RetryScheduled() if span is not None:
+                span.add_event(event.event, _attributes(event.fields), stamp)
+            case PhaseCompleted() as phase:
+                self._phase_completed(event.run_id, phase, stamp, span, common)
+            case RunCompleted() as run:
+                self._run_completed(event.run_id, run, stamp, span, common)
 
-    def _phase_completed(self, event: RunEvent, run_span: Any, common: dict[str, str]) -> None:
-        fields = event.fields
-        index = int(fields["phase"])
-        start = self._phase_starts.pop((event.run_id, index), None)
+    def _phase_completed(
+        self, run_id: str, phase: PhaseCompleted, stamp: int, run_span: Any, common: dict[str, str]
+    ) -> None:
+        start = self._phase_starts.pop((run_id, phase.phase), None)
         attributes: dict[str, Any] = {
             **common,
-            "phasegate.phase": index,
-            "phasegate.phase.name": str(fields["name"]),
-            "phasegate.phase.status": str(fields["status"]),
+            "phasegate.phase": phase.phase,
+            "phasegate.phase.name": phase.name,
+            "phasegate.phase.status": phase.status,
         }
         self._completions.add(1, attributes)
-        self._attempts.record(_count(fields, "attempts"), attributes)
+        self._attempts.record(phase.attempts, attributes)
         if run_span is None:
             return
         if start is None:
-            start = _nanos(event.timestamp)
+            start = stamp
         context = self._trace.set_span_in_context(run_span)
-        span = self._tracer.start_span(f"phase {fields['name']}", context=context,
+        span = self._tracer.start_span(f"phase {phase.name}", context=context,
                                        start_time=start, attributes={
             **attributes,
-            "phasegate.phase.attempts": _count(fields, "attempts"),
-            **_usage(fields),
+            "phasegate.phase.attempts": phase.attempts,
+            **_usage(phase.input_tokens, phase.output_tokens),
         })  # fmt: skip
-        if fields["status"] == "rejected":
+        if phase.status == "rejected":
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "rejected"))
-        span.end(end_time=start + _count(fields, "duration_ms") * 1_000_000)
+        span.end(end_time=start + phase.duration_ms * 1_000_000)
 
-    def _run_completed(self, event: RunEvent, span: Any, common: dict[str, str]) -> None:
-        fields = event.fields
-        verdict = str(fields["verdict"])
+    def _run_completed(
+        self, run_id: str, run: RunCompleted, stamp: int, span: Any, common: dict[str, str]
+    ) -> None:
         base = {**common, "gen_ai.operation.name": "invoke_agent", "gen_ai.system": _SYSTEM}
-        for kind in ("input", "output"):
-            self._tokens.record(
-                _count(fields, f"{kind}_tokens"), {**base, "gen_ai.token.type": kind}
-            )
-        self._duration.record(_count(fields, "duration_ms") / 1000, base)
-        self._runs.add(1, {**common, "phasegate.verdict": verdict})
-        if fields.get("cost_usd") is not None:
-            self._cost.add(float(fields["cost_usd"]), common)
+        for kind, tokens in (("input", run.input_tokens), ("output", run.output_tokens)):
+            self._tokens.record(tokens, {**base, "gen_ai.token.type": kind})
+        self._duration.record(run.duration_ms / 1000, base)
+        self._runs.add(1, {**common, "phasegate.verdict": run.verdict})
+        if run.cost_usd is not None:
+            self._cost.add(run.cost_usd, common)
         if span is None:
             return
-        span.set_attributes({"phasegate.verdict": verdict, **_usage(fields)})
-        if verdict != "accepted":
-            message = str(fields.get("error") or verdict)
+        span.set_attributes(
+            {"phasegate.verdict": run.verdict, **_usage(run.input_tokens, run.output_tokens)}
+        )
+        if run.verdict != "accepted":
+            message = run.error or run.verdict
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
-        span.end(end_time=_nanos(event.timestamp))
-        del self._runs_open[event.run_id]
+        span.end(end_time=stamp)
+        del self._runs_open[run_id]
 
 
-def _count(fields: dict[str, Any], name: str) -> int:
-    """A whole-number field of an event; 0 when missing or null."""
-    return int(fields.get(name) or 0)
-
-
-def _usage(fields: dict[str, Any]) -> dict[str, int]:
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
     """The GenAI token attributes of a phase or run span."""
-    return {
-        "gen_ai.usage.input_tokens": _count(fields, "input_tokens"),
-        "gen_ai.usage.output_tokens": _count(fields, "output_tokens"),
-    }
+    return {"gen_ai.usage.input_tokens": input_tokens, "gen_ai.usage.output_tokens": output_tokens}
 
 
 def _nanos(timestamp: str) -> int:
