@@ -18,3 +18,9 @@ session per stage (for comparison)."""
 
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
 """Every isolation, the default first."""
+
+Verdict = Literal["accepted", "rejected", "error"]
+"""How a task run ended: every phase accepted; a phase rejected; the run could not finish."""
+
+PhaseStatus = Literal["accepted", "rejected", "not_reached"]
+"""How a phase ended."""

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from phasegate.evidence.transcript import RunResult, Transcript, Usage
-from phasegate.modes import Mode
-from phasegate.sdk.tasks.report import PhaseReport, PhaseStatus, RunReport, Verdict
+from phasegate.modes import Mode, PhaseStatus, Verdict
+from phasegate.sdk.tasks.report import PhaseReport, RunReport
 from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings

@@ -6,12 +6,12 @@ Its shape is a contract (CI steps and dashboards read it): fields are only ever 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Transcript, Usage
-from phasegate.modes import Mode
+from phasegate.modes import Mode, PhaseStatus, Verdict
 from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
@@ -23,10 +23,6 @@ def exit_code_of(verdict: str) -> int:
     """The exit code of a verdict: 0 accepted, 1 rejected, 3 anything else (error, or a
     pipeline still running when it stopped)."""
     return {"accepted": 0, "rejected": 1}.get(verdict, 3)
-
-
-Verdict = Literal["accepted", "rejected", "error"]
-PhaseStatus = Literal["accepted", "rejected", "not_reached"]
 
 
 class PhaseReport(BaseModel):

@@ -48,3 +48,13 @@ class EventFields:
             for f in dataclasses.fields(self)
             if (value := getattr(self, f.name)) is not None or f.name not in self._absent_when_none
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageFields(EventFields):
+    """Tokens and cost: the fields of the events that close a phase, a run or a pipeline."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    """None when the agent does not report cost."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from phasegate.sdk.telemetry.event import EventFields, EventName
+from phasegate.sdk.telemetry.event import EventFields, EventName, UsageFields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,7 +85,7 @@ class StageCompleted(EventFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PipelineCompleted(EventFields):
+class PipelineCompleted(UsageFields):
     """This process's part of a pipeline run is over."""
 
     event: ClassVar[EventName] = "pipeline.completed"
@@ -94,7 +94,4 @@ class PipelineCompleted(EventFields):
     revisions: int
     sessions: int
     duration_ms: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
     error: str | None

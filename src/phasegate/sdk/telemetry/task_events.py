@@ -1,11 +1,12 @@
-"""The events of a task run, in their order of life (``docs/events.md``)."""
+"""The events of a task run (``docs/events.md``); the last two come in pipeline runs too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from phasegate.sdk.telemetry.event import EventFields, EventName, GateTrigger
+from phasegate.modes import PhaseStatus, Verdict
+from phasegate.sdk.telemetry.event import EventFields, EventName, GateTrigger, UsageFields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,20 +27,6 @@ class PhaseStarted(EventFields):
     event: ClassVar[EventName] = "phase.started"
     phase: int
     name: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCalled(EventFields):
-    """A tool call came back with its result: ``phase`` in a task run, ``stage`` in a
-    pipeline run."""
-
-    event: ClassVar[EventName] = "tool.called"
-    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
-    phase: int | None = None
-    stage: int | None = None
-    tool: str | None
-    tool_use_id: str
-    ok: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,23 +56,49 @@ class PhaseGateChecked(EventFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PhaseCompleted(EventFields):
+class PhaseCompleted(UsageFields):
     """A phase's final account, once the run is over."""
 
     event: ClassVar[EventName] = "phase.completed"
     phase: int
     name: str
-    status: str
+    status: PhaseStatus
     attempts: int
     duration_ms: int
     completed_by: str | None
     tools: dict[str, int]
     tool_errors: int
     files_changed: list[str]
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
     issues: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCompleted(UsageFields):
+    """A task run is over."""
+
+    event: ClassVar[EventName] = "run.completed"
+    verdict: Verdict
+    attempts: int
+    duration_ms: int
+    files_changed: list[str]
+    findings: list[str]
+    reverted: bool
+    error: str | None
+
+
+# -- in task runs and pipeline runs alike ---------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCalled(EventFields):
+    """A tool call came back with its result: ``phase`` in a task run, ``stage`` in a
+    pipeline run."""
+
+    event: ClassVar[EventName] = "tool.called"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    phase: int | None = None
+    stage: int | None = None
+    tool: str | None
+    tool_use_id: str
+    ok: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,20 +111,3 @@ class RetryScheduled(EventFields):
     reason: str
     delay_ms: int
     source: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunCompleted(EventFields):
-    """A task run is over."""
-
-    event: ClassVar[EventName] = "run.completed"
-    verdict: str
-    attempts: int
-    duration_ms: int
-    files_changed: list[str]
-    findings: list[str]
-    reverted: bool
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    error: str | None
