@@ -201,3 +201,17 @@ def test_the_checker_names_an_upward_import_made_inside_a_function(toy: Path) ->
 def test_the_checker_finds_a_cycle_between_two_modules(toy: Path) -> None:
     """``from toy.high.c import x`` and ``import toy.high.b`` make one circle."""
     assert import_cycles(toy, "toy") == [["toy.high.b", "toy.high.c"]]
+
+
+def test_test_modules_import_shared_helpers_never_other_test_modules() -> None:
+    """Shared code lives in tests/helpers or a conftest's fixtures, so a test module can be
+    moved or deleted without breaking another."""
+    root = SRC.parent
+    known = modules_under(root, "tests")
+    reaching = [
+        str(imp)
+        for name, file in known.items()
+        for imp in imports_of(name, file, known, "tests")
+        if not imp.target.startswith("tests.helpers")
+    ]
+    assert reaching == []
