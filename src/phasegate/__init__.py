@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from phasegate.evidence.transcript import Transcript, Usage
     from phasegate.evidence.workspace import WorkspaceDiff
     from phasegate.modes import Mode
-    from phasegate.phases.loading import load_pipeline, load_task
+    from phasegate.phases.loading import load_task
     from phasegate.phases.markers import find_markers, marker_line
     from phasegate.phases.model import Phase, Task
-    from phasegate.phases.pipeline import Pipeline, Stage
+    from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
     from phasegate.prompts.feedback import FeedbackPrompt
     from phasegate.prompts.phased import phased_prompt, unstructured_prompt
     from phasegate.prompts.templates import PromptTemplates
@@ -89,7 +89,7 @@ _WHERE = {
     "find_markers": "phasegate.phases.markers",
     "judge": "phasegate.validators.judge",
     "judge_transcript": "phasegate.sdk.tasks.saved",
-    "load_pipeline": "phasegate.phases.loading",
+    "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
     "marker_line": "phasegate.phases.markers",
     "parse_stream_json": "phasegate.evidence.stream_json",
