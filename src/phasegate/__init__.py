@@ -26,9 +26,9 @@ if TYPE_CHECKING:
         UsageError,
     )
     from phasegate.modes import Isolation, Mode
-    from phasegate.phases.loading import load_pipeline, load_task
+    from phasegate.phases.loading import load_task
     from phasegate.phases.model import Phase, Task
-    from phasegate.phases.pipeline import Pipeline, Stage
+    from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
     from phasegate.sdk.agents.retry import RetryPolicy
@@ -77,7 +77,7 @@ _WHERE = {
     "TaskFileError": "phasegate.errors",
     "UsageError": "phasegate.errors",
     "judge_transcript": "phasegate.sdk.tasks.saved",
-    "load_pipeline": "phasegate.phases.loading",
+    "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
     "read_transcript": "phasegate.sdk.tasks.saved",
 }

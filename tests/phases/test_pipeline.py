@@ -1,4 +1,4 @@
-"""Pipeline files (phasegate.phases.pipeline, load_pipeline): stages, checks, and their errors."""
+"""Pipeline files (phasegate.phases.pipeline and .checks): stages, checks, and their errors."""
 
 from __future__ import annotations
 
@@ -14,17 +14,19 @@ import pytest
 import yaml
 
 from phasegate.errors import PipelineFileError, UsageError
-from phasegate.phases.loading import load_pipeline
-from phasegate.phases.pipeline import (
-    DEFAULT_MAX_REVISIONS,
-    DEFAULT_RETRY,
+from phasegate.phases.checks import (
     Changed,
     CommandCheck,
     FileExists,
     JsonValid,
     MinLines,
-    Pipeline,
     ToolsUsed,
+)
+from phasegate.phases.pipeline import (
+    DEFAULT_MAX_REVISIONS,
+    DEFAULT_RETRY,
+    Pipeline,
+    load_pipeline,
 )
 from phasegate.prompts.templates import PROMPTS_DIR_ENV
 

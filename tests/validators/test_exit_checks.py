@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from phasegate.phases.pipeline import (
+from phasegate.phases.checks import (
     Changed,
     Check,
     CommandCheck,
@@ -19,17 +19,9 @@ from phasegate.phases.pipeline import (
     ToolsUsed,
 )
 from phasegate.prompts.stages import failed_checks_json
-from phasegate.validators.exit_checks import (
-    CheckOutcome,
-    CommandOutcome,
-    StageEvidence,
-    describe,
-    evaluate,
-    evaluate_all,
-    glob_matches,
-    output_tail,
-)
+from phasegate.validators.exit_checks import CheckOutcome, evaluate, evaluate_all
 from phasegate.validators.issues import IssueCode
+from phasegate.validators.stage_evidence import CommandOutcome, StageEvidence
 
 CHECK = TypeAdapter[Check](Check)
 """Checks as a pipeline file writes them: ``{kind: settings}``."""
@@ -88,44 +80,6 @@ def test_the_fake_evidence_is_stage_evidence() -> None:
     """The fake satisfies the protocol the evaluator asks for (checked by mypy)."""
     evidence: StageEvidence = FakeEvidence()
     assert evidence.changed_paths() == []
-
-
-# --- describe -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("data", "text"),
-    [
-        ({"file_exists": "architecture.md"}, "architecture.md exists"),
-        (
-            {"min_lines": {"path": "architecture.md", "n": 20}},
-            "architecture.md has at least 20 lines",
-        ),
-        ({"min_lines": {"path": "a.md", "n": 1}}, "a.md has at least 1 line"),
-        ({"json_valid": "out.json"}, "out.json holds valid JSON"),
-        (
-            {"json_valid": {"path": "out.json", "schema": ITEMS_SCHEMA}},
-            "out.json holds JSON valid against its schema",
-        ),
-        (
-            {"command": {"argv": ["python", "-m", "pytest", "-q"], "timeout": 60}},
-            "`python -m pytest -q` exits with 0 within 60 s",
-        ),
-        (
-            {"command": {"argv": ["sh", "-c", "exit 3"], "exit_code": 3, "timeout": 1.5}},
-            "`sh -c 'exit 3'` exits with 3 within 1.5 s",
-        ),
-        ({"changed": "src/**/*.py"}, "a file matching src/**/*.py is added or modified"),
-        ({"tools_used": ["Edit"]}, "Edit is used successfully at least once"),
-        (
-            {"tools_used": ["Edit", "MultiEdit", "Write"]},
-            "Edit, MultiEdit or Write is used successfully at least once",
-        ),
-    ],
-)
-def test_each_kind_of_check_describes_what_must_hold(data: dict[str, Any], text: str) -> None:
-    """The description is a short clause naming the file, command, glob or tools."""
-    assert describe(check_of(data)) == text
 
 
 # --- file_exists and min_lines ----------------------------------------------------------------
@@ -323,22 +277,6 @@ def test_only_the_tail_of_long_command_output_goes_into_the_detail() -> None:
     assert "line 0 " not in outcome.detail
 
 
-@pytest.mark.parametrize(
-    ("text", "max_lines", "max_chars", "kept"),
-    [
-        ("a\nb\nc\n", 3, 100, "a\nb\nc"),
-        ("a\nb\nc\nd\ne\n", 2, 100, "…d\ne"),
-        ("x" * 10, 3, 4, "…xxxx"),
-        ("", 3, 4, ""),
-    ],
-)
-def test_output_tail_keeps_the_last_lines_and_characters(
-    text: str, max_lines: int, max_chars: int, kept: str
-) -> None:
-    """Cutting is marked with a leading ellipsis; trailing blank lines are dropped."""
-    assert output_tail(text, max_lines=max_lines, max_chars=max_chars) == kept
-
-
 # --- changed --------------------------------------------------------------------------------
 
 
@@ -369,55 +307,6 @@ def test_a_long_list_of_changes_is_shortened() -> None:
     evidence = FakeEvidence(changed=[f"f{i:02}.txt" for i in range(25)])
     outcome = evaluate(Changed(glob="*.py"), evidence)
     assert outcome.detail.endswith("f09.txt and 15 more)")
-
-
-@pytest.mark.parametrize(
-    ("glob", "path", "matches"),
-    [
-        ("*.md", "a.md", True),
-        ("*.md", "docs/a.md", False),
-        ("docs/*.md", "docs/a.md", True),
-        ("docs/*.md", "docs/x/a.md", False),
-        ("src/**/*.py", "src/a.py", True),
-        ("src/**/*.py", "src/x/a.py", True),
-        ("src/**/*.py", "src/x/y/a.py", True),
-        ("src/**/*.py", "srcx/a.py", False),
-        ("src/**/*.py", "src/a.pyc", False),
-        ("**/*.md", "a.md", True),
-        ("**/*.md", "docs/deep/a.md", True),
-        ("**/*.md", "a.mdx", False),
-        ("src/**", "src/a.py", True),
-        ("src/**", "src/x/y/a.py", True),
-        ("src/**", "lib/a.py", False),
-        ("**", "anything/at/all.txt", True),
-        ("a/**/b/*.txt", "a/b/c.txt", True),
-        ("a/**/b/*.txt", "a/x/y/b/c.txt", True),
-        ("a/**/b/*.txt", "a/xb/c.txt", False),
-        ("?.py", "a.py", True),
-        ("?.py", "ab.py", False),
-        ("src?a.py", "src/a.py", False),
-        ("src*", "src/a.py", False),
-        ("test_[ab].py", "test_a.py", True),
-        ("test_[ab].py", "test_c.py", False),
-        ("test_[a-c].py", "test_b.py", True),
-        ("test_[!a].py", "test_b.py", True),
-        ("test_[!a].py", "test_a.py", False),
-        ("x[!a]y", "x/y", False),
-        ("[]]x", "]x", True),
-        ("[^a]x", "^x", True),
-        ("[^a]x", "bx", False),
-        ("a[b", "a[b", True),
-        ("a+b.(c)", "a+b.(c)", True),
-        ("a.md", "aXmd", False),
-        ("a**b.md", "axyzb.md", True),
-        ("a**b.md", "a/b.md", False),
-        ("*", ".hidden", True),
-    ],
-)
-def test_glob_matching(glob: str, path: str, matches: bool) -> None:
-    """``*``, ``?`` and ``[...]`` stay within a segment; ``**`` spans zero or more
-    directories; regex characters are literal."""
-    assert glob_matches(glob, path) is matches
 
 
 # --- tools_used -----------------------------------------------------------------------------

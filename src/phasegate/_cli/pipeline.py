@@ -71,7 +71,7 @@ def check_command(
     prompts_dir: PromptsDir = None,
 ) -> None:
     """Validate a pipeline file and print each stage's prompt (runs no agent)."""
-    from phasegate.phases.loading import load_pipeline
+    from phasegate.phases.pipeline import load_pipeline
     from phasegate.prompts.stages import stage_prompt
     from phasegate.prompts.templates import PromptTemplates
 
@@ -116,7 +116,7 @@ def run_command(
     State goes to WORKDIR/.phasegate/pipeline-state.json after every transition; an
     interrupted run continues with `phasegate pipeline resume`.
     """
-    from phasegate.phases.loading import load_pipeline
+    from phasegate.phases.pipeline import load_pipeline
 
     pipeline = load_pipeline(pipeline_file)
     with _runner(
@@ -149,7 +149,7 @@ def resume_command(
     supports it (Claude Code keeps sessions in its config directory); otherwise a fresh
     session starts with a recap. The isolation of the original run is kept.
     """
-    from phasegate.phases.loading import load_pipeline
+    from phasegate.phases.pipeline import load_pipeline
     from phasegate.sdk.pipelines.state import load_state
 
     pipeline = load_pipeline(pipeline_file)

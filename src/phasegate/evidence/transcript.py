@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Entry(BaseModel):
@@ -133,8 +133,6 @@ Entry = Annotated[
     Field(discriminator="kind"),
 ]
 """Any transcript entry; ``kind`` tells which."""
-
-ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
 
 
 class Transcript(BaseModel):

@@ -1,4 +1,8 @@
-"""Loading task and pipeline files (YAML or JSON) into their models."""
+"""Loading task files (YAML or JSON) into :class:`~phasegate.phases.model.Task`.
+
+A pipeline's stages load their task files through here too
+(:func:`phasegate.phases.pipeline.load_pipeline`).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from phasegate._files import read_mapping, validate_model
-from phasegate.errors import PipelineFileError, TaskFileError
+from phasegate.errors import TaskFileError
 from phasegate.phases.model import Task
-from phasegate.phases.pipeline import Pipeline
 
 
 def load_task(path: str | Path) -> Task:
@@ -29,17 +32,4 @@ def task_from_mapping(data: Mapping[str, Any], *, source: Path | None = None) ->
     base_dir = source.parent if source is not None else Path.cwd()
     return validate_model(
         Task, data, path=source, error=TaskFileError, context={"base_dir": base_dir}
-    )
-
-
-def load_pipeline(path: str | Path) -> Pipeline:
-    """Read a pipeline file; ``prompt_file``, ``task`` and schema paths are relative to it.
-
-    Raises :class:`~phasegate.errors.PipelineFileError` naming the file and the field
-    (``stages.1.exit_when.0.min_lines.n``) for any problem, a stage's task file included.
-    """
-    file = Path(path)
-    data = read_mapping(file, PipelineFileError)
-    return validate_model(
-        Pipeline, data, path=file, error=PipelineFileError, context={"base_dir": file.parent}
     )

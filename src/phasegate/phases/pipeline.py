@@ -1,10 +1,10 @@
 """What a pipeline is: ordered :class:`Stage` s, each with a prompt and exit checks.
 
 A pipeline runs its stages in order, in one agent session by default. A stage is complete
-when every check of its ``exit_when`` holds (and, for a stage that runs a phased ``task``,
-when the task's gate accepts every phase). A stage that keeps failing may send the pipeline
-back to an earlier stage with the failure as feedback (``on_fail.back_to``), a bounded number
-of times (``max_revisions``)::
+when every check of its ``exit_when`` holds (:mod:`phasegate.phases.checks`) and, for a stage
+that runs a phased ``task``, when the task's gate accepts every phase. A stage that keeps
+failing may send the pipeline back to an earlier stage with the failure as feedback
+(``on_fail.back_to``), a bounded number of times (``max_revisions``)::
 
     name: prd-to-code
     stages:
@@ -19,23 +19,18 @@ of times (``max_revisions``)::
           - command: {argv: [python, -m, pytest, -q], timeout: 120}
         on_fail: {retry: 2, back_to: architect}
 
-A check is a mapping with one key, its kind: ``file_exists``, ``min_lines``, ``json_valid``,
-``command``, ``changed`` or ``tools_used``. Paths and globs are relative to the work
-directory and may not leave it.
+:func:`load_pipeline` reads such a file; ``prompt_file``, ``task`` and schema paths in it are
+relative to the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 from pathlib import Path
-from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -43,143 +38,21 @@ from pydantic import (
     model_validator,
 )
 
-from phasegate.errors import TaskFileError
+from phasegate._files import read_mapping, validate_model
+from phasegate.errors import PipelineFileError, TaskFileError
+from phasegate.phases.checks import Check
+from phasegate.phases.loading import load_task, task_from_mapping
 from phasegate.phases.model import Task, refuse_repeated_names
-from phasegate.phases.schemas import base_dir, checked_schema, schema_from_file_value
+from phasegate.phases.schemas import base_dir
 
 DEFAULT_RETRY = 2
 """Feedback rounds a stage gets after its first failed check, unless ``on_fail`` says."""
+MAX_RETRY = 20
+"""The most feedback rounds ``on_fail.retry`` may ask for."""
 DEFAULT_MAX_REVISIONS = 2
 """How many times, in the whole run, ``on_fail.back_to`` may send the pipeline back."""
-
-
-def _inside_workdir(value: str) -> str:
-    """A relative POSIX path (or glob) that stays inside the work directory."""
-    text = value.strip()
-    if not text:
-        raise ValueError("must not be empty")
-    normal = posixpath.normpath(text.replace("\\", "/"))
-    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
-        raise ValueError(
-            f"{value!r} leaves the work directory; write a path relative to it, without '..'"
-        )
-    return normal
-
-
-WorkdirPath = Annotated[str, AfterValidator(_inside_workdir)]
-"""A path or glob relative to the work directory."""
-
-
-class _Check(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FileExists(_Check):
-    """The file exists (and is a file)."""
-
-    kind: Literal["file_exists"] = "file_exists"
-    path: WorkdirPath
-
-
-class MinLines(_Check):
-    """The file exists and has at least ``n`` lines."""
-
-    kind: Literal["min_lines"] = "min_lines"
-    path: WorkdirPath
-    n: int = Field(ge=1)
-
-
-class JsonValid(_Check):
-    """The file holds JSON, valid against ``schema`` when one is given."""
-
-    kind: Literal["json_valid"] = "json_valid"
-    path: WorkdirPath
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-
-    model_config = ConfigDict(populate_by_name=True)  # merged with _Check's
-
-    @field_validator("schema_", mode="before")
-    @classmethod
-    def _load_schema(cls, value: object, info: ValidationInfo) -> object:
-        return schema_from_file_value(value, info)
-
-    @field_validator("schema_")
-    @classmethod
-    def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return checked_schema(value)
-
-
-class CommandCheck(_Check):
-    """``argv`` run in the work directory, without a shell, exits with ``exit_code`` within
-    ``timeout`` seconds."""
-
-    kind: Literal["command"] = "command"
-    argv: tuple[str, ...] = Field(min_length=1)
-    exit_code: int = 0
-    timeout: float = Field(default=120.0, gt=0, le=86_400)
-
-    @field_validator("argv")
-    @classmethod
-    def _program_named(cls, argv: tuple[str, ...]) -> tuple[str, ...]:
-        if not argv[0].strip():
-            raise ValueError("the first item (the program) must not be empty")
-        return argv
-
-
-class Changed(_Check):
-    """At least one file matching ``glob`` was added or modified during the stage."""
-
-    kind: Literal["changed"] = "changed"
-    glob: WorkdirPath
-
-
-class ToolsUsed(_Check):
-    """At least one successful call of any of ``tools`` during the stage (the phase
-    validators' ``require_tools`` rule, for the whole stage)."""
-
-    kind: Literal["tools_used"] = "tools_used"
-    tools: tuple[str, ...] = Field(min_length=1)
-
-
-CHECK_KINDS = ("file_exists", "min_lines", "json_valid", "command", "changed", "tools_used")
-# The field a bare value stands for: `file_exists: a.md`, `command: [make, test]`.
-_SHORT_FIELD = {
-    "file_exists": "path",
-    "changed": "glob",
-    "command": "argv",
-    "tools_used": "tools",
-    "json_valid": "path",
-}
-
-
-def _check_from_file(value: object) -> object:
-    """``{kind: settings}`` (the file form) → ``{"kind": kind, **settings}``."""
-    if not isinstance(value, dict) or "kind" in value:
-        return value
-    if len(value) != 1:
-        keys = ", ".join(map(str, value)) or "none"
-        raise ValueError(
-            f"a check is a mapping with exactly one key, its kind (one of: "
-            f"{', '.join(CHECK_KINDS)}); found keys: {keys}"
-        )
-    ((kind, settings),) = value.items()
-    if kind not in CHECK_KINDS:
-        raise ValueError(f"unknown check {kind!r}; expected one of: {', '.join(CHECK_KINDS)}")
-    if isinstance(settings, dict):
-        if settings.get("kind", kind) != kind:
-            raise ValueError(f"check {kind!r} cannot set kind: {settings['kind']!r}")
-        return {**settings, "kind": kind}
-    if kind in _SHORT_FIELD:
-        return {"kind": kind, _SHORT_FIELD[kind]: settings}
-    raise ValueError(f"check {kind!r} needs a mapping of settings")
-
-
-Check = Annotated[
-    FileExists | MinLines | JsonValid | CommandCheck | Changed | ToolsUsed,
-    Field(discriminator="kind"),
-    BeforeValidator(_check_from_file),
-]
-"""One exit check of a stage."""
+MAX_REVISIONS = 50
+"""The highest ``max_revisions`` a pipeline may set."""
 
 
 class OnFail(BaseModel):
@@ -188,7 +61,10 @@ class OnFail(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     retry: int = Field(
-        default=DEFAULT_RETRY, ge=0, le=20, description="Feedback rounds after the first failure."
+        default=DEFAULT_RETRY,
+        ge=0,
+        le=MAX_RETRY,
+        description="Feedback rounds after the first failure.",
     )
     back_to: str | None = Field(
         default=None,
@@ -219,8 +95,6 @@ class Stage(BaseModel):
     @field_validator("task", mode="before")
     @classmethod
     def _load_task(cls, value: object, info: ValidationInfo) -> object:
-        from phasegate.phases.loading import load_task, task_from_mapping
-
         base = base_dir(info)
         try:
             if isinstance(value, str | Path):
@@ -291,7 +165,7 @@ class Pipeline(BaseModel):
     max_revisions: int = Field(
         default=DEFAULT_MAX_REVISIONS,
         ge=0,
-        le=50,
+        le=MAX_REVISIONS,
         description="How many times in one run a stage may send the pipeline back (back_to).",
     )
 
@@ -333,3 +207,16 @@ class Pipeline(BaseModel):
         continue the pipeline it started."""
         text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_pipeline(path: str | Path) -> Pipeline:
+    """Read a pipeline file; ``prompt_file``, ``task`` and schema paths are relative to it.
+
+    Raises :class:`~phasegate.errors.PipelineFileError` naming the file and the field
+    (``stages.1.exit_when.0.min_lines.n``) for any problem, a stage's task file included.
+    """
+    file = Path(path)
+    data = read_mapping(file, PipelineFileError)
+    return validate_model(
+        Pipeline, data, path=file, error=PipelineFileError, context={"base_dir": file.parent}
+    )

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.phases.pipeline import CommandCheck, FileExists, MinLines
+from phasegate.phases.checks import CommandCheck, FileExists, MinLines
 from phasegate.sdk.pipelines.evidence import DiskEvidence
-from phasegate.validators.exit_checks import StageEvidence, evaluate_all
+from phasegate.validators.exit_checks import evaluate_all
+from phasegate.validators.stage_evidence import StageEvidence
 
 NO_CHANGES = WorkspaceDiff()
 

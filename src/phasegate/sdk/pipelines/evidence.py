@@ -18,14 +18,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.validators.exit_checks import CommandOutcome, output_tail
+from phasegate.validators.stage_evidence import CommandOutcome, output_tail
 
 _REAP_SECONDS = 5.0
 # How long to wait for the output pipe to close after killing a command's process group.
 
 
 class DiskEvidence:
-    """A :class:`~phasegate.validators.exit_checks.StageEvidence` backed by the work directory.
+    """A :class:`~phasegate.validators.stage_evidence.StageEvidence` backed by the work directory.
 
     ``diff`` is what changed on disk since the stage started; ``tools`` counts successful
     calls per tool name during the stage; ``env`` is added to the environment check commands

@@ -1,0 +1,159 @@
+"""A pipeline stage's exit checks (``exit_when``): what must hold before the next stage.
+
+A check is a mapping with one key, its kind: ``file_exists``, ``min_lines``, ``json_valid``,
+``command``, ``changed`` or ``tools_used``; its value is the settings, or for most kinds the
+one setting that matters (``file_exists: a.md``, ``command: [make, test]``). Paths and globs
+are relative to the work directory and may not leave it. Judging them is
+:mod:`phasegate.validators.exit_checks`' job.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+
+from phasegate.phases.schemas import checked_schema, schema_from_file_value
+
+COMMAND_TIMEOUT_SECONDS = 120.0
+"""How long a check's command may run, unless the check says."""
+MAX_COMMAND_TIMEOUT_SECONDS = 86_400
+"""The longest timeout a check's command may ask for: one day."""
+
+
+def _inside_workdir(value: str) -> str:
+    """A relative POSIX path (or glob) that stays inside the work directory."""
+    text = value.strip()
+    if not text:
+        raise ValueError("must not be empty")
+    normal = posixpath.normpath(text.replace("\\", "/"))
+    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+        raise ValueError(
+            f"{value!r} leaves the work directory; write a path relative to it, without '..'"
+        )
+    return normal
+
+
+WorkdirPath = Annotated[str, AfterValidator(_inside_workdir)]
+"""A path or glob relative to the work directory."""
+
+
+class _Check(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FileExists(_Check):
+    """The file exists (and is a file)."""
+
+    kind: Literal["file_exists"] = "file_exists"
+    path: WorkdirPath
+
+
+class MinLines(_Check):
+    """The file exists and has at least ``n`` lines."""
+
+    kind: Literal["min_lines"] = "min_lines"
+    path: WorkdirPath
+    n: int = Field(ge=1)
+
+
+class JsonValid(_Check):
+    """The file holds JSON, valid against ``schema`` when one is given."""
+
+    kind: Literal["json_valid"] = "json_valid"
+    path: WorkdirPath
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+    model_config = ConfigDict(populate_by_name=True)  # merged with _Check's
+
+    @field_validator("schema_", mode="before")
+    @classmethod
+    def _load_schema(cls, value: object, info: ValidationInfo) -> object:
+        return schema_from_file_value(value, info)
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return checked_schema(value)
+
+
+class CommandCheck(_Check):
+    """``argv`` run in the work directory, without a shell, exits with ``exit_code`` within
+    ``timeout`` seconds."""
+
+    kind: Literal["command"] = "command"
+    argv: tuple[str, ...] = Field(min_length=1)
+    exit_code: int = 0
+    timeout: float = Field(default=COMMAND_TIMEOUT_SECONDS, gt=0, le=MAX_COMMAND_TIMEOUT_SECONDS)
+
+    @field_validator("argv")
+    @classmethod
+    def _program_named(cls, argv: tuple[str, ...]) -> tuple[str, ...]:
+        if not argv[0].strip():
+            raise ValueError("the first item (the program) must not be empty")
+        return argv
+
+
+class Changed(_Check):
+    """At least one file matching ``glob`` was added or modified during the stage."""
+
+    kind: Literal["changed"] = "changed"
+    glob: WorkdirPath
+
+
+class ToolsUsed(_Check):
+    """At least one successful call of any of ``tools`` during the stage (the phase
+    validators' ``require_tools`` rule, for the whole stage)."""
+
+    kind: Literal["tools_used"] = "tools_used"
+    tools: tuple[str, ...] = Field(min_length=1)
+
+
+CHECK_KINDS = ("file_exists", "min_lines", "json_valid", "command", "changed", "tools_used")
+# The field a bare value stands for: `file_exists: a.md`, `command: [make, test]`.
+_SHORT_FIELD = {
+    "file_exists": "path",
+    "changed": "glob",
+    "command": "argv",
+    "tools_used": "tools",
+    "json_valid": "path",
+}
+
+
+def _check_from_file(value: object) -> object:
+    """``{kind: settings}`` (the file form) → ``{"kind": kind, **settings}``."""
+    if not isinstance(value, dict) or "kind" in value:
+        return value
+    if len(value) != 1:
+        keys = ", ".join(map(str, value)) or "none"
+        raise ValueError(
+            f"a check is a mapping with exactly one key, its kind (one of: "
+            f"{', '.join(CHECK_KINDS)}); found keys: {keys}"
+        )
+    ((kind, settings),) = value.items()
+    if kind not in CHECK_KINDS:
+        raise ValueError(f"unknown check {kind!r}; expected one of: {', '.join(CHECK_KINDS)}")
+    if isinstance(settings, dict):
+        if settings.get("kind", kind) != kind:
+            raise ValueError(f"check {kind!r} cannot set kind: {settings['kind']!r}")
+        return {**settings, "kind": kind}
+    if kind in _SHORT_FIELD:
+        return {"kind": kind, _SHORT_FIELD[kind]: settings}
+    raise ValueError(f"check {kind!r} needs a mapping of settings")
+
+
+Check = Annotated[
+    FileExists | MinLines | JsonValid | CommandCheck | Changed | ToolsUsed,
+    Field(discriminator="kind"),
+    BeforeValidator(_check_from_file),
+]
+"""One exit check of a stage."""
