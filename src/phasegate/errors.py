@@ -34,7 +34,10 @@ class PhasegateError(Exception):
     """
 
     exit_code: int = 3
-    option: str | None = None
+
+    def __init__(self, *args: object, option: str | None = None) -> None:
+        super().__init__(*args)
+        self.option = option
 
 
 class UsageError(PhasegateError):
@@ -100,9 +103,10 @@ class RunError(PhasegateError):
 class AgentError(RunError):
     """The agent failed: it crashed, timed out, or its model API kept failing.
 
-    ``transient`` says whether retrying the same request might succeed.
+    ``transient`` says whether retrying the same request might succeed; ``option`` as on
+    :class:`PhasegateError`.
     """
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    def __init__(self, message: str, *, transient: bool = False, option: str | None = None) -> None:
         self.transient = transient
-        super().__init__(message)
+        super().__init__(message, option=option)

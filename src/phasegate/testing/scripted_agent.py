@@ -28,7 +28,7 @@ from phasegate.evidence.transcript import (
     ToolResult,
 )
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL, full_tool_name
-from phasegate.sdk.agents.claude.adapter import STRUCTURED_OUTPUT_GAVE_UP
+from phasegate.sdk.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP
 from phasegate.sdk.agents.protocol import AgentObserver, AgentRequest
 from phasegate.testing.script import LastInput, Script, ScriptCursor, ToolStep
 from phasegate.validators.paths import relative_to_workdir

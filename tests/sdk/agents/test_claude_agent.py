@@ -83,9 +83,9 @@ def test_a_persistent_500_ends_in_verdict_error_after_bounded_retries(
 @pytest.mark.parametrize(
     ("session_timeout", "request_timeout", "run_timeout", "expected"),
     [
-        pytest.param(3, 60, None, "within 3 s (--timeout)", id="the session's own timeout"),
+        pytest.param(3, 60, None, "3 s (the agent's timeout)", id="the session's own timeout"),
         pytest.param(60, 1, None, "no answer", id="the CLI's per-request timeout"),
-        pytest.param(60, 60, 3, "run did not finish within 3 s", id="the run's deadline"),
+        pytest.param(60, 60, 3, "its timeout of 3 s", id="the run's deadline"),
     ],
 )
 def test_a_hanging_model_ends_in_an_error_at_the_first_timeout_that_fires(
@@ -118,11 +118,12 @@ def test_a_cost_cap_stops_the_run_as_an_error_that_names_the_cap(
 def test_a_missing_cli_binary_is_a_usage_error_that_says_what_to_do(
     task: Task, project: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
-    """A wrong --cli-path fails before any work with the fix in the message."""
+    """A wrong ``cli_path`` fails before any work, naming the setting that fixes it."""
     server = scripted_model_server(_script(GOOD_RUN))
     agent = _agent(server, cli_path=project / "no-such-claude")
-    with pytest.raises(UsageError, match="--cli-path"):
+    with pytest.raises(UsageError, match="Claude Code CLI was not found") as raised:
         Runner(agent).run_sync(task, project)
+    assert raised.value.option == "cli_path"
 
 
 def test_the_feedback_the_gate_produced_is_what_the_model_received_next(

@@ -286,7 +286,7 @@ def test_the_run_timeout_covers_retries_and_ends_in_an_error(
     runner = Runner(ScriptedAgent(script), retry=slow, timeout=0.5, on_event=events.append)
     report = runner.run_sync(task, project)
     assert report.verdict == "error" and report.retries == 1
-    assert report.error == "the run did not finish within 0.5 s (--timeout)"
+    assert report.error == "the run did not finish within its timeout of 0.5 s"
 
 
 def test_a_missing_work_directory_is_a_usage_error(task: Task, tmp_path: Path) -> None:

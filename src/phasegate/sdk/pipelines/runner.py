@@ -264,7 +264,7 @@ class _PipelineSession(AgentSession):
         except RunError as exc:
             error = str(exc)
         except TimeoutError:
-            error = f"the run did not finish within {self.runner.timeout:g} s (--timeout)"
+            error = f"the run did not finish within its timeout of {self.runner.timeout:g} s"
         if error is not None:
             self._finish("error", error)
         return self._report()

@@ -226,7 +226,7 @@ class _Session(AgentSession):
         except RunError as exc:
             error = str(exc)
         except TimeoutError:
-            error = f"the run did not finish within {self.runner.timeout:g} s (--timeout)"
+            error = f"the run did not finish within its timeout of {self.runner.timeout:g} s"
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         return self.gate.judge(self.transcript, self.timeline), error
 

@@ -18,7 +18,7 @@ from phasegate.evidence.stream_json import parse_stream_json
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.workspace import attributed_timeline
 from phasegate.phases.model import Task
-from phasegate.sdk.agents.claude.adapter import STRUCTURED_OUTPUT_GAVE_UP, api_failure
+from phasegate.sdk.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report
 from phasegate.sdk.tasks.gate import PhaseGate
 from phasegate.sdk.tasks.report import RunReport

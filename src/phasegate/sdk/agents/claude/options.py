@@ -1,0 +1,95 @@
+"""What a Claude Code session is started with: its environment and claude-agent-sdk's options.
+
+The CLI's environment carries phasegate's own bounds (how often the CLI retries an API
+request, how long one request may take) and turns tool search off when completion tools are
+offered, so the model sees them with their schemas up front instead of behind a
+deferred-tool lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.phases.completion import full_tool_name
+from phasegate.sdk.agents.protocol import AgentRequest
+
+CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
+)  # fmt: skip
+"""Environment variables any one of which lets the CLI reach a model."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionOptions:
+    """The agent's settings one session starts with (the request brings the rest)."""
+
+    model: str | None
+    cli_path: Path | None
+    permission_mode: str
+    env: dict[str, str]
+    """The CLI's environment on top of the process's (see :func:`cli_env`)."""
+    isolated: bool
+    max_turns: int | None
+    max_budget_usd: float | None
+
+
+def cli_env(
+    base: Mapping[str, str], request: AgentRequest, *, api_retries: int, request_timeout: float
+) -> dict[str, str]:
+    """The environment added to the CLI's: ``base``, the request's, then phasegate's bounds."""
+    return {
+        **base,
+        **request.env,
+        "CLAUDE_CODE_MAX_RETRIES": str(api_retries),
+        "API_TIMEOUT_MS": str(int(request_timeout * 1000)),
+        **({"ENABLE_TOOL_SEARCH": "false"} if request.tools else {}),
+    }
+
+
+def has_credentials(env: Mapping[str, str]) -> bool:
+    """Whether the CLI, run with ``env``, could reach a model: a credential variable, or the
+    login file Claude Code keeps in its config directory."""
+    if any(env.get(name) for name in CREDENTIAL_VARS):
+        return True
+    home = Path(env.get("CLAUDE_CONFIG_DIR") or Path(env.get("HOME", "~")) / ".claude")
+    return (home.expanduser() / ".credentials.json").is_file()
+
+
+def query_options(
+    sdk: Any,
+    options: SessionOptions,
+    request: AgentRequest,
+    *,
+    hooks: dict[str, list[Any]],
+    mcp_servers: dict[str, Any],
+    stderr: Callable[[str], None],
+) -> Any:
+    """claude-agent-sdk's ``ClaudeAgentOptions`` for one ``query()``.
+
+    An isolated session loads none of the user's or the project's settings; a request with
+    an ``output_schema`` asks for structured output.
+    """
+    return sdk.ClaudeAgentOptions(
+        cwd=str(request.workdir),
+        permission_mode=options.permission_mode,
+        model=options.model,
+        cli_path=str(options.cli_path) if options.cli_path else None,
+        env=options.env,
+        setting_sources=[] if options.isolated else None,
+        max_turns=options.max_turns,
+        max_budget_usd=options.max_budget_usd,
+        resume=request.resume,
+        stderr=stderr,
+        mcp_servers=mcp_servers,
+        allowed_tools=[full_tool_name(spec.name) for spec in request.tools],
+        output_format=(
+            {"type": "json_schema", "schema": request.output_schema}
+            if request.output_schema is not None
+            else None
+        ),
+        hooks=hooks,
+    )
