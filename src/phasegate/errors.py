@@ -51,14 +51,21 @@ class _FileFieldError(UsageError):
 
     kind = "file"
 
-    def __init__(self, path: Path | str | None, field: str | None, problem: str) -> None:
+    def __init__(
+        self,
+        path: Path | str | None,
+        field: str | None,
+        problem: str,
+        *,
+        option: str | None = None,
+    ) -> None:
         self.path = Path(path) if path is not None else None
         self.field = field
         self.problem = problem
         where = str(self.path) if self.path is not None else f"<{self.kind}>"
         if field:
             where += f": {field}"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{where}: {problem}", option=option)
 
 
 class TaskFileError(_FileFieldError):

@@ -1,5 +1,5 @@
-"""The run modes and pipeline isolations, in one place (reports, the runners, the CLI and
-log readers all name them)."""
+"""The names every layer shares, in one place: run modes, pipeline isolations, verdicts and
+log formats (reports, the runners, the CLI and log readers all name them)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,7 @@ Verdict = Literal["accepted", "rejected", "error"]
 
 PhaseStatus = Literal["accepted", "rejected", "not_reached"]
 """How a phase ended."""
+
+LogFormat = Literal["json", "console"]
+"""How an event log writes a line: ``json``, one object a line (what dashboards read), or
+``console``, a line for people."""

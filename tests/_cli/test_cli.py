@@ -64,6 +64,30 @@ def test_run_in_gate_mode_exits_zero_when_the_feedback_gets_the_work_done(tmp_pa
     assert done.stderr == ""
 
 
+@pytest.mark.cli
+def test_run_with_a_model_script_drives_the_real_cli_offline(tmp_path: Path) -> None:
+    """--model-script: the bundled Claude Code CLI against the scripted model server, no key."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    done = phasegate(
+        "run", EXAMPLE / "task.yaml", "-w", work, "--model-script", EXAMPLE / "model.yaml",
+        "--json", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["agent"] == "claude" and report["verdict"] == "accepted"
+    assert "eval(" not in (work / "app.py").read_text()
+
+
+def test_a_library_error_names_the_flag_that_fixes_it(tmp_path: Path) -> None:
+    """The library names a keyword argument; the command line adds its own spelling of it."""
+    done = phasegate("check", EXAMPLE / "task.yaml", "--prompts-dir", tmp_path / "absent")
+    assert done.returncode == 2
+    assert "prompts directory" in done.stderr and "does not exist" in done.stderr
+    assert done.stderr.rstrip().endswith("(command line: --prompts-dir)")
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -72,6 +96,8 @@ def test_run_in_gate_mode_exits_zero_when_the_feedback_gets_the_work_done(tmp_pa
         (["--agent", "scripted", "--script", "model.yaml", "-w", "nowhere"], "nowhere"),
         (["--max-attempts", "0"], "max-attempts"),
         (["--mode", "sometimes"], "sometimes"),
+        (["--agent", "scripted", "--model-script", "model.yaml"], "drop --agent scripted"),
+        (["--script", "model.yaml"], "--script is for --agent scripted"),
     ],
 )
 def test_bad_run_arguments_exit_two_with_a_message(args: list[str], message: str) -> None:

@@ -178,7 +178,8 @@ def test_run_refuses_to_overwrite_an_unfinished_run_unless_told_to_restart(
     refused = pipeline_cli("run", three, "--workdir", work, env=killed_in_stage_two.env())
     assert refused.returncode == 2
     assert "unfinished (stage two, running)" in refused.stderr
-    assert "phasegate pipeline resume" in refused.stderr
+    assert "resume it, or start over" in refused.stderr
+    assert refused.stderr.rstrip().endswith("(command line: --restart)")
     interrupted = load_state(work)
     assert interrupted.stage == 1
 

@@ -2,10 +2,10 @@
 
 The bundled example (``examples/fix-vulnerability``) is a tiny project with a code-injection
 bug and a task: edit the file, then report JSON. Its scripted "lazy model" claims the fix
-and prints the JSON without editing anything (the failure of seed 002). The demo runs that
-same model twice, in fresh copies of the project: once judged a single time at the end
-(``single-query``), once behind the gate (``gate``), and tells what was claimed, what really
-happened, and the verdict.
+and prints the JSON without editing anything, the failure phasegate exists to catch. The
+demo runs that same model twice, in fresh copies of the project: once judged a single time
+at the end (``single-query``), once behind the gate (``gate``), and tells what was claimed,
+what really happened, and the verdict.
 
 By default the real Claude Code CLI does the work, talking to phasegate's scripted model
 server on 127.0.0.1 (no key, no network); ``agent="scripted"`` uses the in-process agent.
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from phasegate.errors import UsageError
 from phasegate.modes import Mode
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
@@ -36,7 +37,11 @@ def example_dir(name: str = EXAMPLE) -> Path:
     bundled = resources.files("phasegate").joinpath("_examples", name)
     if bundled.is_dir():
         return Path(str(bundled))
-    return Path(__file__).resolve().parents[3] / "examples" / name
+    # An editable install: the examples sit at the root of the checkout, above src/.
+    for folder in Path(__file__).resolve().parents:
+        if (folder / "examples" / name).is_dir():
+            return folder / "examples" / name
+    raise UsageError(f"the bundled example {name!r} is missing; reinstall phasegate")
 
 
 def run_demo(

@@ -1,21 +1,23 @@
-"""Command-line option types shared by ``phasegate run`` and ``phasegate pipeline``."""
+"""Command-line options shared by the commands, and the settings they add up to.
+
+Choices are the library's own Literals (``Mode``, ``Isolation``, ``LogFormat``), so a new
+mode shows up in ``--help`` without a second list to keep in step.
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
+from phasegate.modes import LogFormat
 
-class AgentOption(StrEnum):
-    """Values of ``--agent``."""
+AgentName = Literal["claude", "scripted"]
+"""Values of ``--agent``: the Claude Code CLI, or phasegate's in-process scripted agent."""
 
-    claude = "claude"
-    scripted = "scripted"
-
-
+TaskFile = Annotated[Path, typer.Argument(metavar="TASK", help="Task file (YAML or JSON).")]
 PromptsDir = Annotated[
     Path | None,
     typer.Option(
@@ -25,8 +27,17 @@ PromptsDir = Annotated[
     ),
 ]
 Workdir = Annotated[Path, typer.Option("--workdir", "-w", help="Directory the agent works in.")]
+AgentChoice = Annotated[AgentName, typer.Option("--agent", help="Which agent does the work.")]
 Script = Annotated[
     Path | None, typer.Option("--script", help="Script of model replies, for --agent scripted.")
+]
+ModelScript = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-script",
+        help="Run the real Claude Code CLI offline against phasegate's scripted model server, "
+        "replaying this script (no key, no network).",
+    ),
 ]
 Model = Annotated[str | None, typer.Option(help="Claude model name (claude agent).")]
 CliPath = Annotated[
@@ -41,3 +52,41 @@ LogFile = Annotated[
     Path | None,
     typer.Option(help="Append every event to this file, one JSON line each (docs/events.md)."),
 ]
+LogFormatChoice = Annotated[LogFormat, typer.Option(help="json (one object a line) or console.")]
+Otel = Annotated[
+    bool,
+    typer.Option(help="Export spans and metrics to OpenTelemetry (needs phasegate\\[otel])."),
+]
+
+FLAGS = {
+    "before": "--before",
+    "cli_path": "--cli-path",
+    "max_budget_usd": "--max-cost",
+    "prompts_dir": "--prompts-dir",
+    "restart": "--restart",
+    "timeout": "--timeout",
+}
+"""The flag that sets each keyword argument a library error may name in ``option``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    """What the agent options of a command ask for."""
+
+    agent: AgentName
+    script: Path | None = None
+    model_script: Path | None = None
+    model: str | None = None
+    timeout: float = 1800.0
+    cli_path: Path | None = None
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputOptions:
+    """Where a command's events go besides its report."""
+
+    quiet: bool = False
+    log_file: Path | None = None
+    log_format: LogFormat = "json"
+    otel: bool = False

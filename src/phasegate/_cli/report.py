@@ -5,30 +5,16 @@ from __future__ import annotations
 import re
 import sys
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from phasegate.errors import UsageError
+from phasegate.metrics.summary import GroupBy
 
-
-class ReportFormat(StrEnum):
-    """Values of ``report --format``."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-
-
-class ReportBy(StrEnum):
-    """Values of ``report --by``."""
-
-    task = "task"
-    mode = "mode"
-    phase = "phase"
+ReportFormat = Literal["table", "json", "markdown", "html"]
+"""Values of ``report --format``."""
 
 
 def report_command(
@@ -39,11 +25,11 @@ def report_command(
         ),
     ] = None,
     output_format: Annotated[
-        ReportFormat, typer.Option("--format", "-f", help="table, json, markdown or html.")
-    ] = ReportFormat.table,
+        ReportFormat, typer.Option("--format", "-f", help="How to write the report.")
+    ] = "table",
     by: Annotated[
-        ReportBy, typer.Option(help="Group by task, mode, or phase (task and mode).")
-    ] = ReportBy.phase,
+        GroupBy, typer.Option(help="Group by task, mode, or phase (task and mode).")
+    ] = "phase",
     since: Annotated[
         str | None,
         typer.Option(
@@ -67,14 +53,14 @@ def report_command(
         typer.echo(
             f"phasegate: skipped {aggregator.skipped} corrupt or truncated line(s)", err=True
         )
-    summary = summarize(aggregator, by.value)
-    if output_format is ReportFormat.html:
+    summary = summarize(aggregator, by)
+    if output_format == "html":
         from phasegate.metrics.html import render_html
 
         text = render_html(summary)
-    elif output_format is ReportFormat.json:
+    elif output_format == "json":
         text = render_json(summary)
-    elif output_format is ReportFormat.markdown:
+    elif output_format == "markdown":
         text = render_markdown(summary)
     else:
         text = render_table(summary, color=output is None and sys.stdout.isatty())

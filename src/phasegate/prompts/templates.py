@@ -47,7 +47,9 @@ class PromptTemplates:
         if self.directory is not None and not self.directory.is_dir():
             raise PromptTemplateError(
                 f"prompts directory {self.directory} does not exist or is not a directory; "
-                f"create it, or unset {PROMPTS_DIR_ENV} / --prompts-dir to use the bundled prompts"
+                f"create it, or unset {PROMPTS_DIR_ENV} and name no directory to use the bundled "
+                "prompts",
+                option="prompts_dir",
             )
         self._cache: dict[str, str] = {}
 

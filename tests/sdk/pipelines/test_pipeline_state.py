@@ -212,11 +212,11 @@ def test_a_missing_state_file_says_there_is_nothing_to_resume(tmp_path: Path) ->
     assert error.path == state_path(tmp_path)
     assert error.field is None
     assert "nothing to resume" in error.problem
-    assert "phasegate pipeline run" in error.problem
+    assert "start a new run" in error.problem
 
 
 def test_invalid_json_names_the_line_and_column_and_how_to_start_over(tmp_path: Path) -> None:
-    """A truncated file says where the JSON breaks and offers --restart."""
+    """A truncated file says where the JSON breaks and offers to start over."""
     write_state(tmp_path, '{\n  "pipeline": "prd-to-code",\n  "stages": [\n')
 
     error = load_error(tmp_path)
@@ -224,7 +224,7 @@ def test_invalid_json_names_the_line_and_column_and_how_to_start_over(tmp_path: 
     assert error.field is None
     assert "not valid JSON" in error.problem
     assert "at line 4, column 1" in error.problem
-    assert "--restart" in error.problem
+    assert "start the pipeline over" in error.problem and error.option == "restart"
     assert str(error).startswith(f"{state_path(tmp_path)}: not valid JSON")
 
 
@@ -246,7 +246,7 @@ def test_valid_json_of_the_wrong_shape_names_the_field(
     error = load_error(tmp_path)
 
     assert error.field == field
-    assert "--restart" in error.problem
+    assert "start the pipeline over" in error.problem and error.option == "restart"
 
 
 def test_a_wrong_nested_value_names_its_dotted_path(tmp_path: Path) -> None:
@@ -277,7 +277,7 @@ def test_a_state_file_that_is_not_a_mapping_is_refused(tmp_path: Path) -> None:
     error = load_error(tmp_path)
 
     assert error.field is None
-    assert "--restart" in error.problem
+    assert "start the pipeline over" in error.problem and error.option == "restart"
 
 
 def test_a_state_from_a_future_version_is_refused_with_what_to_do(tmp_path: Path) -> None:
@@ -288,7 +288,7 @@ def test_a_state_from_a_future_version_is_refused_with_what_to_do(tmp_path: Path
 
     assert error.field == "state_version"
     assert f"({STATE_VERSION + 1!r}, this one reads {STATE_VERSION})" in error.problem
-    assert "phasegate pipeline run --restart" in error.problem
+    assert "start the pipeline over" in error.problem and error.option == "restart"
 
 
 @pytest.mark.parametrize("stage", [2, 7, -1])
@@ -347,7 +347,7 @@ def test_a_missing_baseline_is_refused(tmp_path: Path) -> None:
 def test_a_corrupt_baseline_is_refused_with_how_to_start_over(
     tmp_path: Path, text: str, problem: str
 ) -> None:
-    """A baseline that is not a mapping of path to hash says so and offers --restart."""
+    """A baseline that is not a mapping of path to hash says so and offers to start over."""
     path = tmp_path / STATE_DIR / BASELINE_FILE
     path.parent.mkdir()
     path.write_text(text, encoding="utf-8")
@@ -357,7 +357,7 @@ def test_a_corrupt_baseline_is_refused_with_how_to_start_over(
 
     assert caught.value.path == path
     assert problem in caught.value.problem
-    assert "--restart" in caught.value.problem
+    assert caught.value.option == "restart"
 
 
 # --- an unwritable work directory ------------------------------------------------------

@@ -153,8 +153,9 @@ def test_a_directory_outside_any_git_work_tree_is_refused_with_what_to_do(
 def test_an_unknown_revision_is_refused_with_what_to_pass_instead(tmp_path: Path, ref: str) -> None:
     """An unknown name, or one git would read as an option, is not a revision."""
     repo = _repo(tmp_path / "repo", {"a.py": "a\n"})
-    with pytest.raises(UsageError, match=f"does not know the revision '{ref}'.*pass --before"):
+    with pytest.raises(UsageError, match=f"does not know the revision '{ref}'") as raised:
         disk_changes_since(repo, ref)
+    assert raised.value.option == "before"
     assert not (repo / "stolen.txt").exists()
 
 

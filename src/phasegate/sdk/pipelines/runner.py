@@ -140,14 +140,16 @@ class PipelineRunner:
                 "digest",
                 f"the run was started with another definition of pipeline {state.pipeline!r} "
                 "(its stages, prompts or checks changed since); resume with the same pipeline "
-                "file, or start over with `phasegate pipeline run --restart`",
+                "file, or start the pipeline over",
+                option="restart",
             )
         if state.status in ("accepted", "rejected"):
             raise PipelineStateError(
                 where,
                 "status",
                 f"the run {state.run_id} already finished ({state.status}); nothing to resume. "
-                "Start a new run with `phasegate pipeline run --restart`",
+                "Start the pipeline over for a new run",
+                option="restart",
             )
         baseline = load_baseline(root)
         return await _PipelineSession(self, pipeline, root, state, baseline=baseline).resume()
@@ -327,7 +329,7 @@ class _PipelineSession(AgentSession):
             self._finish(
                 "error",
                 f"the agent's session ended while stage {self.stage.name} was still open (it "
-                "did not take up the last instruction); `phasegate pipeline resume` continues "
+                "did not take up the last instruction); resuming the run continues "
                 "from there",
             )
             return None

@@ -131,18 +131,23 @@ def load_state(workdir: Path) -> PipelineState:
             path,
             "state_version",
             f"written by another phasegate version ({data.get('state_version')!r}, this one "
-            f"reads {STATE_VERSION}); finish it with that version, or start over with "
-            "`phasegate pipeline run --restart`",
+            f"reads {STATE_VERSION}); finish it with that version, or start the pipeline over",
+            option="restart",
         )
     try:
         state = PipelineState.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"]) or None
-        raise PipelineStateError(path, field, f"{first['msg']}; {_START_OVER}") from None
+        raise PipelineStateError(
+            path, field, f"{first['msg']}; {_START_OVER}", option="restart"
+        ) from None
     if not 0 <= state.stage < len(state.stages):  # an empty stages list has no stage 0
         raise PipelineStateError(
-            path, "stage", f"{state.stage} is not a stage of this run; {_START_OVER}"
+            path,
+            "stage",
+            f"{state.stage} is not a stage of this run; {_START_OVER}",
+            option="restart",
         )
     return state
 
@@ -157,16 +162,16 @@ def refuse_to_overwrite(root: Path) -> None:
         raise PipelineStateError(
             exc.path,
             exc.field,
-            f"{exc.problem}. `phasegate pipeline run` would replace it: pass --restart to "
-            "start over anyway",
+            f"{exc.problem}. A new run would replace it: start over anyway to discard it",
+            option="restart",
         ) from None
     if state.status in ("running", "error"):
         raise PipelineStateError(
             state_path(root),
             None,
             f"run {state.run_id} of pipeline {state.pipeline!r} is unfinished (stage "
-            f"{state.current.name}, {state.status}); continue it with `phasegate pipeline "
-            "resume`, or pass --restart to start over",
+            f"{state.current.name}, {state.status}); resume it, or start over to discard it",
+            option="restart",
         )
 
 
@@ -182,13 +187,14 @@ def load_baseline(workdir: Path) -> WorkspaceSnapshot:
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
-        raise PipelineStateError(path, None, f"expected a mapping of path to hash; {_START_OVER}")
+        raise PipelineStateError(
+            path, None, f"expected a mapping of path to hash; {_START_OVER}", option="restart"
+        )
     return WorkspaceSnapshot(data)
 
 
 _START_OVER = (
-    "the file was not written by phasegate or was edited; restore it, or start the pipeline "
-    "over with `phasegate pipeline run --restart`"
+    "the file was not written by phasegate or was edited; restore it, or start the pipeline over"
 )
 
 
@@ -199,8 +205,7 @@ def _read_json(path: Path, *, what: str) -> Any:
         raise PipelineStateError(
             path,
             None,
-            f"no {what} here: nothing to resume in this work directory; "
-            "start a run with `phasegate pipeline run`",
+            f"no {what} here: nothing to resume in this work directory; start a new run",
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PipelineStateError(path, None, f"cannot read the {what}: {exc}") from None
@@ -209,7 +214,7 @@ def _read_json(path: Path, *, what: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise PipelineStateError(
-            path, None, f"not valid JSON ({exc.msg} at {where}); {_START_OVER}"
+            path, None, f"not valid JSON ({exc.msg} at {where}); {_START_OVER}", option="restart"
         ) from None
 
 

@@ -20,15 +20,15 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import structlog
 from structlog.typing import Processor
 
 from phasegate.errors import UsageError
+from phasegate.modes import LogFormat
 from phasegate.sdk.telemetry.events import RunEvent
 
-LogFormat = Literal["json", "console"]
 REDACTED = "[redacted]"
 
 _SECRET_NAME = re.compile(r"(?i)(api[_-]?key|auth|token|secret|password|credential|cookie)")

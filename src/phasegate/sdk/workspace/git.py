@@ -96,8 +96,9 @@ def _resolve(workdir: Path, ref: str) -> str:
         if done.returncode == 0:
             return done.stdout.decode().strip()
     raise UsageError(
-        f"git does not know the revision '{ref}' in {workdir}; pass --before with a commit, "
-        "branch or tag that exists there"
+        f"git does not know the revision '{ref}' in {workdir}; start from a commit, branch "
+        "or tag that exists there",
+        option="before",
     )
 
 

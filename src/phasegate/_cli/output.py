@@ -1,0 +1,142 @@
+"""What the commands print: progress lines on stderr, and short human-readable reports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from phasegate.sdk.pipelines.report import PipelineReport
+    from phasegate.sdk.tasks.report import RunReport
+    from phasegate.sdk.telemetry.events import RunEvent
+
+
+def print_progress(event: RunEvent) -> None:
+    """Write the progress line of ``event`` (if it has one) to stderr."""
+    line = progress_line(event)
+    if line is not None:
+        typer.echo(line, err=True)
+
+
+def progress_line(event: RunEvent) -> str | None:
+    """One stderr line for the events a person watching a run cares about."""
+    from phasegate.sdk.telemetry import pipeline_events as p
+    from phasegate.sdk.telemetry import task_events as t
+
+    match event.data:
+        case t.RunStarted(phases=phases, agent=agent):
+            return f"▶ {event.task}: {phases} phase(s), mode {event.mode}, agent {agent}"
+        case t.ToolCalled(tool=tool, ok=ok):
+            return f"  · {tool} {'ok' if ok else 'FAILED'}"
+        case t.PhaseMarker(phase=phase, name=name, text=text, source=source):
+            via = " (phase_complete)" if source == "tool" else ""
+            return f"  ✎ phase {phase} ({name}) claimed complete{via}: {text}"
+        case t.PhaseGateChecked(accepted=False) as gate:
+            what = f"{gate.tool} call" if gate.trigger == "tool" else f"gate check {gate.attempt}"
+            return f"  ✗ {what}: phase {gate.phase} ({gate.name}): {', '.join(gate.issues)}"
+        case t.RetryScheduled(attempt=attempt, source=source, delay_ms=delay, reason=reason):
+            return f"  ↻ retry {attempt} ({source}) in {delay} ms: {reason}"
+        case t.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
+            return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
+        case p.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
+            how = "resuming at stage" if resumed else "starting at stage"
+            return f"▶ {event.task}: {stages} stage(s), {how} {stage}, agent {agent}"
+        case p.PipelineResumed(stage=stage, name=name, how=how):
+            where = "the saved session" if how == "session" else "a fresh session with a recap"
+            return f"↻ resuming stage {stage} ({name}) in {where}"
+        case p.StageStarted(stage=stage, name=name, visit=visit):
+            again = f" (visit {visit})" if visit > 1 else ""
+            return f"» stage {stage} {name}{again}"
+        case p.StageChecked(passed=False, attempt=attempt, name=name, failed=failed):
+            return f"  ✗ check {attempt}: stage {name}: failed {', '.join(failed)}"
+        case p.StageCompleted(status=status, name=name, attempts=attempts) if status != "pending":
+            mark = "✓" if status == "accepted" else "✗"
+            return f"  {mark} stage {name} {status} after {attempts} check(s)"
+        case p.StageRevision(name=name, to_name=to_name):
+            return f"  ↺ stage {name} sends the pipeline back to {to_name}"
+        case p.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
+            return f"■ {verdict}: {accepted} stage(s) accepted in {ms} ms"
+    return None
+
+
+def format_report(report: RunReport) -> str:
+    """A short human-readable account of a task run."""
+    lines = [
+        f"{report.task}: {report.verdict.upper()} ({report.mode}, {report.attempts} gate check(s))"
+    ]
+    for phase in report.phases:
+        tools = (
+            ", ".join(f"{name}×{count}" for name, count in sorted(phase.tools.items()))
+            or "no tools"
+        )
+        how = f" by {phase.completed_by}" if phase.completed_by else ""
+        lines.append(
+            f"  phase {phase.index} {phase.name}: {phase.status}{how} after {phase.attempts} "
+            f"check(s); {tools}; files changed: {', '.join(phase.files_changed) or 'none'}"
+        )
+        lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
+    lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
+    if report.files_claimed:
+        lines.append(f"  files claimed: {', '.join(report.files_claimed)}")
+    lines.extend(f"  ! {finding.code.value}: {finding.message}" for finding in report.findings)
+    if report.reverted is not None:
+        reverted = report.reverted
+        lines.append(
+            f"  reverted: restored {', '.join(reverted.restored) or 'nothing'}; "
+            f"removed {', '.join(reverted.removed) or 'nothing'}"
+            + (f"; FAILED {', '.join(reverted.failed)}" if reverted.failed else "")
+        )
+    if report.retries or report.api_retries:
+        lines.append(f"  retries: {report.retries} session(s), {report.api_retries} API request(s)")
+    if report.error:
+        lines.append(f"  error: {report.error}")
+    return "\n".join(lines)
+
+
+def format_pipeline(report: PipelineReport) -> str:
+    """A short human-readable account of a pipeline run."""
+    from phasegate.metrics.formatting import duration
+
+    sessions = f"{report.sessions} session(s)" + (
+        f", resumed {report.resumes}×" if report.resumes else ""
+    )
+    lines = [
+        f"{report.pipeline}: {report.verdict.upper()} ({report.isolation} isolation, {sessions}, "
+        f"{duration(report.duration_ms)})"
+    ]
+    for stage in report.stages:
+        visits = f", {stage.visits} visits" if stage.visits > 1 else ""
+        lines.append(
+            f"  stage {stage.index} {stage.name}: {stage.status} after {stage.attempts} "
+            f"check(s){visits}, {duration(stage.duration_ms)}"
+        )
+        for check in stage.checks:
+            mark = "✓" if check.ok else "✗"
+            detail = check.detail.splitlines()[0] if check.detail else ""
+            lines.append(f"    {mark} {check.description}" + ("" if check.ok else f": {detail}"))
+    lines.extend(
+        f"  ↺ {revision.from_stage} sent the pipeline back to {revision.to_stage}"
+        for revision in report.revisions
+    )
+    if report.error:
+        lines.append(f"  error: {report.error}")
+    lines.append(f"  state: {report.state_file}")
+    return "\n".join(lines)
+
+
+class _Report(Protocol):
+    @property
+    def exit_code(self) -> int: ...
+
+    def model_dump_json(self, *, indent: int | None = None) -> str: ...
+
+
+_R = TypeVar("_R", bound=_Report)
+
+
+def finish(report: _R, *, json_output: bool, human: Callable[[_R], str]) -> NoReturn:
+    """Print ``report`` (JSON, or ``human``'s account of it) and exit with its exit code."""
+    typer.echo(report.model_dump_json(indent=2) if json_output else human(report))
+    raise typer.Exit(report.exit_code)

@@ -1,0 +1,148 @@
+"""``phasegate check | run | judge | demo``: one phased task from the command line."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from phasegate._cli.options import (
+    AgentChoice,
+    AgentOptions,
+    CliPath,
+    JsonOutput,
+    LogFile,
+    LogFormatChoice,
+    Model,
+    ModelScript,
+    Otel,
+    OutputOptions,
+    PromptsDir,
+    Quiet,
+    Retries,
+    Script,
+    TaskFile,
+    Workdir,
+)
+from phasegate._cli.output import finish, format_report, print_progress
+from phasegate._cli.wiring import build_agent, event_sink
+from phasegate.modes import Mode
+
+
+def check(
+    task_file: TaskFile,
+    mode: Annotated[Mode, typer.Option(help="Which prompt to show.")] = "gate",
+    prompts_dir: PromptsDir = None,
+) -> None:
+    """Validate a task file and print the prompt it would send (runs no agent)."""
+    from phasegate.phases.loading import load_task
+    from phasegate.prompts.phased import phased_prompt, unstructured_prompt
+    from phasegate.prompts.templates import PromptTemplates
+
+    task = load_task(task_file)
+    build = unstructured_prompt if mode == "unstructured" else phased_prompt
+    typer.echo(build(task, PromptTemplates(prompts_dir)), nl=False)
+    typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)
+
+
+def run(
+    task_file: TaskFile,
+    workdir: Workdir = Path(),
+    mode: Annotated[Mode, typer.Option(help="How the task is run and judged.")] = "gate",
+    max_attempts: Annotated[int, typer.Option(min=1, help="Gate checks per run (gate mode).")] = 3,
+    agent: AgentChoice = "claude",
+    script: Script = None,
+    model_script: ModelScript = None,
+    model: Model = None,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
+    ] = 1800.0,
+    cli_path: CliPath = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
+    ] = None,
+    retries: Retries = 2,
+    json_output: JsonOutput = False,
+    quiet: Quiet = False,
+    prompts_dir: PromptsDir = None,
+    log_file: LogFile = None,
+    log_format: LogFormatChoice = "json",
+    otel: Otel = False,
+) -> None:
+    """Run a phased task with an agent and gate every phase on evidence.
+
+    The Claude Code agent (the default) uses ANTHROPIC_API_KEY or a Claude Code login and
+    honours ANTHROPIC_BASE_URL.
+    """
+    from phasegate.phases.loading import load_task
+    from phasegate.sdk.agents.retry import RetryPolicy
+    from phasegate.sdk.tasks.runner import Runner
+
+    task = load_task(task_file)
+    agent_options = AgentOptions(
+        agent,
+        script=script,
+        model_script=model_script,
+        model=model,
+        timeout=timeout,
+        cli_path=cli_path,
+        max_cost=max_cost,
+    )
+    output = OutputOptions(quiet=quiet, log_file=log_file, log_format=log_format, otel=otel)
+    with contextlib.ExitStack() as stack:
+        runner = Runner(
+            build_agent(stack, agent_options),
+            mode=mode,
+            max_attempts=max_attempts,
+            prompts_dir=prompts_dir,
+            on_event=event_sink(stack, output),
+            retry=RetryPolicy(session_retries=retries, max_total=timeout),
+            timeout=timeout,
+        )
+        report = runner.run_sync(task, workdir)
+    finish(report, json_output=json_output, human=format_report)
+
+
+def judge(
+    task_file: TaskFile,
+    transcript: Annotated[
+        Path,
+        typer.Option(
+            "--transcript",
+            "-t",
+            help="Saved stream-json transcript (claude -p --output-format stream-json --verbose).",
+        ),
+    ],
+    workdir: Annotated[
+        Path, typer.Option("--workdir", "-w", help="Checkout of the repository the run changed.")
+    ] = Path(),
+    before: Annotated[
+        str, typer.Option("--before", help="Git revision the run started from.")
+    ] = "HEAD",
+    json_output: JsonOutput = False,
+) -> None:
+    """Judge a saved Claude Code transcript against a task, with no agent run.
+
+    Disk changes are what git shows in WORKDIR since --before. Same report and exit codes
+    as `run`.
+    """
+    from phasegate.phases.loading import load_task
+    from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
+
+    task = load_task(task_file)
+    entries, skipped = read_transcript(transcript)
+    if skipped:
+        typer.echo(
+            f"phasegate: {transcript}: skipped {skipped} line(s) that are not JSON", err=True
+        )
+    report = judge_transcript(task, entries, workdir, before=before)
+    finish(report, json_output=json_output, human=format_report)
+
+
+def demo(quiet: Quiet = False) -> None:
+    """Offline, no key: the same lazy model, without and with the gate."""
+    from phasegate._cli.demo import run_demo
+
+    raise typer.Exit(run_demo(echo=typer.echo, progress=None if quiet else print_progress))

@@ -1,0 +1,77 @@
+"""Turning command-line options into library objects: the agent and the event sinks.
+
+Heavier modules (claude-agent-sdk, structlog, OpenTelemetry) are imported only when a
+command asks for them, so ``phasegate --help`` and ``phasegate report`` stay fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from phasegate._cli.options import FLAGS, AgentOptions, OutputOptions
+from phasegate._cli.output import print_progress
+from phasegate.errors import PhasegateError, UsageError
+
+if TYPE_CHECKING:
+    from phasegate.sdk.agents.protocol import Agent
+    from phasegate.sdk.telemetry.events import EventSink
+
+
+def build_agent(
+    stack: contextlib.ExitStack, options: AgentOptions, *, continue_script: bool = False
+) -> Agent:
+    """The agent ``options`` describe; a model server it needs is stopped with ``stack``.
+
+    ``continue_script``: a scripted agent picks up its script where the last session left it
+    (one session per pipeline stage).
+    """
+    if options.agent == "scripted":
+        if options.model_script is not None:
+            raise UsageError("--model-script runs the real CLI: drop --agent scripted")
+        if options.script is None:
+            raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
+        from phasegate.testing.script import load_script
+        from phasegate.testing.scripted_agent import ScriptedAgent
+
+        return ScriptedAgent(load_script(options.script), continue_script=continue_script)
+    if options.script is not None:
+        raise UsageError("--script is for --agent scripted; for the real CLI use --model-script")
+    if options.model_script is not None:
+        from phasegate.testing.model_server import ScriptedModelServer
+
+        server = stack.enter_context(ScriptedModelServer(options.model_script))
+        return server.claude_agent(timeout=options.timeout, cli_path=options.cli_path)
+    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
+
+    return ClaudeAgent(
+        model=options.model,
+        timeout=options.timeout,
+        cli_path=options.cli_path,
+        max_budget_usd=options.max_cost,
+    )
+
+
+def event_sink(stack: contextlib.ExitStack, options: OutputOptions) -> EventSink | None:
+    """Where a command's events go: progress lines (unless quiet), the log file (closed with
+    ``stack``), OpenTelemetry."""
+    from phasegate.sdk.telemetry.events import fan_out
+
+    sinks: list[EventSink] = [] if options.quiet else [print_progress]
+    if options.log_file is not None:
+        from phasegate.sdk.telemetry.log import EventLog
+
+        log = EventLog(file=options.log_file, log_format=options.log_format)
+        stack.callback(log.close)
+        sinks.append(log)
+    if options.otel:
+        from phasegate.sdk.telemetry.otel import OtelSink
+
+        sinks.append(OtelSink())
+    return fan_out(sinks)
+
+
+def error_message(error: PhasegateError) -> str:
+    """The line a library error becomes, with the flag that would change the outcome."""
+    flag = FLAGS.get(error.option) if error.option else None
+    return f"phasegate: error: {error}" + (f" (command line: {flag})" if flag else "")
