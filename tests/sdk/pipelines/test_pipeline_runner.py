@@ -10,8 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from phasegate.phases.pipeline import Pipeline
+from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.sdk.pipelines.runner import PipelineRunner
 from phasegate.sdk.pipelines.state import load_state
 from phasegate.sdk.telemetry.events import RunEvent
+from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.pipelines import PipelineRun
 
 RunPipeline = Callable[..., PipelineRun]
@@ -278,3 +282,32 @@ def test_the_state_file_is_whole_at_every_event_of_a_run(run_pipeline: RunPipeli
     run = run_pipeline(THREE_STAGES, HAPPY_REPLIES, on_event=read_state)
     assert run.report.verdict == "accepted"
     assert len(seen) == 9
+
+
+def _scripted_run(replies: list[dict[str, Any]], work: Path) -> tuple[Any, list[RunEvent]]:
+    """THREE_STAGES with the in-process agent and real (fast) retries."""
+    events: list[RunEvent] = []
+    agent = ScriptedAgent(Script.model_validate({"replies": replies}))
+    retry = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.01)
+    runner = PipelineRunner(agent, on_event=events.append, retry=retry)
+    return runner.run_sync(Pipeline.model_validate(THREE_STAGES), work), events
+
+
+def test_a_transient_failure_mid_stage_continues_the_session_with_a_recap(
+    tmp_path: Path,
+) -> None:
+    """The retry resumes the same session, told where the run stands; no stage is redone."""
+    recap = "an infrastructure failure: scripted model failure: HTTP 500"
+    replies = [
+        *HAPPY_REPLIES[:2],
+        {"contains": "Stage 2 of 3: plan", "error": {"status": 500}},
+        {"contains": recap, "tools": [_write("plan.md", 6)]},
+        *HAPPY_REPLIES[3:],
+    ]
+    report, events = _scripted_run(replies, tmp_path)
+    assert report.verdict == "accepted", report.error
+    retries = [e.fields for e in events if e.event == "retry.scheduled"]
+    assert [(r["source"], r["reason"]) for r in retries] == [
+        ("phasegate", "scripted model failure: HTTP 500")
+    ]
+    assert [s.visits for s in report.stages] == [1, 1, 1]

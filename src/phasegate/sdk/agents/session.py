@@ -79,8 +79,8 @@ class AgentSession:
         :meth:`restart_after` decides, within the retry policy."""
         async for attempt in self.retry.retrying(before_sleep=self._before_retry):
             with attempt:
-                assert self.request is not None
-                await self.agent.run(self.request, self)
+                if self.request is not None:  # None: the run ended while the agent failed
+                    await self.agent.run(self.request, self)
 
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         """The agent's runtime retries a request itself: a ``retry.scheduled`` event."""
@@ -114,7 +114,8 @@ class AgentSession:
         raise NotImplementedError
 
     def restart_after(self, failure: str) -> None:
-        """Set :attr:`request` for the attempt after ``failure`` (default: the same again)."""
+        """Set :attr:`request` for the attempt after ``failure`` (default: the same again;
+        None: nothing more to run)."""
 
     def emit(self, data: EventData) -> None:
         """Hand one event to the run's sink."""

@@ -7,11 +7,13 @@ taken; the sessions used; tokens and cost. Fields are only ever added.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import Isolation
-from phasegate.sdk.pipelines.state import PipelineStatus, Revision, StageRecord
+from phasegate.sdk.pipelines.state import PipelineState, PipelineStatus, Revision, StageRecord
 from phasegate.sdk.tasks.report import SCHEMA_VERSION, exit_code_of
 
 
@@ -43,3 +45,25 @@ class PipelineReport(BaseModel):
     def exit_code(self) -> int:
         """0 accepted, 1 rejected, 3 error (as ``phasegate run``)."""
         return exit_code_of(self.verdict)
+
+
+def pipeline_report(
+    state: PipelineState, *, agent: str, usage: Usage, duration_ms: int, state_file: Path
+) -> PipelineReport:
+    """The report of a run whose state is ``state`` (copied: the report does not change)."""
+    return PipelineReport(
+        pipeline=state.pipeline,
+        run_id=state.run_id,
+        agent=agent,
+        isolation=state.isolation,
+        verdict=state.status,
+        success=state.status == "accepted",
+        stages=tuple(record.model_copy() for record in state.stages),
+        revisions=tuple(state.revisions),
+        sessions=state.sessions,
+        resumes=state.resumes,
+        usage=usage,
+        duration_ms=duration_ms,
+        error=state.error,
+        state_file=str(state_file),
+    )
