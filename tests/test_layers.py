@@ -162,6 +162,20 @@ def test_no_modules_import_one_another_in_a_circle() -> None:
     assert import_cycles(SRC, "phasegate") == []
 
 
+def test_the_public_fakes_use_only_the_agent_boundary_and_telemetry_of_sdk() -> None:
+    """testing/ stands in for an agent: it may not reach into runners or the workspace."""
+    known = modules_under(SRC, "phasegate")
+    allowed = ("phasegate.sdk.agents", "phasegate.sdk.telemetry")
+    reaching = [
+        str(imp)
+        for name, file in known.items()
+        if name.startswith("phasegate.testing")
+        for imp in imports_of(name, file, known, "phasegate")
+        if imp.target.startswith("phasegate.sdk") and not imp.target.startswith(allowed)
+    ]
+    assert reaching == []
+
+
 def test_every_module_is_in_a_layer() -> None:
     """A new package must be placed in LAYERS before it can be checked."""
     for name in modules_under(SRC, "phasegate"):
