@@ -21,6 +21,7 @@ from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.sdk.workspace.observer import in_skipped_dir, is_git_work_tree
 
 _TIMEOUT_SECONDS = 60
+"""How long one git command may take before it is stopped and reported as a usage error."""
 
 
 def disk_changes_since(workdir: Path, ref: str = "HEAD") -> WorkspaceDiff:
