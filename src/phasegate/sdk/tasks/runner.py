@@ -31,9 +31,9 @@ class Runner:
     ``mode``: ``gate`` (default) judges at every stop and sends feedback until every phase is
     accepted or ``max_attempts`` gate checks are spent; ``single-query`` judges once at the
     end; ``unstructured`` sends the task without phase scaffolding and judges once, without
-    the marker rules (the A/B baseline). ``on_event`` receives every :class:`RunEvent`;
-    ``retry`` bounds restarts after transient failures; ``timeout`` (seconds) bounds the whole
-    run, retries included.
+    the marker rules (the A/B baseline). ``on_event`` receives every
+    :class:`~phasegate.sdk.telemetry.events.RunEvent`; ``retry`` bounds restarts after transient
+    failures; ``timeout`` (seconds) bounds the whole run, retries included.
     """
 
     def __init__(

@@ -87,6 +87,7 @@ _NO_GIT = (
     "git is not installed (or not on PATH); judging disk changes needs it: install git, or "
     "judge on a machine that has it"
 )
+"""What to do when git cannot be run at all."""
 
 
 def _resolve(workdir: Path, ref: str) -> str:
