@@ -13,13 +13,15 @@ where ``n`` is the phase's 1-based index in the task. The rules:
 * A marker inside a fenced code block (a line inside three backticks or tildes) is quoted, not
   said, and does not count.
 * Only assistant text is searched. Text inside tool inputs, tool results and user messages
-  never yields a marker: that is decided by the caller, which only passes assistant text here.
+  never yields a marker: that is decided by the caller
+  (:func:`phasegate.validators.windows.entry_claims`), which only passes assistant text here.
 * ``n`` names the phase; the text after the colon is recorded but not compared, so a model
   that paraphrases the marker text still completes the phase it numbered.
 * A number that is not a work phase of the task (0, too large, the output phase) completes
   nothing.
 * A marker counts only if it comes after that phase's required work; that ordering rule is
-  judged by :mod:`phasegate.validators.markers`, which sees the whole transcript.
+  judged by :func:`phasegate.validators.work.find_late_work` and
+  :func:`~phasegate.validators.work.check_order`, which see the whole transcript.
 """
 
 from __future__ import annotations
@@ -28,12 +30,17 @@ import re
 from dataclasses import dataclass
 
 MARKER_TEMPLATE = "PHASE {index} COMPLETE: {text}"
+"""The marker line the prompt asks for, with the phase's ``index`` and its marker ``text``."""
 
+# A Markdown heading has one to six "#"; a phase number has at most four digits.
 _MARKER_LINE = re.compile(
     r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?PHASE[ \t]+(\d{1,4})[ \t]+COMPLETE:[ \t]*(.*?)[ \t]*$"
 )
+"""A whole line holding a marker: its phase number, then the text after the colon."""
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
+"""A line that opens or closes a fenced code block (closed by the same fence)."""
 _EMPHASIS_EDGES = re.compile(r"^(?:\*\*|__)(?=[ \t])|(?:\*\*|__)$")
+"""Bold markup left around a marker's text, to strip."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

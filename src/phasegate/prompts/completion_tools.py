@@ -1,19 +1,20 @@
 """The completion tools as the model sees them: their definitions and their answers.
 
 ``phase_complete(phase, note)`` and ``submit_summary(summary)`` are judged the moment they
-are called, and answer in one structured shape (ADR-008), so the model can correct itself in
-the same turn::
+are called, and answer in one structured shape, so the model can correct itself in the same
+turn::
 
     {"result": "success" | "validation_failed" | "error" | "recorded",
      "attempted": {...what the call asked for...},
-     "issues": {...ADR-007 groups...}, "issue_count": 2,     # validation_failed only
+     "issues": {...feedback groups...}, "issue_count": 2,    # validation_failed only
      "error": "...",                                         # error only
      "action": "..."}                                        # always last, pointing forward
 
 Input schemas are deliberately loose (no ``required``): the runtime rejects input that breaks
 a tool's schema before phasegate sees it, with a plain message; phasegate answers every
 problem itself, in the structured shape. The output schema is spelled out in
-``submit_summary``'s description instead.
+``submit_summary``'s description instead. ``issues`` is grouped as in the gate's feedback
+(:mod:`phasegate.prompts.feedback`).
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def success_answer(task: Task, attempted: dict[str, Any], index: int) -> ToolAns
 
 
 def failed_answer(task: Task, attempted: dict[str, Any], issues: list[Issue]) -> ToolAnswer:
-    """The call's check found issues: ADR-007 groups, then the next step."""
+    """The call's check found issues: grouped as in gate feedback
+    (:mod:`phasegate.prompts.feedback`), then the next step."""
     feedback = FeedbackPrompt.build(task, issues, attempts_left=0).data
     return ToolAnswer(False, {"result": feedback.pop("result"), "attempted": attempted, **feedback})
 

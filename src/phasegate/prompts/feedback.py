@@ -1,6 +1,8 @@
-"""The feedback a gate sends back when a phase falls short (ADR-007 shape).
+"""The feedback a gate sends back when a phase falls short.
 
-The structure is JSON the model can act on::
+The structure is JSON the model can act on, each issue grouped by what is wrong with it:
+``invalid`` (given, but wrong: with what was ``provided``), ``missing`` (not given at all) or
+``unknown`` (a field the schema does not have, by its path)::
 
     {
       "result": "validation_failed",

@@ -3,8 +3,9 @@
 Each is rendered from an editable template (``stage.md``, ``stage_feedback.md``,
 ``stage_revision.md``, ``pipeline_resume.md``). A stage that runs a phased task embeds the
 task's phased prompt; its checks are listed so the agent knows what "done" means before it
-starts. Failures go back as JSON (the ADR-007 shape the phase gate uses): each failed check
-with its code, what must hold, what was found and what would fix it.
+starts. Failures go back as JSON, like the phase gate's feedback
+(:mod:`phasegate.prompts.feedback`): each failed check with its code, what must hold, what was
+found and what would fix it.
 """
 
 from __future__ import annotations

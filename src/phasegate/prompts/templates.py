@@ -16,6 +16,7 @@ from pathlib import Path
 from phasegate.errors import PromptTemplateError
 
 PROMPTS_DIR_ENV = "PHASEGATE_PROMPTS_DIR"
+"""The environment variable naming a directory of template overrides."""
 TEMPLATE_NAMES = (
     "phased.md",
     "work_phase.md",
@@ -36,6 +37,7 @@ TEMPLATE_NAMES = (
     "stage_revision.md",
     "pipeline_resume.md",
 )
+"""Every template phasegate renders; an override directory may replace any of them."""
 
 
 class PromptTemplates:

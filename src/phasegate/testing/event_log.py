@@ -13,10 +13,26 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from phasegate.modes import MODES
+from phasegate.sdk.tasks.gate import DEFAULT_MAX_ATTEMPTS
+from phasegate.sdk.tasks.session import RUN_ID_LENGTH
 from phasegate.sdk.telemetry.events import SCHEMA_VERSION
 
 _TASKS = (("fix-vulnerability", ("edit", "summary")), ("add-tests", ("write", "run", "report")))
+"""The tasks the synthetic runs pick from, each with its phase names."""
 _SUCCESS = {"gate": 0.9, "single-query": 0.55, "unstructured": 0.4}
+"""How often a run of each mode is accepted."""
+_START = datetime(2026, 11, 1, tzinfo=UTC)
+"""When the first synthetic run starts, unless the caller gives a start."""
+_RUN_GAP_SECONDS = (5, 90)
+"""The range of seconds between one run's start and the next."""
+_EVENT_GAP_MS = (200, 4000)
+"""The range of milliseconds between two events of a run."""
+_GATE_ATTEMPTS = (1, 1, 1, 2, 2, 3)
+"""Gate checks a gate-mode run takes, drawn from these: mostly one, at most the default."""
+_TOOL_FAILURE_RATE = 0.08
+"""How often a tool call fails."""
+_NO_FINDING_RATE = 0.8
+"""How often a run's report has no reconciliation finding."""
 
 
 def synthetic_log_lines(
@@ -24,7 +40,7 @@ def synthetic_log_lines(
 ) -> Iterator[str]:
     """About ``events`` JSON lines (whole runs, so a few more), as ``EventLog`` writes them."""
     rng = random.Random(seed)
-    clock = start or datetime(2026, 11, 1, tzinfo=UTC)
+    clock = start or _START
     written = 0
     run = 0
     while written < events:
@@ -32,18 +48,18 @@ def synthetic_log_lines(
         for event in _run_events(rng, run, clock):
             written += 1
             yield json.dumps(event, ensure_ascii=False)
-        clock += timedelta(seconds=rng.randint(5, 90))
+        clock += timedelta(seconds=rng.randint(*_RUN_GAP_SECONDS))
 
 
 def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[str, Any]]:
     task, phases = rng.choice(_TASKS)
     mode = rng.choice(MODES)
-    run_id = f"{run:012x}"
+    run_id = f"{run:0{RUN_ID_LENGTH}x}"
     at = clock
 
     def event(kind: str, /, **fields: Any) -> dict[str, Any]:
         nonlocal at
-        at += timedelta(milliseconds=rng.randint(200, 4000))
+        at += timedelta(milliseconds=rng.randint(*_EVENT_GAP_MS))
         return {
             "event": kind,
             "timestamp": at.isoformat(timespec="milliseconds"),
@@ -55,15 +71,15 @@ def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[
         }
 
     accepted = rng.random() < _SUCCESS[mode]
-    attempts = 1 if mode != "gate" else rng.choice((1, 1, 1, 2, 2, 3))
+    attempts = 1 if mode != "gate" else rng.choice(_GATE_ATTEMPTS)
     started = at
     yield event("run.started", agent="claude", workdir="/work/project", phases=len(phases),
-                max_attempts=3)  # fmt: skip
+                max_attempts=DEFAULT_MAX_ATTEMPTS)  # fmt: skip
     statuses = []
     for index, name in enumerate(phases, 1):
         yield event("phase.started", phase=index, name=name)
         for call in range(rng.randint(2, 8)):
-            ok = rng.random() > 0.08
+            ok = rng.random() > _TOOL_FAILURE_RATE
             yield event("tool.called", phase=index, tool=rng.choice(("Read", "Edit", "Bash")),
                         tool_use_id=f"toolu_{run:08d}{index}{call}", ok=ok)  # fmt: skip
         passed = accepted or index < len(phases) - 1 or rng.random() < 0.5
@@ -87,6 +103,7 @@ def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[
     verdict = "accepted" if all(s == "accepted" for s in statuses) else "rejected"
     yield event("run.completed", verdict=verdict, attempts=attempts, duration_ms=duration,
                 files_changed=["app.py"],
-                findings=[] if rng.random() < 0.8 else ["change_without_tool"], reverted=False,
+                findings=[] if rng.random() < _NO_FINDING_RATE else ["change_without_tool"],
+                reverted=False,
                 input_tokens=rng.randint(2000, 20000), output_tokens=rng.randint(200, 3000),
                 cost_usd=round(rng.random() / 10, 6), error=None)  # fmt: skip

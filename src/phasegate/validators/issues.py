@@ -1,8 +1,9 @@
 """Issues: what a validator found wrong, with a stable code.
 
 Codes are a contract (dashboards count them, users grep for them): a code is never reused
-for another meaning. Each issue also carries the pieces of the feedback the model receives
-(ADR-007 shape): the ``field`` concerned, what was ``provided``, and the ``requirement``.
+for another meaning. Each issue also carries the pieces of the structured feedback the model
+receives: the ``field`` concerned, what was ``provided``, and the ``requirement`` that would
+satisfy the gate, so the model learns what to change and not only that something failed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+
+PROVIDED_LIMIT = 200
+"""Characters of what the agent gave that an issue keeps; longer text is cut with "…"."""
 
 IssueGroup = Literal["invalid", "missing", "unknown"]
 """How the feedback groups an issue: something wrong, something absent, something unexpected."""
@@ -44,6 +48,7 @@ _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {
     IssueCode.JSON_MISSING: "missing",
     IssueCode.CHANGED_NOT_CLAIMED: "missing",
 }
+"""Codes for something absent; every other code is ``invalid`` unless its issue says so."""
 
 
 class Issue(BaseModel):
@@ -91,5 +96,5 @@ class Issue(BaseModel):
         )
 
 
-def _shorten(text: str, limit: int = 200) -> str:
+def _shorten(text: str, limit: int = PROVIDED_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -16,6 +16,9 @@ from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
 
+_COST_DECIMALS = 6
+"""A phase's share of the cost is rounded to a millionth of a US dollar."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFacts:
@@ -112,7 +115,7 @@ def _cost_share(run: Usage, transcript: Transcript) -> Callable[[Usage], Usage]:
         if cost is None or tokens == 0:
             return phase
         part = (phase.input_tokens + phase.output_tokens) / tokens
-        return phase.model_copy(update={"cost_usd": round(cost * part, 6)})
+        return phase.model_copy(update={"cost_usd": round(cost * part, _COST_DECIMALS)})
 
     return share
 

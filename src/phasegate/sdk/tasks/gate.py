@@ -24,6 +24,9 @@ from phasegate.prompts.templates import PromptTemplates
 from phasegate.validators.judge import Judgment, judge
 from phasegate.validators.windows import work_phase_number
 
+DEFAULT_MAX_ATTEMPTS = 3
+"""Gate checks per run unless the caller sets another budget: a first try, two feedbacks."""
+
 
 @dataclass(frozen=True, slots=True)
 class GateDecision:
@@ -57,7 +60,7 @@ class PhaseGate:
         *,
         workdir: str,
         mode: Mode = "gate",
-        max_attempts: int = 3,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         templates: PromptTemplates | None = None,
     ) -> None:
         self.task = task

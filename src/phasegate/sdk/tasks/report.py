@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
 from phasegate.sdk.workspace.revert import RevertReport
@@ -17,12 +18,19 @@ from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 
 SCHEMA_VERSION = 1
+"""The version of the report's JSON shape; it changes when a field changes meaning."""
+EXIT_ACCEPTED = 0
+"""The exit code of an accepted run."""
+EXIT_REJECTED = 1
+"""The exit code of a rejected run: a normal result, which no error shares."""
+EXIT_OTHER = PhasegateError.exit_code
+"""The exit code of any other verdict (an error, or a pipeline that stopped unfinished)."""
 
 
 def exit_code_of(verdict: str) -> int:
     """The exit code of a verdict: 0 accepted, 1 rejected, 3 anything else (error, or a
     pipeline still running when it stopped)."""
-    return {"accepted": 0, "rejected": 1}.get(verdict, 3)
+    return {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED}.get(verdict, EXIT_OTHER)
 
 
 class PhaseReport(BaseModel):

@@ -27,6 +27,7 @@ from phasegate.validators.reconcile import edit_positions
 from phasegate.validators.tools import tool_calls
 
 SHELL_TOOLS = frozenset({"Bash"})
+"""Tools that may change any file: a change no editing tool names is put after the last one."""
 
 
 def read_transcript(path: Path) -> tuple[Transcript, int]:

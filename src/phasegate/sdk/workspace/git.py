@@ -21,6 +21,7 @@ from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.sdk.workspace.observer import in_skipped_dir, is_git_work_tree
 
 _TIMEOUT_SECONDS = 60
+"""How long one git command may take before it is stopped and reported as a usage error."""
 
 
 def disk_changes_since(workdir: Path, ref: str = "HEAD") -> WorkspaceDiff:
@@ -86,6 +87,7 @@ _NO_GIT = (
     "git is not installed (or not on PATH); judging disk changes needs it: install git, or "
     "judge on a machine that has it"
 )
+"""What to do when git cannot be run at all."""
 
 
 def _resolve(workdir: Path, ref: str) -> str:

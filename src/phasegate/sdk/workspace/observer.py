@@ -24,8 +24,17 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".phasegate"}
 )
+"""Directories never observed, wherever they are: version control, dependencies, caches."""
+CHUNK_BYTES = 1 << 20
+"""How much of a file is read at a time, hashing or copying it (1 MiB)."""
 _RACY_SECONDS = 2.0
+"""A file modified less than this long ago is not cached: its mtime may miss the next edit."""
+_GIT_CHECK_SECONDS = 30
+"""How long asking git whether the directory is a work tree may take (then: it is not)."""
+_GIT_LIST_SECONDS = 60
+"""How long git may take to list the files (then the observer walks the directory itself)."""
 _StatKey = tuple[int, int, int, int]
+"""What a cached hash is valid for: size, mtime and ctime in ns, inode."""
 
 
 class WorkspaceObserver:
@@ -76,7 +85,7 @@ def _file_digest(path: Path) -> str:
     hasher = hashlib.sha256()
     try:
         with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
+            for chunk in iter(lambda: handle.read(CHUNK_BYTES), b""):
                 hasher.update(chunk)
     except OSError as exc:
         return f"unreadable:{exc.errno}"
@@ -90,7 +99,7 @@ def is_git_work_tree(workdir: Path) -> bool:
             ["git", "-C", str(workdir), "rev-parse", "--is-inside-work-tree"],
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=_GIT_CHECK_SECONDS,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -113,7 +122,7 @@ def _git_files(workdir: Path) -> list[str] | None:
                 "--exclude-standard",
             ],
             capture_output=True,
-            timeout=60,
+            timeout=_GIT_LIST_SECONDS,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
