@@ -13,9 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from phasegate.modes import MODES
-from phasegate.sdk.tasks.gate import DEFAULT_MAX_ATTEMPTS
-from phasegate.sdk.tasks.session import RUN_ID_LENGTH
-from phasegate.sdk.telemetry.events import SCHEMA_VERSION
+from phasegate.sdk.telemetry.events import RUN_ID_LENGTH, SCHEMA_VERSION
 
 _TASKS = (("fix-vulnerability", ("edit", "summary")), ("add-tests", ("write", "run", "report")))
 """The tasks the synthetic runs pick from, each with its phase names."""
@@ -29,6 +27,8 @@ _EVENT_GAP_MS = (200, 4000)
 """The range of milliseconds between two events of a run."""
 _GATE_ATTEMPTS = (1, 1, 1, 2, 2, 3)
 """Gate checks a gate-mode run takes, drawn from these: mostly one, at most the default."""
+_MAX_ATTEMPTS = max(_GATE_ATTEMPTS)
+"""The ``max_attempts`` every synthetic run reports (the runner's default, 3)."""
 _TOOL_FAILURE_RATE = 0.08
 """How often a tool call fails."""
 _NO_FINDING_RATE = 0.8
@@ -74,7 +74,7 @@ def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[
     attempts = 1 if mode != "gate" else rng.choice(_GATE_ATTEMPTS)
     started = at
     yield event("run.started", agent="claude", workdir="/work/project", phases=len(phases),
-                max_attempts=DEFAULT_MAX_ATTEMPTS)  # fmt: skip
+                max_attempts=_MAX_ATTEMPTS)  # fmt: skip
     statuses = []
     for index, name in enumerate(phases, 1):
         yield event("phase.started", phase=index, name=name)

@@ -264,6 +264,8 @@ def test_a_stage_running_a_phased_task_is_gated_by_the_phase_validators_too(
     assert first.fields["failed"] == ["file_exists", "task"]
     if agent_kind == "claude":
         assert "PHASE 1 COMPLETE: Notes written" in run.instructions[0]
+        # The stage and its task's gate count the same checks down.
+        assert run.instructions[1].count("(2 attempt(s) left)") == 2, run.instructions[1]
 
 
 def test_the_state_file_is_whole_at_every_event_of_a_run(run_pipeline: RunPipeline) -> None:

@@ -201,6 +201,7 @@ class StageProgress:
             baseline=baseline,
             tools=tools,
             templates=self.templates,
+            checks_left=self.stage.on_fail.retry + 1 - self.state.current.visit_attempts,
         )
 
     def _close_visit(self) -> None:

@@ -21,7 +21,6 @@ agent then loses what it learnt in earlier stages. How one call drives the agent
 from __future__ import annotations
 
 import asyncio
-import uuid
 from pathlib import Path
 
 from phasegate.errors import PipelineStateError, UsageError
@@ -40,7 +39,7 @@ from phasegate.sdk.pipelines.state import (
     refuse_to_overwrite,
     state_path,
 )
-from phasegate.sdk.telemetry.events import EventSink
+from phasegate.sdk.telemetry.events import EventSink, new_run_id
 
 
 class PipelineRunner:
@@ -87,7 +86,7 @@ class PipelineRunner:
         state = PipelineState(
             pipeline=pipeline.name,
             digest=pipeline.digest(),
-            run_id=uuid.uuid4().hex[:12],
+            run_id=new_run_id(),
             isolation=self.isolation,
             stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
         )

@@ -27,9 +27,6 @@ from phasegate.validators.exit_checks import CheckOutcome, evaluate_all
 from phasegate.validators.exit_describe import describe_task
 from phasegate.validators.windows import entry_claims
 
-_UNLIMITED = 1_000_000
-"""A stage task's gate never runs out of attempts on its own: the stage's on_fail does."""
-
 
 @dataclass(frozen=True, slots=True)
 class StageCheck:
@@ -54,7 +51,8 @@ class StageCheck:
 
 
 class StageVisit:
-    """The current visit of ``stage``, which started at transcript entry ``start``."""
+    """The current visit of ``stage``, which started at transcript entry ``start`` and may
+    take ``checks_left`` more checks."""
 
     def __init__(
         self,
@@ -65,6 +63,7 @@ class StageVisit:
         baseline: WorkspaceSnapshot,
         tools: Mapping[str, int],
         templates: PromptTemplates,
+        checks_left: int,
     ) -> None:
         self.stage = stage
         self.workdir = workdir
@@ -74,9 +73,14 @@ class StageVisit:
         self.clock = time.monotonic()
         self.timeline = WorkspaceTimeline()
         self.timeline.record(0, baseline)
+        # The task's gate counts down the same checks as the stage, so its feedback tells the
+        # agent the attempts the stage really has left.
         self.gate = (
             PhaseGate(
-                stage.task, workdir=str(workdir), max_attempts=_UNLIMITED, templates=templates
+                stage.task,
+                workdir=str(workdir),
+                max_attempts=max(checks_left, 1),
+                templates=templates,
             )
             if stage.task is not None
             else None

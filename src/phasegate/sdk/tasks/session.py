@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,15 +35,12 @@ from phasegate.sdk.tasks.progress import PhaseProgress, closing_events, gate_che
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.request import first_request
 from phasegate.sdk.telemetry.event import GateTrigger
-from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent
+from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent, new_run_id
 from phasegate.sdk.telemetry.task_events import RunStarted
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
 from phasegate.validators.judge import Judgment
 from phasegate.validators.windows import entry_claims
-
-RUN_ID_LENGTH = 12
-"""Hex digits in a run id: short enough to read in a log, long enough not to repeat."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +66,7 @@ class TaskSession(AgentSession):
         self.settings = settings
         self.task = task
         self.workdir = workdir
-        self.run_id = uuid.uuid4().hex[:RUN_ID_LENGTH]
+        self.run_id = new_run_id()
         self.workspace = WorkspaceObserver(workdir)
         self.timeline = WorkspaceTimeline()
         self.gate = PhaseGate(

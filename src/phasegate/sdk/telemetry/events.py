@@ -11,6 +11,7 @@ JSON lines, the CLI into progress lines. ``docs/events.md`` documents every fiel
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +41,15 @@ from phasegate.sdk.telemetry.task_events import (
 
 SCHEMA_VERSION = 2
 """Version of the event line format; ``docs/events.md`` keeps its changelog."""
+
+RUN_ID_LENGTH = 12
+"""Hex digits in a run id: short enough to read in a log, long enough not to repeat."""
+
+
+def new_run_id() -> str:
+    """A fresh random run id (:data:`RUN_ID_LENGTH` hex digits)."""
+    return uuid.uuid4().hex[:RUN_ID_LENGTH]
+
 
 EventData = (
     RunStarted
