@@ -61,10 +61,14 @@ Otel = Annotated[
 FLAGS = {
     "before": "--before",
     "cli_path": "--cli-path",
+    "isolation": "--isolation",
+    "max_attempts": "--max-attempts",
     "max_budget_usd": "--max-cost",
+    "mode": "--mode",
     "prompts_dir": "--prompts-dir",
     "restart": "--restart",
     "timeout": "--timeout",
+    "workdir": "--workdir",
 }
 """The flag that sets each keyword argument a library error may name in ``option``."""
 

@@ -40,6 +40,7 @@ from phasegate.sdk.pipelines.state import (
     state_path,
 )
 from phasegate.sdk.telemetry.events import EventSink, new_run_id
+from phasegate.sdk.workspace.observer import work_directory
 
 
 class PipelineRunner:
@@ -63,7 +64,8 @@ class PipelineRunner:
     ) -> None:
         if isolation not in ISOLATIONS:
             raise UsageError(
-                f"unknown isolation {isolation!r}; choose one of: {', '.join(ISOLATIONS)}"
+                f"unknown isolation {isolation!r}; choose one of: {', '.join(ISOLATIONS)}",
+                option="isolation",
             )
         self.agent = agent
         self.isolation: Isolation = isolation
@@ -80,7 +82,7 @@ class PipelineRunner:
         An unfinished run's state in ``workdir`` is never overwritten silently: resume it, or
         pass ``restart=True`` to start over.
         """
-        root = _workdir(workdir)
+        root = work_directory(workdir)
         if not restart:
             refuse_to_overwrite(root)
         state = PipelineState(
@@ -98,7 +100,7 @@ class PipelineRunner:
         Raises :class:`~phasegate.errors.PipelineStateError` when there is no state, when it
         is corrupt, finished, or belongs to another pipeline definition.
         """
-        root = _workdir(workdir)
+        root = work_directory(workdir)
         state = load_state(root)
         where = state_path(root)
         if state.pipeline != pipeline.name or state.digest != pipeline.digest():
@@ -130,10 +132,3 @@ class PipelineRunner:
     def resume_sync(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
         return asyncio.run(self.resume(pipeline, workdir))
-
-
-def _workdir(workdir: str | Path) -> Path:
-    root = Path(workdir)
-    if not root.is_dir():
-        raise UsageError(f"work directory {root} does not exist or is not a directory")
-    return root.resolve()

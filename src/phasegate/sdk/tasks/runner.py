@@ -23,6 +23,7 @@ from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.request import first_prompt, first_request
 from phasegate.sdk.tasks.session import RunSettings, TaskSession
 from phasegate.sdk.telemetry.events import EventSink
+from phasegate.sdk.workspace.observer import work_directory
 
 
 class Runner:
@@ -48,9 +49,13 @@ class Runner:
         timeout: float | None = None,
     ) -> None:
         if mode not in MODES:
-            raise UsageError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+            raise UsageError(
+                f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}", option="mode"
+            )
         if max_attempts < 1:
-            raise UsageError(f"max_attempts must be at least 1, got {max_attempts}")
+            raise UsageError(
+                f"max_attempts must be at least 1, got {max_attempts}", option="max_attempts"
+            )
         self.agent = agent
         self.mode: Mode = mode
         self.max_attempts = max_attempts
@@ -70,10 +75,7 @@ class Runner:
 
     async def run(self, task: Task, workdir: str | Path) -> RunReport:
         """Run ``task`` in ``workdir`` and return its report (never raises for a bad run)."""
-        root = Path(workdir)
-        if not root.is_dir():
-            raise UsageError(f"work directory {root} does not exist or is not a directory")
-        session = TaskSession(self._settings(), task, root.resolve())
+        session = TaskSession(self._settings(), task, work_directory(workdir))
         return await session.run()
 
     def run_sync(self, task: Task, workdir: str | Path) -> RunReport:

@@ -19,6 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 
 SKIPPED_DIRS = frozenset(
@@ -148,3 +149,13 @@ def _walk_files(workdir: Path) -> list[str]:
 def in_skipped_dir(relative: str) -> bool:
     """Whether a relative POSIX path lies below one of :data:`SKIPPED_DIRS`."""
     return any(part in SKIPPED_DIRS for part in relative.split("/")[:-1])
+
+
+def work_directory(path: str | Path) -> Path:
+    """``path`` resolved, once it is known to be a directory the agent can work in."""
+    root = Path(path)
+    if not root.is_dir():
+        raise UsageError(
+            f"work directory {root} does not exist or is not a directory", option="workdir"
+        )
+    return root.resolve()
