@@ -71,11 +71,12 @@ def test_the_readme_and_examples_import_only_from_the_public_packages() -> None:
 
 def test_importing_phasegate_does_not_import_claude_agent_sdk() -> None:
     """The SDK (0.6 s of imports) stays lazy so check/judge/report start fast; so do
-    OpenTelemetry, jsonschema, structlog and YAML, which only some commands need."""
-    heavy = ("claude_agent_sdk", "opentelemetry", "jsonschema", "structlog", "yaml")
+    OpenTelemetry, jsonschema, structlog, YAML and pydantic, which only some commands need."""
+    heavy = {"claude_agent_sdk", "opentelemetry", "jsonschema", "structlog", "yaml"}
+    heavy |= {"pydantic", "pydantic_core"}
     code = (
         "import sys, phasegate, phasegate._cli.app\n"
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(heavy)!r}))"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {heavy!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,5 +1,6 @@
-"""The names every layer shares, in one place: run modes, pipeline isolations, verdicts and
-log formats (reports, the runners, the CLI and log readers all name them)."""
+"""The names every layer shares, in one place: run modes, pipeline isolations, verdicts, log
+formats and report groupings (reports, the runners, the CLI and log readers all name them).
+Nothing here imports anything heavy: the command line builds its choices from these."""
 
 from __future__ import annotations
 
@@ -28,3 +29,6 @@ PhaseStatus = Literal["accepted", "rejected", "not_reached"]
 LogFormat = Literal["json", "console"]
 """How an event log writes a line: ``json``, one object a line (what dashboards read), or
 ``console``, a line for people."""
+
+GroupBy = Literal["task", "mode", "phase"]
+"""How a metrics report groups runs: per task, per task and mode, or per phase as well."""

@@ -27,8 +27,9 @@ import pytest
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.html import CHARTS, render_html
-from phasegate.metrics.summary import GroupBy, summarize
+from phasegate.metrics.summary import summarize
 from phasegate.metrics.svg import PALETTE
+from phasegate.modes import GroupBy
 
 TASKS = {"fix-vulnerability": ("edit", "summary"), "add-tests": ("write", "run", "summary")}
 PLAN = [

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 import typer
 
 from phasegate.errors import UsageError
-from phasegate.metrics.summary import GroupBy
+from phasegate.modes import GroupBy
 
 ReportFormat = Literal["table", "json", "markdown", "html"]
 """Values of ``report --format``."""

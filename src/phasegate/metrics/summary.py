@@ -9,13 +9,12 @@ against ``single-query`` and against ``unstructured``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.stats import Histogram, Outcomes, PhaseStats, RunStats, merge
-from phasegate.modes import MODES
+from phasegate.modes import MODES, GroupBy
 
-GroupBy = Literal["task", "mode", "phase"]
 SUMMARY_VERSION = 1
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
