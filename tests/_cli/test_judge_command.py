@@ -141,3 +141,12 @@ def test_bad_judge_input_exits_two_with_a_message(
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_missing_work_directory_is_named_with_its_flag(tmp_path: Path) -> None:
+    """The same check, and the same advice, as for `run`."""
+    transcript = next(TRANSCRIPTS.glob("*.jsonl"))
+    done = phasegate("judge", TASK, "-t", transcript, "-w", tmp_path / "nowhere")
+    assert done.returncode == 2
+    assert f"work directory {tmp_path / 'nowhere'} does not exist" in done.stderr
+    assert done.stderr.rstrip().endswith("(command line: --workdir)")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.workspace.observer import in_skipped_dir, is_git_work_tree
+from phasegate.sdk.workspace.observer import in_skipped_dir, is_git_work_tree, work_directory
 
 _TIMEOUT_SECONDS = 60
 """How long one git command may take before it is stopped and reported as a usage error."""
@@ -32,8 +32,7 @@ def disk_changes_since(workdir: Path, ref: str = "HEAD") -> WorkspaceDiff:
     """
     if shutil.which("git") is None:
         raise UsageError(_NO_GIT)
-    if not workdir.is_dir():
-        raise UsageError(f"the work directory {workdir} does not exist")
+    workdir = work_directory(workdir)
     if not is_git_work_tree(workdir):
         raise UsageError(
             f"{workdir} is not inside a git work tree; judging disk changes needs git: run "
