@@ -2,18 +2,24 @@
 
 Both record the transcript as it comes (with the time of each entry and the name behind
 each tool call id), record the prompts they send, run the agent under the retry policy and
-report retries as ``retry.scheduled`` events. What differs (how a stop is judged, what a
-restarted session is told) is left to :meth:`AgentSession.restart_after` and the subclass's
-own observer methods.
+report retries as ``retry.scheduled`` events, bound the run by its timeout, and hand events
+to the sink. What differs (how a stop is judged, what a restarted session is told, what an
+event carries) is left to :meth:`AgentSession.restart_after`, :meth:`AgentSession.run_event`
+and the subclass's own observer methods.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from tenacity import RetryCallState
 
+from phasegate.errors import RunError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
@@ -23,20 +29,34 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.prompts.completion_tools import ToolAnswer
+from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agents.protocol import Agent, AgentRequest
 from phasegate.sdk.agents.retry import RetryPolicy, retry_delay_ms
-from phasegate.sdk.telemetry.events import EventData
+from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent
 from phasegate.sdk.telemetry.task_events import RetryScheduled
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSettings:
+    """What a runner fixes for each run it starts."""
+
+    agent: Agent
+    retry: RetryPolicy
+    templates: PromptTemplates
+    on_event: EventSink | None
+    timeout: float | None
+    """Seconds the whole run may take, retries included (None: no limit)."""
+
+
 class AgentSession:
     """The bookkeeping every run keeps while one agent works (subclassed by the runners)."""
 
-    def __init__(self, agent: Agent, retry: RetryPolicy) -> None:
-        self.agent = agent
-        self.retry = retry
+    def __init__(self, settings: SessionSettings) -> None:
+        self.settings = settings
+        self.agent = settings.agent
+        self.retry = settings.retry
         self.entries: list[Entry] = []
         self.times: list[float] = []
         """When each entry arrived (monotonic seconds)."""
@@ -74,6 +94,16 @@ class AgentSession:
         )
 
     # -- running ------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def deadline(self) -> AsyncIterator[None]:
+        """The run's timeout around the block: running past it is a :class:`RunError`."""
+        try:
+            async with asyncio.timeout(self.settings.timeout):
+                yield
+        except TimeoutError:
+            timeout = self.settings.timeout
+            raise RunError(f"the run did not finish within its timeout of {timeout:g} s") from None
+
     async def run_agent(self) -> None:
         """Run :attr:`request`; after a transient failure, restart it as
         :meth:`restart_after` decides, within the retry policy."""
@@ -118,5 +148,10 @@ class AgentSession:
         None: nothing more to run)."""
 
     def emit(self, data: EventData) -> None:
-        """Hand one event to the run's sink."""
+        """Hand one event of this run to the sink, if there is one."""
+        if self.settings.on_event is not None:
+            self.settings.on_event(self.run_event(data))
+
+    def run_event(self, data: EventData) -> RunEvent:
+        """``data`` as an event of this run (run id, task, mode)."""
         raise NotImplementedError

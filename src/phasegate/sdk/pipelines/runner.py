@@ -29,6 +29,7 @@ from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agents.protocol import Agent
 from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.sdk.agents.session import SessionSettings
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.session import PipelineSession
 from phasegate.sdk.pipelines.state import (
@@ -92,7 +93,7 @@ class PipelineRunner:
             isolation=self.isolation,
             stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
         )
-        return await PipelineSession(self, pipeline, root, state).start()
+        return await PipelineSession(self._settings(), pipeline, root, state).start()
 
     async def resume(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
         """Continue the interrupted run in ``workdir`` from the stage it was in.
@@ -121,7 +122,19 @@ class PipelineRunner:
                 option="restart",
             )
         baseline = load_baseline(root)
-        return await PipelineSession(self, pipeline, root, state, baseline=baseline).resume()
+        return await PipelineSession(
+            self._settings(), pipeline, root, state, baseline=baseline
+        ).resume()
+
+    def _settings(self) -> SessionSettings:
+        """The settings as they stand now, fixed for one run."""
+        return SessionSettings(
+            agent=self.agent,
+            retry=self.retry,
+            templates=self.templates,
+            on_event=self.on_event,
+            timeout=self.timeout,
+        )
 
     def run_sync(
         self, pipeline: Pipeline, workdir: str | Path, *, restart: bool = False

@@ -9,10 +9,9 @@ Transient failures are retried by the retry policy alone (in :class:`AgentSessio
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from phasegate.errors import AgentError, RunError
 from phasegate.evidence.transcript import AssistantText, Entry, SessionStart, ToolResult, Transcript
@@ -20,15 +19,13 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
-from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.agents.protocol import Agent, AgentRequest
-from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.agents.session import AgentSession
+from phasegate.sdk.agents.protocol import AgentRequest
+from phasegate.sdk.agents.session import AgentSession, SessionSettings
 from phasegate.sdk.pipelines import machine as m
 from phasegate.sdk.pipelines.progress import StageProgress
 from phasegate.sdk.pipelines.report import PipelineReport, pipeline_report
 from phasegate.sdk.pipelines.state import PipelineState, state_path
-from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent
+from phasegate.sdk.telemetry.events import EventData, RunEvent
 from phasegate.sdk.telemetry.pipeline_events import (
     PipelineCompleted,
     PipelineResumed,
@@ -40,42 +37,30 @@ PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
 
 
-class RunSettings(Protocol):
-    """What a session takes from its runner."""
-
-    @property
-    def agent(self) -> Agent: ...
-    @property
-    def retry(self) -> RetryPolicy: ...
-    @property
-    def templates(self) -> PromptTemplates: ...
-    @property
-    def on_event(self) -> EventSink | None: ...
-    @property
-    def timeout(self) -> float | None: ...
-
-
 class PipelineSession(AgentSession):
     """Drives one call of ``PipelineRunner.run`` or ``resume`` to its report."""
 
     def __init__(
         self,
-        runner: RunSettings,
+        settings: SessionSettings,
         pipeline: Pipeline,
         workdir: Path,
         state: PipelineState,
         *,
         baseline: WorkspaceSnapshot | None = None,
     ) -> None:
-        super().__init__(runner.agent, runner.retry)
-        self.on_event: EventSink | None = runner.on_event
-        self.timeout: float | None = runner.timeout
+        super().__init__(settings)
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
         self.started = time.monotonic()
         self.progress = StageProgress(
-            pipeline, workdir, state, templates=runner.templates, emit=self.emit, baseline=baseline
+            pipeline,
+            workdir,
+            state,
+            templates=settings.templates,
+            emit=self.emit,
+            baseline=baseline,
         )
         self.conversation: m.State = m.Done()
 
@@ -135,7 +120,7 @@ class PipelineSession(AgentSession):
         error: str | None = None
         next_request: AgentRequest | None = request
         try:
-            async with asyncio.timeout(self.timeout):
+            async with self.deadline():
                 while next_request is not None:
                     self.request = next_request
                     try:
@@ -146,8 +131,6 @@ class PipelineSession(AgentSession):
                         next_request = await self._after_session()
         except RunError as exc:
             error = str(exc)
-        except TimeoutError:
-            error = f"the run did not finish within its timeout of {self.timeout:g} s"
         if error is not None:
             self.progress.finish("error", error)
         return self._report()
@@ -272,9 +255,7 @@ class PipelineSession(AgentSession):
         )
         return report
 
-    def emit(self, data: EventData) -> None:
-        if self.on_event is not None:
-            run = self.state
-            self.on_event(
-                RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
-            )
+    def run_event(self, data: EventData) -> RunEvent:
+        """``data`` as an event of this run."""
+        run = self.state
+        return RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)

@@ -13,7 +13,6 @@ not accepted leaves the work directory as it found it.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,17 +24,14 @@ from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer
-from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.agents.protocol import Agent
-from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.agents.session import AgentSession
+from phasegate.sdk.agents.session import AgentSession, SessionSettings
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.tasks.gate import GateDecision, PhaseGate
 from phasegate.sdk.tasks.progress import PhaseProgress, closing_events, gate_checked
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.request import first_request
 from phasegate.sdk.telemetry.event import GateTrigger
-from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent, new_run_id
+from phasegate.sdk.telemetry.events import EventData, RunEvent, new_run_id
 from phasegate.sdk.telemetry.task_events import RunStarted
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
@@ -44,26 +40,21 @@ from phasegate.validators.windows import entry_claims
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunSettings:
+class RunSettings(SessionSettings):
     """What a :class:`~phasegate.sdk.tasks.runner.Runner` fixes for each run it starts."""
 
-    agent: Agent
     mode: Mode
     max_attempts: int
-    templates: PromptTemplates
-    on_event: EventSink | None
-    retry: RetryPolicy
-    timeout: float | None
-    """Seconds the whole run may take, retries included (None: no limit)."""
 
 
 class TaskSession(AgentSession):
     """One run of one task: the observer the agent reports to, and the bookkeeping behind
     the report."""
 
+    settings: RunSettings
+
     def __init__(self, settings: RunSettings, task: Task, workdir: Path) -> None:
-        super().__init__(settings.agent, settings.retry)
-        self.settings = settings
+        super().__init__(settings)
         self.task = task
         self.workdir = workdir
         self.run_id = new_run_id()
@@ -121,10 +112,9 @@ class TaskSession(AgentSession):
         self.record_prompt(text)
         self.request = replace(self.request, prompt=text, resume=session)
 
-    def emit(self, data: EventData) -> None:
-        """Hand one event of this run to the runner's sink, if it has one."""
-        if self.settings.on_event is not None:
-            self.settings.on_event(RunEvent(data, self.run_id, self.task.name, self.settings.mode))
+    def run_event(self, data: EventData) -> RunEvent:
+        """``data`` as an event of this run."""
+        return RunEvent(data, self.run_id, self.task.name, self.settings.mode)
 
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
@@ -166,7 +156,7 @@ class TaskSession(AgentSession):
         """Run the agent until the gate has nothing more to say; the last judgment."""
         resumed_with: GateDecision | None = None
         try:
-            async with asyncio.timeout(self.settings.timeout):
+            async with self.deadline():
                 while True:
                     await self.run_agent()
                     decision = self._decision_at_end()
@@ -183,8 +173,6 @@ class TaskSession(AgentSession):
                     resumed_with = decision
         except RunError as exc:
             error = str(exc)
-        except TimeoutError:
-            error = f"the run did not finish within its timeout of {self.settings.timeout:g} s"
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         return self.gate.judge(self.transcript, self.timeline), error
 
