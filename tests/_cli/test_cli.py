@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,44 @@ def test_demo_shows_the_rejection_and_the_gated_acceptance() -> None:
     assert "verdict: REJECTED after 1 gate check(s)" in done.stdout
     assert "verdict: ACCEPTED after 2 gate check(s)" in done.stdout
     assert "disk really changed: nothing" in done.stdout
+
+
+_HEAVY = {"claude_agent_sdk", "mcp", "opentelemetry"}
+_TRANSCRIPT = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "edit_then_json.jsonl"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["check", str(EXAMPLE / "task.yaml")],
+        ["judge", str(EXAMPLE / "task.yaml"), "-t", str(_TRANSCRIPT), "-w", "{work}"],
+        ["report", "{log}"],
+    ],
+    ids=["help", "check", "judge", "report"],
+)
+def test_commands_that_run_no_agent_never_load_the_agent_sdk(
+    args: list[str], tmp_path: Path
+) -> None:
+    """claude-agent-sdk, MCP and OpenTelemetry cost a second of imports: only `run` and the
+    pipeline commands (and --otel) may pay it."""
+    log = tmp_path / "runs.jsonl"
+    log.write_text("")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    who = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    start = ["commit", "-q", "--allow-empty", "-m", "start"]
+    subprocess.run(["git", "-C", str(tmp_path), *who, *start], check=True)
+    filled = [a.format(work=tmp_path, log=log) for a in args]
+    code = (
+        "import sys\n"
+        "from phasegate._cli.app import app\n"
+        f"ended = app({filled!r}, standalone_mode=False)\n"
+        "print('ended', ended or 0)\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {_HEAVY!r}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *_, ended, loaded = done.stdout.strip().splitlines()
+    assert ended in ("ended 0", "ended 1"), done.stdout + done.stderr  # the command ran through
+    assert loaded == "[]"

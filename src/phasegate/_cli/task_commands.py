@@ -38,12 +38,11 @@ def check(
 ) -> None:
     """Validate a task file and print the prompt it would send (runs no agent)."""
     from phasegate.phases.loading import load_task
-    from phasegate.prompts.phased import phased_prompt, unstructured_prompt
     from phasegate.prompts.templates import PromptTemplates
+    from phasegate.sdk.tasks.request import first_prompt
 
     task = load_task(task_file)
-    build = unstructured_prompt if mode == "unstructured" else phased_prompt
-    typer.echo(build(task, PromptTemplates(prompts_dir)), nl=False)
+    typer.echo(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
     typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)
 
 
