@@ -1,6 +1,7 @@
 """The names every layer shares, in one place: run modes, pipeline isolations, verdicts, log
 formats and report groupings (reports, the runners, the CLI and log readers all name them).
-Nothing here imports anything heavy: the command line builds its choices from these."""
+The defaults more than one layer states live here too. Nothing here imports anything heavy:
+the command line builds its choices and defaults from these."""
 
 from __future__ import annotations
 
@@ -32,3 +33,6 @@ LogFormat = Literal["json", "console"]
 
 GroupBy = Literal["task", "mode", "phase"]
 """How a metrics report groups runs: per task, per task and mode, or per phase as well."""
+
+DEFAULT_MAX_ATTEMPTS = 3
+"""Gate checks per run unless the caller sets another budget: a first try, two feedbacks."""

@@ -78,11 +78,11 @@ class AgentOptions:
     """What the agent options of a command ask for."""
 
     agent: AgentName
-    script: Path | None = None
-    model_script: Path | None = None
-    model: str | None = None
-    timeout: float = 1800.0
-    cli_path: Path | None = None
+    script: Path | None
+    model_script: Path | None
+    model: str | None
+    timeout: float
+    cli_path: Path | None
     max_cost: float | None = None
 
 

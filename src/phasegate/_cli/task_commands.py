@@ -28,7 +28,7 @@ from phasegate._cli.options import (
 )
 from phasegate._cli.output import finish, format_report, print_progress
 from phasegate._cli.wiring import build_agent, event_sink
-from phasegate.modes import Mode
+from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
 
 def check(
@@ -50,7 +50,9 @@ def run(
     task_file: TaskFile,
     workdir: Workdir = Path(),
     mode: Annotated[Mode, typer.Option(help="How the task is run and judged.")] = "gate",
-    max_attempts: Annotated[int, typer.Option(min=1, help="Gate checks per run (gate mode).")] = 3,
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="Gate checks per run (gate mode).")
+    ] = DEFAULT_MAX_ATTEMPTS,
     agent: AgentChoice = "claude",
     script: Script = None,
     model_script: ModelScript = None,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from phasegate.modes import MODES
+from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES
 from phasegate.sdk.telemetry.events import RUN_ID_LENGTH, SCHEMA_VERSION
 
 _TASKS = (("fix-vulnerability", ("edit", "summary")), ("add-tests", ("write", "run", "report")))
@@ -25,10 +25,8 @@ _RUN_GAP_SECONDS = (5, 90)
 """The range of seconds between one run's start and the next."""
 _EVENT_GAP_MS = (200, 4000)
 """The range of milliseconds between two events of a run."""
-_GATE_ATTEMPTS = (1, 1, 1, 2, 2, 3)
+_GATE_ATTEMPTS = (1, 1, 1, 2, 2, DEFAULT_MAX_ATTEMPTS)
 """Gate checks a gate-mode run takes, drawn from these: mostly one, at most the default."""
-_MAX_ATTEMPTS = max(_GATE_ATTEMPTS)
-"""The ``max_attempts`` every synthetic run reports (the runner's default, 3)."""
 _TOOL_FAILURE_RATE = 0.08
 """How often a tool call fails."""
 _NO_FINDING_RATE = 0.8
@@ -74,7 +72,7 @@ def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[
     attempts = 1 if mode != "gate" else rng.choice(_GATE_ATTEMPTS)
     started = at
     yield event("run.started", agent="claude", workdir="/work/project", phases=len(phases),
-                max_attempts=_MAX_ATTEMPTS)  # fmt: skip
+                max_attempts=DEFAULT_MAX_ATTEMPTS)  # fmt: skip
     statuses = []
     for index, name in enumerate(phases, 1):
         yield event("phase.started", phase=index, name=name)

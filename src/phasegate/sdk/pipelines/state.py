@@ -31,8 +31,8 @@ STATE_DIR = ".phasegate"
 STATE_FILE = "pipeline-state.json"
 BASELINE_FILE = "pipeline-baseline.json"
 STATE_VERSION = 1
+"""Version of the state file's shape; a resume refuses any other."""
 
-"""``session``: every stage in one agent session; ``process``: a new session per stage."""
 PipelineStatus = Literal["running", "accepted", "rejected", "error"]
 StageStatus = Literal["pending", "running", "accepted", "rejected"]
 

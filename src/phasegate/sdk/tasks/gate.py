@@ -9,7 +9,7 @@ from typing import Any
 
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
-from phasegate.modes import Mode
+from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import (
@@ -23,9 +23,6 @@ from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.validators.judge import Judgment, judge
 from phasegate.validators.windows import work_phase_number
-
-DEFAULT_MAX_ATTEMPTS = 3
-"""Gate checks per run unless the caller sets another budget: a first try, two feedbacks."""
 
 
 @dataclass(frozen=True, slots=True)

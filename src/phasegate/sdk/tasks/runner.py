@@ -13,12 +13,11 @@ import asyncio
 from pathlib import Path
 
 from phasegate.errors import UsageError
-from phasegate.modes import MODES, Mode
+from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES, Mode
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agents.protocol import Agent, AgentRequest
 from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.tasks.gate import DEFAULT_MAX_ATTEMPTS
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.request import first_prompt, first_request
 from phasegate.sdk.tasks.session import RunSettings, TaskSession
