@@ -72,7 +72,7 @@ def test_a_session_that_ended_after_doing_work_is_checked_first() -> None:
 def test_a_session_that_ended_without_taking_up_its_instruction_is_continued_once() -> None:
     """First end: continue the same session with the same instruction; second: give up."""
     state, action = step(Working("fix it", checked_at=3), _ended())
-    assert action == StartSession("fix it", resume=SID)
+    assert action == StartSession("fix it", "again", resume=SID)
     assert state == Working("fix it", checked_at=3, continued=True)
     assert step(state, _ended()) == (Done(), Abandon())
 
@@ -86,12 +86,12 @@ def test_a_new_check_gives_the_session_another_continuation() -> None:
     """Continuing is bounded per instruction, not per run."""
     continued = Working("fix it", continued=True)
     state, _ = step(continued, Checked("instruct", 12, "try again"))
-    assert step(state, _ended())[1] == StartSession("try again", resume=SID)
+    assert step(state, _ended())[1] == StartSession("try again", "again", resume=SID)
 
 
 def test_a_hand_over_starts_the_next_session_with_the_next_prompt() -> None:
     state, action = step(HandingOver("stage two"), _ended(at=20))
-    assert action == StartSession("stage two")
+    assert action == StartSession("stage two", "next")
     assert state == Working("stage two", checked_at=20)
 
 
@@ -109,7 +109,7 @@ def test_a_saved_session_that_fails_to_resume_gives_way_to_a_fresh_one(transient
     """Any failure of the saved session: same recap, fresh session, reason kept for the event."""
     state, action = step(Resuming("recap", SID), _failed(transient=transient))
     assert state == Resuming("recap", None)
-    assert action == StartSession("recap", fallback=True, reason="HTTP 529")
+    assert action == StartSession("recap", "fresh", reason="HTTP 529")
 
 
 def test_a_fresh_resume_that_fails_is_retried_as_it_was_or_raised() -> None:
@@ -120,7 +120,7 @@ def test_a_fresh_resume_that_fails_is_retried_as_it_was_or_raised() -> None:
 
 def test_a_transient_failure_continues_the_session_with_a_recap() -> None:
     state = Working("fix it", checked_at=4)
-    action = StartSession("fix it", resume=SID, recap=True, reason="HTTP 529")
+    action = StartSession("fix it", "recap", resume=SID, reason="HTTP 529")
     assert step(state, _failed(transient=True)) == (state, action)
 
 
@@ -132,7 +132,10 @@ def test_a_transient_failure_before_any_session_reruns_the_same_request() -> Non
 def test_a_transient_failure_while_handing_over_starts_the_next_session() -> None:
     """The stage is settled; the failed session has nothing left to do."""
     state, action = step(HandingOver("stage two"), _failed(transient=True))
-    assert (state, action) == (Working("stage two", checked_at=7), StartSession("stage two"))
+    assert (state, action) == (
+        Working("stage two", checked_at=7),
+        StartSession("stage two", "next"),
+    )
 
 
 @pytest.mark.parametrize("state", [Working("fix it"), HandingOver("stage two")])

@@ -41,10 +41,15 @@ class RetryPolicy:
     max_total: float = 300.0
     """Seconds after the first failure beyond which no session is restarted."""
 
-    def retrying(self, before_sleep: Callable[[RetryCallState], None]) -> AsyncRetrying:
-        """A tenacity controller that retries only transient :class:`AgentError` s."""
+    def retrying(
+        self,
+        before_sleep: Callable[[RetryCallState], None],
+        wanted: Callable[[], bool] = lambda: True,
+    ) -> AsyncRetrying:
+        """A tenacity controller that retries only transient :class:`AgentError` s, and only
+        while ``wanted()`` says another session would serve the run."""
         return AsyncRetrying(
-            retry=retry_if_exception(is_transient),
+            retry=retry_if_exception(lambda exc: is_transient(exc) and wanted()),
             stop=stop_after_attempt(self.session_retries + 1) | stop_after_delay(self.max_total),
             wait=wait_exponential_jitter(
                 multiplier=self.initial_delay, max=self.max_delay, jitter=self.initial_delay

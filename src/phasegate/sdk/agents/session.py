@@ -107,10 +107,10 @@ class AgentSession:
     async def run_agent(self) -> None:
         """Run :attr:`request`; after a transient failure, restart it as
         :meth:`restart_after` decides, within the retry policy."""
-        async for attempt in self.retry.retrying(before_sleep=self._before_retry):
+        async for attempt in self.retry.retrying(self._before_retry, self.wants_restart):
             with attempt:
-                if self.request is not None:  # None: the run ended while the agent failed
-                    await self.agent.run(self.request, self)
+                assert self.request is not None
+                await self.agent.run(self.request, self)
 
     def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
         """The agent's runtime retries a request itself: a ``retry.scheduled`` event."""
@@ -143,9 +143,12 @@ class AgentSession:
         """The model called a completion tool: judge it and answer."""
         raise NotImplementedError
 
+    def wants_restart(self) -> bool:
+        """Whether a session that failed transiently is worth running again (default: yes)."""
+        return True
+
     def restart_after(self, failure: str) -> None:
-        """Set :attr:`request` for the attempt after ``failure`` (default: the same again;
-        None: nothing more to run)."""
+        """Set :attr:`request` for the attempt after ``failure`` (default: the same again)."""
 
     def emit(self, data: EventData) -> None:
         """Hand one event of this run to the sink, if there is one."""

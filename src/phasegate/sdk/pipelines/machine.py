@@ -116,18 +116,20 @@ class RunCheck:
     """Check the stage now (the session ended), then end the session again."""
 
 
+SessionKind = Literal["next", "again", "recap", "fresh"]
+"""What a new session is told: ``next``, a new instruction (the next stage); ``again``, the
+instruction the last session did not take up; ``recap``, where the run stands, after a
+failure; ``fresh``, a resume's recap in a fresh session, the saved one having failed."""
+
+
 @dataclass(frozen=True, slots=True)
 class StartSession:
-    """Run a session told ``prompt``, continuing session ``resume`` (None: a fresh one).
-
-    ``recap``: tell the agent where the run stands instead, after the failure ``reason``;
-    ``fallback``: the saved session of a resume could not be continued, for ``reason``.
-    """
+    """Run a session of ``kind`` told ``prompt``, continuing session ``resume`` (None: a
+    fresh one); ``reason``: the failure behind a ``recap`` or a ``fresh`` session."""
 
     prompt: str
+    kind: SessionKind
     resume: str | None = None
-    recap: bool = False
-    fallback: bool = False
     reason: str = ""
 
 
@@ -173,11 +175,13 @@ def _ended(state: State, ended: SessionEnded) -> tuple[State, Action]:
         case Done():
             return state, Stop()
         case HandingOver(prompt=prompt):
-            return Working(prompt, checked_at=ended.at), StartSession(prompt)
+            return Working(prompt, checked_at=ended.at), StartSession(prompt, "next")
         case _ if ended.worked:
             return state, RunCheck()
         case Working(instruction=instruction, continued=False) if ended.session_id:
-            return replace(state, continued=True), StartSession(instruction, ended.session_id)
+            return replace(state, continued=True), StartSession(
+                instruction, "again", ended.session_id
+            )
     return Done(), Abandon()
 
 
@@ -186,13 +190,12 @@ def _failed(state: State, failed: SessionFailed) -> tuple[State, Action]:
         case Done():
             return state, Stop()
         case Resuming(prompt=prompt, session_id=str()):
-            fresh = StartSession(prompt, fallback=True, reason=failed.reason)
+            fresh = StartSession(prompt, "fresh", reason=failed.reason)
             return Resuming(prompt, None), fresh
         case _ if not failed.transient:
             return state, Raise()
         case HandingOver(prompt=prompt):
-            return Working(prompt, checked_at=failed.at), StartSession(prompt)
+            return Working(prompt, checked_at=failed.at), StartSession(prompt, "next")
         case Working(instruction=instruction) if failed.session_id:
-            recap = StartSession(instruction, failed.session_id, recap=True, reason=failed.reason)
-            return state, recap
+            return state, StartSession(instruction, "recap", failed.session_id, failed.reason)
     return state, Stay()

@@ -170,31 +170,38 @@ class PipelineSession(AgentSession):
                 return self._request(action)
             case m.Stop():
                 return None
-        raise exc
+            case m.Raise():
+                raise exc
+        raise AssertionError(f"{action} cannot follow a failure the retry policy gave up on")
+
+    def wants_restart(self) -> bool:
+        """A run that is over needs no other session, whatever became of the last one."""
+        return not isinstance(self.conversation, m.Done)
 
     def restart_after(self, failure: str) -> None:
         """The retry policy runs another session after ``failure``: which one, the machine
         says (a fresh one for a resume, a recap of this one, or the same request)."""
         failed = m.SessionFailed(len(self.entries), failure, True, self.state.session_id)
         self.conversation, action = m.step(self.conversation, failed)
-        match action:
-            case m.StartSession():
-                self.request = self._request(action)
-            case m.Stop():
-                self.request = None
+        if isinstance(action, m.StartSession):
+            self.request = self._request(action)
 
     def _request(self, action: m.StartSession) -> AgentRequest:
         """The request that starts the session ``action`` asks for."""
         prompt = action.prompt
-        if action.fallback:
-            stage = self.state.stage + 1
-            name = self.progress.stage.name
-            self.emit(PipelineResumed(stage=stage, name=name, how="fresh", reason=action.reason))
-        elif action.recap:
-            prompt = self.progress.recap(f"an infrastructure failure: {action.reason}")
-            self.record_prompt(prompt)
-        elif action.resume is None:
-            self.record_prompt(prompt)
+        match action.kind:
+            case "next":
+                self.record_prompt(prompt)
+            case "recap":
+                prompt = self.progress.recap(f"an infrastructure failure: {action.reason}")
+                self.record_prompt(prompt)
+            case "fresh":
+                stage, name = self.state.stage + 1, self.progress.stage.name
+                self.emit(
+                    PipelineResumed(stage=stage, name=name, how="fresh", reason=action.reason)
+                )
+            case "again":
+                pass  # the instruction is in the transcript already
         return AgentRequest(prompt=prompt, workdir=self.workdir, resume=action.resume)
 
     async def _check(self, trigger: Literal["stop", "end"]) -> str | None:
