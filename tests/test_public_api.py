@@ -28,7 +28,7 @@ def test_the_public_api_is_exactly_what_all_lists_and_sorted() -> None:
         assert sorted(package._WHERE) == package.__all__, package.__name__
 
 
-README_NEEDS = {
+PUBLIC_API = {
     # tasks and pipelines: loading and their models
     "Task", "Phase", "Pipeline", "Stage", "load_task", "load_pipeline", "Mode", "Isolation",
     # running them
@@ -46,10 +46,27 @@ README_NEEDS = {
 }  # fmt: skip
 
 
-def test_all_holds_what_a_reader_of_the_readme_needs_and_no_internals() -> None:
+def test_all_holds_the_deliberate_public_api_and_no_internals() -> None:
     """Gates, prompt builders, marker parsing and transcript models stay in their
-    subpackages; a name joins the public API only on purpose."""
-    assert set(phasegate.__all__) == README_NEEDS
+    subpackages; a name joins the public API only on purpose (here and in __all__)."""
+    assert set(phasegate.__all__) == PUBLIC_API
+
+
+def test_every_name_the_readme_and_examples_import_is_public() -> None:
+    """What a reader copies from the README resolves through __all__."""
+    texts = [(ROOT / "README.md").read_text()]
+    texts += [path.read_text() for path in (ROOT / "examples").rglob("*.py")]
+    imported = {
+        (package, name.strip())
+        for text in texts
+        for package, names in re.findall(
+            r"^from (phasegate(?:\.testing)?) import ([^\n(]+)$", text, re.M
+        )
+        for name in names.split(",")
+    }
+    assert ("phasegate", "Runner") in imported, "the pattern is stale"
+    exported = {"phasegate": phasegate.__all__, "phasegate.testing": phasegate.testing.__all__}
+    assert {(p, n) for p, n in imported if n not in exported[p]} == set()
 
 
 def test_the_readme_and_examples_import_only_from_the_public_packages() -> None:
