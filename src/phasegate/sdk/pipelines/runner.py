@@ -48,9 +48,10 @@ class PipelineRunner:
     """Runs pipelines with one agent.
 
     ``isolation``: ``session`` (default) runs every stage in one session; ``process`` starts
-    a new session per stage. ``on_event`` receives every :class:`RunEvent`; ``retry`` bounds
-    session restarts after transient failures; ``timeout`` (seconds) bounds one call of
-    :meth:`run` or :meth:`resume`.
+    a new session per stage. ``on_event`` receives every
+    :class:`~phasegate.sdk.telemetry.events.RunEvent`; ``retry`` bounds session restarts
+    after transient failures; ``timeout`` (seconds) bounds one call of :meth:`run` or
+    :meth:`resume`.
     """
 
     def __init__(

@@ -91,16 +91,20 @@ class ClaudeAgent:
 
     def check_credentials(self, request: AgentRequest) -> None:
         """Fail early (usage error) when the CLI could not reach any model."""
-        if not has_credentials({**os.environ, **self.process_env(request)}):
-            raise no_credentials()
+        self._checked_env(request)
 
-    def session_options(self, request: AgentRequest) -> SessionOptions:
-        """This agent's settings for one session of ``request``."""
+    def _checked_env(self, request: AgentRequest) -> dict[str, str]:
+        env = self.process_env(request)
+        if not has_credentials({**os.environ, **env}):
+            raise no_credentials()
+        return env
+
+    def _session_options(self, env: dict[str, str]) -> SessionOptions:
         return SessionOptions(
             model=self.model,
             cli_path=self.cli_path,
             permission_mode=self.permission_mode,
-            env=self.process_env(request),
+            env=env,
             isolated=self.isolated,
             max_turns=self.max_turns,
             max_budget_usd=self.max_budget_usd,
@@ -108,8 +112,8 @@ class ClaudeAgent:
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Run one Claude Code session; see the module docstring for the hooks."""
-        self.check_credentials(request)
-        session = ClaudeSession(self.session_options(request), request, observer)
+        options = self._session_options(self._checked_env(request))
+        session = ClaudeSession(options, request, observer)
         try:
             async with asyncio.timeout(self.timeout):
                 await session.run()
