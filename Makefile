@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck unit bench chromium clean
+.PHONY: test demo lint typecheck unit fuzz bench chromium clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ unit: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# The fuzz tests run in `make test` with a few hundred examples each; this runs 5000 each.
+fuzz: $(STAMP)
+	PHASEGATE_FUZZ_PROFILE=fuzz $(BIN)/pytest -m fuzz --hypothesis-show-statistics
 
 demo: $(STAMP)
 	$(BIN)/phasegate demo

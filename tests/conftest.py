@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from phasegate.evidence.transcript import Entry, ToolCall, ToolResult, Transcript
 from phasegate.evidence.workspace import WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PROMPTS_DIR_ENV
+
+# Fuzz tests (marked ``fuzz``) take their example count from the profile: a few hundred in
+# ``make test``, many thousands in ``make fuzz``. No deadline: speed is measured in bench/.
+settings.register_profile("default", max_examples=200, deadline=None)
+settings.register_profile("fuzz", max_examples=5000, deadline=None)
+settings.load_profile(os.environ.get("PHASEGATE_FUZZ_PROFILE", "default"))
 
 # =====================================================================================
 # Pure-core fixtures (tests/phases, tests/evidence, tests/validators, tests/prompts).
