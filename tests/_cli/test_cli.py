@@ -99,6 +99,7 @@ def test_a_library_error_names_the_flag_that_fixes_it(tmp_path: Path) -> None:
         (["--max-attempts", "0"], "max-attempts"),
         (["--mode", "sometimes"], "sometimes"),
         (["--agent", "scripted", "--model-script", "model.yaml"], "drop --agent scripted"),
+        # --script is never ignored: without --agent scripted it is an error, not a no-op
         (["--script", "model.yaml"], "--script is for --agent scripted"),
     ],
 )
@@ -108,6 +109,63 @@ def test_bad_run_arguments_exit_two_with_a_message(args: list[str], message: str
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "log", ["runs.jsonl", "logs/runs.jsonl", "../into-work/runs.jsonl"],
+    ids=["in-place", "subdirectory", "through-a-link"],
+)  # fmt: skip
+def test_run_logging_into_its_work_directory_is_accepted_and_never_judged_on_the_log(
+    tmp_path: Path, log: str
+) -> None:
+    """`cd work && phasegate run ... --log-file runs.jsonl`: the log is phasegate's, not the
+    agent's work, so the lazy model is accepted after its fix and no gate check names it."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    (work / "logs").mkdir()
+    (tmp_path / "into-work").symlink_to(work, target_is_directory=True)
+    done = phasegate(
+        "run", EXAMPLE / "task.yaml", "--agent", "scripted", "--script", EXAMPLE / "model.yaml",
+        "--log-file", log, "--json", "--quiet", cwd=work,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["files_changed"] == ["app.py"] and report["findings"] == []
+    lines = [json.loads(line) for line in (work / log).read_text().splitlines()]
+    assert lines[-1]["event"] == "run.completed" and lines[-1]["verdict"] == "accepted"
+    gate_issues = {
+        code for line in lines if line["event"] == "phase.gate" for code in line["issues"]
+    }
+    assert "changed_not_claimed" not in gate_issues
+
+
+@pytest.mark.parametrize(
+    "target", ["task.yaml", "model.yaml", "task-link.yaml", "prompts/feedback.md"]
+)
+def test_a_log_file_that_is_one_of_the_inputs_is_refused_and_left_alone(
+    tmp_path: Path, target: str
+) -> None:
+    """`--log-file task.yaml` would append JSON to the task: exit 2 before anything runs,
+    however the file is named (a link to it included)."""
+    shutil.copy(EXAMPLE / "task.yaml", tmp_path / "task.yaml")
+    shutil.copy(EXAMPLE / "model.yaml", tmp_path / "model.yaml")
+    (tmp_path / "task-link.yaml").symlink_to(tmp_path / "task.yaml")
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "feedback.md").write_text("custom feedback\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    shutil.copytree(EXAMPLE / "project", tmp_path / "work")
+    done = phasegate(
+        "run", "task.yaml", "-w", "work", "--agent", "scripted",
+        "--script", "model.yaml", "--prompts-dir", "prompts", "--log-file", target,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"--log-file {target} is " in done.stderr and "log to another file" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert {p: p.read_bytes() for p in before} == before
+    assert (tmp_path / "work" / "app.py").read_text() == (
+        EXAMPLE / "project" / "app.py"
+    ).read_text()
 
 
 def test_demo_shows_the_rejection_and_the_gated_acceptance() -> None:

@@ -24,6 +24,7 @@ import yaml
 from phasegate.sdk.pipelines.state import load_state, state_path
 from phasegate.testing.model_server import ScriptedModelServer
 from phasegate.testing.script import Script
+from tests.helpers.read_only import read_only
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "prd-to-code"
 PHASEGATE = [sys.executable, "-m", "phasegate", "pipeline"]
@@ -274,3 +275,111 @@ def test_a_bad_isolation_value_is_a_usage_error(three: Path, work: Path) -> None
     done = pipeline_cli("run", three, "--workdir", work, "--isolation", "thread")
     assert done.returncode == 2
     assert "session" in done.stderr and "process" in done.stderr
+
+
+CHANGE_SOMETHING: dict[str, Any] = {
+    "name": "two",
+    "stages": [
+        {"name": "one", "prompt": "Write one.md.", "exit_when": [{"file_exists": "one.md"}]},
+        {
+            "name": "two",
+            "prompt": "Change a file.",
+            "exit_when": [{"changed": "**"}],
+            "on_fail": {"retry": 0},
+        },
+    ],
+}
+"""Stage two passes only if a file changes in it; the scripted model changes nothing."""
+
+
+@pytest.mark.parametrize("log", ["runs.jsonl", "logs/runs.jsonl"])
+def test_a_pipeline_logging_into_its_work_directory_is_judged_without_its_log_or_state(
+    tmp_path: Path, work: Path, log: str
+) -> None:
+    """Neither the growing log nor the state in .phasegate counts as a change the agent
+    made: stage two, where the agent changes nothing, is rejected (exit 1)."""
+    pipeline, script = tmp_path / "two.yaml", tmp_path / "script.yaml"
+    pipeline.write_text(yaml.safe_dump(CHANGE_SOMETHING))
+    replies = [
+        {"contains": "Stage 1 of 2: one", "tools": [_write("one")]},
+        {"when": "tool_result", "text": "One done."},
+        {"contains": "Stage 2 of 2: two", "text": "I change nothing."},
+    ]
+    script.write_text(yaml.safe_dump({"replies": replies}))
+    (work / "logs").mkdir()
+    done = pipeline_cli(
+        "run", pipeline, "--workdir", work, "--agent", "scripted", "--script", script,
+        "--log-file", work / log, "--json", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert [(s["status"], s["files_changed"]) for s in report["stages"]] == [
+        ("accepted", ["one.md"]),
+        ("rejected", []),
+    ]
+    lines = [json.loads(line) for line in (work / log).read_text().splitlines()]
+    assert lines[-1]["event"] == "pipeline.completed"
+
+
+@pytest.mark.parametrize("target", ["three.yaml", "script.yaml", "prompts/one.md", "state"])
+def test_a_log_file_that_is_a_pipeline_input_is_refused(
+    tmp_path: Path, work: Path, target: str
+) -> None:
+    """The pipeline file, the script, a stage's prompt file, the state file: exit 2."""
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "one.md").write_text("Write one.md.\n")
+    data = {
+        **THREE,
+        "stages": [{**THREE["stages"][0], "prompt": None, "prompt_file": "prompts/one.md"}],
+    }
+    (tmp_path / "three.yaml").write_text(yaml.safe_dump(data))
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump({"replies": _happy_replies()}))
+    state_path(work).parent.mkdir()
+    state_path(work).write_text("{}")
+    log = state_path(work) if target == "state" else tmp_path / target
+    before = log.read_bytes()
+    done = pipeline_cli(
+        "run", tmp_path / "three.yaml", "--workdir", work, "--restart", "--agent", "scripted",
+        "--script", tmp_path / "script.yaml", "--log-file", log,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "log to another file" in done.stderr and "Traceback" not in done.stderr
+    assert log.read_bytes() == before
+
+
+def test_a_work_directory_without_room_for_the_state_is_refused_before_the_agent_starts(
+    tmp_path: Path, work: Path, three: Path
+) -> None:
+    """`.phasegate` is a file, so the state cannot be kept: exit 2 (bad input), not 3."""
+    (work / ".phasegate").write_text("not a directory")
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"replies": _happy_replies()}))
+    done = pipeline_cli("run", three, "--workdir", work, "--agent", "scripted", "--script", script)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"cannot keep the pipeline's state in {work / '.phasegate'}" in done.stderr
+    assert "(command line: --workdir)" in done.stderr
+    assert sorted(p.name for p in work.iterdir()) == [".phasegate"]  # the agent never ran
+
+
+def test_a_read_only_work_directory_is_refused_with_exit_two(
+    tmp_path: Path, work: Path, three: Path
+) -> None:
+    """As `run` refuses a work directory it cannot use: exit 2 with what to do."""
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"replies": _happy_replies()}))
+    with read_only(work):
+        done = pipeline_cli(
+            "run", three, "--workdir", work, "--agent", "scripted", "--script", script
+        )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "make it writable" in done.stderr and "Traceback" not in done.stderr
+    assert list(work.iterdir()) == []
+
+
+def test_a_script_without_the_scripted_agent_is_refused_not_ignored(
+    three: Path, work: Path
+) -> None:
+    """--script alone would silently run the real CLI: exit 2 instead."""
+    done = pipeline_cli("run", three, "--workdir", work, "--script", three)
+    assert done.returncode == 2
+    assert "--script is for --agent scripted" in done.stderr

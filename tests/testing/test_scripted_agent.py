@@ -12,6 +12,7 @@ from phasegate import AgentError, AgentRequest, ScriptFileError
 from phasegate.evidence.transcript import Entry, RunResult, ToolCall, ToolResult
 from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 from phasegate.testing import Script, ScriptedAgent, load_script
+from tests.helpers.read_only import read_only
 
 
 class _Recorder:
@@ -86,6 +87,78 @@ def test_a_failing_tool_call_returns_an_error_result_and_leaves_the_file_alone(
     (result,) = recorder.results()
     assert not result.ok and error in result.content
     assert (tmp_path / "a.txt").read_text() == "ab ab"
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        {"Write": {"file_path": "out/new.txt", "content": "escaped"}},
+        {"Edit": {"file_path": "out/kept.txt", "old_string": "kept", "new_string": "escaped"}},
+        {"Write": {"file_path": "kept-link.txt", "content": "escaped"}},
+        {"Read": {"file_path": "out/kept.txt"}},
+    ],
+    ids=["write-below-a-linked-dir", "edit-below-a-linked-dir", "write-a-linked-file", "read"],
+)
+def test_a_path_that_leads_out_of_the_work_directory_through_a_link_is_denied(
+    tmp_path: Path, step: dict[str, Any]
+) -> None:
+    """As Claude Code does: the call is an error result and nothing outside is touched."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (outside / "kept.txt").write_text("kept")
+    (work / "out").symlink_to(Path("..") / "outside", target_is_directory=True)
+    (work / "kept-link.txt").symlink_to(outside / "kept.txt")
+    recorder = _play(work, [{"tools": [step]}])
+    (result,) = recorder.results()
+    assert not result.ok and "outside the working directory" in result.content
+    assert sorted(p.name for p in outside.iterdir()) == ["kept.txt"]
+    assert (outside / "kept.txt").read_text() == "kept"
+
+
+def test_a_link_that_stays_inside_the_work_directory_is_followed(tmp_path: Path) -> None:
+    """Only links leading out are denied: writing through one to a directory inside works."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to("real", target_is_directory=True)
+    recorder = _play(
+        tmp_path, [{"tools": [{"Write": {"file_path": "alias/a.txt", "content": "a"}}]}]
+    )
+    assert [r.ok for r in recorder.results()] == [True]
+    assert (tmp_path / "real" / "a.txt").read_text() == "a"
+
+
+def test_a_file_where_a_directory_should_be_is_an_error_result(tmp_path: Path) -> None:
+    """Writing below a regular file fails as a tool error, whoever runs the tests."""
+    (tmp_path / "a.txt").write_text("a file")
+    recorder = _play(
+        tmp_path, [{"tools": [{"Write": {"file_path": "a.txt/b.txt", "content": "x"}}]}]
+    )
+    (result,) = recorder.results()
+    assert not result.ok and "Cannot write" in result.content
+    assert (tmp_path / "a.txt").read_text() == "a file"
+
+
+@pytest.mark.parametrize(
+    ("locked", "step"),
+    [
+        (".", {"Write": {"file_path": "new.txt", "content": "x"}}),
+        ("a.txt", {"Edit": {"file_path": "a.txt", "old_string": "old", "new_string": "new"}}),
+        ("a.txt", {"Write": {"file_path": "a.txt", "content": "new"}}),
+    ],
+    ids=["write-in-a-read-only-dir", "edit-a-read-only-file", "overwrite-a-read-only-file"],
+)
+def test_a_read_only_work_directory_gives_error_results_not_exceptions(
+    tmp_path: Path, locked: str, step: dict[str, Any]
+) -> None:
+    """A write the file system refuses is the agent's tool error; the session goes on."""
+    (tmp_path / "a.txt").write_text("old")
+    with read_only(tmp_path / locked):
+        recorder = _play(tmp_path, [{"tools": [step]}, {"when": "tool_error", "text": "I see."}])
+    (result,) = recorder.results()
+    assert not result.ok and "Cannot write" in result.content
+    assert (tmp_path / "a.txt").read_text() == "old"
+    assert not (tmp_path / "new.txt").exists()
+    assert isinstance(recorder.entries[-1], RunResult) and recorder.stops == 1
 
 
 def test_the_next_reply_follows_what_the_last_request_held(tmp_path: Path) -> None:

@@ -30,10 +30,11 @@ from phasegate._cli.options import (
     Workdir,
 )
 from phasegate._cli.output import finish, format_pipeline
-from phasegate._cli.wiring import build_agent, event_sink
+from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import Isolation
 
 if TYPE_CHECKING:
+    from phasegate.phases.pipeline import Pipeline
     from phasegate.sdk.pipelines.runner import PipelineRunner
 
 app = typer.Typer(
@@ -109,6 +110,8 @@ def run_command(
         timeout=timeout,
         cli_path=cli_path,
     )
+    inputs = _inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir)
+    refuse_log_over_inputs(log_file, inputs)
     output = OutputOptions(quiet=quiet, log_file=log_file)
     with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
         report = runner.run_sync(pipeline, workdir, restart=restart)
@@ -150,10 +153,34 @@ def resume_command(
         timeout=timeout,
         cli_path=cli_path,
     )
+    inputs = _inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir)
+    refuse_log_over_inputs(log_file, inputs)
     output = OutputOptions(quiet=quiet, log_file=log_file)
     with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
         report = runner.resume_sync(pipeline, workdir)
     finish(report, json_output=json_output, human=format_pipeline)
+
+
+def _inputs(
+    pipeline_file: Path,
+    pipeline: Pipeline,
+    workdir: Path,
+    agent: AgentOptions,
+    prompts_dir: Path | None,
+) -> list[Path | None]:
+    """The files a pipeline command reads: a log file must be none of them."""
+    from phasegate.sdk.pipelines.state import BASELINE_FILE, STATE_DIR, STATE_FILE
+
+    stage_prompts = [pipeline_file.parent / s.prompt_file for s in pipeline.stages if s.prompt_file]
+    state = [workdir / STATE_DIR / STATE_FILE, workdir / STATE_DIR / BASELINE_FILE]
+    return [
+        pipeline_file,
+        agent.script,
+        agent.model_script,
+        *stage_prompts,
+        *prompt_files(prompts_dir),
+        *state,
+    ]
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ from phasegate._cli.options import (
     Workdir,
 )
 from phasegate._cli.output import finish, format_report, print_progress
-from phasegate._cli.wiring import build_agent, event_sink
+from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
 
@@ -82,6 +82,7 @@ def run(
     from phasegate.sdk.tasks.runner import Runner
 
     task = load_task(task_file)
+    refuse_log_over_inputs(log_file, [task_file, script, model_script, *prompt_files(prompts_dir)])
     agent_options = AgentOptions(
         agent,
         script=script,

@@ -7,6 +7,9 @@ command asks for them, so ``phasegate --help`` and ``phasegate report`` stay fas
 from __future__ import annotations
 
 import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phasegate._cli.options import FLAGS, AgentOptions, OutputOptions
@@ -69,6 +72,36 @@ def event_sink(stack: contextlib.ExitStack, options: OutputOptions) -> EventSink
 
         sinks.append(OtelSink())
     return fan_out(sinks)
+
+
+def refuse_log_over_inputs(log_file: Path | None, inputs: Iterable[Path | None]) -> None:
+    """Refuse a ``--log-file`` that is one of the command's inputs (the same file, however it
+    is named): appending events would corrupt it."""
+    if log_file is None:
+        return
+    for source in inputs:
+        if source is not None and _same_file(log_file, source):
+            raise UsageError(
+                f"--log-file {log_file} is {source}, which this command reads; appending events "
+                "to it would change it: log to another file"
+            )
+
+
+def prompt_files(prompts_dir: Path | None) -> list[Path]:
+    """The template files of a ``--prompts-dir`` (none when it is not given or unreadable)."""
+    if prompts_dir is None:
+        return []
+    try:
+        return [path for path in prompts_dir.iterdir() if path.is_file()]
+    except OSError:
+        return []  # the templates' own loading reports an unreadable directory
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet): not the same file
+        return False
 
 
 def error_message(error: PhasegateError) -> str:

@@ -3,7 +3,9 @@
 It runs no CLI and no model: each reply's tool calls are applied to the work directory for
 real (Read, Edit, MultiEdit, Write), with the same success and error rules a coding agent
 runtime has, so the runner and its gate can be tested in milliseconds. Paths outside the work
-directory are denied, as Claude Code denies them in ``acceptEdits`` mode.
+directory are denied, as Claude Code denies them in ``acceptEdits`` mode, and so are paths
+that lead out of it through a symbolic link; a file that cannot be written (a read-only
+directory, a file where a directory should be) is an error result, never an exception.
 
 The completion tools the request offers are answered by the runner, as Claude Code's MCP
 calls are. With an ``output_schema``, ``StructuredOutput`` behaves as in Claude Code: input
@@ -177,8 +179,16 @@ def _target(workdir: Path, arguments: dict[str, Any]) -> Path:
     raw = arguments.get("file_path")
     if not isinstance(raw, str) or not raw:
         raise _ToolError("file_path is required")
+    denied = f"Permission denied: {raw} is outside the working directory {workdir}"
     if relative_to_workdir(raw, str(workdir)) is None:
-        raise _ToolError(f"Permission denied: {raw} is outside the working directory {workdir}")
+        raise _ToolError(denied)
+    try:
+        # Links are followed as the tool would follow them: one that leads out is denied too.
+        resolved = (workdir / raw).resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop (RuntimeError on Python 3.11)
+        raise _ToolError(f"Cannot resolve {raw}: {exc}") from None
+    if not resolved.is_relative_to(workdir):
+        raise _ToolError(f"{denied} (it leads to {resolved})")
     return Path(raw)
 
 
@@ -222,7 +232,7 @@ def _apply_edits(workdir: Path, arguments: dict[str, Any], edits: list[Any]) -> 
         text = _replace(
             text, edit.get("old_string"), edit.get("new_string"), edit.get("replace_all") is True
         )
-    path.write_text(text, encoding="utf-8")
+    _save(path, text)
     return path
 
 
@@ -245,9 +255,17 @@ def _write(workdir: Path, arguments: dict[str, Any]) -> str:
     if not isinstance(content, str):
         raise _ToolError("content must be a string")
     existed = path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
+    _save(path, content)
     return f"File {'updated' if existed else 'created'} successfully at: {path}"
+
+
+def _save(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (creating its directories); a failure is a tool error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _ToolError(f"Cannot write {path}: {exc.strerror or exc}") from None
 
 
 _TOOLS: dict[str, Callable[[Path, dict[str, Any]], str]] = {

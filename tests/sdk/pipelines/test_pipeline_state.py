@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -30,6 +28,7 @@ from phasegate.sdk.pipelines.state import (
     save_state,
     state_path,
 )
+from tests.helpers.read_only import read_only
 
 
 def make_state(**fields: Any) -> PipelineState:
@@ -90,16 +89,11 @@ def load_error(workdir: Path) -> PipelineStateError:
 
 @pytest.fixture
 def read_only_state_dir(tmp_path: Path) -> Iterator[Path]:
-    """A work directory whose ``.phasegate`` directory cannot be written (skips as root)."""
+    """A work directory whose ``.phasegate`` directory cannot be written, even by root."""
     directory = tmp_path / STATE_DIR
     directory.mkdir()
-    directory.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    try:
-        if os.access(directory, os.W_OK):
-            pytest.skip("this user can write a read-only directory (root)")
+    with read_only(directory):
         yield tmp_path
-    finally:
-        directory.chmod(stat.S_IRWXU)
 
 
 # --- saving and loading ----------------------------------------------------------------

@@ -138,6 +138,31 @@ def test_an_edit_outside_the_work_directory_is_denied_and_reported(
     assert report.phases[0].tool_errors == 1
 
 
+def test_a_write_through_a_link_out_of_the_work_directory_is_denied_and_nothing_leaks(
+    run_script: RunScript, task: Task, project: Path
+) -> None:
+    """``out -> ../outside``: the write is a failed tool call (as in Claude Code), no false
+    edit_not_on_disk, and neither the run nor its revert touches the outside directory."""
+    outside = project.parent / "outside"
+    outside.mkdir()
+    (project / "out").symlink_to(Path("..") / "outside", target_is_directory=True)
+    escape = {"Write": {"file_path": "out/leak.txt", "content": "escaped\n"}}
+    claim = GOOD_JSON.replace('["app.py"]', '["app.py", "out/leak.txt"]')
+    report = run_script(
+        [{"tools": [EDIT, escape]}, {"when": "tool_error", "text": f"{MARKER}\n\n{claim}"}],
+        mode="single-query",
+        on=task.model_copy(update={"on_reject": "revert"}),
+    )
+    assert list(outside.iterdir()) == []
+    assert report.phases[0].tool_errors == 1
+    assert report.reconciliation is not None
+    assert report.reconciliation.edit_not_on_disk == []
+    assert report.reconciliation.claimed_not_changed == ["out/leak.txt"]
+    assert report.verdict == "rejected" and report.reverted is not None
+    assert report.reverted.restored == ["app.py"] and report.reverted.failed == []
+    assert BUGGY_LINE in (project / "app.py").read_text()
+
+
 def test_invalid_json_fixed_after_feedback_is_accepted_on_attempt_two(
     run_script: RunScript, events: list[RunEvent]
 ) -> None:

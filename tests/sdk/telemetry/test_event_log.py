@@ -18,7 +18,7 @@ import yaml
 from phasegate import Runner, Task, UsageError
 from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.telemetry.event import EventName
-from phasegate.sdk.telemetry.events import EventData, RunEvent
+from phasegate.sdk.telemetry.events import EventData, RunEvent, fan_out, output_files
 from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
 from phasegate.sdk.telemetry.task_events import (
     PhaseStarted,
@@ -363,3 +363,17 @@ def test_an_unknown_log_format_is_a_usage_error() -> None:
     """Only json and console exist."""
     with pytest.raises(UsageError, match="unknown log format"):
         EventLog(log_format="xml")  # type: ignore[arg-type]
+
+
+def test_a_log_names_the_file_it_writes_and_a_fan_out_names_those_of_its_sinks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """output_files is absolute (fixed when the log opens); a stream writes no file."""
+    monkeypatch.chdir(tmp_path)
+    with EventLog(file="runs.jsonl") as to_file, EventLog(stream=io.StringIO()) as to_stream:
+        assert to_file.output_files == (tmp_path / "runs.jsonl",)
+        assert to_stream.output_files == ()
+        both = fan_out([print, to_file, to_stream])
+        assert output_files(both) == (tmp_path / "runs.jsonl",)
+    assert output_files(print) == ()
+    assert output_files(None) == ()

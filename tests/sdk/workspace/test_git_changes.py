@@ -176,3 +176,12 @@ def test_missing_git_is_refused_with_what_to_do(
     monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
     with pytest.raises(UsageError, match="git is not installed"):
         disk_changes_since(repo)
+
+
+def test_unobserved_files_are_not_listed_however_they_are_named(tmp_path: Path) -> None:
+    """Files that are not the agent's work (a log, a saved transcript) are left out."""
+    repo = _repo(tmp_path / "repo", {"app.py": "x"})
+    (tmp_path / "into-repo").symlink_to(repo, target_is_directory=True)
+    _write(repo, {"app.py": "y", "runs.jsonl": "{}", "ci/run.jsonl": "{}"})
+    unobserved = [repo / "runs.jsonl", tmp_path / "into-repo" / "ci" / "run.jsonl"]
+    assert disk_changes_since(repo, unobserved=unobserved) == WorkspaceDiff(modified=("app.py",))

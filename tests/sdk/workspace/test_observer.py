@@ -71,3 +71,48 @@ def test_a_symlink_is_recorded_by_its_target_and_not_followed(tmp_path: Path) ->
     (tmp_path / "link").unlink()
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     assert WorkspaceDiff.between(before, observer.snapshot()).modified == ("link",)
+
+
+def test_unobserved_files_are_left_out_however_they_are_named(tmp_path: Path) -> None:
+    """phasegate's own files are never in a snapshot: named directly, relative to the current
+    directory, below a subdirectory, or through a link that leads into the work dir."""
+    work = tmp_path / "work"
+    (work / "logs").mkdir(parents=True)
+    (tmp_path / "into-work").symlink_to(work, target_is_directory=True)
+    for name in ["runs.jsonl", "logs/a.jsonl", "logs/b.jsonl", "main.py"]:
+        (work / name).write_text("x")
+    observer = WorkspaceObserver(
+        work,
+        unobserved=[
+            work / "runs.jsonl",
+            tmp_path / "into-work" / "logs" / "a.jsonl",
+            work / "logs" / ".." / "logs" / "b.jsonl",
+            tmp_path / "elsewhere.jsonl",  # outside: nothing to leave out
+        ],
+    )
+    assert observer.unobserved == {"runs.jsonl", "logs/a.jsonl", "logs/b.jsonl"}
+    before = observer.snapshot()
+    assert list(before.files) == ["main.py"]
+    for name in ["runs.jsonl", "logs/a.jsonl"]:
+        (work / name).write_text("more lines")
+    assert not WorkspaceDiff.between(before, observer.snapshot())
+
+
+def test_an_unobserved_file_that_is_a_link_leaves_out_the_file_it_points_to(
+    tmp_path: Path,
+) -> None:
+    """A log named through a link inside the work dir grows the file the link points to."""
+    (tmp_path / "real.jsonl").write_text("x")
+    (tmp_path / "runs.jsonl").symlink_to(tmp_path / "real.jsonl")
+    observer = WorkspaceObserver(tmp_path, unobserved=[tmp_path / "runs.jsonl"])
+    assert observer.snapshot().files == {}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_in_a_git_work_tree_an_untracked_unobserved_file_is_left_out(tmp_path: Path) -> None:
+    """git lists the untracked log; the observer still leaves it out."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "runs.jsonl").write_text("x")
+    (tmp_path / "new.py").write_text("x")
+    observer = WorkspaceObserver(tmp_path, unobserved=[tmp_path / "runs.jsonl"])
+    assert list(observer.snapshot().files) == ["new.py"]

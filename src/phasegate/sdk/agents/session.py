@@ -15,6 +15,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tenacity import RetryCallState
@@ -48,6 +49,8 @@ class SessionSettings:
     on_event: EventSink | None
     timeout: float | None
     """Seconds the whole run may take, retries included (None: no limit)."""
+    unobserved: tuple[Path, ...] = ()
+    """Files phasegate writes during the run (the event log): never the agent's work."""
 
 
 class AgentSession:

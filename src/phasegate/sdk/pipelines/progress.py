@@ -49,13 +49,14 @@ class StageProgress:
         templates: PromptTemplates,
         emit: Callable[[EventData], None],
         baseline: WorkspaceSnapshot | None = None,
+        unobserved: Sequence[Path] = (),
     ) -> None:
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
         self.templates = templates
         self.emit = emit
-        self.workspace = WorkspaceObserver(workdir)
+        self.workspace = WorkspaceObserver(workdir, unobserved=unobserved)
         self.visit = self._visit(0, baseline or WorkspaceSnapshot(), state.current.tools)
         """The current visit of the current stage."""
 

@@ -21,6 +21,8 @@ agent then loses what it learnt in earlier stages. How one call drives the agent
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 from pathlib import Path
 
 from phasegate.errors import PipelineStateError, UsageError
@@ -33,6 +35,7 @@ from phasegate.sdk.agents.session import SessionSettings
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.session import PipelineSession
 from phasegate.sdk.pipelines.state import (
+    STATE_DIR,
     PipelineState,
     StageRecord,
     load_baseline,
@@ -40,7 +43,7 @@ from phasegate.sdk.pipelines.state import (
     refuse_to_overwrite,
     state_path,
 )
-from phasegate.sdk.telemetry.events import EventSink, new_run_id
+from phasegate.sdk.telemetry.events import EventSink, new_run_id, output_files
 from phasegate.sdk.workspace.observer import work_directory
 
 
@@ -51,7 +54,8 @@ class PipelineRunner:
     a new session per stage. ``on_event`` receives every
     :class:`~phasegate.sdk.telemetry.events.RunEvent`; ``retry`` bounds session restarts
     after transient failures; ``timeout`` (seconds) bounds one call of :meth:`run` or
-    :meth:`resume`.
+    :meth:`resume`. Neither the state in ``.phasegate`` nor the files the sink writes (its
+    ``output_files``) count as the agent's work.
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class PipelineRunner:
         root = work_directory(workdir)
         if not restart:
             refuse_to_overwrite(root)
+        _refuse_unwritable(root)
         state = PipelineState(
             pipeline=pipeline.name,
             digest=pipeline.digest(),
@@ -123,6 +128,7 @@ class PipelineRunner:
                 option="restart",
             )
         baseline = load_baseline(root)
+        _refuse_unwritable(root)
         return await PipelineSession(
             self._settings(), pipeline, root, state, baseline=baseline
         ).resume()
@@ -135,6 +141,7 @@ class PipelineRunner:
             templates=self.templates,
             on_event=self.on_event,
             timeout=self.timeout,
+            unobserved=output_files(self.on_event),
         )
 
     def run_sync(
@@ -146,3 +153,22 @@ class PipelineRunner:
     def resume_sync(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
         return asyncio.run(self.resume(pipeline, workdir))
+
+
+def _refuse_unwritable(root: Path) -> None:
+    """Refuse, before the agent starts, a work directory the run's state cannot be written
+    in (read-only, or ``.phasegate`` is not a directory): a :class:`UsageError`."""
+    directory = root / STATE_DIR
+    try:
+        directory.mkdir(exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".writable.", dir=directory)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        problem = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror
+        raise UsageError(
+            f"cannot keep the pipeline's state in {directory}: {problem or exc}; a "
+            "pipeline writes its state into the work directory, so make it writable, or run "
+            "in a writable copy of it",
+            option="workdir",
+        ) from None

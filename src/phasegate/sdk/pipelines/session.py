@@ -61,6 +61,7 @@ class PipelineSession(AgentSession):
             templates=settings.templates,
             emit=self.emit,
             baseline=baseline,
+            unobserved=settings.unobserved,
         )
         self.conversation: m.State = m.Done()
 

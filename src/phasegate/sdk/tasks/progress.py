@@ -1,9 +1,12 @@
 """The events a task run emits about its phases, built from what the run saw.
 
 The run starts in phase 1 and moves on when the agent claims the phase it is in (or a later
-one) complete; tool calls are counted against the phase the agent is in. Every gate check
-gives one ``phase.gate`` event per phase judged; when the run is over, its report gives one
-``phase.completed`` event per phase and the closing ``run.completed``.
+one) complete. Every gate check gives one ``phase.gate`` event per phase judged; when the run
+is over, its report gives one ``phase.completed`` event per phase and the closing
+``run.completed``.
+
+A ``tool.called`` event names the phase the run report counts the call under; when it can go
+out is decided in :mod:`~phasegate.sdk.tasks.call_phases`.
 
 Each function yields its events one by one, so the caller hands each to the sink before the
 next is built, in the order listed.
@@ -11,10 +14,11 @@ next is built, in the order listed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
-from phasegate.evidence.transcript import ToolResult
+from phasegate.evidence.transcript import ToolCall, ToolResult
 from phasegate.phases.model import Task
+from phasegate.sdk.tasks.call_phases import CallPhases
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.telemetry.event import GateTrigger
 from phasegate.sdk.telemetry.task_events import (
@@ -26,30 +30,41 @@ from phasegate.sdk.telemetry.task_events import (
     ToolCalled,
 )
 from phasegate.validators.judge import Judgment
-from phasegate.validators.windows import CompletionClaim
+from phasegate.validators.windows import CompletionClaim, PhaseWindow
 
 
 class PhaseProgress:
-    """Which phase of ``task`` the agent is working on, moved forward by completion claims."""
+    """Which phase of ``task`` the agent is working on, moved forward by completion claims,
+    and which phase each of its tool calls belongs to."""
 
     def __init__(self, task: Task) -> None:
         self.task = task
         self.current = 1
         """The 1-based index of the phase the agent is on."""
+        self.calls = CallPhases()
 
     def started(self) -> PhaseStarted:
         """The event for the phase the agent is on now (phase 1, when the run starts)."""
         return PhaseStarted(phase=self.current, name=self.task.phases[self.current - 1].name)
 
-    def tool_called(self, result: ToolResult, tool: str | None) -> ToolCalled:
-        """The event for one tool result, counted against the current phase."""
-        return ToolCalled(
-            phase=self.current, tool=tool, tool_use_id=result.tool_use_id, ok=result.ok
-        )
+    def call_made(self, call: ToolCall, position: int) -> None:
+        """Note a tool call at transcript ``position`` (before any claim it makes counts)."""
+        self.calls.made(call, position, self.current)
 
-    def claimed(self, claims: Iterable[CompletionClaim]) -> Iterator[PhaseMarker | PhaseStarted]:
-        """A ``phase.marker`` event per claim, each followed by ``phase.started`` when the
-        claim moves the agent on to a later phase (never past the last one)."""
+    def tool_called(
+        self, result: ToolResult, tool: str | None, position: int
+    ) -> Iterator[ToolCalled]:
+        """The ``tool.called`` events ready once ``result`` arrived at ``position``."""
+        return self.calls.returned(result, tool, position, self.current)
+
+    def claimed(
+        self, claims: Iterable[CompletionClaim], windows: Sequence[PhaseWindow]
+    ) -> Iterator[ToolCalled | PhaseMarker | PhaseStarted]:
+        """The ``tool.called`` events the claims settle (``windows``: the transcript's, cut
+        with them), then a ``phase.marker`` event per claim, each followed by
+        ``phase.started`` when the claim moves the agent on to a later phase (never past the
+        last one)."""
+        yield from self.calls.cut(windows)
         for claim in claims:
             yield PhaseMarker(
                 phase=claim.index,

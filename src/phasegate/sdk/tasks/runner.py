@@ -21,7 +21,7 @@ from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.request import first_prompt, first_request
 from phasegate.sdk.tasks.session import RunSettings, TaskSession
-from phasegate.sdk.telemetry.events import EventSink
+from phasegate.sdk.telemetry.events import EventSink, output_files
 from phasegate.sdk.workspace.observer import work_directory
 
 
@@ -33,7 +33,9 @@ class Runner:
     end; ``unstructured`` sends the task without phase scaffolding and judges once, without
     the marker rules (the A/B baseline). ``on_event`` receives every
     :class:`~phasegate.sdk.telemetry.events.RunEvent`; ``retry`` bounds restarts after transient
-    failures; ``timeout`` (seconds) bounds the whole run, retries included.
+    failures; ``timeout`` (seconds) bounds the whole run, retries included. The files the
+    sink writes (its ``output_files``, as an :class:`~phasegate.sdk.telemetry.log.EventLog`
+    has) are never counted as the agent's work.
     """
 
     def __init__(
@@ -91,4 +93,5 @@ class Runner:
             on_event=self.on_event,
             retry=self.retry,
             timeout=self.timeout,
+            unobserved=output_files(self.on_event),
         )

@@ -14,12 +14,13 @@ not accepted leaves the work directory as it found it.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from phasegate.errors import RunError
-from phasegate.evidence.transcript import Entry, ToolResult, Transcript
+from phasegate.evidence.transcript import Entry, ToolCall, ToolResult, Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
 from phasegate.phases.model import Task
@@ -36,7 +37,7 @@ from phasegate.sdk.telemetry.task_events import RunStarted
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
 from phasegate.validators.judge import Judgment
-from phasegate.validators.windows import entry_claims
+from phasegate.validators.windows import entry_claims, phase_windows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +59,7 @@ class TaskSession(AgentSession):
         self.task = task
         self.workdir = workdir
         self.run_id = new_run_id()
-        self.workspace = WorkspaceObserver(workdir)
+        self.workspace = WorkspaceObserver(workdir, unobserved=settings.unobserved)
         self.timeline = WorkspaceTimeline()
         self.gate = PhaseGate(
             task,
@@ -81,14 +82,17 @@ class TaskSession(AgentSession):
     def on_entry(self, entry: Entry) -> None:
         """Record an entry; snapshot the disk when a phase is claimed complete."""
         self.record(entry)
+        position = len(self.entries) - 1
+        if isinstance(entry, ToolCall):
+            self.progress.call_made(entry, position)
         if isinstance(entry, ToolResult):
-            self.emit(self.progress.tool_called(entry, self.tool_name(entry)))
+            self._emit_all(self.progress.tool_called(entry, self.tool_name(entry), position))
         elif self.settings.mode != "unstructured":
-            claims = entry_claims(self.task, entry, len(self.entries) - 1)
+            claims = entry_claims(self.task, entry, position)
             if claims:
                 self.timeline.record(len(self.entries), self.workspace.snapshot())
-                for data in self.progress.claimed(claims):
-                    self.emit(data)
+                windows = phase_windows(self.task, self.transcript)
+                self._emit_all(self.progress.claimed(claims, windows))
 
     async def on_stop(self) -> str | None:
         """The agent wants to stop: judge, and answer with feedback or let it stop."""
@@ -100,6 +104,7 @@ class TaskSession(AgentSession):
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         check = self.gate.answer_tool(name, arguments, self.transcript, self.timeline)
         if check.judgment is not None:
+            self._emit_all(self.progress.calls.judged(check.judgment))
             self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
         return check.answer
 
@@ -189,6 +194,7 @@ class TaskSession(AgentSession):
         self.timeline.record(len(self.entries), self.workspace.snapshot())
         decision = self.gate.check(self.transcript, self.timeline)
         self.checked_at = len(self.entries)
+        self._emit_all(self.progress.calls.judged(decision.judgment))
         self._gate_events(decision.judgment, decision.attempt, trigger)
         if decision.feedback is not None:
             self.record_prompt(decision.feedback)
@@ -197,7 +203,11 @@ class TaskSession(AgentSession):
     def _gate_events(
         self, judgment: Judgment, attempt: int, trigger: GateTrigger, tool: str | None = None
     ) -> None:
-        for data in gate_checked(judgment, attempt, trigger, tool):
+        self._emit_all(gate_checked(judgment, attempt, trigger, tool))
+
+    def _emit_all(self, events: Iterable[EventData]) -> None:
+        """Hand each event to the sink before the next is built."""
+        for data in events:
             self.emit(data)
 
     def _report(
@@ -221,6 +231,7 @@ class TaskSession(AgentSession):
                 reverted=reverted,
             ),
         )
-        for data in closing_events(report, error):
-            self.emit(data)
+        # The report's windows settle every call whose event is still waiting.
+        self._emit_all(self.progress.calls.finished(judgment))
+        self._emit_all(closing_events(report, error))
         return report

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from phasegate.modes import Isolation, Mode
@@ -115,17 +116,35 @@ class RunEvent:
 
 
 EventSink = Callable[[RunEvent], None]
-"""Receives every event of a run, in order."""
+"""Receives every event of a run, in order.
+
+A sink that writes files names them in an ``output_files`` attribute (as
+:class:`~phasegate.sdk.telemetry.log.EventLog` does): runners never count those files as the
+agent's work, even when they lie in the work directory.
+"""
+
+
+def output_files(sink: EventSink | None) -> tuple[Path, ...]:
+    """The files ``sink`` writes, from its ``output_files`` attribute (none without one)."""
+    files = getattr(sink, "output_files", ())
+    return tuple(Path(file) for file in files)
+
+
+class _FanOut:
+    """Hands each event to several sinks in turn; writes the files they write."""
+
+    def __init__(self, sinks: Sequence[EventSink]) -> None:
+        self.sinks = tuple(sinks)
+        self.output_files = tuple(file for sink in self.sinks for file in output_files(sink))
+
+    def __call__(self, event: RunEvent) -> None:
+        for sink in self.sinks:
+            sink(event)
 
 
 def fan_out(sinks: Sequence[EventSink]) -> EventSink | None:
-    """One sink that hands each event to every sink in ``sinks`` (None when there are none)."""
+    """One sink that hands each event to every sink in ``sinks`` (None when there are none);
+    its ``output_files`` are theirs."""
     if not sinks:
         return None
-    chosen = tuple(sinks)
-
-    def send(event: RunEvent) -> None:
-        for sink in chosen:
-            sink(event)
-
-    return send
+    return _FanOut(sinks)

@@ -69,6 +69,11 @@ class EventLog:
                 "EventLog: your own logger renders and writes the events itself; pass it "
                 "without file, stream or processors (configure those in structlog instead)"
             )
+        self.output_files: tuple[Path, ...] = (
+            (Path(os.path.abspath(file)),) if file is not None else ()
+        )
+        """The log file, made absolute (none when writing to a stream): a runner does not
+        count it as the agent's work when it lies in the work directory."""
         self._writer = _AppendWriter(Path(file)) if file is not None else _StreamWriter(stream)
         self._secrets = _environment_secrets(os.environ)
         renderer: Processor = (

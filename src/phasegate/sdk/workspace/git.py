@@ -6,7 +6,8 @@ between that revision and the working tree (staged or not), plus untracked files
 ignore, which count as added. Paths are relative to the work dir and limited to it. As in a
 :class:`~phasegate.sdk.workspace.observer.WorkspaceObserver` snapshot, files in skipped directories
 (``.git``, ``node_modules``, ``__pycache__``, virtual environments, ``.phasegate``) are left
-out, so the answer reads like a diff of two snapshots.
+out, and so are the files phasegate wrote itself (``unobserved``), so the answer reads like a
+diff of two snapshots.
 """
 
 from __future__ import annotations
@@ -14,18 +15,29 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.workspace.observer import in_skipped_dir, is_git_work_tree, work_directory
+from phasegate.sdk.workspace.observer import (
+    in_skipped_dir,
+    is_git_work_tree,
+    paths_inside,
+    work_directory,
+)
 
 _TIMEOUT_SECONDS = 60
 """How long one git command may take before it is stopped and reported as a usage error."""
 
 
-def disk_changes_since(workdir: Path, ref: str = "HEAD") -> WorkspaceDiff:
+def disk_changes_since(
+    workdir: Path, ref: str = "HEAD", *, unobserved: Iterable[str | Path] = ()
+) -> WorkspaceDiff:
     """Files added, modified and deleted in ``workdir`` since revision ``ref``.
+
+    ``unobserved``: files that are not the agent's work (phasegate's own outputs, a transcript
+    saved into the work tree); they are left out wherever they lie inside ``workdir``.
 
     Raises :class:`~phasegate.errors.UsageError` when git is missing, ``workdir`` is not in a
     git work tree, or git does not know ``ref``.
@@ -74,7 +86,7 @@ def disk_changes_since(workdir: Path, ref: str = "HEAD") -> WorkspaceDiff:
             modified.add(path)
         else:
             added.add(path)
-    observed = _Observed(workdir, {*added, *modified, *deleted})
+    observed = _Observed(workdir, {*added, *modified, *deleted}, paths_inside(workdir, unobserved))
     return WorkspaceDiff(
         added=observed.sorted(added),
         modified=observed.sorted(modified),
@@ -136,15 +148,22 @@ def _git(workdir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 class _Observed:
     """Which changed paths a workspace snapshot would hold (skipped directories left out)."""
 
-    def __init__(self, workdir: Path, changed: set[str]) -> None:
+    def __init__(self, workdir: Path, changed: set[str], unobserved: frozenset[str]) -> None:
         self._workdir = workdir
+        self._unobserved = unobserved
         # A venv whose pyvenv.cfg changed is a venv even if the file is gone now.
         self._venvs = {p.rpartition("/")[0] for p in changed if p.endswith("/pyvenv.cfg")}
         self._checked: dict[str, bool] = {}
 
     def sorted(self, paths: set[str]) -> tuple[str, ...]:
         """``paths`` without those a snapshot skips, sorted."""
-        return tuple(sorted(p for p in paths if not in_skipped_dir(p) and not self._in_venv(p)))
+        return tuple(
+            sorted(
+                p
+                for p in paths
+                if not in_skipped_dir(p) and p not in self._unobserved and not self._in_venv(p)
+            )
+        )
 
     def _in_venv(self, path: str) -> bool:
         parts = path.split("/")[:-1]

@@ -2,8 +2,9 @@
 
 A snapshot hashes every observed file. Skipped: ``.git``, virtual environments (any
 directory holding ``pyvenv.cfg``, and ``.venv``/``venv``), ``node_modules``, ``__pycache__``,
-phasegate's own ``.phasegate`` state, and, when the directory is in a git work tree,
-everything git ignores. Symbolic links are recorded by their target, never followed.
+phasegate's own ``.phasegate`` state, the files phasegate writes while it watches (an event
+log kept in the work directory: see :func:`paths_inside`), and, when the directory is in a git
+work tree, everything git ignores. Symbolic links are recorded by their target, never followed.
 
 Hashes are cached by (size, mtime, ctime, inode), except for files modified in the last two
 seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its old mtime
@@ -12,11 +13,13 @@ seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its o
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from phasegate.errors import UsageError
@@ -39,10 +42,16 @@ _StatKey = tuple[int, int, int, int]
 
 
 class WorkspaceObserver:
-    """Snapshots of one work directory, reusing hashes of files that did not change."""
+    """Snapshots of one work directory, reusing hashes of files that did not change.
 
-    def __init__(self, workdir: Path) -> None:
+    ``unobserved``: files phasegate itself writes while the agent works (an event log); those
+    inside the work directory, however they are reached, are never part of a snapshot.
+    """
+
+    def __init__(self, workdir: Path, *, unobserved: Iterable[str | Path] = ()) -> None:
         self.workdir = workdir.resolve()
+        self.unobserved = paths_inside(self.workdir, unobserved)
+        """The relative paths of ``unobserved`` files inside the work directory."""
         self._cache: dict[str, tuple[_StatKey, str]] = {}
         self._in_git = is_git_work_tree(self.workdir)
 
@@ -60,7 +69,11 @@ class WorkspaceObserver:
         listed = _git_files(self.workdir) if self._in_git else None
         paths = listed if listed is not None else _walk_files(self.workdir)
         venvs = tuple(p[: -len("pyvenv.cfg")] for p in paths if p.endswith("/pyvenv.cfg"))
-        return sorted(p for p in paths if not in_skipped_dir(p) and not p.startswith(venvs))
+        return sorted(
+            p
+            for p in paths
+            if not in_skipped_dir(p) and not p.startswith(venvs) and p not in self.unobserved
+        )
 
     def _hash(self, relative: str, now: float) -> str | None:
         path = self.workdir / relative
@@ -149,6 +162,27 @@ def _walk_files(workdir: Path) -> list[str]:
 def in_skipped_dir(relative: str) -> bool:
     """Whether a relative POSIX path lies below one of :data:`SKIPPED_DIRS`."""
     return any(part in SKIPPED_DIRS for part in relative.split("/")[:-1])
+
+
+def paths_inside(workdir: Path, files: Iterable[str | Path]) -> frozenset[str]:
+    """Where each of ``files`` lies inside ``workdir`` (resolved), as relative POSIX paths.
+
+    A file may be named through a symbolic link (a linked directory on the way, or the file
+    itself a link), so each is taken as written, with its directory resolved, and fully
+    resolved; every one of those that falls inside ``workdir`` counts. Files elsewhere are
+    left out.
+    """
+    inside: set[str] = set()
+    for file in files:
+        written = Path(os.path.abspath(file))
+        candidates = [written]
+        # A link loop (RuntimeError on Python 3.11) leaves the path as written to go by.
+        with contextlib.suppress(OSError, RuntimeError):
+            candidates += [written.parent.resolve() / written.name, written.resolve()]
+        for candidate in candidates:
+            if candidate != workdir and candidate.is_relative_to(workdir):
+                inside.add(candidate.relative_to(workdir).as_posix())
+    return frozenset(inside)
 
 
 def work_directory(path: str | Path) -> Path:
