@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from tests.helpers.fuzz import bounded_memory
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
 
-from phasegate import Runner, load_task
+from phasegate import Agent, Runner, load_task
 from phasegate.phases.markers import MarkerMatch, find_markers, marker_line
 from phasegate.testing import Script, ScriptedAgent
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
 
 
 def test_a_marker_on_its_own_line_is_found_with_its_number_text_and_line() -> None:
@@ -234,6 +235,7 @@ def test_each_markdown_line_ending_starts_a_line(newline: str) -> None:
     assert find_markers(text) == [MarkerMatch(index=1, text="done", line=1)]
 
 
+@pytest.mark.parametrize("agent_kind", ["scripted", pytest.param("claude", marks=pytest.mark.cli)])
 @pytest.mark.parametrize(
     "hidden",
     [
@@ -244,20 +246,23 @@ def test_each_markdown_line_ending_starts_a_line(newline: str) -> None:
     ],
 )
 def test_a_hidden_marker_does_not_complete_a_phase_in_a_scripted_run(
-    hidden: str, tmp_path: Path
+    hidden: str,
+    agent_kind: str,
+    tmp_path: Path,
+    scripted_model_server: ScriptedServerFactory,
 ) -> None:
-    """Through the runner and the scripted agent: after a real edit, a marker in indented
-    code, inside a longer fence, in an HTML comment or with a fullwidth digit leaves the
-    phase unclaimed (``marker_missing``)."""
+    """Through the runner, with the scripted agent and with the real CLI against the scripted
+    model: after a real edit, a marker in indented code, inside a longer fence, in an HTML
+    comment or with a fullwidth digit leaves the phase unclaimed (``marker_missing``)."""
     work = tmp_path / "project"
     shutil.copytree(EXAMPLE / "project", work)
-    script = Script.model_validate(
-        {"replies": [{"tools": [EDIT]}, {"text": f"{hidden}\n\n{GOOD_JSON}"}]}
-    )
+    replies = [{"tools": [EDIT]}, {"text": f"{hidden}\n\n{GOOD_JSON}"}]
+    script = Script.model_validate({"replies": replies})
+    agent: Agent = ScriptedAgent(script)
+    if agent_kind == "claude":
+        agent = scripted_model_server(script).claude_agent(timeout=90, request_timeout=20)
 
-    report = Runner(ScriptedAgent(script), mode="single-query").run_sync(
-        load_task(EXAMPLE / "task.yaml"), work
-    )
+    report = Runner(agent, mode="single-query").run_sync(load_task(EXAMPLE / "task.yaml"), work)
 
     assert report.verdict == "rejected"
     assert not report.phases[0].marker_seen
