@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterator
 from datetime import timedelta
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.summary import summarize
@@ -19,6 +23,7 @@ from phasegate.sdk.telemetry.log import EventLog
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.event_log import synthetic_log_lines
 from tests.helpers.cli import phasegate
+from tests.helpers.fuzz import bounded_memory
 from tests.helpers.logs import START, three_runs
 
 
@@ -226,3 +231,161 @@ def test_phasegate_report_on_a_mixed_log_gives_the_task_runs_summary(tmp_path: P
     assert summary.pop("lines") > alone.pop("lines")
     assert summary == alone
     assert html.returncode == 0, html.stderr
+
+
+def with_fields(line: str, **fields: Any) -> str:
+    """``line`` (one JSON event) with ``fields`` replaced; a field given as ``bytes`` is
+    written raw (numbers JSON can hold but Python's json would not write)."""
+    event = json.loads(line)
+    raw = {name: value for name, value in fields.items() if isinstance(value, bytes)}
+    event.update({name: f"@{name}@" for name in raw})
+    event.update({k: v for k, v in fields.items() if not isinstance(v, bytes)})
+    text = json.dumps(event)
+    for name, value in raw.items():
+        text = text.replace(f'"@{name}@"', value.decode())
+    return text
+
+
+def last_of(lines: list[str], event: str) -> int:
+    """The position of the last line of ``event`` in ``lines``."""
+    return max(i for i, line in enumerate(lines) if json.loads(line)["event"] == event)
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        {"duration_ms": b"1e999"},
+        {"duration_ms": b"9" * 400},
+        {"duration_ms": b"NaN"},
+        {"duration_ms": -100_000},
+        {"duration_ms": 1e15},
+        {"attempts": -2000},
+        {"attempts": b"9" * 400},
+        {"attempts": 10**9},
+        {"attempts": 2.5},
+        {"attempts": "2"},
+        {"cost_usd": -5000},
+        {"cost_usd": b"-1e999"},
+        {"cost_usd": b"Infinity"},
+        {"cost_usd": 1e12},
+        {"input_tokens": -1},
+        {"output_tokens": b"9" * 400},
+    ],
+)
+def test_a_run_line_with_an_impossible_number_is_skipped_not_averaged_in(
+    corrupt: dict[str, Any],
+) -> None:
+    """Non-finite, negative, absurdly large or mistyped numbers make the line corrupt: it is
+    counted in skipped_lines, nothing crashes, and the other runs' numbers are untouched."""
+    lines = three_runs().lines
+    clean = summary_of(lines)
+    at = last_of(lines, "run.completed")
+    lines[at] = with_fields(lines[at], **corrupt)
+
+    summary = summary_of(lines)
+
+    assert summary["skipped_lines"] == 1
+    assert summary["runs"] == 2
+    unstructured = group(summary, "unstructured")
+    assert unstructured["runs"] == 0 and unstructured["mean_attempts"] is None
+    for mode in ("gate", "single-query"):
+        assert group(summary, mode) == group(clean, mode)
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [{"attempts": -1}, {"cost_usd": b"1e999"}, {"phase": 0}, {"phase": b"9" * 400},
+     {"output_tokens": -5}, {"input_tokens": 1e300}],
+)  # fmt: skip
+def test_a_phase_line_with_an_impossible_value_leaves_no_partial_count(
+    corrupt: dict[str, Any],
+) -> None:
+    """A corrupt phase.completed line changes nothing: no run, name or tokens are counted
+    from it before the bad field is met."""
+    lines = three_runs().lines
+    clean = group(summary_of(lines), "unstructured")["phases"]
+    at = last_of(lines, "phase.completed")
+    lines[at] = with_fields(lines[at], name="renamed", **corrupt)
+
+    summary = summary_of(lines)
+
+    assert summary["skipped_lines"] == 1
+    assert group(summary, "unstructured")["phases"] == clean[:1]
+    assert group(summary, "gate")["phases"][1]["name"] == "summary"
+
+
+def test_a_cost_no_line_recorded_is_unknown_not_zero() -> None:
+    """Runs whose lines carry ``cost_usd: null`` report a null cost; a real zero stays 0."""
+    lines = three_runs().lines
+    unknown = [with_fields(line, cost_usd=None) if "cost_usd" in line else line for line in lines]
+    free = [with_fields(line, cost_usd=0) if "cost_usd" in line else line for line in lines]
+
+    gate_unknown, gate_free = group(summary_of(unknown), "gate"), group(summary_of(free), "gate")
+
+    assert gate_unknown["cost_usd"] is None
+    assert gate_unknown["phases"][0]["cost_usd"] is None
+    assert gate_free["cost_usd"] == 0.0
+
+
+def test_a_group_with_some_costs_known_sums_the_known_ones() -> None:
+    """One run with a cost and one without: the group's cost is the known one."""
+    lines = three_runs().lines
+    at = last_of(lines, "run.completed")
+    lines[at] = with_fields(lines[at], cost_usd=None)
+
+    summary = summary_of(lines, by="task")
+
+    assert summary["groups"][0]["cost_usd"] == 1.0
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+    | st.sampled_from([10**400, -(10**400), "2026-11-01T12:00:00+00:00", "accepted", "r1"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=10,
+)  # fmt: skip
+"""Any JSON value, with the integers and strings a log really holds among them."""
+
+
+@pytest.mark.fuzz
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([json.loads(line) for line in three_runs().lines[:30]]),
+            st.dictionaries(
+                st.sampled_from(["phase", "attempts", "duration_ms", "cost_usd", "input_tokens",
+                                 "timestamp", "run_id", "accepted", "status", "verdict", "ok",
+                                 "task", "mode", "name", "findings", "event"]),
+                _JSON_VALUES, max_size=4),
+        ),
+        max_size=30,
+    )
+)  # fmt: skip
+def test_events_with_any_values_in_their_fields_never_crash_the_report(
+    events: list[tuple[dict[str, Any], dict[str, Any]]],
+) -> None:
+    """Real events with fields replaced by any JSON value (huge integers, infinities as
+    floats, wrong types): every line is counted or skipped, no foreign error escapes, and
+    every number in the summary is finite and not negative."""
+    lines = [json.dumps({**event, **changes}, allow_nan=True) for event, changes in events]
+
+    with bounded_memory():
+        summary = summary_of(lines)
+
+    assert 0 <= summary["skipped_lines"] <= summary["lines"] == len(lines)
+    numbers = list(_numbers(summary))
+    assert all(math.isfinite(number) and number >= 0 for number in numbers), numbers
+
+
+def _numbers(value: Any) -> Iterator[float]:
+    """Every number in a summary (differences of rates excepted: they may be negative)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not key.startswith("gate_minus_"):
+                yield from _numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield value

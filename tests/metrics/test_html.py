@@ -200,9 +200,9 @@ def test_the_completion_chart_has_a_bar_per_task_mode_and_phase_with_its_rate(
     tooltips = Charts(page).charts["completion-rate"].tooltips
 
     assert len(tooltips) == sum(len(group["phases"]) for group in summary["groups"])
-    assert "fix-vulnerability / gate · 1. edit: 100 % completed, 4 run(s)" in tooltips
-    assert "fix-vulnerability / gate · 2. summary: 75 % completed, 4 run(s)" in tooltips
-    assert "add-tests / unstructured · 1. write: 33 % completed, 3 run(s)" in tooltips
+    assert "fix-vulnerability / gate · 1. edit: 100 % completed, 4 runs" in tooltips
+    assert "fix-vulnerability / gate · 2. summary: 75 % completed, 4 runs" in tooltips
+    assert "add-tests / unstructured · 1. write: 33 % completed, 3 runs" in tooltips
 
 
 def test_the_attempts_histogram_sums_every_group_and_shows_empty_counts(page: str) -> None:
@@ -210,10 +210,10 @@ def test_the_attempts_histogram_sums_every_group_and_shows_empty_counts(page: st
     tooltips = Charts(page).charts["attempts"].tooltips
 
     assert tooltips == [
-        "0 attempt(s): 2 run(s)",
-        "1 attempt(s): 12 run(s)",
-        "2 attempt(s): 2 run(s)",
-        "3 attempt(s): 2 run(s)",
+        "0 attempts: 2 runs",
+        "1 attempt: 12 runs",
+        "2 attempts: 2 runs",
+        "3 attempts: 2 runs",
     ]
 
 
@@ -254,7 +254,7 @@ def test_coarser_groupings_still_give_four_charts(by: GroupBy) -> None:
 
     assert list(charts) == list(CHARTS)
     assert ("no data" in charts["completion-rate"].texts) == (by == "mode")
-    assert charts["attempts"].tooltips[1] == "1 attempt(s): 12 run(s)"
+    assert charts["attempts"].tooltips[1] == "1 attempt: 12 runs"
 
 
 def test_names_from_the_log_are_escaped_everywhere() -> None:
@@ -271,6 +271,31 @@ def test_names_from_the_log_are_escaped_everywhere() -> None:
     charts = Charts(page).charts
     assert list(charts) == list(CHARTS)
     assert f"{HOSTILE} · gate: 100 % of runs accepted" in charts["mode-comparison"].tooltips
+
+
+def test_reading_warnings_are_listed_under_the_totals_escaped() -> None:
+    """A damaged log's warning (it names a file, which may hold markup) is shown as text."""
+    warning = "<b>old.gz</b>: damaged gzip stream (CRC check failed); read 3 lines"
+
+    page = render_html(summarize(LogAggregator(), warnings=[warning]))
+
+    assert '<ul class="warnings"><li>&lt;b&gt;old.gz&lt;/b&gt;: damaged gzip stream' in page
+    assert "<b>" not in page
+
+
+def test_a_cost_no_line_recorded_is_shown_as_missing_not_as_zero() -> None:
+    """Logs of an agent that reports no cost: the cost cells show a dash, never 0.0000."""
+    aggregator = LogAggregator()
+    for text in run_lines(1, "fix", "gate", 1, 1, 5):
+        event = json.loads(text)
+        aggregator.add_line(
+            json.dumps({**event, "cost_usd": None} if "cost_usd" in event else event)
+        )
+
+    page = render_html(summarize(aggregator))
+
+    assert "<td>cost</td><td>–</td>" in page
+    assert "0.0000" not in page
 
 
 def test_an_empty_log_gives_four_charts_that_say_no_data() -> None:
@@ -308,9 +333,13 @@ MEASURE = """<script>
 for (const svg of document.querySelectorAll("svg[data-chart]")) {
   const box = svg.getBoundingClientRect();
   svg.setAttribute("data-size", box.width + "x" + box.height);
+  const frame = svg.parentElement.getBoundingClientRect();
+  svg.setAttribute("data-frame", frame.left + "," + frame.right);
 }
+document.body.setAttribute("data-viewport", document.documentElement.clientWidth);
 </script>"""
-"""Added by the tests only: writes each chart's laid-out size into the DOM for --dump-dom."""
+"""Added by the tests only: writes each chart's laid-out size, the left and right edges of its
+frame, and the viewport's width (without a scroll bar) into the DOM for --dump-dom."""
 browser = pytest.mark.skipif(
     CHROMIUM is None and not REQUIRED, reason="no chromium on PATH (`make chromium`)"
 )
@@ -386,26 +415,51 @@ def test_chromium_paints_the_charts_in_a_screenshot(page: str, tmp_path: Path) -
         assert any(bar in row for row in rows), colour
 
 
+def measured(page: str, tmp_path: Path, name: str) -> Path:
+    """``page`` with the test-only measuring script, and without the policy that would
+    block it."""
+    relaxed, found = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    assert found == 1
+    path = tmp_path / name
+    path.write_text(relaxed.replace("</body>", f"{MEASURE}</body>"))
+    return path
+
+
 @browser
-def test_chromium_lays_out_all_four_charts_at_their_declared_size(
+def test_chromium_lays_out_all_four_charts_in_their_declared_proportions(
     page: str, tmp_path: Path
 ) -> None:
     """A test-only script records each chart's bounding box; the page's own policy forbids
     scripts, so this variant drops it, and the unchanged page runs no script at all."""
-    measured = tmp_path / "measured.html"
-    relaxed, found = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
-    assert found == 1
-    measured.write_text(relaxed.replace("</body>", f"{MEASURE}</body>"))
+    with_script = measured(page, tmp_path, "measured.html")
     as_given = tmp_path / "as-given.html"
     as_given.write_text(page.replace("</body>", f"{MEASURE}</body>"))
 
-    charts = Charts(chromium(tmp_path, "--dump-dom", measured.as_uri())).charts
+    charts = Charts(chromium(tmp_path, "--dump-dom", with_script.as_uri())).charts
     blocked = Charts(chromium(tmp_path, "--dump-dom", as_given.as_uri())).charts
 
     assert list(charts) == list(CHARTS)
     for name, chart in charts.items():
         width, height = (float(n) for n in chart.attrs["data-size"].split("x"))
+        declared_width, declared_height = chart.size()
         assert width > 0 and height > 0, name
-        assert (width, height) == pytest.approx(chart.size(), abs=1), name
+        assert width / height == pytest.approx(declared_width / declared_height, rel=0.01), name
     assert list(blocked) == list(CHARTS)
     assert not any("data-size" in chart.attrs for chart in blocked.values())
+
+
+@browser
+def test_at_1200_pixels_the_charts_fill_the_width_of_the_window(page: str, tmp_path: Path) -> None:
+    """Each chart's frame spans from the page's left margin to its right one: the whole
+    width, not the two thirds a chart at its declared size would leave."""
+    dom = chromium(tmp_path, "--window-size=1200,2000", "--dump-dom",
+                   measured(page, tmp_path, "measured.html").as_uri())  # fmt: skip
+
+    found = re.search(r'data-viewport="([0-9.]+)"', dom)
+    assert found is not None
+    viewport = float(found.group(1))
+    assert 1100 < viewport <= 1200  # the window, less a scroll bar
+    for name, chart in Charts(dom).charts.items():
+        left, right = (float(n) for n in chart.attrs["data-frame"].split(","))
+        assert left == pytest.approx(24, abs=1), name  # the body's margin
+        assert right == pytest.approx(viewport - 24, abs=1), name

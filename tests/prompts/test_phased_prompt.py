@@ -70,6 +70,15 @@ def test_the_ordering_rule_is_stated(fix_task: Task) -> None:
     assert "mark that phase complete again when you finish it" in prompt
 
 
+def test_a_one_phase_task_is_said_to_have_one_phase() -> None:
+    """The count reads as English: "in 1 phase", not "in 1 phases"."""
+    task = Task.model_validate(
+        {"name": "one", "phases": [{"name": "edit", "instructions": "Edit app.py."}]}
+    )
+
+    assert "You MUST complete this task in 1 phase, strictly in order." in phased_prompt(task)
+
+
 @pytest.mark.parametrize(
     ("completion", "says_marker", "says_tools"),
     [("marker", True, False), ("tool", False, True), ("either", True, True)],

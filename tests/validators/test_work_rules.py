@@ -15,6 +15,7 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.phases.completion import Completion
 from phasegate.phases.model import Phase, Task
 from phasegate.validators.issues import IssueCode
 from phasegate.validators.tools import CallRecord, tool_calls
@@ -92,6 +93,25 @@ def test_a_phase_without_its_marker_is_missing_it_and_is_told_the_exact_line(
     assert (issue.phase, issue.field) == (1, "marker")
     assert issue.requirement is not None
     assert issue.requirement.endswith(MARKER_1)
+
+
+@pytest.mark.parametrize(("completion", "missing"), [
+    ("marker", f"no line '{MARKER_1}' in the assistant's text"),
+    ("tool", "no phase_complete(phase=1) call"),
+    ("either", f"neither a phase_complete(phase=1) call nor a line '{MARKER_1}' in the "
+               "assistant's text"),
+])  # fmt: skip
+def test_the_missing_marker_message_names_each_way_it_could_have_been_claimed(
+    fix_task: Task, evidence: Evidence, completion: Completion, missing: str
+) -> None:
+    """The message reads as a sentence in every completion mode (never "no a line ...")."""
+    windows, _ = evidence(fix_task, AssistantText(text="All done, I think."))
+
+    (issue,) = check_marker(windows[0], completion)
+
+    assert issue.message == (
+        f"Phase 1 (edit) was never marked complete: {missing} after the previous phase."
+    )
 
 
 # ---- marker_before_work ---------------------------------------------------------------------

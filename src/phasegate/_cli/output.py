@@ -22,12 +22,13 @@ def print_progress(event: RunEvent) -> None:
 
 def progress_line(event: RunEvent) -> str | None:
     """One stderr line for the events a person watching a run cares about."""
+    from phasegate.metrics.formatting import quantity
     from phasegate.sdk.telemetry import pipeline_events as p
     from phasegate.sdk.telemetry import task_events as t
 
     match event.data:
         case t.RunStarted(phases=phases, agent=agent):
-            return f"▶ {event.task}: {phases} phase(s), mode {event.mode}, agent {agent}"
+            return f"▶ {event.task}: {quantity(phases, 'phase')}, mode {event.mode}, agent {agent}"
         case t.ToolCalled(tool=tool, ok=ok):
             return f"  · {tool} {'ok' if ok else 'FAILED'}"
         case t.PhaseMarker(phase=phase, name=name, text=text, source=source):
@@ -42,7 +43,7 @@ def progress_line(event: RunEvent) -> str | None:
             return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
         case p.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
             how = "resuming at stage" if resumed else "starting at stage"
-            return f"▶ {event.task}: {stages} stage(s), {how} {stage}, agent {agent}"
+            return f"▶ {event.task}: {quantity(stages, 'stage')}, {how} {stage}, agent {agent}"
         case p.PipelineResumed(stage=stage, name=name, how=how):
             where = "the saved session" if how == "session" else "a fresh session with a recap"
             return f"↻ resuming stage {stage} ({name}) in {where}"
@@ -57,7 +58,7 @@ def progress_line(event: RunEvent) -> str | None:
         case p.StageRevision(name=name, to_name=to_name):
             return f"  ↺ stage {name} sends the pipeline back to {to_name}"
         case p.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
-            return f"■ {verdict}: {accepted} stage(s) accepted in {ms} ms"
+            return f"■ {verdict}: {quantity(accepted, 'stage')} accepted in {ms} ms"
     return None
 
 

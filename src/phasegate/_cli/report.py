@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from datetime import UTC, datetime, timedelta
@@ -43,17 +44,24 @@ def report_command(
 ) -> None:
     """Metrics per task, mode and phase from run event logs (phasegate run --log-file)."""
     from phasegate.metrics.aggregate import LogAggregator
-    from phasegate.metrics.reading import log_lines
+    from phasegate.metrics.formatting import quantity
+    from phasegate.metrics.reading import MAX_LINE_BYTES, LogReader
     from phasegate.metrics.render import render_json, render_markdown, render_table
     from phasegate.metrics.summary import summarize
 
+    if output is not None:
+        _refuse_to_overwrite_a_log(output, logs or [])
+    reader = LogReader(logs or [])
     aggregator = LogAggregator(since=parse_since(since) if since else None)
-    aggregator.add_lines(log_lines(logs or []))
+    aggregator.add_lines(reader.lines())
+    for warning in reader.warnings:
+        typer.echo(f"phasegate: warning: {warning}", err=True)
     if aggregator.skipped:
-        typer.echo(
-            f"phasegate: skipped {aggregator.skipped} corrupt or truncated line(s)", err=True
-        )
-    summary = summarize(aggregator, by)
+        what = quantity(aggregator.skipped, "corrupt or truncated line")
+        cap = f"{MAX_LINE_BYTES // (1 << 20)} MiB"
+        longer = f" ({reader.long_lines} longer than {cap})" if reader.long_lines else ""
+        typer.echo(f"phasegate: skipped {what}{longer}", err=True)
+    summary = summarize(aggregator, by, warnings=reader.warnings)
     if output_format == "html":
         from phasegate.metrics.html import render_html
 
@@ -72,6 +80,25 @@ def report_command(
     except OSError as exc:
         raise UsageError(f"cannot write report to {output}: {exc.strerror or exc}") from None
     typer.echo(f"phasegate: wrote {output}", err=True)
+
+
+def _refuse_to_overwrite_a_log(output: Path, logs: list[str]) -> None:
+    """--output must not be one of the logs read (the same path, or the same file through a
+    symlink or a hard link): writing the report would destroy the log."""
+    for log in logs:
+        if log == "-" or not _same_file(output, Path(log)):
+            continue
+        raise UsageError(
+            f"--output {output} is the log {log}: writing the report there would replace the "
+            "log; choose another file"
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: they cannot be one file
+        return False
 
 
 def parse_since(text: str) -> datetime:

@@ -2,8 +2,9 @@
 
 :class:`LogAggregator` takes lines one at a time and keeps only counters, sums and bounded
 histograms, plus a small record per run still in progress; memory stays flat however long
-the log is. Lines that are not JSON objects, or whose fields have the wrong types, are counted
-in ``skipped`` and otherwise ignored. Events of unknown kinds are ignored: logs from newer
+the log is. Lines that are not JSON objects, or whose fields have the wrong types or values no
+real run has (negative, not finite, absurdly large: :mod:`phasegate.metrics.fields`), are
+counted in ``skipped`` and otherwise ignored. Events of unknown kinds are ignored: logs from newer
 versions still read. Pipeline runs are not reported (yet): their own events are unknown kinds
 here, and their ``tool.called`` lines, which carry ``stage`` instead of ``phase``, are passed
 over, so a log mixing task and pipeline runs reports its task runs as if alone.
@@ -22,6 +23,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from phasegate.metrics import fields
 from phasegate.metrics.stats import Outcomes, PhaseStats, RunStats
 
 MAX_OPEN_RUNS = 10_000
@@ -43,8 +45,9 @@ _SKIPPABLE_END = {
 
 @dataclass(slots=True)
 class _OpenRun:
-    started: str
+    started: datetime
     claims: dict[int, str] = field(default_factory=dict)
+    """Timestamps as written: parsed only for the phases that complete (most lines are not)."""
     completed: dict[int, str] = field(default_factory=dict)
 
 
@@ -114,50 +117,62 @@ class LogAggregator:
         """Add one log line."""
         self.add_lines((line,))
 
-    # -- handlers ---------------------------------------------------------------------------
+    # -- handlers: each reads every field it needs before it changes anything, so a corrupt
+    # line (a raised error) leaves no partial count behind.
     def _run_started(self, event: dict[str, Any]) -> None:
+        run_id, started = str(event["run_id"]), fields.moment(event["timestamp"])
         if len(self._open) >= MAX_OPEN_RUNS:
             del self._open[next(iter(self._open))]
-        self._open[str(event["run_id"])] = _OpenRun(started=_timestamp(event))
+        self._open[run_id] = _OpenRun(started=started)
 
     def _phase_marker(self, event: dict[str, Any]) -> None:
-        run = self._open.get(str(event["run_id"]))
+        run_id, phase, at = str(event["run_id"]), fields.phase(event), fields.text(event)
+        run = self._open.get(run_id)
         if run is not None:
-            run.claims[int(event["phase"])] = _timestamp(event)
+            run.claims[phase] = at
 
     def _phase_gate(self, event: dict[str, Any]) -> None:
-        run = self._open.get(str(event["run_id"]))
-        phase = int(event["phase"])
+        run_id, phase, at = str(event["run_id"]), fields.phase(event), fields.text(event)
+        run = self._open.get(run_id)
         if run is not None and event["accepted"] is True and phase not in run.completed:
-            run.completed[phase] = run.claims.get(phase, _timestamp(event))
+            run.completed[phase] = run.claims.get(phase, at)
 
     def _tool_called(self, event: dict[str, Any]) -> None:
         if "stage" in event and "phase" not in event:
             return  # a pipeline run's call
         if event["ok"] is False:
-            task, mode = str(event["task"]), str(event["mode"])
-            self._phase(task, mode, int(event["phase"])).tool_errors += 1
+            task, mode, phase = str(event["task"]), str(event["mode"]), fields.phase(event)
+            self._phase(task, mode, phase).tool_errors += 1
             self._run(task, mode).tool_errors += 1
 
     def _phase_completed(self, event: dict[str, Any]) -> None:
-        self._name(event)
-        phase = int(event["phase"])
-        stats = self._phase(str(event["task"]), str(event["mode"]), phase)
+        task, mode, phase = str(event["task"]), str(event["mode"]), fields.phase(event)
+        name, outcome = event.get("name"), fields.outcome(event)
         accepted = event["status"] == "accepted"
-        _count(stats, event, accepted)
         run = self._open.get(str(event["run_id"]))
+        elapsed = None
         if accepted and run is not None and phase in run.completed:
-            stats.to_completion_ms.add(_elapsed_ms(run.started, run.completed[phase]))
+            elapsed = fields.elapsed_ms(run.started, fields.moment(run.completed[phase]))
+        if isinstance(name, str):
+            self.phase_names[(task, phase)] = name
+        stats = self._phase(task, mode, phase)
+        _count(stats, outcome, accepted)
+        if elapsed is not None:
+            stats.to_completion_ms.add(elapsed)
 
     def _run_completed(self, event: dict[str, Any]) -> None:
-        stats = self._run(str(event["task"]), str(event["mode"]))
-        verdict = event["verdict"]
-        attempts = _count(stats, event, verdict == "accepted")
+        task, mode, run_id = str(event["task"]), str(event["mode"]), str(event["run_id"])
+        verdict, outcome = event["verdict"], fields.outcome(event)
+        duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
+        stats = self._run(task, mode)
+        _count(stats, outcome, verdict == "accepted")
         stats.errors += verdict == "error"
         stats.mismatched += bool(event.get("findings"))
-        stats.duration_ms.add(float(event.get("duration_ms") or 0))
+        if duration is not None:
+            stats.duration_ms.add(duration)
+        attempts = outcome[0]
         stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
-        self._open.pop(str(event["run_id"]), None)
+        self._open.pop(run_id, None)
 
     # -- helpers ----------------------------------------------------------------------------
     def _phase(self, task: str, mode: str, phase: int) -> PhaseStats:
@@ -174,32 +189,16 @@ class LogAggregator:
             stats = self.runs[key] = RunStats()
         return stats
 
-    def _name(self, event: dict[str, Any]) -> None:
-        name = event.get("name")
-        if isinstance(name, str):
-            self.phase_names[(str(event["task"]), int(event["phase"]))] = name
 
-
-def _count(stats: Outcomes, event: dict[str, Any], accepted: bool) -> int:
+def _count(stats: Outcomes, outcome: fields.Outcome, accepted: bool) -> None:
     """Count one finished phase or run (its ``*.completed`` event); its gate checks."""
-    attempts = int(event.get("attempts") or 0)
+    attempts, input_tokens, output_tokens, cost_usd = outcome
     stats.runs += 1
     stats.accepted += accepted
     stats.first_attempt += accepted and attempts == 1
     stats.attempts += attempts
-    stats.input_tokens += int(event.get("input_tokens") or 0)
-    stats.output_tokens += int(event.get("output_tokens") or 0)
-    stats.cost_usd += float(event.get("cost_usd") or 0.0)
-    return attempts
-
-
-def _timestamp(event: dict[str, Any]) -> str:
-    value = event["timestamp"]
-    if not isinstance(value, str):
-        raise TypeError("timestamp must be a string")
-    return value
-
-
-def _elapsed_ms(start: str, end: str) -> float:
-    delta = datetime.fromisoformat(end) - datetime.fromisoformat(start)
-    return max(delta.total_seconds() * 1000, 0.0)
+    stats.input_tokens += input_tokens
+    stats.output_tokens += output_tokens
+    if cost_usd is not None:
+        stats.cost_usd += cost_usd
+        stats.costed += 1

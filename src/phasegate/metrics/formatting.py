@@ -13,6 +13,16 @@ PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
 MODE_COLUMNS = ("task", *MODES, "gate − single-query", "gate − unstructured")
 
 
+def quantity(amount: int, noun: str, plural: str | None = None) -> str:
+    """``1 run``, ``3 runs``, ``0 runs``: a number and its noun, singular only for one."""
+    return f"{amount} {noun if amount == 1 else plural or f'{noun}s'}"
+
+
+def usd(value: float | None) -> str:
+    """``0.5`` → ``$0.5000``; an unknown cost (no line recorded one) is not ``$0.0000``."""
+    return MISSING if value is None else f"${value:.4f}"
+
+
 def percent(value: float | None) -> str:
     """``0.8333`` → ``83 %``."""
     return MISSING if value is None else f"{value * 100:.0f} %"

@@ -22,6 +22,8 @@ from phasegate.metrics.formatting import (
     phase_cells,
     phase_label,
     phase_name,
+    quantity,
+    usd,
 )
 from phasegate.metrics.svg import PALETTE, Bar, Segment, column_chart, row_chart
 
@@ -40,9 +42,11 @@ h1 { margin: 0 0 12px; }
 .totals div { padding: 6px 14px; }
 .totals dt { font-size: 12px; color: #666; }
 .totals dd { margin: 0; font-size: 20px; font-weight: 600; }
-.charts { display: flex; flex-wrap: wrap; gap: 16px; }
-figure { margin: 0; padding: 8px; }
-svg.chart { display: block; max-width: 100%; height: auto; }
+.warnings { color: #8a4b00; }
+.charts { display: grid; gap: 16px;
+          grid-template-columns: repeat(auto-fit, minmax(min(100%, 720px), 1fr)); }
+figure { margin: 0; padding: 8px; min-width: 0; }
+svg.chart { display: block; width: 100%; height: auto; }
 table { border-collapse: collapse; background: #fff; margin: 8px 0 16px; font-size: 14px; }
 th, td { border: 1px solid #dde1e6; padding: 4px 10px; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
@@ -89,7 +93,7 @@ def _completion_chart(groups: list[dict[str, Any]]) -> str:
             if rate is None:  # failed tool calls seen, but no phase.completed: no rate
                 continue
             label = f"{group_label(group)} · {phase_label(phase)}"
-            tip = f"{label}: {percent(rate)} completed, {phase['runs']} run(s)"
+            tip = f"{label}: {percent(rate)} completed, {quantity(phase['runs'], 'run')}"
             bars.append(Bar(label, (Segment(rate, _mode_colour(group["mode"]), tip),)))
     modes = dict.fromkeys(group["mode"] for group in groups)
     legend = [(mode or "all modes", _mode_colour(mode)) for mode in modes]
@@ -109,7 +113,8 @@ def _attempts_chart(groups: list[dict[str, Any]]) -> str:
     bars = []
     for k in keys:
         runs = counts.get(k, 0)
-        bars.append(Bar(str(k), (Segment(runs, PALETTE[0], f"{k} attempt(s): {runs} run(s)"),)))
+        tip = f"{quantity(k, 'attempt')}: {quantity(runs, 'run')}"
+        bars.append(Bar(str(k), (Segment(runs, PALETTE[0], tip),)))
     return column_chart("attempts", "Attempts per run", bars,
                         x_label="gate checks in the run", y_label="runs")  # fmt: skip
 
@@ -157,7 +162,9 @@ def _totals(summary: dict[str, Any]) -> str:
              ("skipped lines", summary["skipped_lines"]),
              ("grouped by", summary["by"]))  # fmt: skip
     cells = "".join(f"<div><dt>{name}</dt><dd>{escape(str(v))}</dd></div>" for name, v in items)
-    return f'<dl class="totals">{cells}</dl>'
+    warnings = "".join(f"<li>{escape(warning)}</li>" for warning in summary["warnings"])
+    notes = f'<ul class="warnings">{warnings}</ul>' if warnings else ""
+    return f'<dl class="totals">{cells}</dl>{notes}'
 
 
 def _group_section(group: dict[str, Any]) -> str:
@@ -169,16 +176,14 @@ def _group_section(group: dict[str, Any]) -> str:
         ("mean attempts", number(group["mean_attempts"])), ("tool errors", group["tool_errors"]),
         ("mismatch rate", percent(group["mismatch_rate"])),
         ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
-        ("cost (USD)", f"{group['cost_usd']:.4f}"),
+        ("cost", usd(group["cost_usd"])),
         ("run time p50 / p95", f"{duration(run_time['p50'])} / {duration(run_time['p95'])}"),
     ]  # fmt: skip
     phases = [
-        [*phase_cells(p), f"{p['input_tokens']} / {p['output_tokens']}", f"{p['cost_usd']:.4f}"]
+        [*phase_cells(p), f"{p['input_tokens']} / {p['output_tokens']}", usd(p["cost_usd"])]
         for p in group["phases"]
     ]
-    phase_table = (
-        _table((*PHASE_COLUMNS, "tokens in / out", "cost (USD)"), phases) if phases else ""
-    )
+    phase_table = _table((*PHASE_COLUMNS, "tokens in / out", "cost"), phases) if phases else ""
     numbers_table = _table(("measure", "value"), [list(row) for row in numbers])
     heading = escape(group_label(group) or "all runs")
     return f'<section class="group"><h3>{heading}</h3>{numbers_table}{phase_table}</section>'

@@ -15,6 +15,8 @@ from phasegate.metrics.formatting import (
     outcome_cells,
     percent,
     phase_cells,
+    quantity,
+    usd,
 )
 
 
@@ -48,6 +50,8 @@ def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[
 def render_markdown(summary: dict[str, Any]) -> str:
     """GitHub-flavoured Markdown (ready for a job summary): one table per section."""
     out = [f"## phasegate report\n\n{_totals(summary)}\n"]
+    out.extend(f"\n- **Warning:** {_md(warning)}" for warning in summary["warnings"])
+    out.append("\n" if summary["warnings"] else "")
     for title, columns, rows in _sections(summary):
         align = ["---" if c in _TEXT_COLUMNS else "---:" for c in columns]
         out.append(f"\n### {_md(title)}\n\n| {' | '.join(columns)} |\n| {' | '.join(align)} |\n")
@@ -65,6 +69,8 @@ def render_table(summary: dict[str, Any], *, width: int = 120, color: bool = Fal
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system="auto" if color else None)
     console.print(_totals(summary), markup=False)
+    for warning in summary["warnings"]:
+        console.print(f"Warning: {warning}", markup=False)
     for title, columns, rows in _sections(summary):
         table = Table(title=title)
         for column in columns:
@@ -77,8 +83,9 @@ def render_table(summary: dict[str, Any], *, width: int = 120, color: bool = Fal
 
 def _totals(summary: dict[str, Any]) -> str:
     skipped = summary["skipped_lines"]
-    note = f", {skipped} corrupt line(s) skipped" if skipped else ""
-    return f"{summary['runs']} run(s) from {summary['lines']} log line(s){note}."
+    note = f", {quantity(skipped, 'corrupt line')} skipped" if skipped else ""
+    runs, lines = quantity(summary["runs"], "run"), quantity(summary["lines"], "log line")
+    return f"{runs} from {lines}{note}."
 
 
 def _run_cells(group: dict[str, Any]) -> list[str]:
@@ -90,7 +97,7 @@ def _run_cells(group: dict[str, Any]) -> list[str]:
         percent(group["mismatch_rate"]),
         duration(group["duration_ms"]["p50"]),
         f"{group['input_tokens']}/{group['output_tokens']}",
-        f"${group['cost_usd']:.4f}",
+        usd(group["cost_usd"]),
     ]
 
 

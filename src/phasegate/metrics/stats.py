@@ -62,7 +62,8 @@ Stats = TypeVar("Stats", Histogram, "PhaseStats", "RunStats")
 @dataclass(slots=True)
 class Outcomes:
     """What phases and runs both count: how many ended, how many were accepted (at once),
-    the gate checks they took, failed tool calls, tokens and cost."""
+    the gate checks they took, failed tool calls, tokens and cost (and how many of them
+    recorded a cost at all, since an unknown cost is not a cost of zero)."""
 
     runs: int = 0
     accepted: int = 0
@@ -72,6 +73,7 @@ class Outcomes:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    costed: int = 0
 
 
 @dataclass(slots=True)

@@ -9,19 +9,25 @@ against ``single-query`` and against ``unstructured``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.stats import Histogram, Outcomes, PhaseStats, RunStats, merge
 from phasegate.modes import MODES, GroupBy
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
+"""The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
+when no line of a group recorded a cost."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
 
-def summarize(aggregator: LogAggregator, by: GroupBy = "phase") -> dict[str, Any]:
-    """The report's content."""
+def summarize(
+    aggregator: LogAggregator, by: GroupBy = "phase", *, warnings: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The report's content; ``warnings`` are what reading the logs ran into
+    (:attr:`phasegate.metrics.reading.LogReader.warnings`)."""
     runs: dict[tuple[str | None, str | None], RunStats] = {}
     phases: dict[tuple[str | None, str | None, int], PhaseStats] = {}
     for (run_task, run_mode), run_stats in aggregator.runs.items():
@@ -57,6 +63,7 @@ def summarize(aggregator: LogAggregator, by: GroupBy = "phase") -> dict[str, Any
         "by": by,
         "lines": aggregator.lines,
         "skipped_lines": aggregator.skipped,
+        "warnings": list(warnings),
         "runs": sum(stats.runs for stats in aggregator.runs.values()),
         "groups": groups,
         "mode_comparison": _mode_comparison(aggregator),
@@ -73,7 +80,7 @@ def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
         "tool_errors": stats.tool_errors,
         "input_tokens": stats.input_tokens,
         "output_tokens": stats.output_tokens,
-        "cost_usd": round(stats.cost_usd, 6),
+        "cost_usd": round(stats.cost_usd, 6) if stats.costed else None,
     }
 
 

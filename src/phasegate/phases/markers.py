@@ -6,12 +6,17 @@ A work phase is claimed complete by a line of *assistant text* of the form::
 
 where ``n`` is the phase's 1-based index in the task. The rules:
 
-* The marker must start its line. Leading spaces, a Markdown heading (``## ``) or bold
+* The marker must start its line. Up to three spaces, a Markdown heading (``## ``) or bold
   (``**``) around it are tolerated, because models decorate; anything else before it on the
   line (``I will print PHASE 1 COMPLETE: ...``) makes it mid-sentence and it does not count.
-* ``PHASE`` and ``COMPLETE`` are upper case; ``phase 1 complete:`` does not count.
-* A marker inside a fenced code block (a line inside three backticks or tildes) is quoted, not
-  said, and does not count.
+  Four spaces or a tab before it make it code (or an indented continuation), not a marker.
+* ``PHASE`` and ``COMPLETE`` are upper case; ``phase 1 complete:`` does not count. ``n`` is
+  one to four ASCII digits (a fullwidth or other non-ASCII digit does not count).
+* A marker a reader of the rendered Markdown would not see as a line of prose is quoted or
+  hidden, not said, and does not count: inside fenced code (closed only by a fence of the
+  same character and at least the same length), indented code, an HTML comment
+  (``<!-- … -->``, across lines too) or a code span running over lines. Lines end at
+  ``\n``, ``\r\n`` or ``\r`` only. :mod:`phasegate.phases.prose` reads that structure.
 * Only assistant text is searched. Text inside tool inputs, tool results and user messages
   never yields a marker: that is decided by the caller
   (:func:`phasegate.validators.windows.entry_claims`), which only passes assistant text here.
@@ -29,16 +34,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from phasegate.phases.prose import prose_lines
+
 MARKER_TEMPLATE = "PHASE {index} COMPLETE: {text}"
 """The marker line the prompt asks for, with the phase's ``index`` and its marker ``text``."""
 
-# A Markdown heading has one to six "#"; a phase number has at most four digits.
+# At most three spaces of indentation (four make code); a Markdown heading has one to six "#";
+# a phase number has one to four ASCII digits (`\d` would take any script's digits).
 _MARKER_LINE = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?PHASE[ \t]+(\d{1,4})[ \t]+COMPLETE:[ \t]*(.*?)[ \t]*$"
+    r" {0,3}(?:#{1,6}[ \t]+)?(?:\*\*|__)?PHASE[ \t]+([0-9]{1,4})[ \t]+COMPLETE:[ \t]*(.*?)[ \t]*"
 )
 """A whole line holding a marker: its phase number, then the text after the colon."""
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-"""A line that opens or closes a fenced code block (closed by the same fence)."""
 _EMPHASIS_EDGES = re.compile(r"^(?:\*\*|__)(?=[ \t])|(?:\*\*|__)$")
 """Bold markup left around a marker's text, to strip."""
 
@@ -61,23 +67,14 @@ def marker_line(index: int, text: str) -> str:
 
 
 def find_markers(text: str) -> list[MarkerMatch]:
-    """Every marker in one block of assistant text, in order.
+    """Every marker in one block of assistant text, in order; ``line`` counts lines as
+    :func:`phasegate.phases.prose.prose_lines` does.
 
     Never raises: any string is valid input, and text without markers gives ``[]``.
     """
     found: list[MarkerMatch] = []
-    in_fence: str | None = None
-    for number, line in enumerate(text.splitlines()):
-        fence = _FENCE.match(line)
-        if fence:
-            if in_fence is None:
-                in_fence = fence.group(1)
-            elif fence.group(1) == in_fence:
-                in_fence = None
-            continue
-        if in_fence is not None:
-            continue
-        match = _MARKER_LINE.match(line)
+    for number, line in prose_lines(text):
+        match = _MARKER_LINE.fullmatch(line)
         if match:
             claim = _EMPHASIS_EDGES.sub("", match.group(2)).strip()
             found.append(MarkerMatch(index=int(match.group(1)), text=claim, line=number))

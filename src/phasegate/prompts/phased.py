@@ -31,6 +31,7 @@ def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
             task_name=task.name,
             description=_paragraph(task.description),
             phase_count=len(task.phases),
+            phase_count_text="1 phase" if len(task.phases) == 1 else f"{len(task.phases)} phases",
             phases="\n\n".join(block.strip() for block in blocks),
             output_rule=output_rule,
         )

@@ -22,15 +22,16 @@ def check_marker(window: PhaseWindow, completion: Completion = "marker") -> list
         return []
     expected = marker_line(window.index, window.phase.marker)
     call = f"{PHASE_COMPLETE}(phase={window.index})"
-    seen = {"tool": f"a {call} call", "marker": f"a line '{expected}' in the assistant's text"}
+    seen = {"tool": f"{call} call", "marker": f"line '{expected}' in the assistant's text"}
     do = {"tool": f"call {call} with a one-line note", "marker": f"print the line: {expected}"}
     ways = [seen[way] for way in claim_ways(completion)]
     todo = [do[way] for way in claim_ways(completion)]
+    missing = f"neither a {ways[0]} nor a {ways[1]}" if len(ways) == 2 else f"no {ways[0]}"
     return [
         Issue.of(
             IssueCode.MARKER_MISSING,
             f"Phase {window.index} ({window.phase.name}) was never marked complete: "
-            f"no {' or '.join(ways)} after the previous phase.",
+            f"{missing} after the previous phase.",
             phase=window.index,
             field="marker",
             requirement=f"When the phase's work is done, {' or '.join(todo)}",

@@ -1,0 +1,112 @@
+"""Reading one event's fields for the report: each of its type, finite and in range.
+
+A log is not trusted: a field that is negative, not finite (``1e999`` parses as infinity),
+too large to mean anything (a 400-digit integer) or of the wrong type makes the whole line
+corrupt (:class:`CorruptLine`), so the aggregator skips it and counts it instead of letting
+one bad value crash the report or skew a mean. The bounds are far past any real run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+MAX_ATTEMPTS = 1_000_000
+"""The most gate checks a phase or run can report."""
+MAX_PHASE = 1_000_000
+"""The highest phase number."""
+MAX_TOKENS = 10**13
+"""The most tokens a phase or run can report."""
+MAX_COST_USD = 1e7
+"""The highest cost of one phase or run, in USD."""
+MAX_DURATION_MS = 1e12
+"""The longest duration, in milliseconds (about 31 years)."""
+
+
+class CorruptLine(ValueError):
+    """A field of a log line cannot be a real value: the line is skipped and counted."""
+
+
+Outcome = tuple[int, int, int, float | None]
+"""The numbers a ``phase.completed`` or ``run.completed`` line reports: gate checks, input
+and output tokens, and the cost in USD (None when the line recorded none: unknown is not
+zero). A plain tuple: one is built for most lines of a report."""
+
+
+def outcome(event: dict[str, Any]) -> Outcome:
+    """The gate checks, tokens and cost of a ``*.completed`` line."""
+    attempts, tokens_in = event.get("attempts"), event.get("input_tokens")
+    tokens_out, cost = event.get("output_tokens"), event.get("cost_usd")
+    # The shape every real line has, checked inline: this runs for most lines of a report.
+    if (
+        type(attempts) is int
+        and type(tokens_in) is int
+        and type(tokens_out) is int
+        and type(cost) is float
+        and 0 <= attempts <= MAX_ATTEMPTS
+        and 0 <= tokens_in <= MAX_TOKENS
+        and 0 <= tokens_out <= MAX_TOKENS
+        and 0 <= cost <= MAX_COST_USD
+    ):
+        return attempts, tokens_in, tokens_out, cost
+    return (
+        count(event, "attempts", MAX_ATTEMPTS),
+        count(event, "input_tokens", MAX_TOKENS),
+        count(event, "output_tokens", MAX_TOKENS),
+        amount(event, "cost_usd", MAX_COST_USD),
+    )
+
+
+def count(event: dict[str, Any], name: str, limit: int) -> int:
+    """A whole number from 0 to ``limit``; 0 when the field is absent or null."""
+    value = event.get(name)
+    if value is None:
+        return 0
+    if type(value) is not int or not 0 <= value <= limit:
+        raise CorruptLine(f"{name} is not a whole number from 0 to {limit}")
+    return value
+
+
+def amount(event: dict[str, Any], name: str, limit: float) -> float | None:
+    """A finite number from 0 to ``limit``; None when the field is absent or null."""
+    value = event.get(name)
+    if value is None:
+        return None
+    # Compared before any conversion: float() of a 400-digit integer would overflow.
+    if type(value) not in (int, float) or not 0 <= value <= limit:  # NaN fails both bounds
+        raise CorruptLine(f"{name} is not a number from 0 to {limit}")
+    return float(value)
+
+
+def phase(event: dict[str, Any]) -> int:
+    """The line's phase number (required)."""
+    value = event["phase"]
+    if type(value) is not int or not 1 <= value <= MAX_PHASE:
+        raise CorruptLine(f"phase is not a whole number from 1 to {MAX_PHASE}")
+    return value
+
+
+def text(event: dict[str, Any], name: str = "timestamp") -> str:
+    """A string field (required); a timestamp is kept as written until it is needed."""
+    value = event[name]
+    if type(value) is not str:
+        raise CorruptLine(f"{name} is not a string")
+    return value
+
+
+def moment(value: object) -> datetime:
+    """A timestamp: an ISO 8601 time with its offset."""
+    if not isinstance(value, str):
+        raise CorruptLine("timestamp is not a string")
+    at = datetime.fromisoformat(value)
+    if at.tzinfo is None:
+        raise CorruptLine("timestamp has no offset")
+    return at
+
+
+def elapsed_ms(start: datetime, end: datetime) -> float:
+    """Milliseconds from ``start`` to ``end`` (0 when the clock went back)."""
+    elapsed = max((end - start).total_seconds() * 1000, 0.0)
+    if elapsed > MAX_DURATION_MS:
+        raise CorruptLine("the time between the two events is out of range")
+    return elapsed

@@ -1,0 +1,31 @@
+"""What the commands print (phasegate._cli.output): counts read as English."""
+
+from __future__ import annotations
+
+import pytest
+
+from phasegate._cli.output import progress_line
+from phasegate.sdk.telemetry.events import RunEvent
+from phasegate.sdk.telemetry.pipeline_events import PipelineStarted
+from phasegate.sdk.telemetry.task_events import RunStarted
+
+
+@pytest.mark.parametrize(("phases", "words"), [(1, "1 phase,"), (2, "2 phases,")])
+def test_the_start_line_of_a_run_counts_its_phases_in_the_singular_for_one(
+    phases: int, words: str
+) -> None:
+    """A one-phase task starts with "1 phase", never "1 phase(s)" or "1 phases"."""
+    data = RunStarted(agent="scripted", workdir="/w", phases=phases, max_attempts=3)
+
+    line = progress_line(RunEvent(data=data, run_id="r", task="fix", mode="gate"))
+
+    assert line == f"▶ fix: {words} mode gate, agent scripted"
+
+
+def test_the_start_line_of_a_pipeline_counts_one_stage_in_the_singular() -> None:
+    """A one-stage pipeline starts with "1 stage"."""
+    data = PipelineStarted(agent="scripted", workdir="/w", stages=1, stage=1, resumed=False)
+
+    line = progress_line(RunEvent(data=data, run_id="r", task="p", mode="gate"))
+
+    assert line == "▶ p: 1 stage, starting at stage 1, agent scripted"
