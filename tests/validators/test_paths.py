@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.helpers.fuzz import bounded_memory, hostile_text
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript
 from phasegate.phases.model import Task
@@ -258,3 +262,34 @@ def test_a_blank_path_names_nothing_outside(
     windows, calls = phase_windows(fix_task, transcript), tool_calls(transcript)
 
     assert check_paths_inside(windows, calls, WORKDIR, allow_reads=False) == []
+
+
+PATHS = st.one_of(
+    hostile_text,
+    st.lists(
+        st.sampled_from(
+            ["C:", "c:", "D:", "", ".", "..", "Users", "x", "proj", "a.md", "\\\\", "/"]
+        ),
+        max_size=6,
+    ).map(lambda parts: "/".join(parts)),
+    st.lists(st.sampled_from(["C:", "users", "X", "proj", "..", "a.md", ""]), max_size=6).map(
+        lambda parts: "\\".join(parts)
+    ),
+)
+
+
+@pytest.mark.fuzz
+@given(PATHS, st.sampled_from([WORKDIR, WINDOWS_WORKDIR, "\\\\srv\\share\\proj", "/"]) | PATHS)
+def test_any_path_against_any_work_directory_is_relative_inside_or_none(
+    path: str, workdir: str
+) -> None:
+    """Never raises; an answer never climbs out and is never absolute (on Windows, no drive
+    with a root after it; on POSIX "A:/0" is a directory "A:" like any other)."""
+    with bounded_memory():
+        relative = relative_to_workdir(path, workdir)
+
+    if relative is not None and relative != ".":
+        parts = relative.split("/")
+        assert ".." not in parts
+        assert not relative.startswith("/")
+        assert not (is_windows_path(workdir) and re.match(r"[A-Za-z]:[\\/]", relative))

@@ -54,14 +54,21 @@ def relative_to_workdir(path: str, workdir: str) -> str | None:
         return _windows_relative(cleaned, workdir.strip())
     if _DRIVE.match(cleaned):
         return None  # a Windows path cannot lie in a POSIX work directory
-    cleaned = cleaned.replace("\\", "/")
-    root = posixpath.normpath(workdir.replace("\\", "/"))
-    joined = posixpath.normpath(posixpath.join(root, cleaned))
+    root = _posix_normpath(workdir.replace("\\", "/"))
+    joined = _posix_normpath(posixpath.join(root, cleaned.replace("\\", "/")))
     if joined == root:
         return "."
     if not joined.startswith(root.rstrip("/") + "/"):
         return None
-    return joined[len(root.rstrip("/")) + 1 :]
+    relative = joined[len(root.rstrip("/")) + 1 :]
+    # Only a relative work directory ("..") leaves ".." in what follows it: that climbs out.
+    return None if ".." in relative.split("/") else relative
+
+
+def _posix_normpath(path: str) -> str:
+    """``posixpath.normpath``, with a leading ``//`` (which POSIX lets it keep) as ``/``."""
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
 
 
 def _windows_relative(path: str, workdir: str) -> str | None:
@@ -72,7 +79,11 @@ def _windows_relative(path: str, workdir: str) -> str | None:
         mine.casefold() != theirs.casefold() for mine, theirs in zip(full, root, strict=False)
     ):
         return None
-    return "/".join(full[len(root) :]) or "."
+    rest = full[len(root) :]
+    # No Windows file name holds a colon ("a.md:x" is a data stream of a.md, "A:" a drive).
+    if ".." in rest or any(":" in part for part in rest):
+        return None
+    return "/".join(rest) or "."
 
 
 def _parts(windows_path: str) -> list[str]:
