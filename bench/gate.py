@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from phasegate import load_task
-from phasegate.evidence.stream_json import parse_stream_json
+from phasegate.evidence.saved_transcript import parse_stream_json
 from phasegate.evidence.workspace import WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 from phasegate.validators.judge import judge

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from phasegate.evidence.stream_json import parse_stream_json
+from phasegate.evidence.saved_transcript import parse_stream_json
 from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript, UserText
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.phases.model import Phase, Task

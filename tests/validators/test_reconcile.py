@@ -12,7 +12,12 @@ import pytest
 from phasegate.evidence.transcript import ToolCall, ToolResult, Transcript
 from phasegate.phases.model import Task
 from phasegate.validators.issues import Issue, IssueCode
-from phasegate.validators.output import check_runtime_rejection, check_schema, check_wrapped
+from phasegate.validators.output import (
+    check_runtime_rejection,
+    check_schema,
+    check_wrapped,
+    claimed_files,
+)
 from phasegate.validators.reconcile import (
     FileReconciliation,
     edit_positions,
@@ -76,6 +81,40 @@ def test_edit_positions_keep_the_last_successful_edit_of_each_file(
     )  # fmt: skip
 
     assert edit_positions(tool_calls(transcript), WORKDIR) == {"app.py": 4, "new.py": 2}
+
+
+def test_edits_recorded_on_windows_are_placed_and_reported_by_relative_path(
+    make_transcript: TranscriptOf, tool_pair: ToolPair
+) -> None:
+    """Drive-letter paths in either case and with either separator name one file, the one git
+    shows as reqs/a.md; an edit on another drive is not a file of the work directory."""
+    workdir = "C:\\Users\\runner\\proj"
+    transcript = make_transcript(
+        tool_pair("Edit", file_path="C:/Users/runner/proj/reqs/a.md"),
+        tool_pair("Edit", file_path="c:\\users\\runner\\proj\\reqs\\a.md"),
+        tool_pair("Write", file_path="D:/other/notes.md"),
+    )
+    calls = tool_calls(transcript)
+
+    assert tool_reported_paths(calls, workdir) == ["reqs/a.md"]
+    assert edit_positions(calls, workdir) == {"reqs/a.md": 2}
+    files = reconcile(tool_reported_paths(calls, workdir), ["reqs/a.md"], None)
+    assert files.edit_not_on_disk == files.change_without_tool == []
+
+
+def test_claims_recorded_on_windows_name_the_same_relative_files() -> None:
+    """A claim in Windows form (backslashes, drive letter, other case) is the relative path."""
+    value = {
+        "files_changed": [
+            "reqs\\a.md",
+            "C:\\Users\\Runner\\proj\\b.md",
+            "c:/users/runner/proj/c.md",
+        ]
+    }
+
+    assert claimed_files("files_changed", value, "C:\\Users\\runner\\proj") == [
+        "b.md", "c.md", "reqs/a.md"
+    ]  # fmt: skip
 
 
 # ---- reconcile -----------------------------------------------------------------------------

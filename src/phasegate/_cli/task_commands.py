@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,6 +29,9 @@ from phasegate._cli.options import (
 from phasegate._cli.output import finish, format_report, print_progress
 from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
+
+if TYPE_CHECKING:
+    from phasegate.evidence.saved_transcript import ReadStats
 
 
 def check(
@@ -114,7 +117,8 @@ def judge(
         typer.Option(
             "--transcript",
             "-t",
-            help="Saved stream-json transcript (claude -p --output-format stream-json --verbose).",
+            help="Saved transcript: stream-json lines (claude -p --output-format stream-json "
+            "--verbose), claude-code-action's execution file, or a Claude Code session log.",
         ),
     ],
     workdir: Annotated[
@@ -123,6 +127,14 @@ def judge(
     before: Annotated[
         str, typer.Option("--before", help="Git revision the run started from.")
     ] = "HEAD",
+    cwd: Annotated[
+        str | None,
+        typer.Option(
+            "--cwd",
+            help="Working directory the run had, which tool paths are relative to "
+            "(default: the one the transcript records, else WORKDIR).",
+        ),
+    ] = None,
     json_output: JsonOutput = False,
 ) -> None:
     """Judge a saved Claude Code transcript against a task, with no agent run.
@@ -134,13 +146,36 @@ def judge(
     from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
 
     task = load_task(task_file)
-    entries, skipped = read_transcript(transcript)
-    if skipped:
-        typer.echo(
-            f"phasegate: {transcript}: skipped {skipped} line(s) that are not JSON", err=True
-        )
-    report = judge_transcript(task, entries, workdir, before=before)
+    entries, stats = read_transcript(transcript)
+    for warning in transcript_warnings(transcript, stats, entries.cwd, cwd):
+        typer.echo(f"phasegate: {warning}", err=True)
+    report = judge_transcript(
+        task, entries, workdir, before=before, cwd=cwd, transcript_file=transcript
+    )
     finish(report, json_output=json_output, human=format_report)
+
+
+def transcript_warnings(
+    path: Path, stats: ReadStats, recorded: str | None, cwd: str | None
+) -> list[str]:
+    """What ``judge`` says on stderr about the transcript it read."""
+    warnings = []
+    if stats.not_json:
+        warnings.append(f"{path}: skipped {stats.not_json} line(s) that are not JSON")
+    if stats.unrecognised:
+        where = "line" if stats.shape == "json-lines" else "element"
+        warnings.append(
+            f"{path}: skipped {stats.unrecognised} JSON value(s) that are not Claude Code "
+            f"messages, e.g. {where} {stats.example_at}: {stats.example}"
+        )
+    if cwd is not None and recorded is not None and cwd != recorded:
+        warnings.append(f"{path} records the working directory {recorded}; using --cwd {cwd}")
+    if cwd is None and recorded is None:
+        warnings.append(
+            f"{path} records no working directory; tool paths are taken relative to --workdir "
+            "(give the run's own with --cwd)"
+        )
+    return warnings
 
 
 def demo(quiet: Quiet = False) -> None:

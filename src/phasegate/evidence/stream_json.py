@@ -1,19 +1,19 @@
 """Normalizing Claude Code messages into transcript entries.
 
 Claude Code's ``--output-format stream-json`` writes one JSON object a line; claude-agent-sdk
-parses the same objects into its message classes. :func:`entries_from_message` handles the
-raw object form, so a saved transcript can be judged offline, and the SDK adapter reuses it.
+parses the same objects into its message classes, and Claude Code's own session logs hold the
+same ``user`` and ``assistant`` objects with bookkeeping around them.
+:func:`entries_from_message` handles the raw object form, so a saved transcript can be judged
+offline, and the SDK adapter reuses it. Reading whole files (JSON lines, arrays, session logs)
+is :mod:`phasegate.evidence.saved_transcript`.
 
-Nothing here raises on odd input: unknown message types and malformed fields are skipped,
-and :func:`parse_stream_json` counts lines that are not JSON objects.
+Nothing here raises on odd input: unknown message types and malformed fields are skipped.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from phasegate.evidence.transcript import (
@@ -24,40 +24,12 @@ from phasegate.evidence.transcript import (
     SessionStart,
     ToolCall,
     ToolResult,
-    Transcript,
     TurnUsage,
     Usage,
     UserText,
 )
 
 SYNTHETIC_MODEL = "<synthetic>"
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedTranscript:
-    """A transcript read from stream-json lines, and how many lines were not usable."""
-
-    transcript: Transcript
-    skipped_lines: int
-
-
-def parse_stream_json(lines: Iterable[str]) -> ParsedTranscript:
-    """Read stream-json lines (blank lines ignored, bad lines counted in ``skipped_lines``)."""
-    entries: list[Entry] = []
-    skipped = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # ValueError: also over-long integer literals
-            skipped += 1
-            continue
-        if not isinstance(message, dict):
-            skipped += 1
-            continue
-        entries.extend(entries_from_message(message))
-    return ParsedTranscript(Transcript(entries=tuple(entries)), skipped)
 
 
 def entries_from_message(message: Mapping[str, Any]) -> list[Entry]:
@@ -88,10 +60,13 @@ def _assistant_entries(message: Mapping[str, Any]) -> list[Entry]:
     body = message.get("message")
     if not isinstance(body, Mapping):
         return []
-    # Text from the runtime itself (API errors) or from a subagent is not the model's own
-    # answer in this session: it must never complete a phase.
+    # Text from the runtime itself (API errors) or from a subagent (stream-json names its
+    # parent tool call; a session log marks it a sidechain) is not the model's own answer in
+    # this session: it must never complete a phase.
     not_model_output = (
-        body.get("model") == SYNTHETIC_MODEL or message.get("parent_tool_use_id") is not None
+        body.get("model") == SYNTHETIC_MODEL
+        or message.get("parent_tool_use_id") is not None
+        or message.get("isSidechain") is True
     )
     entries: list[Entry] = []
     if isinstance(body.get("usage"), Mapping) and not not_model_output:

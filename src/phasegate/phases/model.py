@@ -125,6 +125,11 @@ class Task(BaseModel):
         default="keep",
         description="revert: a run that is not accepted restores the work directory.",
     )
+    allow_reads_outside: bool = Field(
+        default=True,
+        description="Reading files outside the work directory is a finding; false fails the "
+        "gate instead (path_outside_workdir). Changing files outside it always fails.",
+    )
 
     @field_validator("phases")
     @classmethod

@@ -39,6 +39,7 @@ class IssueCode(StrEnum):
     EXIT_CONDITION_FAILED = "exit_condition_failed"
     EDIT_NOT_ON_DISK = "edit_not_on_disk"
     CHANGE_WITHOUT_TOOL = "change_without_tool"
+    READ_OUTSIDE_WORKDIR = "read_outside_workdir"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {

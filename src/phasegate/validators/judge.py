@@ -24,7 +24,7 @@ from phasegate.validators.output import (
     check_wrapped,
     claimed_files,
 )
-from phasegate.validators.paths import check_paths_inside
+from phasegate.validators.paths import check_paths_inside, find_reads_outside
 from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
 from phasegate.validators.tools import CallRecord, tool_calls
 from phasegate.validators.windows import PhaseWindow, phase_windows
@@ -76,6 +76,8 @@ class Judgment:
     files_claimed: tuple[str, ...]
     reconciliation: FileReconciliation
     """Tool-reported, on-disk and claimed files over the whole run."""
+    findings: tuple[Issue, ...] = ()
+    """Reported, not judged: reads outside the work directory the task allows."""
 
     @property
     def accepted(self) -> bool:
@@ -106,7 +108,9 @@ def judge(
     windows = phase_windows(task, transcript, markers=markers)
     calls = tool_calls(transcript)
     late = find_late_work(windows, calls) if markers else {}
-    outside = check_paths_inside(windows, calls, workdir)
+    allow_reads = task.allow_reads_outside
+    outside = check_paths_inside(windows, calls, workdir, allow_reads=allow_reads)
+    findings = find_reads_outside(windows, calls, workdir) if allow_reads else []
     changed = timeline.total().paths
     last_index = windows[-1].index
     completion = task.completion if markers else "either"
@@ -161,6 +165,7 @@ def judge(
             changed,
             files_claimed if output_phase is not None and output_phase.claims_files else None,
         ),
+        findings=tuple(findings),
     )
 
 

@@ -3,12 +3,23 @@
 Everything is compared as POSIX paths relative to the work directory: ``./src/a.py``,
 ``src//a.py`` and ``/work/dir/src/a.py`` are all ``src/a.py``. A path that leaves the work
 directory (absolute elsewhere, or climbing out with ``..``) normalizes to ``None``.
+
+A work directory with a drive letter (``C:\\Users\\x\\proj``) was recorded on Windows: there
+both separators count, drive letters and names compare case-insensitively, a path on another
+drive is outside, and ``\\a.md`` is the root of the work directory's drive. Elsewhere names
+are case-sensitive, and a drive-letter path is never inside the work directory.
+
+The policy for tools that name a path outside the work directory: a tool that may change a
+file fails the gate (``path_outside_workdir``); a tool that only reads is a finding
+(``read_outside_workdir``), unless the task forbids such reads.
 """
 
 from __future__ import annotations
 
+import ntpath
 import posixpath
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.tools import CallRecord
@@ -17,44 +28,131 @@ from phasegate.validators.windows import PhaseWindow
 PATH_KEYS = ("file_path", "notebook_path", "path")
 """Tool input keys that name a file or directory."""
 
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+"""Tools that only look at files. Any other tool naming a path may change it."""
+
+_DRIVE = re.compile(r"[A-Za-z]:(?:[\\/]|$)")
+_UNC = re.compile(r"[\\/]{2}[^\\/]+[\\/][^\\/]+")
+
+
+def is_windows_path(path: str) -> bool:
+    """Whether ``path`` is an absolute Windows path: a drive letter or a UNC share."""
+    cleaned = path.strip()
+    return bool(_DRIVE.match(cleaned) or (cleaned.startswith("\\") and _UNC.match(cleaned)))
+
 
 def relative_to_workdir(path: str, workdir: str) -> str | None:
-    """``path`` relative to ``workdir`` in POSIX form, or None when it lies outside."""
-    cleaned = path.strip().replace("\\", "/")
+    """``path`` relative to ``workdir`` in POSIX form, or None when it lies outside.
+
+    ``"."`` is the work directory itself. On a Windows work directory the result keeps the
+    case ``path`` gave its names in.
+    """
+    cleaned = path.strip()
     if not cleaned:
         return None
-    root = posixpath.normpath(workdir.replace("\\", "/"))
-    joined = posixpath.normpath(posixpath.join(root, cleaned))
+    if is_windows_path(workdir):
+        return _windows_relative(cleaned, workdir.strip())
+    if _DRIVE.match(cleaned):
+        return None  # a Windows path cannot lie in a POSIX work directory
+    root = _posix_normpath(workdir.replace("\\", "/"))
+    joined = _posix_normpath(posixpath.join(root, cleaned.replace("\\", "/")))
     if joined == root:
         return "."
     if not joined.startswith(root.rstrip("/") + "/"):
         return None
-    return joined[len(root.rstrip("/")) + 1 :]
+    relative = joined[len(root.rstrip("/")) + 1 :]
+    # Only a relative work directory ("..") leaves ".." in what follows it: that climbs out.
+    return None if ".." in relative.split("/") else relative
+
+
+def _posix_normpath(path: str) -> str:
+    """``posixpath.normpath``, with a leading ``//`` (which POSIX lets it keep) as ``/``."""
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
+def _windows_relative(path: str, workdir: str) -> str | None:
+    root = _parts(ntpath.normpath(workdir))
+    # ntpath.join resolves what Windows would: another drive wins, "\a" is the drive's root.
+    full = _parts(ntpath.normpath(ntpath.join(ntpath.normpath(workdir), path)))
+    if len(full) < len(root) or any(
+        mine.casefold() != theirs.casefold() for mine, theirs in zip(full, root, strict=False)
+    ):
+        return None
+    rest = full[len(root) :]
+    # No Windows file name holds a colon ("a.md:x" is a data stream of a.md, "A:" a drive).
+    if ".." in rest or any(":" in part for part in rest):
+        return None
+    return "/".join(rest) or "."
+
+
+def _parts(windows_path: str) -> list[str]:
+    return [part for part in windows_path.replace("/", "\\").split("\\") if part]
 
 
 def check_paths_inside(
-    windows: Sequence[PhaseWindow], calls: Sequence[CallRecord], workdir: str
+    windows: Sequence[PhaseWindow],
+    calls: Sequence[CallRecord],
+    workdir: str,
+    *,
+    allow_reads: bool = True,
 ) -> list[Issue]:
     """``path_outside_workdir``: a tool call names a path outside the work directory.
 
+    Tools that only read are left out when ``allow_reads`` (see :func:`find_reads_outside`).
     The issue belongs to the phase whose window holds the call.
     """
     issues: list[Issue] = []
+    for record, key, value, owner in _outside(windows, calls, workdir):
+        reads = record.call.name in READ_TOOLS
+        if reads and allow_reads:
+            continue
+        issues.append(
+            Issue.of(
+                IssueCode.PATH_OUTSIDE_WORKDIR,
+                f"{record.call.name} was called with {key}={value!r}, "
+                f"which is outside the work directory {workdir}.",
+                phase=owner,
+                field=f"{record.call.name}.{key}",
+                provided=value,
+                requirement=(
+                    f"Read only files inside {workdir}: this task does not allow reading others."
+                    if reads
+                    else f"Only touch files inside {workdir}."
+                ),
+            )
+        )
+    return issues
+
+
+def find_reads_outside(
+    windows: Sequence[PhaseWindow], calls: Sequence[CallRecord], workdir: str
+) -> list[Issue]:
+    """``read_outside_workdir`` findings: a reading tool names a path outside the work
+    directory. Reported, not judged."""
+    return [
+        Issue.of(
+            IssueCode.READ_OUTSIDE_WORKDIR,
+            f"{record.call.name} read {value!r} ({key}), outside the work directory {workdir}.",
+            phase=owner,
+            field=f"{record.call.name}.{key}",
+            provided=value,
+        )
+        for record, key, value, owner in _outside(windows, calls, workdir)
+        if record.call.name in READ_TOOLS
+    ]
+
+
+def _outside(
+    windows: Sequence[PhaseWindow], calls: Sequence[CallRecord], workdir: str
+) -> Iterator[tuple[CallRecord, str, str, int | None]]:
+    """Each call's path outside the work directory: the call, its key, the path, its phase."""
     for record in calls:
         for key in PATH_KEYS:
             value = record.call.input.get(key)
-            if not isinstance(value, str) or relative_to_workdir(value, workdir) is not None:
+            if not isinstance(value, str) or not value.strip():
+                continue  # a blank path names nothing
+            if relative_to_workdir(value, workdir) is not None:
                 continue
             owner = next((w.index for w in windows if record.position in w), None)
-            issues.append(
-                Issue.of(
-                    IssueCode.PATH_OUTSIDE_WORKDIR,
-                    f"{record.call.name} was called with {key}={value!r}, "
-                    f"which is outside the work directory {workdir}.",
-                    phase=owner,
-                    field=f"{record.call.name}.{key}",
-                    provided=value,
-                    requirement=f"Only touch files inside {workdir}.",
-                )
-            )
-    return issues
+            yield record, key, value, owner

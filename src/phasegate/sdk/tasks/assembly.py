@@ -1,7 +1,8 @@
 """Turning a judged run into its :class:`~phasegate.sdk.tasks.report.RunReport`.
 
 Pure bookkeeping: statuses per phase, durations from the entry times, each phase's share of
-the cost, and the reconciliation findings. The runner hands in what it saw.
+the cost, and the findings (reconciliation differences, reads outside the work directory).
+The runner hands in what it saw.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         files_changed=list(judgment.files_changed),
         files_claimed=list(judgment.files_claimed),
         reconciliation=judgment.reconciliation,
-        findings=reconciliation_findings(judgment.reconciliation),
+        findings=[*reconciliation_findings(judgment.reconciliation), *judgment.findings],
         reverted=facts.reverted,
         usage=usage,
         duration_ms=facts.duration_ms,

@@ -94,7 +94,8 @@ class RunReport(BaseModel):
     )
     findings: list[Issue] = Field(
         default_factory=list,
-        description="Reconciliation differences as coded findings (reported, not judged).",
+        description="Coded findings, reported and not judged: reconciliation differences and "
+        "reads outside the work directory.",
     )
     reverted: RevertReport | None = Field(
         default=None, description="What on_reject: revert restored (null when nothing ran)."

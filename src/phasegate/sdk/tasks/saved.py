@@ -1,22 +1,26 @@
 """Judging a saved Claude Code transcript against a task, with no agent run.
 
-The transcript is stream-json, as written by ``claude -p --output-format stream-json
---verbose`` or kept by CI actions as an execution log. Tool paths are taken relative to the
-working directory the transcript records, so a transcript from a CI runner is judged in any
-checkout of the same repository. The disk evidence comes from git: what changed in the work
-directory since a revision (default ``HEAD``). Lacking snapshots from the run, each change is
-placed right after the last tool call that edited the file (or the last shell command, for a
-change no editing tool names), which is what per-phase ``require_changes`` needs.
+The transcript is what Claude Code or a CI action kept of a run: stream-json lines (``claude
+-p --output-format stream-json --verbose``, with or without partial messages and hook
+events), claude-code-action's execution file (a JSON array of the same messages), or Claude
+Code's own session log; :mod:`phasegate.evidence.saved_transcript` tells them apart by content.
+Tool paths are taken relative to the working directory the transcript records (or the one the
+caller states), so a transcript from a CI runner, Windows included, is judged in any checkout
+of the same repository. The disk evidence comes from git: what changed in the work directory
+since a revision (default ``HEAD``). Lacking snapshots from the run, each change is placed
+right after the last tool call that edited the file (or the last shell command, for a change
+no editing tool names), which is what per-phase ``require_changes`` needs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 from phasegate.errors import UsageError
-from phasegate.evidence.stream_json import parse_stream_json
+from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
-from phasegate.evidence.workspace import attributed_timeline
+from phasegate.evidence.workspace import WorkspaceDiff, attributed_timeline
 from phasegate.phases.model import Task
 from phasegate.sdk.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report
@@ -29,30 +33,91 @@ from phasegate.validators.tools import tool_calls
 SHELL_TOOLS = frozenset({"Bash"})
 """Tools that may change any file: a change no editing tool names is put after the last one."""
 
+MAX_TRANSCRIPT_BYTES = 128 * 1024 * 1024
+"""The largest transcript file read (the file is read whole): 128 MiB."""
 
-def read_transcript(path: Path) -> tuple[Transcript, int]:
-    """The transcript in a stream-json file, and how many of its lines were skipped."""
+_CHUNK_BYTES = 1024 * 1024
+
+EXPECTED_SHAPES = (
+    "Claude Code stream-json lines (`claude -p --output-format stream-json --verbose`), "
+    "a JSON array of those messages (claude-code-action's execution file), or a Claude Code "
+    "session log (~/.claude/projects/<project>/<session>.jsonl)"
+)
+"""What a transcript file may hold, as error messages say it."""
+
+
+def read_transcript(
+    path: Path, *, max_bytes: int = MAX_TRANSCRIPT_BYTES
+) -> tuple[Transcript, ReadStats]:
+    """The transcript saved in ``path``, and how its messages were read.
+
+    Raises :class:`~phasegate.errors.UsageError` when the file cannot be read, is larger
+    than ``max_bytes``, or holds no Claude Code message at all.
+    """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as file:
+            data = _read_at_most(file, max_bytes)
     except OSError as exc:
         raise UsageError(f"cannot read transcript {path}: {exc.strerror or exc}") from None
-    parsed = parse_stream_json(text.splitlines())
-    if not parsed.transcript.entries:
+    if data is None:
         raise UsageError(
-            f"{path} holds no Claude Code messages ({parsed.skipped_lines} line(s) skipped); "
-            "expected stream-json lines as written by `claude -p --output-format stream-json "
-            "--verbose`"
+            f"transcript {path} is larger than {max_bytes} bytes, the most a transcript may "
+            "have; judge the transcript of a single run (cut the file to it)",
+            option="max_bytes",
         )
-    return parsed.transcript, parsed.skipped_lines
+    text = data.decode("utf-8", errors="replace")
+    del data  # only the text is held while it is read
+    parsed = read_transcript_text(text)
+    stats = parsed.stats
+    if stats.understood == 0:
+        raise UsageError(
+            f"{path} holds no Claude Code messages ({_account(stats)}); expected {EXPECTED_SHAPES}"
+        )
+    return parsed.transcript, stats
+
+
+def _read_at_most(file: BinaryIO, max_bytes: int) -> bytearray | None:
+    """The file's bytes, or None when it has more than ``max_bytes``. Read in chunks: one
+    ``read(max_bytes + 1)`` would set aside the whole limit even for a small file."""
+    data = bytearray()
+    while chunk := file.read(_CHUNK_BYTES):
+        data += chunk
+        if len(data) > max_bytes:
+            return None
+    return data
+
+
+def _account(stats: ReadStats) -> str:
+    """What was found instead of messages, in a few words."""
+    found = [
+        f"{stats.not_json} line(s) that are not JSON" if stats.not_json else "",
+        f"{stats.unrecognised} other JSON value(s)" if stats.unrecognised else "",
+        f"{stats.ignored} line(s) with nothing to judge" if stats.ignored else "",
+    ]
+    found = [part for part in found if part]
+    where = "line" if stats.shape == "json-lines" else "element"
+    example = f", e.g. {where} {stats.example_at}: {stats.example}" if stats.example else ""
+    return (", ".join(found) or "it is empty") + example
 
 
 def judge_transcript(
-    task: Task, transcript: Transcript, workdir: Path, *, before: str = "HEAD"
+    task: Task,
+    transcript: Transcript,
+    workdir: Path,
+    *,
+    before: str = "HEAD",
+    cwd: str | None = None,
+    transcript_file: Path | None = None,
 ) -> RunReport:
     """Judge ``transcript`` against ``task``, with the disk changes in ``workdir`` since
-    ``before``; the report has the shape and verdicts of a run's."""
-    diff = disk_changes_since(workdir, before)
-    recorded = transcript.cwd or str(workdir.resolve())
+    ``before``; the report has the shape and verdicts of a run's.
+
+    Tool paths are resolved against ``cwd`` when given, else against the working directory
+    the transcript records, else against ``workdir`` itself. ``transcript_file``, the file
+    the transcript was read from, is not the agent's work when it lies in ``workdir``.
+    """
+    diff = _without(disk_changes_since(workdir, before), workdir, transcript_file)
+    recorded = cwd or transcript.cwd or str(workdir.resolve())
     calls = tool_calls(transcript)
     positions = edit_positions(calls, recorded)
     shell = [r.position for r in calls if r.ok and r.call.name in SHELL_TOOLS]
@@ -83,4 +148,19 @@ def judge_transcript(
             api_retries=0,
             error=error,
         ),
+    )
+
+
+def _without(diff: WorkspaceDiff, workdir: Path, file: Path | None) -> WorkspaceDiff:
+    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer)."""
+    if file is None:
+        return diff
+    try:
+        own = file.resolve().relative_to(workdir.resolve()).as_posix()
+    except ValueError:  # not in the work directory
+        return diff
+    return WorkspaceDiff(
+        added=tuple(p for p in diff.added if p != own),
+        modified=tuple(p for p in diff.modified if p != own),
+        deleted=tuple(p for p in diff.deleted if p != own),
     )

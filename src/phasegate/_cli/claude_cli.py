@@ -1,0 +1,29 @@
+"""``phasegate claude-cli``: the path of the Claude Code CLI phasegate runs.
+
+The CLI ships inside the claude-agent-sdk wheel, so a plain ``claude`` is often not on
+``PATH``; ``"$(phasegate claude-cli)" -p ...`` runs the same CLI ``phasegate run`` would.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from phasegate.errors import UsageError
+
+
+def claude_cli() -> None:
+    """Print the path of the Claude Code CLI phasegate runs (bundled with claude-agent-sdk).
+
+    Use it to run Claude Code yourself, e.g. "$(phasegate claude-cli)" -p "..." --output-format
+    stream-json --verbose > run.jsonl
+    """
+    from phasegate.sdk.agents.claude.cli import find_claude_cli
+
+    cli = find_claude_cli()
+    if cli is None:
+        raise UsageError(
+            "no Claude Code CLI found: claude-agent-sdk's bundled CLI is missing and `claude` "
+            "is not on PATH; reinstall phasegate (pip install --force-reinstall "
+            "claude-agent-sdk) or install Claude Code"
+        )
+    typer.echo(str(cli))

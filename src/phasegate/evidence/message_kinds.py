@@ -1,0 +1,96 @@
+"""Which JSON values are Claude Code messages, and which of those carry evidence.
+
+A saved transcript mixes the messages phasegate judges (the session start, the model's
+turns, tool results, the run's result) with lines Claude Code writes for other readers:
+partial-message deltas, hook lifecycle events, rate-limit notices, and the bookkeeping of
+its own session logs. Those are known and skipped silently. Anything else is not a Claude
+Code message at all (another tool's log, a phasegate event log, a bare number) and is
+counted, so a reader can say that a file was not understood instead of judging it as a run
+in which nothing happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+MessageKind = Literal["conversation", "ignored", "unrecognised"]
+"""``conversation``: a message phasegate reads evidence from; ``ignored``: a Claude Code line
+with nothing to judge; ``unrecognised``: not a Claude Code message."""
+
+CONVERSATION_TYPES = frozenset({"user", "assistant", "result"})
+"""Message types that carry the run itself (with ``system`` lines of subtype ``init``)."""
+
+KNOWN_IGNORED_TYPES = frozenset(
+    {
+        # stream-json (`claude -p --output-format stream-json --verbose`) and SDK messages
+        "stream_event",  # --include-partial-messages: raw API deltas, repeated in full later
+        "rate_limit_event",
+        "tool_progress",
+        "tool_use_summary",
+        "auth_status",
+        "keep_alive",
+        "control_request",
+        "control_response",
+        "control_cancel_request",
+        "conversation_reset",
+        "streamlined_text",
+        "streamlined_tool_use_summary",
+        "prompt_suggestion",
+        # Claude Code's session logs (~/.claude/projects/<project>/<session>.jsonl)
+        "summary",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "tag",
+        "file-history-snapshot",
+        "attribution-snapshot",
+        "queue-operation",
+        "permission-mode",
+        "attachment",
+        "progress",
+        "last-prompt",
+        "pr-link",
+        "worktree-state",
+        "cost-state",
+        "tools-used",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "atis-latch",
+    }
+)
+"""Claude Code line types that hold nothing phasegate judges. Every ``system`` line but
+``init`` (hook events, status, retries, ``thinking_tokens``, compaction) is skipped too."""
+
+SESSION_ID_KEYS = ("session_id", "sessionId")
+"""Where Claude Code names the session: stream-json lines and session-log lines."""
+
+
+def message_kind(message: object) -> MessageKind:
+    """How a reader treats one JSON value of a saved transcript.
+
+    A line type Claude Code adds in a later version is skipped rather than counted when it
+    carries a session id, as every line the CLI writes does.
+    """
+    if not isinstance(message, Mapping):
+        return "unrecognised"
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        return "unrecognised"
+    if kind in ("user", "assistant"):
+        return "conversation" if isinstance(message.get("message"), Mapping) else "unrecognised"
+    if kind == "result":
+        return "conversation"
+    if kind == "system":
+        subtype = message.get("subtype")
+        if subtype == "init":
+            return "conversation"
+        return "ignored" if isinstance(subtype, str) else "unrecognised"
+    if kind in KNOWN_IGNORED_TYPES or _has_session_id(message):
+        return "ignored"
+    return "unrecognised"
+
+
+def _has_session_id(message: Mapping[str, Any]) -> bool:
+    return any(isinstance(message.get(key), str) for key in SESSION_ID_KEYS)
