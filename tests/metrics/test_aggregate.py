@@ -24,7 +24,7 @@ from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.event_log import synthetic_log_lines
 from tests.helpers.cli import phasegate
 from tests.helpers.fuzz import bounded_memory
-from tests.helpers.logs import START, three_runs
+from tests.helpers.logs import START, LogWriter, three_runs
 
 
 def summary_of(lines: list[str] | list[bytes], **options: Any) -> dict[str, Any]:
@@ -55,6 +55,18 @@ def test_runs_phases_and_modes_are_counted_exactly() -> None:
     single = group(summary, "single-query")
     assert (single["success_rate"], single["mismatch_rate"]) == (0.0, 1.0)
     assert single["phases"][0]["completion_rate"] == 0.0
+
+
+def test_a_read_outside_the_work_directory_is_no_reconciliation_mismatch() -> None:
+    """Only claims, tools and disk disagreeing count as a mismatch, not every finding."""
+    log = LogWriter()
+    phases = [{"name": "edit", "status": "accepted", "attempts": 1, "gate_s": 1}]
+    log.run("r1", "gate", phases, verdict="accepted", attempts=1,
+            findings=["read_outside_workdir"])  # fmt: skip
+    log.run("r2", "gate", phases, verdict="accepted", attempts=1,
+            findings=["read_outside_workdir", "change_without_tool"])  # fmt: skip
+
+    assert group(summary_of(log.lines), "gate")["mismatch_rate"] == 0.5
 
 
 def test_time_to_completion_runs_from_the_start_to_the_claim_the_gate_accepted() -> None:

@@ -25,6 +25,7 @@ from pydantic_core import from_json
 
 from phasegate.metrics import fields
 from phasegate.metrics.stats import Outcomes, PhaseStats, RunStats
+from phasegate.validators.reconcile import RECONCILIATION_CODES
 
 MAX_OPEN_RUNS = 10_000
 """Runs kept open at once waiting for their ``run.completed``; older ones are dropped."""
@@ -167,7 +168,7 @@ class LogAggregator:
         stats = self._run(task, mode)
         _count(stats, outcome, verdict == "accepted")
         stats.errors += verdict == "error"
-        stats.mismatched += bool(event.get("findings"))
+        stats.mismatched += _disagrees(event.get("findings"))
         if duration is not None:
             stats.duration_ms.add(duration)
         attempts = outcome[0]
@@ -202,3 +203,11 @@ def _count(stats: Outcomes, outcome: fields.Outcome, accepted: bool) -> None:
     if cost_usd is not None:
         stats.cost_usd += cost_usd
         stats.costed += 1
+
+
+def _disagrees(findings: object) -> bool:
+    """Whether a run's findings include one of reconciliation (a read outside the work
+    directory is a finding too, but claims, tools and disk agree)."""
+    return isinstance(findings, list) and any(
+        isinstance(code, str) and code in RECONCILIATION_CODES for code in findings
+    )

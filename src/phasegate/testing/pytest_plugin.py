@@ -12,13 +12,13 @@ so it imports nothing heavy at module level.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import pytest
+
+from phasegate.sdk.agents.claude.cli import bundled_claude_cli as bundled_cli_path
 
 if TYPE_CHECKING:
     from phasegate.testing.model_server import ScriptedModelServer
@@ -35,21 +35,6 @@ class ScriptedServerFactory(Protocol):
     ) -> ScriptedModelServer:
         """Start a server that replays ``script`` (a Script, or a YAML/JSON file path)."""
         ...
-
-
-def bundled_cli_path() -> Path | None:
-    """The Claude Code CLI shipped inside the claude-agent-sdk wheel, or None if absent.
-
-    Found through the package's location, without importing it (that costs about 0.6 s).
-    """
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for package_dir in spec.submodule_search_locations:
-        cli = Path(package_dir) / "_bundled" / "claude"
-        if cli.is_file() and os.access(cli, os.X_OK):
-            return cli
-    return None
 
 
 @pytest.fixture(scope="session")

@@ -96,6 +96,17 @@ def reconcile(
     )
 
 
+RECONCILIATION_CODES = frozenset(
+    {
+        IssueCode.CHANGED_NOT_CLAIMED,
+        IssueCode.CLAIMED_NOT_CHANGED,
+        IssueCode.EDIT_NOT_ON_DISK,
+        IssueCode.CHANGE_WITHOUT_TOOL,
+    }
+)
+"""The codes of :func:`reconciliation_findings`: claims, tools and disk disagreeing."""
+
+
 def reconciliation_findings(files: FileReconciliation) -> list[Issue]:
     """Each difference as an issue with its own code (for reports, not for the gate)."""
     findings: list[tuple[IssueCode, list[str], str]] = [
