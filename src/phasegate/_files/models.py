@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from phasegate._files.parsing import ParseProblem, parse_data, read_text
+from phasegate._files.limits import ParseProblem
+from phasegate._files.parsing import parse_data, read_text
 from phasegate.errors import _FileFieldError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
