@@ -210,3 +210,42 @@ def test_alias_bombs_raise_only_phasegate_errors_in_bounded_memory(
     path = tmp_path / "bomb.yaml"
     path.write_text(text, encoding="utf-8")
     only_phasegate_errors(path, pipeline=pipeline)
+
+
+PATHS = [
+    "a.md",
+    "b.json",
+    "sub/c.yaml",
+    "broken.json",
+    "../outside.md",
+    "../../../../etc/passwd",
+    "/etc/passwd",
+    "/dev/zero",
+    "",
+    ".",
+    "sub",
+    "a.md\x00",
+    "file.yaml",
+    "~/x",
+]
+
+
+@FIXTURE_SCOPE
+@given(
+    prompt_file=st.sampled_from(PATHS) | st.text(max_size=10),
+    schema=values | st.sampled_from(PATHS),
+    task=st.sampled_from(PATHS) | values,
+)
+def test_any_files_a_pipeline_names_raise_only_pipeline_file_errors(
+    tmp_path: Path, prompt_file: str, schema: Any, task: Any
+) -> None:
+    """Prompt files, json_valid schemas and stage tasks pointing anywhere, at anything."""
+    files(tmp_path)
+    check = {"json_valid": {"path": "o.json", "schema": schema}}
+    stages = [
+        {"name": "a", "prompt_file": prompt_file, "exit_when": [check]},
+        {"name": "b", "task": task},
+    ]
+    path = tmp_path / "file.json"
+    path.write_text(json.dumps({"name": "p", "stages": stages}), encoding="utf-8")
+    only_phasegate_errors(path, pipeline=True)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from tests.helpers.http import counting_server
 
+from phasegate._files import MAX_NODES
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.loading import load_task
 from phasegate.phases.pipeline import load_pipeline
@@ -242,3 +243,14 @@ def test_a_schema_put_together_without_loading_is_checked_before_a_run() -> None
     assert schema_problem({"type": "object"}) is None
     assert "cannot be resolved" in str(schema_problem({"$ref": "missing.json"}))
     assert "leads back to where it started" in str(schema_problem({"$ref": "#"}))
+
+
+def test_the_files_a_schema_refers_to_share_one_budget_of_values(tmp_path: Path) -> None:
+    """Many files each within the limit cannot add up to more than one file may hold."""
+    for n in range(3):
+        write_json(tmp_path / f"s{n}.json", {"enum": list(range(MAX_NODES // 2))})
+    schema = {"anyOf": [{"$ref": f"s{n}.json"} for n in range(3)]}
+
+    error = load_error(task_with_schema(tmp_path, schema))
+
+    assert f"hold more than {MAX_NODES} values together" in error.problem

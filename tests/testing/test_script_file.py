@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -73,11 +74,12 @@ def test_any_text_as_a_script_raises_only_phasegate_errors(
 
 @pytest.mark.fuzz
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=yaml_values, depth=st.integers(min_value=0, max_value=2000))
+@given(value=yaml_values, depth=st.integers(min_value=0, max_value=2000), as_yaml=st.booleans())
 def test_any_shape_of_script_raises_only_phasegate_errors(
-    tmp_path: Path, value: object, depth: int
+    tmp_path: Path, value: object, depth: int, as_yaml: bool
 ) -> None:
-    """Script-like mappings of any shape, nested in lists up to 2,000 deep."""
-    path = tmp_path / "script.json"
-    path.write_text("[" * depth + json.dumps(value) + "]" * depth, encoding="utf-8")
+    """Script-like mappings of any shape, nested in lists up to 2,000 deep, YAML or JSON."""
+    path = tmp_path / ("script.yaml" if as_yaml else "script.json")
+    text = yaml.safe_dump(value) if as_yaml else json.dumps(value)
+    path.write_text("[" * depth + text + "]" * depth, encoding="utf-8")
     _only_phasegate_errors(path)

@@ -28,7 +28,7 @@ from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[im
 from referencing import Registry, Resource, Specification
 from referencing.exceptions import NoSuchAnchor, PointerToNowhere, Unresolvable
 
-from phasegate._files import OptionValueError, ParseProblem, confined_path
+from phasegate._files import MAX_NODES, OptionValueError, ParseProblem, confined_path
 from phasegate.phases.schema_walk import SchemaGraph, walk_schema
 
 MAX_SCHEMA_FILES = 50
@@ -54,10 +54,17 @@ def self_contained(
     origin_uri = origin.resolve().as_uri()
     own = copy.deepcopy(schema)  # rewritten below; the caller's dict stays as it was
     fetched: dict[str, Any] = {}
+    values = [_count_values(schema)]  # the files embedded, together, within one file's limit
 
     def retrieve(uri: str) -> Resource[Any]:
         if uri not in fetched:
             fetched[uri] = _fetch(uri, root, read, spent=len(fetched))
+            values[0] += _count_values(fetched[uri])
+            if values[0] > MAX_NODES:
+                raise ValueError(
+                    f"the schema and the files it refers to hold more than {MAX_NODES} values "
+                    "together; shorten them"
+                )
         return Resource.from_contents(fetched[uri], default_specification=spec)
 
     registry: Registry[Any] = Registry(retrieve=retrieve).combine(METASCHEMAS)  # type: ignore[call-arg]
@@ -99,6 +106,19 @@ def _specification(schema: dict[str, Any]) -> Specification[Any]:
     meta = jsonschema.validators.validator_for(schema).META_SCHEMA
     dialect = meta.get("$id") or meta.get("id") or ""
     return dialects.specification_with(dialect, default=dialects.DRAFT202012)
+
+
+def _count_values(value: object) -> int:
+    """How many values ``value`` holds, nested ones included (shared ones each time)."""
+    count, stack = 0, [value]
+    while stack and count <= MAX_NODES:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+    return count
 
 
 def _fetch(uri: str, root: Path | None, read: SchemaReader, *, spent: int) -> Any:
