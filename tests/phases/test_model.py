@@ -134,3 +134,40 @@ def test_unknown_fields_are_refused() -> None:
     """A misspelt field is an error, not silently ignored."""
     with pytest.raises(ValidationError, match="instrucions"):
         Phase.model_validate({"name": "a", "instructions": "x", "instrucions": "y"})
+
+
+def many_phases(count: int) -> Task:
+    """A task of ``count`` work phases and an output phase."""
+    work = [Phase(name=f"p{n}", instructions=f"Step {n}.") for n in range(count)]
+    output = Phase(name="report", instructions="Report.", output_schema=SCHEMA)
+    return Task(name="big", phases=(*work, output))
+
+
+def test_index_of_finds_a_phase_without_comparing_phases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numbering all 8,000 phases compares none: index_of looks the phase up by identity
+    (a tuple search compared phases with pydantic's __eq__ some 32 million times)."""
+    task = many_phases(8000)
+    comparisons: list[object] = []
+    original = Phase.__eq__
+
+    def counted(self: Phase, other: object) -> bool:
+        comparisons.append(other)
+        return original(self, other)
+
+    monkeypatch.setattr(Phase, "__eq__", counted)
+
+    numbers = [task.index_of(phase) for phase in task.phases]
+
+    assert numbers == list(range(1, 8002))
+    assert comparisons == []
+
+
+def test_index_of_finds_an_equal_copy_and_follows_replaced_phases() -> None:
+    """A copy of a phase is still found; a model_copy with other phases numbers those."""
+    task = many_phases(3)
+    copy = task.phases[1].model_copy()
+    reordered = task.model_copy(update={"phases": task.phases[::-1]})
+
+    assert task.index_of(copy) == 2
+    assert [reordered.index_of(p) for p in reordered.phases] == [1, 2, 3, 4]
+    assert reordered.index_of(task.phases[0]) == 4

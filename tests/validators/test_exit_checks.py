@@ -15,6 +15,7 @@ from phasegate.phases.checks import (
     Check,
     CommandCheck,
     FileExists,
+    JsonValid,
     MinLines,
     ToolsUsed,
 )
@@ -202,9 +203,10 @@ def test_a_missing_required_field_is_reported_at_the_top_level() -> None:
 
 
 def test_a_schema_reference_that_cannot_be_resolved_fails_the_check_without_raising() -> None:
-    """References are only followed when the schema is applied; the network is never used."""
+    """A schema that skipped loading (which refuses such a $ref) is applied without the
+    network: its reference fails the check."""
     schema = {"$ref": "https://example.invalid/schema.json"}
-    check = check_of({"json_valid": {"path": "out.json", "schema": schema}})
+    check = JsonValid.model_construct(path="out.json", schema_=schema)
     outcome = evaluate(check, FakeEvidence({"out.json": "{}"}))
     assert not outcome.ok
     assert outcome.detail.startswith("the schema for out.json cannot be applied:")

@@ -22,7 +22,7 @@ from pydantic import (
     field_validator,
 )
 
-from phasegate.phases.schemas import checked_schema, schema_from_file_value
+from phasegate.phases.schemas import load_schema
 
 COMMAND_TIMEOUT_SECONDS = 120.0
 """How long a check's command may run, unless the check says."""
@@ -78,12 +78,7 @@ class JsonValid(_Check):
     @field_validator("schema_", mode="before")
     @classmethod
     def _load_schema(cls, value: object, info: ValidationInfo) -> object:
-        return schema_from_file_value(value, info)
-
-    @field_validator("schema_")
-    @classmethod
-    def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return checked_schema(value)
+        return load_schema(value, info)
 
 
 class CommandCheck(_Check):

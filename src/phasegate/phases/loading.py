@@ -15,21 +15,41 @@ from phasegate.errors import TaskFileError
 from phasegate.phases.model import Task
 
 
-def load_task(path: str | Path) -> Task:
+def load_task(path: str | Path, *, files_root: str | Path | None = None) -> Task:
     """Read a task file; a schema path inside it is taken relative to the file.
+
+    Files the task names (schema files, and files their ``$ref`` s point at) must lie inside
+    ``files_root``, by default the task file's folder (symlinks resolved).
 
     Raises :class:`~phasegate.errors.TaskFileError` naming the file and the field for any
     problem: unreadable file, bad syntax, unknown key, wrong type, no phases, output phase not
-    last, or an ``output_schema`` that is not a JSON Schema.
+    last, an ``output_schema`` that is not a JSON Schema or whose ``$ref`` cannot be followed,
+    or a named file outside ``files_root`` (its ``option`` is then ``files_root``).
     """
     file = Path(path)
     data = read_mapping(file, TaskFileError)
-    return task_from_mapping(data, source=file)
+    if "stages" in data and "phases" not in data:
+        raise TaskFileError(
+            file,
+            None,
+            "is a pipeline file (it has stages:), not a task file; a task file has phases:",
+        )
+    return task_from_mapping(data, source=file, files_root=files_root or file.parent)
 
 
-def task_from_mapping(data: Mapping[str, Any], *, source: Path | None = None) -> Task:
-    """Build a task from already-parsed data; ``source`` (the file) names it in errors."""
+def task_from_mapping(
+    data: Mapping[str, Any],
+    *,
+    source: Path | None = None,
+    files_root: str | Path | None = None,
+) -> Task:
+    """Build a task from already-parsed data; ``source`` (the file) names it in errors.
+
+    Paths in the data are relative to ``source``'s folder (the working directory without
+    one); files they name must lie inside ``files_root`` (default: ``source``'s folder, or
+    anywhere for data without a source).
+    """
     base_dir = source.parent if source is not None else Path.cwd()
-    return validate_model(
-        Task, data, path=source, error=TaskFileError, context={"base_dir": base_dir}
-    )
+    root = files_root if files_root is not None else base_dir if source is not None else None
+    context = {"base_dir": base_dir, "source": source, "files_root": root}
+    return validate_model(Task, data, path=source, error=TaskFileError, context=context)

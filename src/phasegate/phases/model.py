@@ -9,13 +9,14 @@ is complete when the agent prints JSON that satisfies the schema.
 from __future__ import annotations
 
 from collections import Counter
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from phasegate.phases.completion import Completion
-from phasegate.phases.schemas import checked_schema, schema_from_file_value
+from phasegate.phases.schemas import load_schema
 
 DEFAULT_MARKER_TEXT = "done"
 
@@ -80,20 +81,13 @@ class Phase(BaseModel):
     @field_validator("output_schema", mode="before")
     @classmethod
     def _load_schema(cls, value: object, info: ValidationInfo) -> object:
-        if value is None or isinstance(value, dict):
-            return value
         if isinstance(value, type) and issubclass(value, BaseModel):
-            return value.model_json_schema()
-        if isinstance(value, str | Path):
-            return schema_from_file_value(value, info)
-        raise ValueError(
-            "expected a JSON Schema object, a path to a schema file, or a pydantic model class"
-        )
-
-    @field_validator("output_schema")
-    @classmethod
-    def _schema_is_a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return checked_schema(value)
+            value = value.model_json_schema()
+        elif value is not None and not isinstance(value, dict | str | Path):
+            raise ValueError(
+                "expected a JSON Schema object, a path to a schema file, or a pydantic model class"
+            )
+        return load_schema(value, info)
 
     @model_validator(mode="after")
     def _output_fields_only_on_output_phase(self) -> Phase:
@@ -154,8 +148,25 @@ class Task(BaseModel):
         return tuple(phase for phase in self.phases if not phase.is_output)
 
     def index_of(self, phase: Phase) -> int:
-        """The 1-based index of ``phase``: the number its marker carries."""
-        return self.phases.index(phase) + 1
+        """The 1-based index of ``phase``: the number its marker carries.
+
+        Found by identity in a map built once per task, so numbering every phase stays
+        linear; a phase equal to one of the task's (a copy) is found by comparison.
+        """
+        phases, numbers = self._phase_numbers
+        if phases is not self.phases:  # a model_copy that replaced the phases keeps the map
+            phases, numbers = self.__dict__["_phase_numbers"] = _numbered(self.phases)
+        number = numbers.get(id(phase))
+        return number if number is not None else self.phases.index(phase) + 1
+
+    @cached_property
+    def _phase_numbers(self) -> tuple[tuple[Phase, ...], dict[int, int]]:
+        return _numbered(self.phases)
+
+
+def _numbered(phases: tuple[Phase, ...]) -> tuple[tuple[Phase, ...], dict[int, int]]:
+    """``phases`` with the 1-based number of each, by identity."""
+    return phases, {id(phase): number for number, phase in enumerate(phases, start=1)}
 
 
 def refuse_repeated_names(kind: str, names: list[str]) -> None:

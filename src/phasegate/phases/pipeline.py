@@ -38,12 +38,18 @@ from pydantic import (
     model_validator,
 )
 
-from phasegate._files import read_mapping, validate_model
+from phasegate._files import (
+    OptionValueError,
+    ParseProblem,
+    read_mapping,
+    read_text,
+    validate_model,
+)
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.checks import Check
 from phasegate.phases.loading import load_task, task_from_mapping
 from phasegate.phases.model import Task, refuse_repeated_names
-from phasegate.phases.schemas import base_dir
+from phasegate.phases.schemas import base_dir, files_root, named_file
 
 DEFAULT_RETRY = 2
 """Feedback rounds a stage gets after its first failed check, unless ``on_fail`` says."""
@@ -96,12 +102,16 @@ class Stage(BaseModel):
     @classmethod
     def _load_task(cls, value: object, info: ValidationInfo) -> object:
         base = base_dir(info)
+        # Data from code may name files anywhere: its stage tasks too.
+        root = files_root(info) or Path(base.resolve().anchor)
         try:
             if isinstance(value, str | Path):
-                value = load_task(base / value)
+                value = load_task(named_file(value, info, what="task file"), files_root=root)
             elif isinstance(value, dict):
-                value = task_from_mapping(value, source=base / "<inline task>")
+                value = task_from_mapping(value, source=base / "<inline task>", files_root=root)
         except TaskFileError as exc:
+            if exc.option is not None:
+                raise OptionValueError(f"task {exc}", option=exc.option) from None
             raise ValueError(f"task {exc}") from None
         return value
 
@@ -135,12 +145,13 @@ class Stage(BaseModel):
             return data
         if data.get("prompt") is not None:
             raise ValueError("give prompt or prompt_file, not both")
-        file = base_dir(info) / data["prompt_file"]
+        file = named_file(data["prompt_file"], info, what="prompt_file")
         try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problem = exc.strerror if isinstance(exc, OSError) else str(exc)
-            raise ValueError(f"cannot read prompt_file {file}: {problem}") from None
+            text = read_text(file)
+        except OSError as exc:
+            raise ValueError(f"cannot read prompt_file {file}: {exc.strerror or exc}") from None
+        except ParseProblem as exc:
+            raise ValueError(f"prompt_file {file} {exc}") from None
         return {**data, "prompt": text}
 
     @model_validator(mode="after")
@@ -209,14 +220,25 @@ class Pipeline(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load_pipeline(path: str | Path) -> Pipeline:
+def load_pipeline(path: str | Path, *, files_root: str | Path | None = None) -> Pipeline:
     """Read a pipeline file; ``prompt_file``, ``task`` and schema paths are relative to it.
 
+    Every file it names (prompt files, stage task files and the files those name, schema
+    files and their ``$ref`` s) must lie inside ``files_root``, by default the pipeline
+    file's folder (symlinks resolved).
+
     Raises :class:`~phasegate.errors.PipelineFileError` naming the file and the field
-    (``stages.1.exit_when.0.min_lines.n``) for any problem, a stage's task file included.
+    (``stages.1.exit_when.0.min_lines.n``) for any problem, a stage's task file included;
+    for a named file outside ``files_root`` its ``option`` is ``files_root``.
     """
     file = Path(path)
     data = read_mapping(file, PipelineFileError)
-    return validate_model(
-        Pipeline, data, path=file, error=PipelineFileError, context={"base_dir": file.parent}
-    )
+    if "phases" in data and "stages" not in data:
+        raise PipelineFileError(
+            file,
+            None,
+            "is a task file (it has phases:), not a pipeline file; a pipeline file has "
+            "stages:, and a stage may run this task (task: <path>)",
+        )
+    context = {"base_dir": file.parent, "source": file, "files_root": files_root or file.parent}
+    return validate_model(Pipeline, data, path=file, error=PipelineFileError, context=context)

@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-import jsonschema
 import referencing.exceptions
 
 from phasegate.phases.checks import (
@@ -28,6 +27,7 @@ from phasegate.phases.checks import (
     MinLines,
     ToolsUsed,
 )
+from phasegate.phases.schemas import schema_validator
 from phasegate.validators.exit_describe import (
     command_text,
     counted,
@@ -142,12 +142,14 @@ def _json_valid(check: JsonValid, evidence: StageEvidence) -> _Verdict:
     schema = check.schema_
     try:
         errors = sorted(
-            jsonschema.validators.validator_for(schema)(schema).iter_errors(value),
+            schema_validator(schema).iter_errors(value),
             key=lambda error: _path_key(error.absolute_path),
         )
     except referencing.exceptions.Unresolvable as exc:
-        # The schema was checked when the pipeline loaded, but a $ref is only followed now.
+        # A loaded schema holds what its $refs need; one built in code may not.
         return False, f"the schema for {check.path} cannot be applied: {exc}", "fix the schema"
+    except RecursionError:
+        return False, f"{check.path} nests too deeply to check", "write flatter JSON"
     if not errors:
         return True, f"{check.path} holds JSON valid against its schema", ""
     shown = "; ".join(

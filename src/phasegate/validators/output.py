@@ -1,6 +1,12 @@
 """Rules for the output phase's answer: it fits the schema (and is not wrapped in an extra
 layer), says something real, was not refused by the runtime, and its file claims match the
-disk. Finding the answer is :mod:`phasegate.validators.answer`'s job."""
+disk. Finding the answer is :mod:`phasegate.validators.answer`'s job.
+
+The schema was checked and made self-contained when the task loaded, and the gate checks it
+again before a run (:func:`phasegate.phases.schemas.schema_problem`), so applying it reads no
+file and no network. An answer nested too deeply to check is an issue of the answer; any
+other failure of the schema library is reported as an issue too, never raised.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from phasegate.phases.schemas import schema_validator
 from phasegate.validators.issues import Issue, IssueCode, IssueGroup
 from phasegate.validators.paths import relative_to_workdir
 
@@ -21,7 +28,16 @@ _PLACEHOLDER_PREFIX = re.compile(r"^\s*(?:(?:TBD|TODO|FIXME)\b(?![./\\-])|(?i:tb
 
 def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:
     """``schema_violation``: one issue per way ``value`` breaks ``schema``."""
-    validator = jsonschema.validators.validator_for(schema)(schema)
+    try:
+        return _schema_issues(index, value, schema)
+    except RecursionError:
+        return [_unchecked(index, value, "it nests too deeply to be checked")]
+    except Exception as exc:
+        return [_unchecked(index, value, f"the schema could not be applied ({exc})")]
+
+
+def _schema_issues(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:
+    validator = schema_validator(schema)
     issues: list[Issue] = []
     missing: set[str] = set()  # jsonschema reports "required" once per absent field
     for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
@@ -56,6 +72,26 @@ def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> l
     return issues
 
 
+def _unchecked(index: int, value: dict[str, Any], problem: str) -> Issue:
+    """``schema_violation``: the answer could not be checked against the schema at all."""
+    return Issue.of(
+        IssueCode.SCHEMA_VIOLATION,
+        f"The answer could not be checked against the output schema: {problem}.",
+        phase=index,
+        field="$",
+        provided=_shown(value),
+        requirement="Give a plain JSON object with the schema's fields, nested no deeper "
+        "than the schema asks.",
+    )
+
+
+def _shown(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return "(too deeply nested to show)"
+
+
 def check_wrapped(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:
     """``schema_violation``: the answer sits inside one extra layer (``{"output": {...}}``).
 
@@ -78,7 +114,7 @@ def check_wrapped(index: int, value: dict[str, Any], schema: dict[str, Any]) -> 
             "belong at the top level.",
             phase=index,
             field=f"$.{key}",
-            provided=json.dumps(value, ensure_ascii=False),
+            provided=_shown(value),
             requirement=f'Remove the "{key}" wrapper: give the inner object itself.',
         )
     ]
@@ -197,32 +233,56 @@ def _json_path(parts: Sequence[object]) -> str:
 def _walk(
     value: object, schema: object, root: dict[str, Any], where: str, *, required: bool
 ) -> Iterator[tuple[str, object, bool]]:
-    """Every value in ``value`` with its JSON path and whether its schema requires it."""
-    node = _resolve(schema, root)
-    yield where, value, required
-    if isinstance(value, dict):
-        properties = node.get("properties", {}) if isinstance(node, dict) else {}
-        needed = set(node.get("required", [])) if isinstance(node, dict) else set()
-        for key, item in value.items():
-            yield from _walk(
-                item, properties.get(key), root, f"{where}.{key}", required=key in needed
-            )
-    elif isinstance(value, list):
-        items = node.get("items") if isinstance(node, dict) else None
-        for position, item in enumerate(value):
-            yield from _walk(item, items, root, f"{where}[{position}]", required=False)
+    """Every value in ``value`` with its JSON path and whether its schema requires it.
+
+    Iterative, in document order: an answer nested deeper than Python's recursion limit is
+    walked like any other.
+    """
+    stack: list[tuple[object, object, str, bool]] = [(value, schema, where, required)]
+    while stack:
+        item, item_schema, path, needed = stack.pop()
+        node = _resolve(item_schema, root)
+        yield path, item, needed
+        children: list[tuple[object, object, str, bool]] = []
+        if isinstance(item, dict):
+            properties = node.get("properties", {}) if isinstance(node, dict) else {}
+            properties = properties if isinstance(properties, dict) else {}
+            required_names = node.get("required", []) if isinstance(node, dict) else []
+            names = set(required_names) if isinstance(required_names, list) else set()
+            children = [
+                (inner, properties.get(key), f"{path}.{key}", key in names)
+                for key, inner in item.items()
+            ]
+        elif isinstance(item, list):
+            items = node.get("items") if isinstance(node, dict) else None
+            children = [
+                (inner, items, f"{path}[{position}]", False) for position, inner in enumerate(item)
+            ]
+        stack.extend(reversed(children))
 
 
 def _resolve(schema: object, root: dict[str, Any]) -> object:
-    """Follow a local ``$ref`` (``#/$defs/Name``), as pydantic-generated schemas use."""
+    """Follow a ``$ref`` within the schema (``#/$defs/Name``, as pydantic-generated schemas
+    use) or to a file embedded in it when the task loaded (``file:///common.json#/...``)."""
     for _ in range(20):  # bounded: a cyclic $ref must not hang the gate
         if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
             return schema
-        reference: str = schema["$ref"]
-        if not reference.startswith("#/"):
+        document, _, fragment = schema["$ref"].partition("#")
+        node = _embedded(root, document) if document else root
+        if node is None or (fragment and not fragment.startswith("/")):
             return schema
-        node: object = root
-        for part in reference[2:].split("/"):
-            node = node.get(part) if isinstance(node, dict) else None
+        for part in fragment[1:].split("/") if fragment else []:
+            key = part.replace("~1", "/").replace("~0", "~")
+            node = node.get(key) if isinstance(node, dict) else None
         schema = node
     return schema
+
+
+def _embedded(root: dict[str, Any], uri: str) -> object:
+    """The document embedded in ``root`` under the id ``uri`` (None when there is none)."""
+    for key in ("$defs", "definitions"):
+        documents = root.get(key)
+        for document in documents.values() if isinstance(documents, dict) else ():
+            if isinstance(document, dict) and uri in (document.get("$id"), document.get("id")):
+                return document
+    return None

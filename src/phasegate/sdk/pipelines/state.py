@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from phasegate._files import ParseProblem, parse_json, read_text
 from phasegate.errors import PipelineStateError, RunError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Isolation
@@ -199,22 +200,27 @@ _START_OVER = (
 
 
 def _read_json(path: Path, *, what: str) -> Any:
+    """The JSON in ``path``, within the limits every file phasegate reads has."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise PipelineStateError(
             path,
             None,
             f"no {what} here: nothing to resume in this work directory; start a new run",
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise PipelineStateError(path, None, f"cannot read the {what}: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
+    except ParseProblem as exc:
         raise PipelineStateError(
-            path, None, f"not valid JSON ({exc.msg} at {where}); {_START_OVER}", option="restart"
+            path, None, f"the {what} {exc}; {_START_OVER}", option="restart"
+        ) from None
+    try:
+        return parse_json(text)
+    except ParseProblem as exc:
+        problem = str(exc).removeprefix("invalid JSON ")
+        raise PipelineStateError(
+            path, None, f"not valid JSON ({problem}); {_START_OVER}", option="restart"
         ) from None
 
 

@@ -7,11 +7,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from phasegate.errors import TaskFileError
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY
 from phasegate.phases.model import Task
+from phasegate.phases.schemas import schema_problem
 from phasegate.prompts.completion_tools import (
     ToolAnswer,
     error_answer,
@@ -48,7 +50,9 @@ class PhaseGate:
     """Judges a task's phases at every stop; in ``gate`` mode, feeds back until the budget ends.
 
     ``max_attempts`` counts gate checks per run: with 3, the agent gets its first try and
-    two rounds of feedback.
+    two rounds of feedback. An output schema that cannot be applied as it is (possible only
+    for a task put together without validation) is refused here, before any run: a
+    :class:`~phasegate.errors.TaskFileError` naming the phase, never a crash mid-run.
     """
 
     def __init__(
@@ -60,6 +64,7 @@ class PhaseGate:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         templates: PromptTemplates | None = None,
     ) -> None:
+        _refuse_unusable_schemas(task)
         self.task = task
         self.workdir = workdir
         self.mode = mode
@@ -158,6 +163,15 @@ class PhaseGate:
             p.index == index and p.accepted for p in self.last.judgment.phases
         )
         return self._rejections[index] + (1 if accepted else 0)
+
+
+def _refuse_unusable_schemas(task: Task) -> None:
+    output = task.output_phase
+    if output is not None and output.output_schema is not None:
+        problem = schema_problem(output.output_schema)
+        if problem is not None:
+            where = f"phases.{task.index_of(output) - 1}.output_schema"
+            raise TaskFileError(None, where, problem)
 
 
 def _attempted(name: str, arguments: dict[str, Any]) -> dict[str, Any]:

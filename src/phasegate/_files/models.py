@@ -1,19 +1,19 @@
 """Reading YAML/JSON files into pydantic models with errors that name the file and field.
 
-Shared by task files, scripted-agent scripts and (later) pipeline files, so every file
-phasegate reads fails the same way: which file, which field, what was expected.
+Shared by task, pipeline and scripted-agent script files, so every file phasegate reads
+fails the same way: which file, which field, what was expected.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from phasegate._files.limits import ParseProblem
+from phasegate._files.parsing import parse_data, read_text
 from phasegate.errors import _FileFieldError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -34,31 +34,35 @@ _FRIENDLY = {
 }
 
 
+class OptionValueError(ValueError):
+    """A validator's ValueError that a keyword argument of the loading call would avoid;
+    the file error it becomes carries that ``option``."""
+
+    def __init__(self, message: str, *, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
 def read_mapping(path: Path, error: type[_FileFieldError]) -> dict[str, Any]:
     """Parse a YAML or JSON file whose top level must be a mapping.
 
-    JSON is chosen by the ``.json`` suffix; anything else is read as YAML (a superset).
+    JSON is chosen by the ``.json`` suffix; anything else is read as YAML (a superset). The
+    limits of :mod:`phasegate._files.parsing` apply.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise error(path, None, "file not found") from None
     except IsADirectoryError:
         raise error(path, None, "is a directory; expected a YAML or JSON file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(path, None, f"cannot read the file: {exc}") from None
-    data: object
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            where = f"line {exc.lineno}, column {exc.colno}"
-            raise error(path, None, f"invalid JSON at {where}: {exc.msg}") from None
-    else:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise error(path, None, f"invalid YAML: {_yaml_problem(exc)}") from None
+    except OSError as exc:
+        raise error(path, None, f"cannot read the file: {exc.strerror or exc}") from None
+    except ParseProblem as exc:
+        raise error(path, None, str(exc)) from None
+    try:
+        data = parse_data(text, json_syntax=path.suffix.lower() == ".json")
+    except ParseProblem as exc:
+        raise error(path, None, str(exc)) from None
     if not isinstance(data, dict):
         found = "an empty file" if data is None else f"a {type(data).__name__}"
         raise error(path, None, f"expected a mapping at the top level, found {found}")
@@ -84,8 +88,10 @@ def _as_file_error(
     exc: ValidationError, model: type[BaseModel], path: Path | None, error: type[_FileFieldError]
 ) -> _FileFieldError:
     problems: list[tuple[str, str]] = []
+    option: str | None = None
     errors = exc.errors(include_url=False)
     for item in errors:
+        option = option or getattr(item.get("ctx", {}).get("error"), "option", None)
         location = [str(part) for part in item["loc"]]
         if item["type"] == "too_short" and any(
             len(other["loc"]) > len(item["loc"]) and other["loc"][: len(item["loc"])] == item["loc"]
@@ -101,7 +107,7 @@ def _as_file_error(
         problems.append((field, message))
     field, first = problems[0]
     more = "".join(f"\n  also {f or '<top level>'}: {m}" for f, m in problems[1:])
-    return error(path, field or None, first + more)
+    return error(path, field or None, first + more, option=option)
 
 
 def _known_keys(model: type[BaseModel], location: list[str]) -> list[str]:
@@ -125,11 +131,3 @@ def _inner_model(annotation: object) -> type[BaseModel] | None:
         if found is not None:
             return found
     return None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is not None:
-        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(problem)

@@ -1,0 +1,85 @@
+"""Scripted-agent script files that are hostile or careless: a ScriptFileError (exit 2)
+naming the file, never a traceback, within bounded memory."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phasegate import PhasegateError, ScriptFileError
+from phasegate.testing import load_script
+from tests.helpers.fuzz import bounded_memory, hostile_text
+
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(st.sampled_from(["replies", "text", "tools", "when", "Edit", "x"]), inner)
+    ),
+    max_leaves=40,
+)
+
+
+def script_error(path: Path) -> ScriptFileError:
+    """The error loading the script at ``path`` raises."""
+    with pytest.raises(ScriptFileError) as caught, bounded_memory():
+        load_script(path)
+    assert caught.value.exit_code == 2
+    assert caught.value.path == path
+    return caught.value
+
+
+def test_a_duplicate_reply_key_is_refused_with_its_lines(tmp_path: Path) -> None:
+    """``text:`` twice in one reply would silently drop the first."""
+    path = tmp_path / "s.yaml"
+    path.write_text("replies:\n  - text: one\n    text: two\n")
+
+    assert script_error(path).problem == (
+        "the key 'text' appears twice in one mapping (line 2 and line 3); keep only one of them"
+    )
+
+
+def test_an_alias_bomb_in_a_script_is_refused(tmp_path: Path) -> None:
+    """A billion tool inputs from ten lines: refused at the node budget."""
+    lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, 9)]
+    path = tmp_path / "s.yaml"
+    path.write_text("\n".join(lines) + "\nreplies: [{text: hi}]\n")
+
+    assert "values" in script_error(path).problem
+
+
+def _only_phasegate_errors(path: Path) -> None:
+    with bounded_memory(), contextlib.suppress(PhasegateError):
+        load_script(path)
+
+
+@pytest.mark.fuzz
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=hostile_text, suffix=st.sampled_from([".yaml", ".json"]))
+def test_any_text_as_a_script_raises_only_phasegate_errors(
+    tmp_path: Path, text: str, suffix: str
+) -> None:
+    """Arbitrary text, read as YAML or JSON."""
+    path = tmp_path / f"script{suffix}"
+    path.write_text(text, encoding="utf-8")
+    _only_phasegate_errors(path)
+
+
+@pytest.mark.fuzz
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=yaml_values, depth=st.integers(min_value=0, max_value=2000), as_yaml=st.booleans())
+def test_any_shape_of_script_raises_only_phasegate_errors(
+    tmp_path: Path, value: object, depth: int, as_yaml: bool
+) -> None:
+    """Script-like mappings of any shape, nested in lists up to 2,000 deep, YAML or JSON."""
+    path = tmp_path / ("script.yaml" if as_yaml else "script.json")
+    text = yaml.safe_dump(value) if as_yaml else json.dumps(value)
+    path.write_text("[" * depth + text + "]" * depth, encoding="utf-8")
+    _only_phasegate_errors(path)
