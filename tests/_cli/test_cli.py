@@ -216,3 +216,22 @@ def test_commands_that_run_no_agent_never_load_the_agent_sdk(
     *_, ended, loaded = done.stdout.strip().splitlines()
     assert ended in ("ended 0", "ended 1"), done.stdout + done.stderr  # the command ran through
     assert loaded == "[]"
+
+
+def test_a_schema_outside_the_task_folder_names_files_root_and_that_flag_widens_it(
+    tmp_path: Path,
+) -> None:
+    """`check` refuses ../outside.schema.json (exit 2, naming --files-root); with the flag
+    set to a folder holding both files, the same task is valid."""
+    (tmp_path / "outside.schema.json").write_text(json.dumps({"type": "object"}))
+    task = tmp_path / "tasks" / "task.json"
+    task.parent.mkdir()
+    phase = {"name": "answer", "instructions": "Answer.", "output_schema": "../outside.schema.json"}
+    task.write_text(json.dumps({"name": "t", "phases": [phase]}))
+
+    refused = phasegate("check", task)
+    widened = phasegate("check", task, "--files-root", tmp_path)
+
+    assert refused.returncode == 2, refused.stderr
+    assert "--files-root" in refused.stderr and "Traceback" not in refused.stderr
+    assert widened.returncode == 0, widened.stderr

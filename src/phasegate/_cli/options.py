@@ -26,6 +26,14 @@ PromptsDir = Annotated[
         help="Directory whose template files replace the bundled prompt templates.",
     ),
 ]
+FilesRoot = Annotated[
+    Path | None,
+    typer.Option(
+        "--files-root",
+        help="Folder the files a task or pipeline names (prompt files, schemas, $ref) must lie "
+        "in (default: the task or pipeline file's folder).",
+    ),
+]
 Workdir = Annotated[Path, typer.Option("--workdir", "-w", help="Directory the agent works in.")]
 AgentChoice = Annotated[AgentName, typer.Option("--agent", help="Which agent does the work.")]
 Script = Annotated[
@@ -61,6 +69,7 @@ Otel = Annotated[
 FLAGS = {
     "before": "--before",
     "cli_path": "--cli-path",
+    "files_root": "--files-root",
     "isolation": "--isolation",
     "max_attempts": "--max-attempts",
     "max_budget_usd": "--max-cost",

@@ -18,6 +18,7 @@ from phasegate._cli.options import (
     AgentChoice,
     AgentOptions,
     CliPath,
+    FilesRoot,
     JsonOutput,
     LogFile,
     Model,
@@ -52,13 +53,15 @@ Timeout = Annotated[
 
 
 @app.command("check")
-def check_command(pipeline_file: PipelineFile, prompts_dir: PromptsDir = None) -> None:
+def check_command(
+    pipeline_file: PipelineFile, prompts_dir: PromptsDir = None, files_root: FilesRoot = None
+) -> None:
     """Validate a pipeline file and print each stage's prompt (runs no agent)."""
     from phasegate.phases.pipeline import load_pipeline
     from phasegate.prompts.stages import stage_prompt
     from phasegate.prompts.templates import PromptTemplates
 
-    pipeline = load_pipeline(pipeline_file)
+    pipeline = load_pipeline(pipeline_file, files_root=files_root)
     templates = PromptTemplates(prompts_dir)
     for index in range(len(pipeline.stages)):
         typer.echo(stage_prompt(pipeline, index, templates) + "\n")
@@ -92,6 +95,7 @@ def run_command(
     json_output: JsonOutput = False,
     quiet: Quiet = False,
     prompts_dir: PromptsDir = None,
+    files_root: FilesRoot = None,
     log_file: LogFile = None,
 ) -> None:
     """Run a pipeline: each stage's exit checks gate the next stage.
@@ -101,7 +105,7 @@ def run_command(
     """
     from phasegate.phases.pipeline import load_pipeline
 
-    pipeline = load_pipeline(pipeline_file)
+    pipeline = load_pipeline(pipeline_file, files_root=files_root)
     agent_options = AgentOptions(
         agent,
         script=script,
@@ -132,6 +136,7 @@ def resume_command(
     json_output: JsonOutput = False,
     quiet: Quiet = False,
     prompts_dir: PromptsDir = None,
+    files_root: FilesRoot = None,
     log_file: LogFile = None,
 ) -> None:
     """Continue an interrupted pipeline run from the stage it was in.
@@ -143,7 +148,7 @@ def resume_command(
     from phasegate.phases.pipeline import load_pipeline
     from phasegate.sdk.pipelines.state import load_state
 
-    pipeline = load_pipeline(pipeline_file)
+    pipeline = load_pipeline(pipeline_file, files_root=files_root)
     isolation = load_state(workdir.resolve()).isolation  # a bad state file fails here, early
     agent_options = AgentOptions(
         agent,

@@ -12,6 +12,7 @@ from phasegate._cli.options import (
     AgentChoice,
     AgentOptions,
     CliPath,
+    FilesRoot,
     JsonOutput,
     LogFile,
     LogFormatChoice,
@@ -38,13 +39,14 @@ def check(
     task_file: TaskFile,
     mode: Annotated[Mode, typer.Option(help="Which prompt to show.")] = "gate",
     prompts_dir: PromptsDir = None,
+    files_root: FilesRoot = None,
 ) -> None:
     """Validate a task file and print the prompt it would send (runs no agent)."""
     from phasegate.phases.loading import load_task
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.sdk.tasks.request import first_prompt
 
-    task = load_task(task_file)
+    task = load_task(task_file, files_root=files_root)
     typer.echo(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
     typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)
 
@@ -71,6 +73,7 @@ def run(
     json_output: JsonOutput = False,
     quiet: Quiet = False,
     prompts_dir: PromptsDir = None,
+    files_root: FilesRoot = None,
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
     otel: Otel = False,
@@ -84,7 +87,7 @@ def run(
     from phasegate.sdk.agents.retry import RetryPolicy
     from phasegate.sdk.tasks.runner import Runner
 
-    task = load_task(task_file)
+    task = load_task(task_file, files_root=files_root)
     refuse_log_over_inputs(log_file, [task_file, script, model_script, *prompt_files(prompts_dir)])
     agent_options = AgentOptions(
         agent,
@@ -136,6 +139,7 @@ def judge(
         ),
     ] = None,
     json_output: JsonOutput = False,
+    files_root: FilesRoot = None,
 ) -> None:
     """Judge a saved Claude Code transcript against a task, with no agent run.
 
@@ -145,7 +149,7 @@ def judge(
     from phasegate.phases.loading import load_task
     from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
 
-    task = load_task(task_file)
+    task = load_task(task_file, files_root=files_root)
     entries, stats = read_transcript(transcript)
     for warning in transcript_warnings(transcript, stats, entries.cwd, cwd):
         typer.echo(f"phasegate: {warning}", err=True)
