@@ -12,7 +12,7 @@ from hypothesis import settings
 
 from phasegate.evidence.transcript import Entry, ToolCall, ToolResult, Transcript
 from phasegate.evidence.workspace import WorkspaceSnapshot, WorkspaceTimeline
-from phasegate.phases.model import Task
+from phasegate.phases.model import Phase, Task
 from phasegate.prompts.templates import PROMPTS_DIR_ENV
 
 # Fuzz tests (marked ``fuzz``) take their example count from the profile: a few hundred in
@@ -139,6 +139,20 @@ def make_timeline() -> Callable[..., WorkspaceTimeline]:
         )
 
     return build
+
+
+@pytest.fixture
+def phase_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every ``Phase.__eq__`` call made from here on in the test (the ``other`` side of each)."""
+    comparisons: list[object] = []
+    original = Phase.__eq__
+
+    def counted(self: Phase, other: object) -> bool:
+        comparisons.append(other)
+        return original(self, other)
+
+    monkeypatch.setattr(Phase, "__eq__", counted)
+    return comparisons
 
 
 @pytest.fixture
