@@ -12,6 +12,7 @@ from typing import Any
 from phasegate import RunReport, Task
 from phasegate.evidence.transcript import ToolCall, ToolResult, UserText
 from phasegate.phases.completion import full_tool_name
+from phasegate.phases.loading import load_task
 from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, codes
 
 RunScript = Callable[..., RunReport]
@@ -167,6 +168,34 @@ def test_a_structured_output_answers_the_output_phase(run_script: RunScript, tas
             {"when": "tool_result", "text": MARKER, "tools": [{"StructuredOutput": GOOD}]},
         ],
         on=structured(task),
+    )
+
+    assert report.verdict == "accepted", report.issues
+    assert report.phases[1].completed_by == "structured_output"
+    assert report.summary == GOOD
+
+
+def test_a_schema_built_from_ref_files_constrains_the_structured_output(
+    run_script: RunScript, task: Task, tmp_path: Path
+) -> None:
+    """A summary schema kept in its own file (``$ref``) is embedded at load time; the runtime
+    takes that self-contained schema as its output format and the answer is judged by it."""
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "summary.schema.json").write_text(json.dumps(task.phases[-1].output_schema))
+    data = task.model_dump(mode="json", exclude_defaults=True)
+    data["phases"][-1] |= {"output_schema": {"$ref": "summary.schema.json"}}
+    (folder / "task.json").write_text(json.dumps(data))
+    from_files = structured(load_task(folder / "task.json"))
+    (folder / "summary.schema.json").unlink()  # nothing is read from disk after loading
+    assert '"$ref"' in json.dumps(from_files.phases[-1].output_schema)  # the bundled form
+
+    report = run_script(
+        [
+            {"tools": [EDIT]},
+            {"when": "tool_result", "text": MARKER, "tools": [{"StructuredOutput": GOOD}]},
+        ],
+        on=from_files,
     )
 
     assert report.verdict == "accepted", report.issues
