@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.sdk.pipelines",),
     ("phasegate.testing",),
     ("phasegate",),  # the public API: re-exports, imported lazily
+    ("phasegate._github",),  # an edge: a report as GitHub Actions outputs, summary, annotations
     ("phasegate._cli", "phasegate.__main__"),  # the edge: uses the library, never used by it
 )
 """phasegate's layers, lowest first; each entry lists the modules or packages in it."""

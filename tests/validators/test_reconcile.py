@@ -211,7 +211,9 @@ def test_reconciliation_findings_give_one_issue_per_path_in_a_fixed_order() -> N
         message="edited.py: edited by a tool, unchanged on disk.",
         field="files",
         provided="edited.py",
+        path="edited.py",
     )
+    assert all(i.path == i.provided for i in findings), "each finding names its file"
     assert {(i.phase, i.field) for i in findings} == {(None, "files")}
     assert [i.group for i in findings[:3]] == ["missing", "missing", "invalid"]
 

@@ -14,6 +14,7 @@ import typer
 
 from phasegate._cli import task_commands
 from phasegate._cli.claude_cli import claude_cli
+from phasegate._cli.github import github_command
 from phasegate._cli.pipeline import app as pipeline_app
 from phasegate._cli.report import report_command
 from phasegate._cli.wiring import error_message
@@ -32,6 +33,7 @@ app.command()(task_commands.judge)
 app.command()(task_commands.demo)
 app.command("report")(report_command)
 app.command("claude-cli")(claude_cli)
+app.command("github")(github_command)
 app.add_typer(pipeline_app, name="pipeline")
 
 

@@ -43,35 +43,11 @@ def report_command(
     ] = None,
 ) -> None:
     """Metrics per task, mode and phase from run event logs (phasegate run --log-file)."""
-    from phasegate.metrics.aggregate import LogAggregator
-    from phasegate.metrics.formatting import quantity
-    from phasegate.metrics.reading import MAX_LINE_BYTES, LogReader
-    from phasegate.metrics.render import render_json, render_markdown, render_table
-    from phasegate.metrics.summary import summarize
-
     if output is not None:
         _refuse_to_overwrite_a_log(output, logs or [])
-    reader = LogReader(logs or [])
-    aggregator = LogAggregator(since=parse_since(since) if since else None)
-    aggregator.add_lines(reader.lines())
-    for warning in reader.warnings:
-        typer.echo(f"phasegate: warning: {warning}", err=True)
-    if aggregator.skipped:
-        what = quantity(aggregator.skipped, "corrupt or truncated line")
-        cap = f"{MAX_LINE_BYTES // (1 << 20)} MiB"
-        longer = f" ({reader.long_lines} longer than {cap})" if reader.long_lines else ""
-        typer.echo(f"phasegate: skipped {what}{longer}", err=True)
-    summary = summarize(aggregator, by, warnings=reader.warnings)
-    if output_format == "html":
-        from phasegate.metrics.html import render_html
-
-        text = render_html(summary)
-    elif output_format == "json":
-        text = render_json(summary)
-    elif output_format == "markdown":
-        text = render_markdown(summary)
-    else:
-        text = render_table(summary, color=output is None and sys.stdout.isatty())
+    color = output is None and sys.stdout.isatty()
+    start = parse_since(since) if since else None
+    text = render_logs(logs or [], output_format, by=by, since=start, color=color)
     if output is None:
         typer.echo(text, nl=False)
         return
@@ -80,6 +56,45 @@ def report_command(
     except OSError as exc:
         raise UsageError(f"cannot write report to {output}: {exc.strerror or exc}") from None
     typer.echo(f"phasegate: wrote {output}", err=True)
+
+
+def render_logs(
+    logs: list[str],
+    output_format: ReportFormat,
+    *,
+    by: GroupBy = "phase",
+    since: datetime | None = None,
+    color: bool = False,
+    quiet: bool = False,
+) -> str:
+    """The metrics of ``logs`` in ``output_format``; what was skipped is said on stderr
+    unless ``quiet``."""
+    from phasegate.metrics.aggregate import LogAggregator
+    from phasegate.metrics.formatting import quantity
+    from phasegate.metrics.reading import MAX_LINE_BYTES, LogReader
+    from phasegate.metrics.render import render_json, render_markdown, render_table
+    from phasegate.metrics.summary import summarize
+
+    reader = LogReader(logs)
+    aggregator = LogAggregator(since=since)
+    aggregator.add_lines(reader.lines())
+    for warning in [] if quiet else reader.warnings:
+        typer.echo(f"phasegate: warning: {warning}", err=True)
+    if aggregator.skipped and not quiet:
+        what = quantity(aggregator.skipped, "corrupt or truncated line")
+        cap = f"{MAX_LINE_BYTES // (1 << 20)} MiB"
+        longer = f" ({reader.long_lines} longer than {cap})" if reader.long_lines else ""
+        typer.echo(f"phasegate: skipped {what}{longer}", err=True)
+    summary = summarize(aggregator, by, warnings=reader.warnings)
+    if output_format == "html":
+        from phasegate.metrics.html import render_html
+
+        return render_html(summary)
+    if output_format == "json":
+        return render_json(summary)
+    if output_format == "markdown":
+        return render_markdown(summary)
+    return render_table(summary, color=color)
 
 
 def _refuse_to_overwrite_a_log(output: Path, logs: list[str]) -> None:

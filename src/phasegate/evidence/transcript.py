@@ -153,6 +153,26 @@ class Transcript(BaseModel):
                 return entry.cwd
         return None
 
+    @property
+    def session_id(self) -> str | None:
+        """The latest session id the agent runtime reported (a resumed session keeps its id)."""
+        for entry in reversed(self.entries):
+            if isinstance(entry, SessionStart) and entry.session_id:
+                return entry.session_id
+        return None
+
+    @property
+    def final_message(self) -> str | None:
+        """The run's last word: the text of the last result that has one, else the last
+        assistant text, else None."""
+        for entry in reversed(self.entries):
+            if isinstance(entry, RunResult) and entry.text:
+                return entry.text
+        for entry in reversed(self.entries):
+            if isinstance(entry, AssistantText) and entry.text:
+                return entry.text
+        return None
+
     def results_by_call(self) -> dict[str, ToolResult]:
         """Each tool call id mapped to its result (the last one, if repeated)."""
         return {e.tool_use_id: e for e in self.entries if isinstance(e, ToolResult)}

@@ -72,6 +72,8 @@ class Issue(BaseModel):
     requirement: str | None = None
     """What would satisfy the gate, phrased as a requirement."""
     group: IssueGroup = "invalid"
+    path: str | None = None
+    """The file in the work directory the issue is about (relative, ``/`` separators)."""
 
     @classmethod
     def of(
@@ -84,6 +86,7 @@ class Issue(BaseModel):
         provided: str | None = None,
         requirement: str | None = None,
         group: IssueGroup | None = None,
+        path: str | None = None,
     ) -> Issue:
         """An issue whose group defaults from its code (absent things are ``missing``)."""
         return cls(
@@ -94,6 +97,7 @@ class Issue(BaseModel):
             provided=_shorten(provided) if provided is not None else None,
             requirement=requirement,
             group=group or _DEFAULT_GROUP.get(code, "invalid"),
+            path=path,
         )
 
 

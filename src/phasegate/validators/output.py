@@ -178,6 +178,7 @@ def check_claims(
             field=f"$.{field}",
             provided=path,
             requirement=f"List in {field} only files you really changed.",
+            path=path,
         )
         for path in sorted(claimed - actual)
     ]
@@ -188,6 +189,7 @@ def check_claims(
             phase=index,
             field=f"$.{field}",
             requirement=f"List every changed file in {field}, including {path}.",
+            path=path,
         )
         for path in sorted(actual - claimed)
     ]

@@ -120,7 +120,7 @@ def reconciliation_findings(files: FileReconciliation) -> list[Issue]:
         ),
     ]
     return [
-        Issue.of(code, f"{path}: {what}.", field="files", provided=path)
+        Issue.of(code, f"{path}: {what}.", field="files", provided=path, path=path)
         for code, paths, what in findings
         for path in paths
     ]

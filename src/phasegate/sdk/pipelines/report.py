@@ -40,6 +40,12 @@ class PipelineReport(BaseModel):
     duration_ms: int = Field(description="Wall time of this process's part of the run.")
     error: str | None = None
     state_file: str
+    session_id: str | None = Field(default=None, description="The latest agent session's id.")
+    final_message: str | None = Field(
+        default=None,
+        description="This process's last word from the agent: the final result's text, else "
+        "the last assistant text; null when there is none.",
+    )
 
     @property
     def exit_code(self) -> int:
@@ -48,7 +54,13 @@ class PipelineReport(BaseModel):
 
 
 def pipeline_report(
-    state: PipelineState, *, agent: str, usage: Usage, duration_ms: int, state_file: Path
+    state: PipelineState,
+    *,
+    agent: str,
+    usage: Usage,
+    duration_ms: int,
+    state_file: Path,
+    final_message: str | None = None,
 ) -> PipelineReport:
     """The report of a run whose state is ``state`` (copied: the report does not change)."""
     return PipelineReport(
@@ -66,4 +78,6 @@ def pipeline_report(
         duration_ms=duration_ms,
         error=state.error,
         state_file=str(state_file),
+        session_id=state.session_id,
+        final_message=final_message,
     )

@@ -239,7 +239,8 @@ class PipelineSession(AgentSession):
         )
 
     def _report(self) -> PipelineReport:
-        usage = Transcript(entries=tuple(self.entries)).usage()
+        transcript = Transcript(entries=tuple(self.entries))
+        usage = transcript.usage()
         duration = int((time.monotonic() - self.started) * 1000)
         report = pipeline_report(
             self.state,
@@ -247,6 +248,7 @@ class PipelineSession(AgentSession):
             usage=usage,
             duration_ms=duration,
             state_file=state_path(self.workdir),
+            final_message=transcript.final_message,
         )
         self.emit(
             PipelineCompleted(

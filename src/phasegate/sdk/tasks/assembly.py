@@ -94,6 +94,8 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         retries=facts.retries,
         api_retries=facts.api_retries,
         error=facts.error,
+        session_id=transcript.session_id,
+        final_message=transcript.final_message,
         transcript=transcript,
     )
 

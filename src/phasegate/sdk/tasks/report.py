@@ -103,6 +103,14 @@ class RunReport(BaseModel):
     usage: Usage
     duration_ms: int
     error: str | None = Field(default=None, description="Why the run failed (verdict error).")
+    session_id: str | None = Field(
+        default=None, description="The agent session's id (the latest, after a restart)."
+    )
+    final_message: str | None = Field(
+        default=None,
+        description="The run's last word: the final result's text, else the last assistant "
+        "text; null when there is none.",
+    )
     transcript: Transcript | None = Field(default=None, exclude=True, repr=False)
     """The normalized transcript of the run (Python API only; not part of the JSON)."""
 

@@ -1,0 +1,120 @@
+"""``phasegate github REPORT``: a report as a GitHub Actions step's outputs, job summary and
+annotations.
+
+In a workflow (``GITHUB_ACTIONS=true``) it appends the outputs to ``GITHUB_OUTPUT``, the
+summary to ``GITHUB_STEP_SUMMARY``, and prints the annotations, the only thing it prints.
+Anywhere else it prints what it would write. The action's last step is this command.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+FailOn = Literal["rejected", "error", "never"]
+"""Values of ``--fail-on``: when the step fails."""
+
+
+def github_command(
+    report: Annotated[
+        Path, typer.Argument(metavar="REPORT", help="JSON report of run, judge or pipeline run.")
+    ],
+    exit_code: Annotated[
+        int | None,
+        typer.Option(
+            help="Exit code of the command that wrote REPORT (default: the report's own); "
+            "with no report, the verdict is error."
+        ),
+    ] = None,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(
+            help="Fail (exit with the run's code) when the verdict is not accepted "
+            "(rejected), only on errors (error), or never."
+        ),
+    ] = "rejected",
+    summary: Annotated[bool, typer.Option(help="Write the job summary.")] = True,
+    log: Annotated[
+        Path | None, typer.Option(help="The run's event log (--log-file of run or judge).")
+    ] = None,
+    html_report: Annotated[
+        Path | None, typer.Option(help="Write the HTML report of --log here.")
+    ] = None,
+    workdir: Annotated[
+        Path, typer.Option(help="Directory the report's file paths are relative to.")
+    ] = Path(),
+) -> None:
+    """Turn a report into GitHub Actions outputs, a job summary and annotations."""
+    from phasegate._github.annotations import annotations_of
+    from phasegate._github.outputs import output_file_text, step_outputs
+    from phasegate._github.summary import job_summary
+    from phasegate._github.view import read_report_view
+    from phasegate.errors import UsageError
+
+    if html_report is not None and log is None:
+        raise UsageError("--html-report is made from the event log: give --log too")
+    view = read_report_view(report, exit_code=exit_code)
+    html = _write_html(log, html_report)
+    workspace = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
+    shown, left_out = annotations_of(view, workdir=workdir, workspace=workspace)
+    outputs = output_file_text(
+        step_outputs(
+            view,
+            report_file=report,
+            log_file=log if log and log.exists() else None,
+            html_report=html,
+        )
+    )
+    markdown = job_summary(view, omitted_annotations=left_out) if summary else ""
+    lines = [annotation.command() for annotation in shown]
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _append("GITHUB_OUTPUT", outputs)
+        if markdown:
+            _append("GITHUB_STEP_SUMMARY", markdown)
+        for line in lines:
+            typer.echo(line)
+    else:
+        typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{outputs}", nl=False)
+        typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{markdown}", nl=False)
+        typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
+    raise typer.Exit(view.exit_code if _fails(view.verdict, fail_on) else 0)
+
+
+def _fails(verdict: str, fail_on: FailOn) -> bool:
+    if fail_on == "rejected":
+        return verdict != "accepted"
+    if fail_on == "error":
+        return verdict not in ("accepted", "rejected")
+    return False
+
+
+def _write_html(log: Path | None, target: Path | None) -> Path | None:
+    """The HTML report of ``log`` written to ``target`` (None when there is no log)."""
+    from phasegate._cli.report import render_logs
+    from phasegate.errors import UsageError
+
+    if log is None or target is None or not log.exists():
+        return None
+    text = render_logs([str(log)], "html", quiet=True)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the HTML report to {target}: {exc.strerror}") from None
+    return target
+
+
+def _append(variable: str, text: str) -> None:
+    """Append ``text`` to the file the runner named in ``variable``."""
+    from phasegate.errors import UsageError
+
+    path = os.environ.get(variable)
+    if not path:
+        raise UsageError(f"GITHUB_ACTIONS is true but {variable} is not set: run inside a step")
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot append to {variable} ({path}): {exc.strerror}") from None

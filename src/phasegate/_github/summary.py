@@ -1,0 +1,125 @@
+"""The job summary: a report as Markdown for ``GITHUB_STEP_SUMMARY``.
+
+Only our own words are Markdown; every string from the report goes through
+:mod:`~phasegate._github.markdown` and is shown as inert code.
+"""
+
+from __future__ import annotations
+
+from phasegate._github.markdown import block, inline, table
+from phasegate._github.view import Problem, ReportView
+from phasegate.metrics.formatting import duration, quantity, usd
+from phasegate.validators.reconcile import FileReconciliation
+
+SHOWN_PROBLEMS = 50
+"""Issues and findings listed in the summary; the rest are counted."""
+SHOWN_FILES = 30
+"""File names listed per cell; the rest are counted."""
+FINAL_MESSAGE_SHOWN = 4000
+"""Characters of the final message shown."""
+
+_MARK = {"accepted": "✅", "rejected": "❌"}
+
+
+def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str:
+    """The Markdown of one report's job summary."""
+    parts = [_headline(view), _facts(view)]
+    if view.error:
+        parts.append(f"**Error:** {inline(view.error)}")
+    if view.rows:
+        parts.append(_rows(view))
+    parts += _problems("Issues", [p for p in view.problems if not p.finding])
+    parts += _problems("Findings (reported, not judged)", [p for p in view.problems if p.finding])
+    if view.reconciliation is not None:
+        parts.append(_files(view.reconciliation))
+    if view.final_message:
+        parts.append("**Final message**\n\n" + block(view.final_message, limit=FINAL_MESSAGE_SHOWN))
+    left_out = [
+        f"{quantity(count, level)}" for level, count in omitted_annotations.items() if count
+    ]
+    if left_out:
+        parts.append(
+            f"{' and '.join(left_out)} not shown as annotations (GitHub shows 10 of each kind "
+            "per step); all are listed above."
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _headline(view: ReportView) -> str:
+    mark = _MARK.get(view.verdict, "⚠️")
+    return f"### {mark} phasegate: {view.verdict} · {view.kind} {inline(view.name)}"
+
+
+def _facts(view: ReportView) -> str:
+    usage = view.usage
+    facts = [f"mode {view.mode}"] if view.mode else []
+    if view.rows:
+        accepted = view.count("accepted")
+        facts.append(f"{accepted} of {quantity(len(view.rows), view.unit)} accepted")
+    facts.append(duration(view.duration_ms))
+    facts.append(f"cost {usd(usage.cost_usd)}")
+    facts.append(
+        f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out, "
+        f"{usage.cache_read_input_tokens:,} cache read, "
+        f"{usage.cache_creation_input_tokens:,} cache written"
+    )
+    facts.append(f"exit code {view.exit_code}")
+    return " · ".join(facts)
+
+
+def _rows(view: ReportView) -> str:
+    rows = [
+        (
+            str(row.index),
+            inline(row.name, in_table=True),
+            f"{_MARK.get(row.status, '')} {row.status}".strip(),
+            str(row.attempts),
+            row.how,
+            _file_list(row.files_changed),
+        )
+        for row in view.rows
+    ]
+    head = (view.unit, "name", "status", "checks", "how", "files changed")
+    return table(head, rows)
+
+
+def _problems(title: str, problems: list[Problem]) -> list[str]:
+    if not problems:
+        return []
+    lines = [f"**{title}**", ""]
+    for problem in problems[:SHOWN_PROBLEMS]:
+        line = f"- `{problem.code}` in {inline(problem.where)}: {inline(problem.message)}"
+        if problem.requirement:
+            line += f" Requirement: {inline(problem.requirement)}"
+        lines.append(line)
+    if len(problems) > SHOWN_PROBLEMS:
+        lines.append(f"- … and {len(problems) - SHOWN_PROBLEMS} more (see the JSON report)")
+    return ["\n".join(lines)]
+
+
+def _files(files: FileReconciliation) -> str:
+    differences = [
+        ("changed on disk, not claimed", files.changed_not_claimed),
+        ("claimed, not changed on disk", files.claimed_not_changed),
+        ("edited by a tool, unchanged on disk", files.edit_not_on_disk),
+        ("changed on disk, no editing tool names it", files.change_without_tool),
+    ]
+    rows = [
+        ("reported by tools", _file_list(files.tool_reported)),
+        ("changed on disk", _file_list(files.disk_changed)),
+        (
+            "claimed in the answer",
+            "no claims field" if files.claimed is None else _file_list(files.claimed),
+        ),
+    ]
+    rows += [(what, _file_list(paths)) for what, paths in differences if paths]
+    verdict = "all three agree" if files.consistent else "they disagree"
+    return f"**Files** ({verdict})\n\n" + table(("", "files"), rows)
+
+
+def _file_list(paths: tuple[str, ...] | list[str]) -> str:
+    if not paths:
+        return "none"
+    shown = [inline(path, in_table=True) for path in paths[:SHOWN_FILES]]
+    more = f" and {len(paths) - SHOWN_FILES} more" if len(paths) > SHOWN_FILES else ""
+    return ", ".join(shown) + more

@@ -1,0 +1,218 @@
+"""Any phasegate report, seen the way a CI step shows it.
+
+A task run and a judged transcript write a :class:`RunReport` (phases, issues, findings); a
+pipeline writes a :class:`PipelineReport` (stages and their exit checks). :class:`ReportView`
+is what the outputs, the summary and the annotations need from either, so each of them is
+written once; another kind of report only needs another reader here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from phasegate.errors import PhasegateError, _FileFieldError
+from phasegate.evidence.transcript import Usage
+from phasegate.sdk.pipelines.report import PipelineReport
+from phasegate.sdk.tasks.report import RunReport
+from phasegate.validators.issues import Issue
+from phasegate.validators.reconcile import FileReconciliation
+
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+"""The largest report file read: 64 MiB (a report without its transcript is far smaller)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One phase of a task, or one stage of a pipeline."""
+
+    index: int
+    name: str
+    status: str
+    attempts: int
+    how: str
+    """How it completed (a phase) or how many visits it took (a stage), in a few words."""
+    files_changed: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """An issue, a finding or a failed exit check, with where it happened."""
+
+    code: str
+    message: str
+    where: str
+    requirement: str | None = None
+    path: str | None = None
+    """The file it is about, relative to the work directory."""
+    finding: bool = False
+    """Reported, not judged (a reconciliation difference, a read outside the work directory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    """What a CI step shows of a report."""
+
+    kind: Literal["task", "pipeline"]
+    name: str
+    verdict: str
+    exit_code: int
+    rows: tuple[Row, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    reconciliation: FileReconciliation | None = None
+    usage: Usage = field(default_factory=Usage)
+    duration_ms: int = 0
+    session_id: str | None = None
+    final_message: str | None = None
+    summary_json: dict[str, Any] | None = None
+    mode: str | None = None
+    error: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """What a row is: ``phase`` or ``stage``."""
+        return "phase" if self.kind == "task" else "stage"
+
+    def count(self, status: str) -> int:
+        """How many rows ended with ``status``."""
+        return sum(1 for row in self.rows if row.status == status)
+
+    @property
+    def issue_codes(self) -> list[str]:
+        """Codes of what was judged wrong (findings left out), each once, in order."""
+        return list(dict.fromkeys(p.code for p in self.problems if not p.finding))
+
+
+def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
+    """The report in ``path``; a missing or empty file (the command stopped before writing
+    it) is an ``error`` view with ``exit_code``. Raises a usage error naming the file and the
+    field when the file is not a phasegate report."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_REPORT_BYTES + 1)
+    except FileNotFoundError:
+        data = b""
+    except OSError as exc:
+        raise _FileFieldError(path, None, f"cannot read the report: {exc.strerror}") from None
+    if not data.strip():
+        return _no_report(path, exit_code)
+    if len(data) > MAX_REPORT_BYTES:
+        raise _FileFieldError(path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report")
+    try:
+        parsed = json.loads(data.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise _FileFieldError(path, None, f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(parsed, dict):
+        raise _FileFieldError(path, None, "not a phasegate report (a JSON object)")
+    try:
+        if "phases" in parsed:
+            return _task_view(RunReport.model_validate(parsed), exit_code)
+        if "stages" in parsed:
+            return _pipeline_view(PipelineReport.model_validate(parsed), exit_code)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        location = ".".join(str(part) for part in error["loc"]) or None
+        raise _FileFieldError(path, location, f"{error['msg']}: not a phasegate report") from None
+    raise _FileFieldError(
+        path,
+        None,
+        "not a phasegate report: it has neither phases (a task run or judge report) nor "
+        "stages (a pipeline report)",
+    )
+
+
+def _no_report(path: Path, exit_code: int | None) -> ReportView:
+    code = PhasegateError.exit_code if exit_code is None else exit_code
+    return ReportView(
+        kind="task",
+        name=path.name,
+        verdict="error",
+        exit_code=code,
+        error=f"phasegate exited {code} before it wrote a report; its own message is in the "
+        "step log above",
+    )
+
+
+def _task_view(report: RunReport, exit_code: int | None) -> ReportView:
+    names = {phase.index: phase.name for phase in report.phases}
+    problems = [_problem(issue, names) for issue in report.issues]
+    problems += [_problem(finding, names, finding=True) for finding in report.findings]
+    return ReportView(
+        kind="task",
+        name=report.task,
+        verdict=report.verdict,
+        exit_code=report.exit_code if exit_code is None else exit_code,
+        rows=tuple(
+            Row(
+                phase.index,
+                phase.name,
+                phase.status,
+                phase.attempts,
+                f"by {phase.completed_by}" if phase.completed_by else "",
+                tuple(phase.files_changed),
+            )
+            for phase in report.phases
+        ),
+        problems=tuple(problems),
+        reconciliation=report.reconciliation,
+        usage=report.usage,
+        duration_ms=report.duration_ms,
+        session_id=report.session_id,
+        final_message=report.final_message,
+        summary_json=report.summary,
+        mode=report.mode,
+        error=report.error,
+    )
+
+
+def _problem(issue: Issue, names: dict[int, str], *, finding: bool = False) -> Problem:
+    where = f"phase {issue.phase} ({names.get(issue.phase, '?')})" if issue.phase else "run"
+    return Problem(
+        code=issue.code.value,
+        message=issue.message,
+        where=where,
+        requirement=issue.requirement,
+        path=issue.path,
+        finding=finding,
+    )
+
+
+def _pipeline_view(report: PipelineReport, exit_code: int | None) -> ReportView:
+    problems = [
+        Problem(
+            code=check.kind,
+            message=f"{check.description}: {check.detail}" if check.detail else check.description,
+            where=f"stage {stage.index} ({stage.name})",
+            requirement=check.description,
+        )
+        for stage in report.stages
+        for check in stage.checks
+        if not check.ok
+    ]
+    return ReportView(
+        kind="pipeline",
+        name=report.pipeline,
+        verdict=report.verdict,
+        exit_code=report.exit_code if exit_code is None else exit_code,
+        rows=tuple(
+            Row(
+                stage.index,
+                stage.name,
+                stage.status,
+                stage.attempts,
+                f"{stage.visits} visits" if stage.visits > 1 else "",
+                tuple(stage.files_changed),
+            )
+            for stage in report.stages
+        ),
+        problems=tuple(problems),
+        usage=report.usage,
+        duration_ms=report.duration_ms,
+        session_id=report.session_id,
+        final_message=report.final_message,
+        error=report.error,
+    )
