@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.action import REPO
+from tests.helpers.action import REPO, ActionFactory
 from tests.helpers.composite import CompositeAction
 
 
@@ -31,8 +31,24 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def action(workspace: Path, runner_temp: Path) -> CompositeAction:
-    """The action, run in ``workspace`` with this test's Python standing in for the runner's."""
-    return CompositeAction(
-        REPO, workspace=workspace, runner_temp=runner_temp, python_bin=Path(sys.executable).parent
-    )
+def make_action(workspace: Path, runner_temp: Path) -> ActionFactory:
+    """Builds the action run in ``workspace`` with this test's Python standing in for the
+    runner's; ``sha`` is ``github.sha``, ``file_commands`` as :class:`CompositeAction` takes it."""
+
+    def build(*, sha: str = "0" * 40, file_commands: Path | None = None) -> CompositeAction:
+        return CompositeAction(
+            REPO,
+            workspace=workspace,
+            runner_temp=runner_temp,
+            python_bin=Path(sys.executable).parent,
+            sha=sha,
+            file_commands=file_commands,
+        )
+
+    return build
+
+
+@pytest.fixture
+def action(make_action: ActionFactory) -> CompositeAction:
+    """The action run in ``workspace``, in a job started from commit 000…0."""
+    return make_action()

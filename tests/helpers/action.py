@@ -7,7 +7,9 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from tests.helpers.composite import CompositeAction
 
 REPO = Path(__file__).resolve().parents[2]
 """The repository root: the action's own checkout (``github.action_path``)."""
@@ -51,3 +53,43 @@ def report_of(outputs: dict[str, str]) -> dict[str, Any]:
     """The JSON report the action's ``report_file`` output names."""
     loaded: dict[str, Any] = json.loads(Path(outputs["report_file"]).read_text())
     return loaded
+
+
+OUTPUTS = (
+    "verdict", "success", "exit_code", "report_file", "summary_json", "phases_accepted",
+    "phases_rejected", "issue_codes", "total_cost_usd", "input_tokens", "output_tokens",
+    "cache_read_tokens", "cache_write_tokens", "duration_ms", "session_id", "final_message",
+    "log_file", "html_report",
+)  # fmt: skip
+"""Every output of the action, in the contract's order."""
+
+
+def usage_outputs(report: dict[str, Any]) -> dict[str, str]:
+    """The cost, token and duration outputs a report's own figures give."""
+    usage = report["usage"]
+    cost = usage.get("cost_usd")
+    return {
+        "total_cost_usd": "" if cost is None else str(cost),
+        "input_tokens": str(usage["input_tokens"]),
+        "output_tokens": str(usage["output_tokens"]),
+        "cache_read_tokens": str(usage["cache_read_input_tokens"]),
+        "cache_write_tokens": str(usage["cache_creation_input_tokens"]),
+        "duration_ms": str(report["duration_ms"]),
+    }
+
+
+def assert_outputs(outputs: dict[str, str], expected: dict[str, str]) -> None:
+    """Every output is set and equals ``expected`` (which names every output)."""
+    assert tuple(outputs) == OUTPUTS
+    assert set(expected) == set(OUTPUTS), set(OUTPUTS) ^ set(expected)
+    wrong = {
+        name: (outputs[name], expected[name]) for name in OUTPUTS if outputs[name] != expected[name]
+    }
+    assert wrong == {}
+
+
+class ActionFactory(Protocol):
+    """The ``make_action`` fixture."""
+
+    def __call__(self, *, sha: str = ..., file_commands: Path | None = None) -> CompositeAction:
+        """The action in the test's workspace, in a job started from commit ``sha``."""

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,7 +109,9 @@ class CompositeAction:
 
     ``python_bin``: a directory holding the ``python3`` that stands in for the runner's (it
     goes first on PATH). ``runner_temp`` may be shared between runs (the action keeps its
-    virtual environment there).
+    virtual environment there). ``file_commands``: the directory of the per-step files, which
+    are then named ``github_output_STEPID`` and so on (default: a fresh directory under
+    ``runner_temp`` and names no one can guess, as on GitHub).
     """
 
     def __init__(
@@ -119,6 +123,7 @@ class CompositeAction:
         python_bin: Path,
         sha: str = "0" * 40,
         env: Mapping[str, str] | None = None,
+        file_commands: Path | None = None,
     ) -> None:
         self.action_dir = action_dir
         self.metadata: dict[str, Any] = yaml.safe_load((action_dir / "action.yml").read_text())
@@ -127,13 +132,17 @@ class CompositeAction:
         self.python_bin = python_bin
         self.sha = sha
         self.extra_env = dict(env or {})
+        self.file_commands = file_commands
 
     def run(self, inputs: Mapping[str, str], *, timeout: float = 300) -> ActionRun:
         """Run every step with ``inputs`` (the ``with:`` of the workflow step)."""
         declared = self.metadata["inputs"]
         unexpected = set(inputs) - set(declared)
         assert not unexpected, f"inputs the action does not declare: {sorted(unexpected)}"
-        files_dir = Path(self._mkdtemp("_runner_file_commands"))
+        files_dir = self.file_commands or Path(
+            tempfile.mkdtemp(prefix="_runner_file_commands", dir=self.runner_temp)
+        )
+        files_dir.mkdir(parents=True, exist_ok=True)
         context: dict[str, Any] = {
             "github": {
                 "action_path": str(self.action_dir),
@@ -170,11 +179,6 @@ class CompositeAction:
         }
         return ActionRun(steps, outputs)
 
-    def _mkdtemp(self, name: str) -> str:
-        directory = self.runner_temp / name
-        directory.mkdir(parents=True, exist_ok=True)
-        return str(directory)
-
     def _run_step(
         self,
         index: int,
@@ -188,13 +192,11 @@ class CompositeAction:
     ) -> StepRun:
         assert spec.get("shell") == "bash", f"step {index}: only shell: bash is simulated"
         step_id = spec.get("id", f"__{index}")
-        files = {
-            name: files_dir / f"{name.lower()}_{index}_{time.monotonic_ns()}"
-            for name in FILE_COMMANDS
-        }
+        tail = step_id if self.file_commands else f"{step_id}_{uuid.uuid4()}"
+        files = {name: files_dir / f"{name.lower()}_{tail}" for name in FILE_COMMANDS}
         for path in files.values():
             path.touch()
-        script = files_dir / f"step_{index}_{time.monotonic_ns()}.sh"
+        script = Path(tempfile.mkdtemp(dir=self.runner_temp)) / f"step_{step_id}.sh"
         script.write_text(substitute(spec["run"], context))
         env = self._base_env(added_path)
         env.update(added_env)
