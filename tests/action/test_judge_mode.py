@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.action import (
-    ActionFactory,
     EXAMPLE,
     FIXTURES,
+    ActionFactory,
     apply_fix,
     assert_outputs,
     project_checkout,
