@@ -139,6 +139,7 @@ class CompositeAction:
         declared = self.metadata["inputs"]
         unexpected = set(inputs) - set(declared)
         assert not unexpected, f"inputs the action does not declare: {sorted(unexpected)}"
+        self.runner_temp.mkdir(parents=True, exist_ok=True)
         files_dir = self.file_commands or Path(
             tempfile.mkdtemp(prefix="_runner_file_commands", dir=self.runner_temp)
         )
@@ -195,7 +196,7 @@ class CompositeAction:
         tail = step_id if self.file_commands else f"{step_id}_{uuid.uuid4()}"
         files = {name: files_dir / f"{name.lower()}_{tail}" for name in FILE_COMMANDS}
         for path in files.values():
-            path.touch()
+            path.write_bytes(b"")  # a new, empty file for every step
         script = Path(tempfile.mkdtemp(dir=self.runner_temp)) / f"step_{step_id}.sh"
         script.write_text(substitute(spec["run"], context))
         env = self._base_env(added_path)
