@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.action import EXAMPLE, REPO
-from tests.helpers.composite import CompositeAction
+from tests.helpers.composite import FILE_COMMANDS, ActionRun, CompositeAction
 
 OLD_PYTHON = """#!/bin/sh
 # A python3 that is 3.10: it fails the version check and prints 3.10 when asked.
@@ -116,3 +116,161 @@ def test_keys_are_masked_line_by_line_before_phasegate_starts_and_the_fence_clos
     assert not step.stopped_at_end
     assert step.output.rstrip().splitlines()[-1].startswith("::")  # the resume token
     assert step.outputs["exit_code"] == "0"
+
+
+FAKE_PHASEGATE = """#!/bin/bash
+# Stands in for phasegate: keeps its arguments and environment, then acts like the command.
+printf '%s\\0' "$@" > "$FAKE_RECORD/args-$1"
+env -0 > "$FAKE_RECORD/env-$1"
+if [ "$1" = github ]; then exit "$FAKE_GITHUB_EXIT"; fi
+[ -n "$FAKE_REPORT" ] && echo "$FAKE_REPORT"
+echo "::error::FORGED progress line" >&2
+exit "$FAKE_EXIT"
+"""
+
+
+class FakePhasegate:
+    """A fake ``phasegate`` in place of the install step's, and what it was given."""
+
+    def __init__(self, tmp_path: Path, *, report: str, exit_code: int, github_exit: int) -> None:
+        self.record = tmp_path / "record"
+        self.record.mkdir()
+        self.path = tmp_path / "phasegate"
+        self.path.write_text(FAKE_PHASEGATE)
+        self.path.chmod(0o755)
+        self.env = {
+            "FAKE_RECORD": str(self.record),
+            "FAKE_REPORT": report,
+            "FAKE_EXIT": str(exit_code),
+            "FAKE_GITHUB_EXIT": str(github_exit),
+        }
+
+    def args(self, command: str) -> list[str]:
+        """The arguments of the ``command`` call."""
+        return (self.record / f"args-{command}").read_text().split("\0")[:-1]
+
+    def environment(self, command: str) -> dict[str, str]:
+        """The environment of the ``command`` call."""
+        pairs = (self.record / f"env-{command}").read_text().split("\0")[:-1]
+        return dict(pair.split("=", 1) for pair in pairs)
+
+
+def faked_run(
+    workspace: Path,
+    tmp_path: Path,
+    inputs: dict[str, str],
+    *,
+    report: str = '{"r": 1}',
+    exit_code: int = 1,
+    github_exit: int = 0,
+    sha: str = "0" * 40,
+) -> tuple[FakePhasegate, ActionRun]:
+    """The action with the install step's phasegate replaced by a fake (no venv built)."""
+    fake = FakePhasegate(tmp_path, report=report, exit_code=exit_code, github_exit=github_exit)
+    action = CompositeAction(
+        REPO, workspace=workspace, runner_temp=tmp_path / "temp",
+        python_bin=Path(sys.executable).parent, sha=sha, env=fake.env,
+    )  # fmt: skip
+    installed = {"phasegate": str(fake.path), "python": sys.executable}
+    return fake, action.run(inputs, stand_in={"install": installed})
+
+
+def test_run_passes_each_set_input_as_an_option_and_the_task_after_a_double_dash(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Options in --name=value form, files made absolute against the workspace, the task
+    after "--": no value can be read as another option."""
+    fake, run = faked_run(
+        workspace,
+        tmp_path,
+        {
+            "task": "tasks/fix.yaml", "mode": "single", "max_attempts": "3", "max_cost": "2.5",
+            "model": "--model-script=/evil", "model_script": "./s.yaml", "log_file": "logs/e.jsonl",
+        },
+    )  # fmt: skip
+
+    files = run.step("run").outputs
+    assert fake.args("run") == [
+        "run", "--mode=single", "--max-attempts=3", "--max-cost=2.5",
+        "--model=--model-script=/evil", "--timeout=1800", f"--model-script={workspace}/s.yaml",
+        f"--workdir={workspace}", "--json", f"--log-file={workspace}/logs/e.jsonl",
+        "--", f"{workspace}/tasks/fix.yaml",
+    ]  # fmt: skip
+    assert files["log"] == f"{workspace}/logs/e.jsonl"
+    assert fake.args("github") == [
+        "github", "--exit-code=1", "--fail-on=rejected", "--summary", f"--log={files['log']}",
+        f"--html-report={files['html']}", f"--workdir={workspace}", "--", files["report"],
+    ]  # fmt: skip
+
+
+def test_judge_gets_the_execution_file_and_before_defaults_to_the_jobs_commit(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """execution_file makes judge the default; before is github.sha unless given; summary
+    false reaches the github step."""
+    inputs = {"task": "t.yaml", "execution_file": "/tmp/x.json", "summary": "false"}
+    fake, run = faked_run(workspace, tmp_path, inputs, sha="abc123")
+
+    files = run.step("run").outputs
+    assert fake.args("judge") == [
+        "judge", "--transcript=/tmp/x.json", "--before=abc123", f"--workdir={workspace}",
+        "--json", f"--log-file={files['log']}", "--", f"{workspace}/t.yaml",
+    ]  # fmt: skip
+    assert "--no-summary" in fake.args("github")
+
+
+def test_phasegate_runs_without_the_steps_files_or_the_stop_token_and_its_output_is_fenced(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Its environment holds none of GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STATE,
+    GITHUB_STEP_SUMMARY, nor the token (which no argument holds either); the key it needs is
+    there under its own name only; what it prints on stderr is inside the fence; its stdout
+    is the report; the step passes with phasegate's exit code as an output."""
+    fake, run = faked_run(
+        workspace, tmp_path, {"task": "t.yaml", "anthropic_api_key": "sk-key"}, exit_code=1
+    )
+
+    step = run.step("run")
+    token = step.output.split("::stop-commands::", 1)[1].split("\n", 1)[0]
+    assert len(token) >= 32
+    seen = fake.environment("run")
+    assert not set(seen) & set(FILE_COMMANDS)
+    assert not [name for name, value in seen.items() if token in value or token in name]
+    assert not [arg for arg in fake.args("run") if token in arg]
+    assert seen["ANTHROPIC_API_KEY"] == "sk-key"
+    assert not [
+        name for name, value in seen.items() if value == "sk-key" and name != "ANTHROPIC_API_KEY"
+    ]
+    assert step.output.index("FORGED progress line") > step.output.index(token)
+    assert [c.name for c in step.commands] == ["add-mask"]
+    assert not step.stopped_at_end
+    assert step.exit_code == 0 and step.outputs["exit_code"] == "1"
+    assert Path(step.outputs["report"]).read_text() == '{"r": 1}\n'
+    assert not Path(step.outputs["report"] + ".part").exists()
+
+
+def test_a_phasegate_that_writes_no_report_leaves_none_and_the_github_step_decides(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A crash before the report: no report file (not an empty one), exit code 3 handed on,
+    and the github step's exit status is the action's."""
+    fake, run = faked_run(
+        workspace, tmp_path, {"task": "t.yaml"}, report="", exit_code=3, github_exit=3
+    )
+
+    files = run.step("run").outputs
+    assert files["exit_code"] == "3"
+    assert not Path(files["report"]).exists() and not Path(files["report"] + ".part").exists()
+    assert "--exit-code=3" in fake.args("github")
+    assert run.failed and run.step("github").exit_code == 3
+
+
+def test_a_pipeline_gets_the_options_it_takes(workspace: Path, tmp_path: Path) -> None:
+    """pipeline run takes the model, the timeout and the model script."""
+    inputs = {"pipeline": "p.yaml", "model": "m", "timeout": "60", "workdir": "w"}
+    fake, run = faked_run(workspace, tmp_path, inputs)
+
+    assert fake.args("pipeline") == [
+        "pipeline", "run", "--model=m", "--timeout=60", f"--workdir={workspace}/w", "--json",
+        f"--log-file={run.step('run').outputs['log']}", "--", f"{workspace}/p.yaml",
+    ]  # fmt: skip
