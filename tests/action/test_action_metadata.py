@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
+
+from phasegate.modes import Mode
 
 ACTION = Path(__file__).resolve().parents[2] / "action.yml"
 OUTPUTS = [
@@ -172,3 +174,9 @@ def test_the_pip_cache_covers_the_directory_the_install_step_uses(action: dict[s
     assert cache["with"]["path"] == "${{ steps.pip-cache.outputs.dir }}"
     assert cache["with"]["key"] == "${{ steps.pip-cache.outputs.key }}"
     assert by_id["install"]["env"]["PIP_CACHE_DIR"] == "${{ steps.pip-cache.outputs.dir }}"
+
+
+def test_the_mode_input_names_every_mode_phasegate_has(action: dict[str, Any]) -> None:
+    """A new mode shows up in the action's documentation too."""
+    description = action["inputs"]["mode"]["description"]
+    assert [mode for mode in get_args(Mode) if mode not in description] == []

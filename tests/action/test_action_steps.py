@@ -184,14 +184,14 @@ def test_run_passes_each_set_input_as_an_option_and_the_task_after_a_double_dash
         workspace,
         tmp_path,
         {
-            "task": "tasks/fix.yaml", "mode": "single", "max_attempts": "3", "max_cost": "2.5",
+            "task": "tasks/fix.yaml", "mode": "single-query", "max_attempts": "3", "max_cost": "2.5",
             "model": "--model-script=/evil", "model_script": "./s.yaml", "log_file": "logs/e.jsonl",
         },
     )  # fmt: skip
 
     files = run.step("run").outputs
     assert fake.args("run") == [
-        "run", "--mode=single", "--max-attempts=3", "--max-cost=2.5",
+        "run", "--mode=single-query", "--max-attempts=3", "--max-cost=2.5",
         "--model=--model-script=/evil", "--timeout=1800", f"--model-script={workspace}/s.yaml",
         f"--workdir={workspace}", "--json", f"--log-file={workspace}/logs/e.jsonl",
         "--", f"{workspace}/tasks/fix.yaml",
