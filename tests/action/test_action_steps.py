@@ -184,7 +184,8 @@ def test_run_passes_each_set_input_as_an_option_and_the_task_after_a_double_dash
         workspace,
         tmp_path,
         {
-            "task": "tasks/fix.yaml", "mode": "single-query", "max_attempts": "3", "max_cost": "2.5",
+            "task": "tasks/fix.yaml", "mode": "single-query", "max_attempts": "3",
+            "max_cost": "2.5",
             "model": "--model-script=/evil", "model_script": "./s.yaml", "log_file": "logs/e.jsonl",
         },
     )  # fmt: skip
