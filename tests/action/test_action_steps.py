@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.action import EXAMPLE, REPO
+from tests.helpers.action import EXAMPLE, REPO, needs_github_command
 from tests.helpers.composite import FILE_COMMANDS, ActionRun, CompositeAction
 
 OLD_PYTHON = """#!/bin/sh
@@ -60,36 +60,6 @@ def test_a_second_use_in_the_same_job_reuses_the_virtual_environment(
     assert second.step("install").outputs["reused"] == "true"
     assert second.step("install").outputs["phasegate"] == first.step("install").outputs["phasegate"]
     assert Path(second.step("install").outputs["phasegate"]).exists()
-
-
-@pytest.mark.cli
-@pytest.mark.parametrize(
-    ("inputs", "message"),
-    [
-        ({"command": "neither"}, "command must be run or judge"),
-        ({}, "command run needs a task or a pipeline input"),
-        ({"task": "t.yaml", "pipeline": "p.yaml"}, "give task or pipeline, not both"),
-        ({"pipeline": "p.yaml", "max_cost": "1"}, "do not apply to a pipeline"),
-        ({"task": "t.yaml", "command": "judge"}, "needs an execution_file input"),
-        ({"execution_file": "x.json"}, "command judge needs a task input"),
-        ({"task": "t", "execution_file": "x", "model": "m"}, "do not apply to command judge"),
-        ({"task": "t", "execution_file": "x", "command": "run"}, "execution_file is for command"),
-    ],
-)  # fmt: skip
-def test_inputs_that_do_not_fit_are_refused_before_phasegate_runs(
-    action: CompositeAction, inputs: dict[str, str], message: str
-) -> None:
-    """The run step says what to change, in an annotation of its own; its exit code 2 makes
-    the verdict error, which fails the step under the default fail_on."""
-    run = action.run(inputs)
-
-    step = run.step("run")
-    assert step.exit_code == 0 and step.outputs["exit_code"] == "2"
-    assert [(c.name, c.properties.get("title")) for c in step.commands] == [("error", "phasegate")]
-    assert message in step.commands[0].data
-    assert "::stop-commands::" not in step.output  # phasegate never started
-    assert run.outputs["verdict"] == "error" and run.outputs["exit_code"] == "2"
-    assert run.failed
 
 
 @pytest.mark.cli
@@ -275,3 +245,46 @@ def test_a_pipeline_gets_the_options_it_takes(workspace: Path, tmp_path: Path) -
         "pipeline", "run", "--model=m", "--timeout=60", f"--workdir={workspace}/w", "--json",
         f"--log-file={run.step('run').outputs['log']}", "--", f"{workspace}/p.yaml",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"command": "neither"}, "command must be run or judge"),
+        ({}, "command run needs a task or a pipeline input"),
+        ({"task": "t.yaml", "pipeline": "p.yaml"}, "give task or pipeline, not both"),
+        ({"pipeline": "p.yaml", "max_cost": "1"}, "do not apply to a pipeline"),
+        ({"task": "t.yaml", "command": "judge"}, "needs an execution_file input"),
+        ({"execution_file": "x.json"}, "command judge needs a task input"),
+        ({"task": "t", "execution_file": "x", "model": "m"}, "do not apply to command judge"),
+        ({"task": "t", "execution_file": "x", "command": "run"}, "execution_file is for command"),
+    ],
+)  # fmt: skip
+def test_inputs_that_do_not_fit_are_refused_before_phasegate_runs(
+    workspace: Path, tmp_path: Path, inputs: dict[str, str], message: str
+) -> None:
+    """The run step says what to change in an annotation of its own, never starts phasegate,
+    and hands exit code 2 to the github step (a bad-input error there)."""
+    fake, run = faked_run(workspace, tmp_path, inputs)
+
+    step = run.step("run")
+    assert step.exit_code == 0 and step.outputs["exit_code"] == "2"
+    assert [(c.name, c.properties.get("title")) for c in step.commands] == [("error", "phasegate")]
+    assert message in step.commands[0].data
+    assert "::stop-commands::" not in step.output
+    assert sorted(path.name for path in fake.record.iterdir()) == ["args-github", "env-github"]
+    assert "--exit-code=2" in fake.args("github")
+
+
+@pytest.mark.cli
+@needs_github_command
+def test_a_refused_input_makes_the_verdict_error_and_fails_the_step(
+    action: CompositeAction,
+) -> None:
+    """With the real phasegate github: verdict error, exit code 2, the step fails under the
+    default fail_on."""
+    run = action.run({"task": "t.yaml", "pipeline": "p.yaml"})
+
+    assert run.outputs["verdict"] == "error" and run.outputs["exit_code"] == "2"
+    assert run.outputs["success"] == "false"
+    assert run.failed and run.step("github").exit_code == 2

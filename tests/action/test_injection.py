@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers.action import EXAMPLE, OUTPUTS, ActionFactory, report_of
+from tests.helpers.action import EXAMPLE, OUTPUTS, ActionFactory, needs_github_command, report_of
 from tests.helpers.composite import FILE_COMMANDS
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, needs_github_command]
 
 HOSTILE_LINES = [
     "::error::FORGED plain error",

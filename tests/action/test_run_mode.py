@@ -12,10 +12,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers.action import EXAMPLE, FIXTURES, assert_outputs, report_of, usage_outputs
+from tests.helpers.action import (
+    EXAMPLE,
+    FIXTURES,
+    assert_outputs,
+    needs_github_command,
+    report_of,
+    usage_outputs,
+)
 from tests.helpers.composite import ActionRun, CompositeAction
 
-pytestmark = pytest.mark.cli
+pytestmark = [pytest.mark.cli, needs_github_command]
 
 TWO_NOTES = {
     "name": "two-notes",

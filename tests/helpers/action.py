@@ -3,11 +3,14 @@ judge mode, and reading what a run of the action left behind."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Protocol
+
+import pytest
 
 from tests.helpers.composite import CompositeAction
 
@@ -93,3 +96,10 @@ class ActionFactory(Protocol):
 
     def __call__(self, *, sha: str = ..., file_commands: Path | None = None) -> CompositeAction:
         """The action in the test's workspace, in a job started from commit ``sha``."""
+
+
+needs_github_command = pytest.mark.skipif(
+    importlib.util.find_spec("phasegate._cli.github") is None,
+    reason="the action's last step runs `phasegate github`, which this checkout lacks",
+)
+"""Marks a test that needs ``phasegate github`` (the action's last step)."""
