@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.action import EXAMPLE, REPO, needs_github_command
+from tests.helpers.action import EXAMPLE, REPO
 from tests.helpers.composite import FILE_COMMANDS, ActionRun, CompositeAction
 
 OLD_PYTHON = """#!/bin/sh
@@ -277,7 +277,6 @@ def test_inputs_that_do_not_fit_are_refused_before_phasegate_runs(
 
 
 @pytest.mark.cli
-@needs_github_command
 def test_a_refused_input_makes_the_verdict_error_and_fails_the_step(
     action: CompositeAction,
 ) -> None:

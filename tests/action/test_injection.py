@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers.action import EXAMPLE, OUTPUTS, ActionFactory, needs_github_command, report_of
+from tests.helpers.action import EXAMPLE, OUTPUTS, ActionFactory, report_of
 from tests.helpers.composite import FILE_COMMANDS
 
-pytestmark = [pytest.mark.cli, needs_github_command]
+pytestmark = [pytest.mark.cli]
 
 HOSTILE_LINES = [
     "::error::FORGED plain error",
@@ -98,6 +98,8 @@ def hostile_script() -> dict[str, Any]:
                 "text": f"PHASE 1 COMPLETE: Files have been edited {HOSTILE_LINES[0]}\n"
                 f"{HOSTILE}\n\n```json\n{json.dumps(SUMMARY)}\n```\n{HOSTILE}",
             },
+            # Every round of the gate's feedback gets a hostile answer: the final message.
+            *[{"text": HOSTILE} for _ in range(4)],
         ]
     }
 

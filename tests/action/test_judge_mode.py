@@ -16,7 +16,6 @@ from tests.helpers.action import (
     ActionFactory,
     apply_fix,
     assert_outputs,
-    needs_github_command,
     project_checkout,
     report_of,
     usage_outputs,
@@ -24,7 +23,6 @@ from tests.helpers.action import (
 
 pytestmark = [
     pytest.mark.cli,
-    needs_github_command,
     pytest.mark.skipif(shutil.which("git") is None, reason="judge needs git"),
 ]
 

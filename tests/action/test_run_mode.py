@@ -16,13 +16,12 @@ from tests.helpers.action import (
     EXAMPLE,
     FIXTURES,
     assert_outputs,
-    needs_github_command,
     report_of,
     usage_outputs,
 )
 from tests.helpers.composite import ActionRun, CompositeAction
 
-pytestmark = [pytest.mark.cli, needs_github_command]
+pytestmark = [pytest.mark.cli]
 
 TWO_NOTES = {
     "name": "two-notes",

@@ -3,14 +3,11 @@ judge mode, and reading what a run of the action left behind."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Protocol
-
-import pytest
 
 from tests.helpers.composite import CompositeAction
 
@@ -72,7 +69,7 @@ def usage_outputs(report: dict[str, Any]) -> dict[str, str]:
     usage = report["usage"]
     cost = usage.get("cost_usd")
     return {
-        "total_cost_usd": "" if cost is None else str(cost),
+        "total_cost_usd": "" if cost is None else f"{cost:.6f}".rstrip("0").rstrip("."),
         "input_tokens": str(usage["input_tokens"]),
         "output_tokens": str(usage["output_tokens"]),
         "cache_read_tokens": str(usage["cache_read_input_tokens"]),
@@ -88,7 +85,7 @@ def assert_outputs(outputs: dict[str, str], expected: dict[str, str]) -> None:
     wrong = {
         name: (outputs[name], expected[name]) for name in OUTPUTS if outputs[name] != expected[name]
     }
-    assert wrong == {}
+    assert wrong == {}, wrong
 
 
 class ActionFactory(Protocol):
@@ -96,10 +93,3 @@ class ActionFactory(Protocol):
 
     def __call__(self, *, sha: str = ..., file_commands: Path | None = None) -> CompositeAction:
         """The action in the test's workspace, in a job started from commit ``sha``."""
-
-
-needs_github_command = pytest.mark.skipif(
-    importlib.util.find_spec("phasegate._cli.github") is None,
-    reason="the action's last step runs `phasegate github`, which this checkout lacks",
-)
-"""Marks a test that needs ``phasegate github`` (the action's last step)."""

@@ -272,4 +272,8 @@ class CompositeAction:
 
 
 def _text(path: Path) -> str:
-    return path.read_text(encoding="utf-8") if path.exists() else ""
+    """A file's text with its line ends as written (the runner keeps a lone "\r")."""
+    if not path.exists():
+        return ""
+    with path.open(encoding="utf-8", newline="") as file:
+        return file.read()
