@@ -150,3 +150,27 @@ def test_a_missing_work_directory_is_named_with_its_flag(tmp_path: Path) -> None
     assert done.returncode == 2
     assert f"work directory {tmp_path / 'nowhere'} does not exist" in done.stderr
     assert done.stderr.rstrip().endswith("(command line: --workdir)")
+
+
+def test_a_judged_run_logged_with_log_file_is_counted_by_report(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """judge --log-file writes the events a run closes with, so `report` reads judged runs."""
+    (checkout / "app.py").write_text(APP.replace("eval(x)", "int(x)"))
+    log = tmp_path / "judge.jsonl"
+
+    done = phasegate(
+        "judge", TASK, "--transcript", TRANSCRIPTS / "edit_then_json.jsonl",
+        "--workdir", checkout, "--json", "--log-file", log,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == [
+        "run.started", "phase.completed", "phase.completed", "run.completed"
+    ]  # fmt: skip
+    assert {e["run_id"] for e in events} == {run_id}
+    assert events[-1]["verdict"] == "accepted"
+    summary = json.loads(phasegate("report", log, "--format", "json").stdout)
+    assert summary["runs"] == 1

@@ -91,8 +91,11 @@ def file_command_pairs(text: str) -> list[tuple[str, str]]:
 
 def read_outputs(path: Path) -> dict[str, str]:
     """The outputs a step's ``GITHUB_OUTPUT`` file sets (a later value replaces an earlier)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    return dict(file_command_pairs(text))
+    if not path.exists():
+        return {}
+    # newline="": the runner keeps a "\r" inside a value; universal newlines would not.
+    with path.open(encoding="utf-8", newline="") as file:
+        return dict(file_command_pairs(file.read()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,11 +140,14 @@ def judge(
     ] = None,
     json_output: JsonOutput = False,
     files_root: FilesRoot = None,
+    log_file: LogFile = None,
+    log_format: LogFormatChoice = "json",
 ) -> None:
     """Judge a saved Claude Code transcript against a task, with no agent run.
 
     Disk changes are what git shows in WORKDIR since --before. Same report and exit codes
-    as `run`.
+    as `run`; --log-file logs the judged run as a run would (run.started, phase.completed,
+    run.completed), so `phasegate report` counts it.
     """
     from phasegate.phases.loading import load_task
     from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
@@ -153,9 +156,18 @@ def judge(
     entries, stats = read_transcript(transcript)
     for warning in transcript_warnings(transcript, stats, entries.cwd, cwd):
         typer.echo(f"phasegate: {warning}", err=True)
-    report = judge_transcript(
-        task, entries, workdir, before=before, cwd=cwd, transcript_file=transcript
-    )
+    refuse_log_over_inputs(log_file, [task_file, transcript])
+    with contextlib.ExitStack() as stack:
+        output = OutputOptions(quiet=True, log_file=log_file, log_format=log_format)
+        report = judge_transcript(
+            task,
+            entries,
+            workdir,
+            before=before,
+            cwd=cwd,
+            transcript_file=transcript,
+            on_event=event_sink(stack, output),
+        )
     finish(report, json_output=json_output, human=format_report)
 
 

@@ -57,7 +57,7 @@ def step_outputs(
         "phases_accepted": str(view.count("accepted")),
         "phases_rejected": str(view.count("rejected")),
         "issue_codes": ",".join(view.issue_codes),
-        "total_cost_usd": "" if usage.cost_usd is None else f"{usage.cost_usd:.6f}",
+        "total_cost_usd": _usd(usage.cost_usd),
         "input_tokens": str(usage.input_tokens),
         "output_tokens": str(usage.output_tokens),
         "cache_read_tokens": str(usage.cache_read_input_tokens),
@@ -88,6 +88,13 @@ def _delimiter_for(value: str) -> str:
         delimiter = f"phasegate_{random_token()}"
         if delimiter not in lines:
             return delimiter
+
+
+def _usd(cost: float | None) -> str:
+    """Dollars to a millionth, without trailing zeros (``0.00536``); empty when unknown."""
+    if cost is None:
+        return ""
+    return f"{cost:.6f}".rstrip("0").rstrip(".")
 
 
 def _compact(value: object) -> str:

@@ -45,9 +45,11 @@ class Annotation:
 
     def command(self) -> str:
         """The single stdout line that makes the runner show this annotation."""
-        properties = [f"title={escape_property(self.title)}"]
-        if self.file is not None:
-            properties.insert(0, f"file={escape_property(self.file)}")
+        # The runner trims the property list and drops empty values; trimming here keeps
+        # what it shows equal to what we meant.
+        properties = [f"title={escape_property(self.title.strip())}"]
+        if self.file is not None and self.file.strip():
+            properties.insert(0, f"file={escape_property(self.file.strip())}")
         return f"::{self.level} {','.join(properties)}::{escape_data(self.message)}"
 
 

@@ -25,7 +25,10 @@ from phasegate.phases.model import Task
 from phasegate.sdk.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report
 from phasegate.sdk.tasks.gate import PhaseGate
+from phasegate.sdk.tasks.progress import closing_events
 from phasegate.sdk.tasks.report import RunReport
+from phasegate.sdk.telemetry.events import EventSink, RunEvent, new_run_id
+from phasegate.sdk.telemetry.task_events import RunStarted
 from phasegate.sdk.workspace.git import disk_changes_since
 from phasegate.validators.reconcile import edit_positions
 from phasegate.validators.tools import tool_calls
@@ -108,6 +111,7 @@ def judge_transcript(
     before: str = "HEAD",
     cwd: str | None = None,
     transcript_file: Path | None = None,
+    on_event: EventSink | None = None,
 ) -> RunReport:
     """Judge ``transcript`` against ``task``, with the disk changes in ``workdir`` since
     ``before``; the report has the shape and verdicts of a run's.
@@ -115,6 +119,8 @@ def judge_transcript(
     Tool paths are resolved against ``cwd`` when given, else against the working directory
     the transcript records, else against ``workdir`` itself. ``transcript_file``, the file
     the transcript was read from, is not the agent's work when it lies in ``workdir``.
+    ``on_event`` receives the events of a run's log: ``run.started``, then each phase's
+    ``phase.completed`` and ``run.completed``, as a run would close.
     """
     diff = _without(disk_changes_since(workdir, before), workdir, transcript_file)
     recorded = cwd or transcript.cwd or str(workdir.resolve())
@@ -132,10 +138,10 @@ def judge_transcript(
     error = None
     if last is not None and last.is_error and last.subtype != STRUCTURED_OUTPUT_GAVE_UP:
         error = str(api_failure(last))
-    return assemble_report(
+    report = assemble_report(
         judgment,
         RunFacts(
-            run_id="saved",
+            run_id=new_run_id(),
             task=task.name,
             mode="gate",
             agent="transcript",
@@ -149,6 +155,17 @@ def judge_transcript(
             error=error,
         ),
     )
+    if on_event is not None:
+        _emit_log(report, on_event, workdir=recorded, phases=len(task.phases))
+    return report
+
+
+def _emit_log(report: RunReport, on_event: EventSink, *, workdir: str, phases: int) -> None:
+    """The events a run of ``report`` would have closed with, so judged runs can be logged
+    and aggregated alongside real ones."""
+    started = RunStarted(agent=report.agent, workdir=workdir, phases=phases, max_attempts=1)
+    for data in (started, *closing_events(report, report.error)):
+        on_event(RunEvent(data, report.run_id, report.task, report.mode))
 
 
 def _without(diff: WorkspaceDiff, workdir: Path, file: Path | None) -> WorkspaceDiff:

@@ -1,0 +1,174 @@
+"""``phasegate github``: a report's outputs, summary and annotations, in and out of Actions.
+
+The reports are real: a scripted run of the example task that claims a file it never
+changed (rejected), and one that does the work (accepted), written by ``phasegate run``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import phasegate
+from tests.helpers.github_runner import commands_in, read_outputs
+from tests.helpers.scenarios import BUGGY_LINE, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER
+
+LAZY_JSON = GOOD_JSON.replace("app.py", "ghost.py")
+
+
+def scripted_run(tmp_path: Path, edit: bool, answer: str) -> tuple[Path, Path, Path]:
+    """Run the example task with the scripted agent; return (report, log, project)."""
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE / "project", project)
+    tools = [{"Edit": {"file_path": "app.py", "old_string": BUGGY_LINE, "new_string": FIXED_LINE}}]
+    reply = {"text": f"{MARKER}\n\n{answer}", "tools": tools if edit else []}
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [reply] * 3}))
+    report, log = tmp_path / "report.json", tmp_path / "events.jsonl"
+    done = phasegate(
+        "run", EXAMPLE / "task.yaml", "--workdir", project, "--agent", "scripted",
+        "--script", script, "--json", "--log-file", log, "-q",
+    )  # fmt: skip
+    report.write_text(done.stdout)
+    return report, log, project
+
+
+@pytest.fixture
+def runner_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """GITHUB_ACTIONS=true with the step's files, the workspace being ``tmp_path``."""
+    files = {name: tmp_path / name.lower() for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    for name, path in files.items():
+        path.touch()
+        monkeypatch.setenv(name, str(path))
+    return files
+
+
+def test_a_rejected_run_fails_the_step_with_its_exit_code_and_annotates_the_file(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    report, log, project = scripted_run(tmp_path, edit=False, answer=LAZY_JSON)
+    html = tmp_path / "report.html"
+
+    done = phasegate(
+        "github", report, "--log", log, "--html-report", html, "--workdir", project
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stderr
+    data = json.loads(report.read_text())
+    outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
+    assert outputs["verdict"] == "rejected" == data["verdict"]
+    assert outputs["issue_codes"].split(",") == list(
+        dict.fromkeys(i["code"] for p in data["phases"] for i in p["issues"])
+    )
+    assert outputs["log_file"] == str(log) and outputs["html_report"] == str(html)
+    assert "<html" in html.read_text().lower()
+    claimed = [c for c in commands_in(done.stdout) if c.properties.get("file")]
+    assert {c.properties["file"] for c in claimed} == {"project/ghost.py"}
+    assert "❌ phasegate: rejected" in runner_files["GITHUB_STEP_SUMMARY"].read_text()
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "code"), [("rejected", 1), ("error", 0), ("never", 0)]
+)  # fmt: skip
+def test_fail_on_decides_whether_a_rejection_fails_the_step(
+    tmp_path: Path, runner_files: dict[str, Path], fail_on: str, code: int
+) -> None:
+    report, _, _ = scripted_run(tmp_path, edit=False, answer=LAZY_JSON)
+
+    done = phasegate("github", report, "--fail-on", fail_on)
+
+    assert done.returncode == code
+    assert read_outputs(runner_files["GITHUB_OUTPUT"])["exit_code"] == "1"
+
+
+def test_an_accepted_run_passes_and_its_answer_is_one_compact_line(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    report, _, project = scripted_run(tmp_path, edit=True, answer=GOOD_JSON)
+
+    done = phasegate("github", report, "--no-summary", "--workdir", project)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
+    assert json.loads(outputs["summary_json"]) == json.loads(GOOD_JSON.strip("`json\n"))
+    assert "\n" not in outputs["summary_json"]
+    assert outputs["session_id"] == json.loads(report.read_text())["session_id"]
+    assert runner_files["GITHUB_STEP_SUMMARY"].read_text() == ""
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("fail_on", ["rejected", "error"])
+def test_a_command_that_wrote_no_report_is_an_error_that_fails_both_ways(
+    tmp_path: Path, runner_files: dict[str, Path], fail_on: str
+) -> None:
+    empty = tmp_path / "report.json"
+    empty.write_text("")
+
+    done = phasegate("github", empty, "--exit-code", "2", "--fail-on", fail_on)
+
+    assert done.returncode == 2
+    outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
+    assert (outputs["verdict"], outputs["exit_code"]) == ("error", "2")
+    (annotation,) = commands_in(done.stdout)
+    assert "exited 2 before it wrote a report" in annotation.data
+
+
+def test_a_file_that_is_not_a_report_is_refused_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "report.json"
+    bad.write_text('{"phases": "many"}')
+
+    done = phasegate("github", bad)
+
+    assert done.returncode == 2
+    assert f"{bad}: " in done.stderr
+    assert "not a phasegate report" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_outside_actions_it_prints_what_it_would_write_and_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "must-not-exist"))
+    report, _, _ = scripted_run(tmp_path, edit=False, answer=LAZY_JSON)
+
+    done = phasegate("github", report, "--fail-on", "never")
+
+    assert done.returncode == 0
+    assert "== outputs (GITHUB_OUTPUT) ==\nverdict=rejected\n" in done.stdout
+    assert "== summary (GITHUB_STEP_SUMMARY) ==\n### ❌" in done.stdout
+    assert "== annotations ==\n::error " in done.stdout
+    assert not (tmp_path / "must-not-exist").exists()
+
+
+def test_a_pipeline_report_gives_stage_counts_and_failed_check_kinds(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    stage = {
+        "index": 1, "name": "build", "status": "rejected", "attempts": 2,
+        "checks": [{"kind": "file_exists", "description": "out.txt exists", "ok": False,
+                    "detail": "no such file"}],
+    }  # fmt: skip
+    report = tmp_path / "pipeline.json"
+    report.write_text(
+        json.dumps(
+            {
+                "pipeline": "p", "run_id": "abc", "agent": "claude", "isolation": "session",
+                "verdict": "rejected", "success": False, "stages": [stage], "sessions": 1,
+                "duration_ms": 5, "state_file": "s.json", "session_id": "sess-1",
+            }
+        )
+    )  # fmt: skip
+
+    done = phasegate("github", report, "--fail-on", "never")
+
+    outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
+    assert done.returncode == 0
+    assert (outputs["phases_accepted"], outputs["phases_rejected"]) == ("0", "1")
+    assert (outputs["issue_codes"], outputs["session_id"]) == ("file_exists", "sess-1")
+    assert "| stage | name |" in runner_files["GITHUB_STEP_SUMMARY"].read_text()
