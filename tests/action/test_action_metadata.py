@@ -11,30 +11,10 @@ from typing import Any, get_args
 import pytest
 import yaml
 
+from phasegate._github.outputs import OUTPUT_NAMES as OUTPUTS
 from phasegate.modes import Mode
 
 ACTION = Path(__file__).resolve().parents[2] / "action.yml"
-OUTPUTS = [
-    "verdict",
-    "success",
-    "exit_code",
-    "report_file",
-    "summary_json",
-    "phases_accepted",
-    "phases_rejected",
-    "issue_codes",
-    "total_cost_usd",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "duration_ms",
-    "session_id",
-    "final_message",
-    "log_file",
-    "html_report",
-]
-"""The outputs the contract names, in its order."""
 INPUTS = [
     "command",
     "task",
@@ -78,7 +58,7 @@ def test_the_action_is_composite_with_the_contracts_inputs_and_outputs_in_order(
     """Users read the inputs and outputs in the contract's order, in the docs and here."""
     assert action["runs"]["using"] == "composite"
     assert list(action["inputs"]) == INPUTS
-    assert list(action["outputs"]) == OUTPUTS
+    assert tuple(action["outputs"]) == OUTPUTS
 
 
 def test_every_input_and_output_has_a_description(action: dict[str, Any]) -> None:

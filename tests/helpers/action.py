@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Protocol
 
+from phasegate._github.outputs import OUTPUT_NAMES
 from tests.helpers.composite import CompositeAction
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,12 +56,7 @@ def report_of(outputs: dict[str, str]) -> dict[str, Any]:
     return loaded
 
 
-OUTPUTS = (
-    "verdict", "success", "exit_code", "report_file", "summary_json", "phases_accepted",
-    "phases_rejected", "issue_codes", "total_cost_usd", "input_tokens", "output_tokens",
-    "cache_read_tokens", "cache_write_tokens", "duration_ms", "session_id", "final_message",
-    "log_file", "html_report",
-)  # fmt: skip
+OUTPUTS = OUTPUT_NAMES
 """Every output of the action, in the contract's order."""
 
 
