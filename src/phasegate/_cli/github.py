@@ -9,6 +9,7 @@ Anywhere else it prints what it would write. The action's last step is this comm
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -74,13 +75,25 @@ def github_command(
         _append("GITHUB_OUTPUT", outputs)
         if markdown:
             _append("GITHUB_STEP_SUMMARY", markdown)
-        for line in lines:
-            typer.echo(line)
+        # Written as is: typer.echo would strip ANSI codes from a piped stdout, and the
+        # runner would show a message other than the report's.
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
+        sys.stdout.flush()
     else:
         typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{outputs}", nl=False)
         typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{markdown}", nl=False)
         typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
-    raise typer.Exit(view.exit_code if _fails(view.verdict, fail_on) else 0)
+    raise typer.Exit(_exit_status(view.verdict, view.exit_code, fail_on))
+
+
+def _exit_status(verdict: str, exit_code: int, fail_on: FailOn) -> int:
+    """0 unless ``fail_on`` fails ``verdict``; then the run's exit code, or the verdict's own
+    when the run's is 0 (a failing step must not pass)."""
+    from phasegate.sdk.tasks.report import exit_code_of
+
+    if not _fails(verdict, fail_on):
+        return 0
+    return exit_code or exit_code_of(verdict)
 
 
 def _fails(verdict: str, fail_on: FailOn) -> bool:
