@@ -8,28 +8,19 @@ written once; another kind of report only needs another reader here.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
-
-MAX_REPORT_BYTES = 64 * 1024 * 1024
-"""The largest report file read: 64 MiB (a report without its transcript is far smaller)."""
-
-_CHUNK_BYTES = 1024 * 1024
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]{1,100}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,20 +88,9 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
     """The report in ``path``; a missing or empty file (the command stopped before writing
     it) is an ``error`` view with ``exit_code``. Raises a usage error naming the file and the
     field when the file is not a phasegate report."""
-    data = _read_at_most(path, MAX_REPORT_BYTES)
-    if not data.strip():
+    parsed = read_json_object(path)
+    if parsed is None:
         return _no_report(path, exit_code)
-    if len(data) > MAX_REPORT_BYTES:
-        raise _FileFieldError(path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report")
-    try:
-        parsed = json.loads(data.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as exc:
-        raise _FileFieldError(path, None, f"not JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise _FileFieldError(path, None, "nested too deeply to be a phasegate report") from None
-    if not isinstance(parsed, dict):
-        raise _FileFieldError(path, None, "not a phasegate report (a JSON object)")
-    parsed = well_formed(parsed)
     try:
         if "phases" in parsed:
             return _task_view(RunReport.model_validate(parsed), exit_code)
@@ -118,63 +98,14 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
             return _pipeline_view(PipelineReport.model_validate(parsed), exit_code)
     except ValidationError as exc:
         error = exc.errors()[0]
-        location = ".".join(_shown_key(part) for part in error["loc"]) or None
-        raise _FileFieldError(path, location, f"{error['msg']}: not a phasegate report") from None
+        problem = f"{one_line(error['msg'])}: not a phasegate report"
+        raise _FileFieldError(path, field_location(error["loc"]), problem) from None
     raise _FileFieldError(
         path,
         None,
         "not a phasegate report: it has neither phases (a task run or judge report) nor "
         "stages (a pipeline report)",
     )
-
-
-def _read_at_most(path: Path, limit: int) -> bytes:
-    """The file's bytes, up to one past ``limit``; none when it does not exist. Read in
-    chunks: one ``read(limit + 1)`` would set aside the whole limit even for a small file."""
-    data = bytearray()
-    try:
-        with path.open("rb") as file:
-            while len(data) <= limit and (chunk := file.read(_CHUNK_BYTES)):
-                data += chunk
-    except FileNotFoundError:
-        return b""
-    except OSError as exc:
-        raise _FileFieldError(path, None, f"cannot read the report: {exc.strerror}") from None
-    return bytes(data)
-
-
-def well_formed(value: Any) -> Any:
-    """``value`` (parsed JSON) with every lone surrogate in its strings, keys included, made
-    U+FFFD. JSON may escape half a surrogate pair (``"\\ud800"``); no file the runner reads
-    and no UTF-8 stream can hold one. Iterative: nesting depth costs no recursion."""
-    fixed = _fix_text(value) if isinstance(value, str) else value
-    stack = [fixed] if isinstance(fixed, dict | list) else []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            items = [(_fix_text(k), v) for k, v in node.items()]
-            node.clear()
-            node.update((k, _fix_text(v) if isinstance(v, str) else v) for k, v in items)
-            children: Iterable[Any] = node.values()
-        else:
-            node[:] = [_fix_text(v) if isinstance(v, str) else v for v in node]
-            children = node
-        stack.extend(child for child in children if isinstance(child, dict | list))
-    return fixed
-
-
-def _fix_text(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text)
-
-
-def _shown_key(part: str | int) -> str:
-    """A part of a field's location as a refusal names it. A key from the file may hold
-    anything: one that is not a plain name is shown escaped, with no line break, ``:`` or
-    ``#`` left to make the message a workflow command."""
-    text = str(part)
-    if _PLAIN_KEY.fullmatch(text):
-        return text
-    return ascii(text).replace(":", "\\x3a").replace("#", "\\x23")
 
 
 def _no_report(path: Path, exit_code: int | None) -> ReportView:
