@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
-FailOn = Literal["rejected", "error", "never"]
-"""Values of ``--fail-on``: when the step fails."""
+from phasegate._github.fail_on import FailOn, exit_status
 
 
 def github_command(
@@ -83,25 +82,7 @@ def github_command(
         typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{outputs}", nl=False)
         typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{markdown}", nl=False)
         typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
-    raise typer.Exit(_exit_status(view.verdict, view.exit_code, fail_on))
-
-
-def _exit_status(verdict: str, exit_code: int, fail_on: FailOn) -> int:
-    """0 unless ``fail_on`` fails ``verdict``; then the run's exit code, or the verdict's own
-    when the run's is 0 (a failing step must not pass)."""
-    from phasegate.sdk.tasks.report import exit_code_of
-
-    if not _fails(verdict, fail_on):
-        return 0
-    return exit_code or exit_code_of(verdict)
-
-
-def _fails(verdict: str, fail_on: FailOn) -> bool:
-    if fail_on == "rejected":
-        return verdict != "accepted"
-    if fail_on == "error":
-        return verdict not in ("accepted", "rejected")
-    return False
+    raise typer.Exit(exit_status(view.verdict, view.exit_code, fail_on))
 
 
 def _write_html(log: Path | None, target: Path | None) -> Path | None:
