@@ -245,3 +245,18 @@ def test_a_file_no_report_could_be_is_refused_without_a_trace_or_a_command(
     assert done.stderr.startswith(f"phasegate: error: {bad}")
     assert "Traceback" not in done.stderr
     assert commands_in(done.stderr) == []
+
+
+@pytest.mark.parametrize("over", ["log", "report"])
+def test_the_html_report_is_never_written_over_the_log_or_the_report(
+    tmp_path: Path, runner_files: dict[str, Path], over: str
+) -> None:
+    report, log, _ = scripted_run(tmp_path, edit=False, answer=LAZY_JSON)
+    kept = {"log": log, "report": report}[over]
+    before = kept.read_text()
+
+    done = phasegate("github", report, "--log", log, "--html-report", kept)
+
+    assert done.returncode == 2
+    assert "--html-report" in done.stderr and "choose another file" in done.stderr
+    assert kept.read_text() == before
