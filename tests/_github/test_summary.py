@@ -176,3 +176,22 @@ def test_a_summary_never_passes_the_size_github_accepts() -> None:
     assert len(summary.encode("utf-8")) <= SUMMARY_LIMIT
     assert summary.startswith("### ❌ phasegate: rejected · task ` big `\n\n0 of 2000 phases")
     assert "A section is left out here: too long for a job summary" in summary
+
+
+@pytest.mark.fuzz
+@given(
+    text=st.one_of(hostile_text, st.lists(st.sampled_from(ATTACKS)).map("".join)),
+    make=st.sampled_from([hostile_run_report, hostile_pipeline_report]),
+)
+def test_no_string_of_a_report_file_escapes_its_code_span(
+    tmp_path_factory: pytest.TempPathFactory, text: str, make: Callable[[str], Any]
+) -> None:
+    path = write_report(
+        tmp_path_factory.getbasetemp() / "fuzz-summary.json", make(f"{text}PAYLOAD")
+    )
+
+    with bounded_memory():
+        page = rendered(job_summary(read_report_view(path), omitted_annotations={}))
+
+    assert page.tags <= ALLOWED_TAGS
+    assert "PAYLOAD" not in "".join(page.outside)
