@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import phasegate
+from tests.helpers.github_reports import hostile_run_report, write_report
 from tests.helpers.github_runner import commands_in, read_outputs
 from tests.helpers.scenarios import BUGGY_LINE, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER
 
@@ -172,3 +173,90 @@ def test_a_pipeline_report_gives_stage_counts_and_failed_check_kinds(
     assert (outputs["phases_accepted"], outputs["phases_rejected"]) == ("0", "1")
     assert (outputs["issue_codes"], outputs["session_id"]) == ("file_exists", "sess-1")
     assert "| stage | name |" in runner_files["GITHUB_STEP_SUMMARY"].read_text()
+
+
+@pytest.mark.parametrize("fail_on", ["rejected", "error"])
+def test_a_failing_step_never_exits_0_even_when_the_command_before_did(
+    tmp_path: Path, runner_files: dict[str, Path], fail_on: str
+) -> None:
+    """No report after an exit code of 0 (the report went elsewhere) is still an error."""
+    done = phasegate("github", tmp_path / "missing.json", "--exit-code", "0", "--fail-on", fail_on)
+
+    assert done.returncode == 3
+    outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
+    assert (outputs["verdict"], outputs["exit_code"]) == ("error", "0")
+
+
+HOSTILE = (
+    "a\x1b[31mred\x1b[0m %0A %25 \r::add-mask::x\n::error::forged ##[set-output name=v;]x "
+    "::stop-commands::t `|<b>"
+)
+
+
+def test_hostile_report_text_reaches_the_runner_only_as_meant(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    """Messages come back exactly, one annotation each; nothing else is a command, on stdout
+    or stderr; every value reads back as the report has it."""
+    report = write_report(tmp_path / "report.json", hostile_run_report(HOSTILE))
+
+    done = phasegate("github", report, "--workdir", tmp_path)
+
+    assert done.returncode == 1, done.stderr
+    commands = commands_in(done.stdout)
+    assert [(c.name, c.properties.get("title")) for c in commands] == [
+        ("error", "phasegate claimed_not_changed"),
+        ("warning", "phasegate change_without_tool"),
+    ]
+    assert commands[0].data == f"phase 1 ({HOSTILE}): {HOSTILE} Requirement: {HOSTILE}"
+    assert commands[1].data == f"run: {HOSTILE}"
+    assert commands_in(done.stderr) == []
+    outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
+    assert outputs["final_message"] == outputs["session_id"] == HOSTILE
+    assert json.loads(outputs["summary_json"]) == {HOSTILE: HOSTILE}
+
+
+def test_a_report_holding_half_a_surrogate_pair_is_reported_not_a_crash(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    report = write_report(tmp_path / "report.json", hostile_run_report("a-HALF-b"))
+    report.write_text(report.read_text().replace("HALF", "\\udc00"))
+
+    done = phasegate("github", report, "--fail-on", "never")
+
+    assert done.returncode == 0, done.stderr
+    assert read_outputs(runner_files["GITHUB_OUTPUT"])["final_message"] == "a-\ufffd-b"
+    assert "a-\ufffd-b" in commands_in(done.stdout)[0].data
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"phases": ' + "[" * 50_000 + "]" * 50_000 + "}", '{"phases": [], "\\n::error::x": 1}'],
+)
+def test_a_file_no_report_could_be_is_refused_without_a_trace_or_a_command(
+    tmp_path: Path, runner_files: dict[str, Path], text: str
+) -> None:
+    bad = tmp_path / "report.json"
+    bad.write_text(text)
+
+    done = phasegate("github", bad)
+
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"phasegate: error: {bad}")
+    assert "Traceback" not in done.stderr
+    assert commands_in(done.stderr) == []
+
+
+@pytest.mark.parametrize("over", ["log", "report"])
+def test_the_html_report_is_never_written_over_the_log_or_the_report(
+    tmp_path: Path, runner_files: dict[str, Path], over: str
+) -> None:
+    report, log, _ = scripted_run(tmp_path, edit=False, answer=LAZY_JSON)
+    kept = {"log": log, "report": report}[over]
+    before = kept.read_text()
+
+    done = phasegate("github", report, "--log", log, "--html-report", kept)
+
+    assert done.returncode == 2
+    assert "--html-report" in done.stderr and "choose another file" in done.stderr
+    assert kept.read_text() == before

@@ -4,8 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from phasegate._github.annotations import PER_LEVEL, annotations_of
-from phasegate._github.view import Problem, ReportView
+from phasegate._github.view import Problem, ReportView, read_report_view
+from tests.helpers.fuzz import bounded_memory, hostile_text
+from tests.helpers.github_reports import hostile_run_report, write_report
+from tests.helpers.github_runner import commands_in
+
+COMMAND_TEXT = st.one_of(
+    hostile_text,
+    st.sampled_from(
+        ["a\n::add-mask::secret", "a\r::stop-commands::tok", "%0A::error::x", "##[error]x"]
+    ),
+)
 
 
 def view_of(*problems: Problem, verdict: str = "rejected", error: str | None = None) -> ReportView:
@@ -68,3 +82,25 @@ def test_a_run_that_could_not_finish_says_why_first(tmp_path: Path) -> None:
     assert [(a.title, a.message) for a in shown] == [
         ("phasegate error", "API overloaded"), ("phasegate no_changes", "run: m")
     ]  # fmt: skip
+
+
+@pytest.mark.fuzz
+@given(text=COMMAND_TEXT)
+def test_a_report_file_gives_its_annotations_and_no_other_command(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    """Each issue's message comes back whole in one command; nothing masks, stops or adds."""
+    folder = tmp_path_factory.getbasetemp()
+    path = write_report(folder / "fuzz-annotations.json", hostile_run_report(text))
+
+    with bounded_memory():
+        shown, _ = annotations_of(read_report_view(path), workdir=folder, workspace=folder)
+        commands = commands_in("".join(f"{a.command()}\n" for a in shown))
+
+    assert [(c.name, c.properties["title"]) for c in commands] == [
+        ("error", "phasegate claimed_not_changed"),
+        ("warning", "phasegate change_without_tool"),
+    ]
+    requirement = f" Requirement: {text}" if text else ""
+    assert commands[0].data == f"phase 1 ({text}): {text}{requirement}"
+    assert commands[1].data == f"run: {text}"

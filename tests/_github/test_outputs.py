@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ from phasegate._github.outputs import (
     output_file_text,
     step_outputs,
 )
-from phasegate._github.view import ReportView
+from phasegate._github.view import ReportView, read_report_view
 from phasegate.evidence.transcript import Usage
 from tests.helpers.fuzz import bounded_memory, hostile_text
+from tests.helpers.github_reports import hostile_run_report, write_report
 from tests.helpers.github_runner import file_command_pairs
 
 DELIMITER_LIKE = st.sampled_from(
@@ -79,3 +81,31 @@ def test_figures_become_plain_strings_and_the_summary_one_compact_line() -> None
     assert (outputs["cache_read_tokens"], outputs["cache_write_tokens"]) == ("30", "40")
     assert outputs["total_cost_usd"] == "0.0125"
     assert outputs["final_message"].startswith("x" * FINAL_MESSAGE_LIMIT + "\n[phasegate: cut")
+
+
+@pytest.mark.fuzz
+@given(text=VALUE)
+def test_every_output_of_a_report_file_reads_back_as_the_report_has_it(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    """Whatever the model wrote, the runner reads the report's own values back."""
+    report = hostile_run_report(text)
+    path = write_report(tmp_path_factory.getbasetemp() / "fuzz-outputs.json", report)
+
+    with bounded_memory():
+        view = read_report_view(path)
+        written = output_file_text(
+            step_outputs(view, report_file=path, log_file=None, html_report=None)
+        )
+
+    outputs = dict(file_command_pairs(written))
+    assert tuple(outputs) == OUTPUT_NAMES
+    assert (outputs["verdict"], outputs["success"], outputs["exit_code"]) == (
+        "rejected",
+        "false",
+        "1",
+    )
+    assert outputs["session_id"] == outputs["final_message"] == text
+    assert json.loads(outputs["summary_json"]) == report.summary
+    assert outputs["issue_codes"] == "claimed_not_changed"
+    assert (outputs["phases_accepted"], outputs["phases_rejected"]) == ("0", "1")

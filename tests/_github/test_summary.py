@@ -7,18 +7,22 @@ there it could be a link, an image, raw HTML, a heading or a mention.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from phasegate._github.summary import job_summary
-from phasegate._github.view import Problem, ReportView, Row
+from phasegate._github.summary import SUMMARY_LIMIT, job_summary
+from phasegate._github.view import Problem, ReportView, Row, read_report_view
 from phasegate.evidence.transcript import Usage
 from phasegate.validators.reconcile import FileReconciliation
 from tests.helpers.fuzz import bounded_memory, hostile_text
+from tests.helpers.github_reports import hostile_pipeline_report, hostile_run_report, write_report
 
 ATTACKS = [
     "<script>alert(1)</script>",
@@ -118,7 +122,76 @@ def test_the_summary_states_verdict_phases_issues_files_cost_and_tokens() -> Non
     assert "0 of 1 phase accepted" in summary
     assert "cost $0.5000" in summary
     assert "| 1 | ` fix ` | ❌ rejected | 2 |" in summary
-    assert "- `no_changes` in ` fix `: ` fix ` Requirement: ` fix `" in summary
+    assert "- ` no_changes ` in ` fix `: ` fix ` Requirement: ` fix `" in summary
     assert "**Files** (they disagree)" in summary
     assert "| changed on disk, not claimed | ` fix ` |" in summary
     assert "3 errors not shown as annotations" in summary
+
+
+@pytest.mark.parametrize("make", [hostile_run_report, hostile_pipeline_report])
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_every_string_of_a_report_file_is_shown_only_as_code(
+    tmp_path: Path, make: Callable[[str], Any], attack: str
+) -> None:
+    """How a phase completed and the kind of a pipeline check come from the file too."""
+    report = write_report(tmp_path / "report.json", make(f"{attack} PAYLOAD"))
+
+    page = rendered(job_summary(read_report_view(report), omitted_annotations={}))
+
+    assert page.tags <= ALLOWED_TAGS
+    assert "PAYLOAD" not in "".join(page.outside)
+
+
+def huge_view(letter: str) -> ReportView:
+    """A report with more of everything than the summary shows, every text of ``letter``."""
+    files = tuple(letter * 290 + str(i) for i in range(40))
+    rows = tuple(Row(i, letter * 300, "rejected", 1, "", files) for i in range(1, 2001))
+    problem = Problem("no_changes", letter * 400, letter * 400, letter * 400)
+    every = list(files)
+    reconciliation = FileReconciliation(
+        tool_reported=every, disk_changed=every, claimed=every, changed_not_claimed=every,
+        claimed_not_changed=every, edit_not_on_disk=every, change_without_tool=every,
+    )  # fmt: skip
+    return ReportView(
+        kind="task", name="big", verdict="rejected", exit_code=1, rows=rows,
+        problems=(problem,) * 99, reconciliation=reconciliation, final_message=letter * 10**6,
+    )  # fmt: skip
+
+
+def test_a_long_report_is_summarized_with_what_was_left_out_counted() -> None:
+    summary = job_summary(huge_view("f"), omitted_annotations={})
+
+    assert len(summary.encode("utf-8")) <= SUMMARY_LIMIT
+    assert summary.startswith("### ❌ phasegate: rejected · task ` big `\n\n0 of 2000 phases")
+    assert "1900 more phases left out" in summary
+    assert "and 49 more (see the JSON report)" in summary
+    assert "[… cut at 4000 characters]" in summary
+
+
+def test_a_summary_never_passes_the_size_github_accepts() -> None:
+    """GitHub refuses a step summary over 1 MiB: four-byte characters in every field make
+    sections too long, and they are left out, the verdict and the facts kept."""
+    summary = job_summary(huge_view("😀"), omitted_annotations={})
+
+    assert len(summary.encode("utf-8")) <= SUMMARY_LIMIT
+    assert summary.startswith("### ❌ phasegate: rejected · task ` big `\n\n0 of 2000 phases")
+    assert "A section is left out here: too long for a job summary" in summary
+
+
+@pytest.mark.fuzz
+@given(
+    text=st.one_of(hostile_text, st.lists(st.sampled_from(ATTACKS)).map("".join)),
+    make=st.sampled_from([hostile_run_report, hostile_pipeline_report]),
+)
+def test_no_string_of_a_report_file_escapes_its_code_span(
+    tmp_path_factory: pytest.TempPathFactory, text: str, make: Callable[[str], Any]
+) -> None:
+    path = write_report(
+        tmp_path_factory.getbasetemp() / "fuzz-summary.json", make(f"{text}PAYLOAD")
+    )
+
+    with bounded_memory():
+        page = rendered(job_summary(read_report_view(path), omitted_annotations={}))
+
+    assert page.tags <= ALLOWED_TAGS
+    assert "PAYLOAD" not in "".join(page.outside)

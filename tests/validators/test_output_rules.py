@@ -366,6 +366,23 @@ def test_a_changed_file_that_is_not_claimed_is_changed_not_claimed() -> None:
     assert "tests/test_app.py" in issue.message
 
 
+def test_each_claim_issue_names_its_file_in_the_work_directory() -> None:
+    """``path`` is the work-directory file (CI annotates it); a claim outside the work
+    directory, or of the directory itself, names none."""
+    value = {"files_changed": ["./util.py", "/etc/passwd", "../other/x.py", ".", "C:\\a.py"]}
+
+    issues = check_claims(2, "files_changed", value, ("app.py",), WORKDIR)
+
+    assert sorted((i.code.value, i.provided, i.path) for i in issues) == [
+        ("changed_not_claimed", None, "app.py"),
+        ("claimed_not_changed", ".", None),
+        ("claimed_not_changed", "../other/x.py", None),
+        ("claimed_not_changed", "/etc/passwd", None),
+        ("claimed_not_changed", "C:\\a.py", None),
+        ("claimed_not_changed", "util.py", "util.py"),
+    ]
+
+
 def test_claims_that_are_not_a_list_of_strings_are_left_to_the_schema_rule() -> None:
     """A wrongly typed claim field is not reconciled (the schema rule reports it)."""
     assert check_claims(2, "files_changed", {"files_changed": "app.py"}, ("x",), WORKDIR) == []

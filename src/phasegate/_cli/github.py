@@ -9,13 +9,13 @@ Anywhere else it prints what it would write. The action's last step is this comm
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
-FailOn = Literal["rejected", "error", "never"]
-"""Values of ``--fail-on``: when the step fails."""
+from phasegate._github.fail_on import FailOn, exit_status
 
 
 def github_command(
@@ -56,6 +56,12 @@ def github_command(
 
     if html_report is not None and log is None:
         raise UsageError("--html-report is made from the event log: give --log too")
+    for flag, source in (("--log", log), ("REPORT", report)):
+        if html_report is not None and source is not None and _same_file(html_report, source):
+            raise UsageError(
+                f"--html-report {html_report} is the {flag} file: writing the HTML there would "
+                "replace it; choose another file"
+            )
     view = read_report_view(report, exit_code=exit_code)
     html = _write_html(log, html_report)
     workspace = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
@@ -74,21 +80,15 @@ def github_command(
         _append("GITHUB_OUTPUT", outputs)
         if markdown:
             _append("GITHUB_STEP_SUMMARY", markdown)
-        for line in lines:
-            typer.echo(line)
+        # Written as is: typer.echo would strip ANSI codes from a piped stdout, and the
+        # runner would show a message other than the report's.
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
+        sys.stdout.flush()
     else:
         typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{outputs}", nl=False)
         typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{markdown}", nl=False)
         typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
-    raise typer.Exit(view.exit_code if _fails(view.verdict, fail_on) else 0)
-
-
-def _fails(verdict: str, fail_on: FailOn) -> bool:
-    if fail_on == "rejected":
-        return verdict != "accepted"
-    if fail_on == "error":
-        return verdict not in ("accepted", "rejected")
-    return False
+    raise typer.Exit(exit_status(view.verdict, view.exit_code, fail_on))
 
 
 def _write_html(log: Path | None, target: Path | None) -> Path | None:
@@ -104,6 +104,13 @@ def _write_html(log: Path | None, target: Path | None) -> Path | None:
     except OSError as exc:
         raise UsageError(f"cannot write the HTML report to {target}: {exc.strerror}") from None
     return target
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet): not the same file
+        return False
 
 
 def _append(variable: str, text: str) -> None:

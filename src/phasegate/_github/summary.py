@@ -14,11 +14,18 @@ from phasegate.validators.reconcile import FileReconciliation
 SHOWN_PROBLEMS = 50
 """Issues and findings listed in the summary; the rest are counted."""
 SHOWN_FILES = 30
-"""File names listed per cell; the rest are counted."""
+"""File names listed per cell of the files table; the rest are counted."""
+SHOWN_ROW_FILES = 10
+"""File names listed per phase or stage; the rest are counted."""
 FINAL_MESSAGE_SHOWN = 4000
 """Characters of the final message shown."""
+SHOWN_ROWS = 100
+"""Phases or stages listed in the table; the rest are counted."""
+SUMMARY_LIMIT = 1000 * 1024
+"""Bytes a summary may have: GitHub refuses a step summary over 1 MiB."""
 
 _MARK = {"accepted": "✅", "rejected": "❌"}
+_LEFT_OUT = "*A section is left out here: too long for a job summary (see the JSON report).*"
 
 
 def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str:
@@ -42,7 +49,19 @@ def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str
             f"{' and '.join(left_out)} not shown as annotations (GitHub shows 10 of each kind "
             "per step); all are listed above."
         )
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(_within(parts, SUMMARY_LIMIT)) + "\n"
+
+
+def _within(parts: list[str], limit: int) -> list[str]:
+    """``parts`` with the largest left out, one by one, until they fit in ``limit`` bytes
+    (the headline always stays)."""
+    sizes = [len(part.encode("utf-8")) + 2 for part in parts]
+    kept = list(parts)
+    while sum(sizes) > limit and len(kept) > 1:
+        largest = max(range(1, len(kept)), key=sizes.__getitem__)
+        kept[largest] = _LEFT_OUT
+        sizes[largest] = len(_LEFT_OUT) + 2
+    return kept
 
 
 def _headline(view: ReportView) -> str:
@@ -74,13 +93,15 @@ def _rows(view: ReportView) -> str:
             inline(row.name, in_table=True),
             f"{_MARK.get(row.status, '')} {row.status}".strip(),
             str(row.attempts),
-            row.how,
-            _file_list(row.files_changed),
+            inline(row.how, in_table=True),
+            _file_list(row.files_changed, SHOWN_ROW_FILES),
         )
-        for row in view.rows
+        for row in view.rows[:SHOWN_ROWS]
     ]
     head = (view.unit, "name", "status", "checks", "how", "files changed")
-    return table(head, rows)
+    more = len(view.rows) - SHOWN_ROWS
+    left_out = f"\n\n… {more} more {view.unit}s left out (see the JSON report)" if more > 0 else ""
+    return table(head, rows) + left_out
 
 
 def _problems(title: str, problems: list[Problem]) -> list[str]:
@@ -88,7 +109,7 @@ def _problems(title: str, problems: list[Problem]) -> list[str]:
         return []
     lines = [f"**{title}**", ""]
     for problem in problems[:SHOWN_PROBLEMS]:
-        line = f"- `{problem.code}` in {inline(problem.where)}: {inline(problem.message)}"
+        line = f"- {inline(problem.code)} in {inline(problem.where)}: {inline(problem.message)}"
         if problem.requirement:
             line += f" Requirement: {inline(problem.requirement)}"
         lines.append(line)
@@ -117,9 +138,9 @@ def _files(files: FileReconciliation) -> str:
     return f"**Files** ({verdict})\n\n" + table(("", "files"), rows)
 
 
-def _file_list(paths: tuple[str, ...] | list[str]) -> str:
+def _file_list(paths: tuple[str, ...] | list[str], shown_at_most: int = SHOWN_FILES) -> str:
     if not paths:
         return "none"
-    shown = [inline(path, in_table=True) for path in paths[:SHOWN_FILES]]
-    more = f" and {len(paths) - SHOWN_FILES} more" if len(paths) > SHOWN_FILES else ""
+    shown = [inline(path, in_table=True) for path in paths[:shown_at_most]]
+    more = f" and {len(paths) - shown_at_most} more" if len(paths) > shown_at_most else ""
     return ", ".join(shown) + more

@@ -8,22 +8,19 @@ written once; another kind of report only needs another reader here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
-
-MAX_REPORT_BYTES = 64 * 1024 * 1024
-"""The largest report file read: 64 MiB (a report without its transcript is far smaller)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,23 +88,9 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
     """The report in ``path``; a missing or empty file (the command stopped before writing
     it) is an ``error`` view with ``exit_code``. Raises a usage error naming the file and the
     field when the file is not a phasegate report."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_REPORT_BYTES + 1)
-    except FileNotFoundError:
-        data = b""
-    except OSError as exc:
-        raise _FileFieldError(path, None, f"cannot read the report: {exc.strerror}") from None
-    if not data.strip():
+    parsed = read_json_object(path)
+    if parsed is None:
         return _no_report(path, exit_code)
-    if len(data) > MAX_REPORT_BYTES:
-        raise _FileFieldError(path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report")
-    try:
-        parsed = json.loads(data.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as exc:
-        raise _FileFieldError(path, None, f"not JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(parsed, dict):
-        raise _FileFieldError(path, None, "not a phasegate report (a JSON object)")
     try:
         if "phases" in parsed:
             return _task_view(RunReport.model_validate(parsed), exit_code)
@@ -115,8 +98,8 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
             return _pipeline_view(PipelineReport.model_validate(parsed), exit_code)
     except ValidationError as exc:
         error = exc.errors()[0]
-        location = ".".join(str(part) for part in error["loc"]) or None
-        raise _FileFieldError(path, location, f"{error['msg']}: not a phasegate report") from None
+        problem = f"{one_line(error['msg'])}: not a phasegate report"
+        raise _FileFieldError(path, field_location(error["loc"]), problem) from None
     raise _FileFieldError(
         path,
         None,

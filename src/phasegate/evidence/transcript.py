@@ -9,6 +9,7 @@ was told (prompts, feedback) and never counts as evidence.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -164,13 +165,14 @@ class Transcript(BaseModel):
     @property
     def final_message(self) -> str | None:
         """The run's last word: the text of the last result that has one, else the last
-        assistant text, else None."""
+        assistant text, else None. Half a surrogate pair in it (a transcript's JSON may
+        escape one) is U+FFFD: the report that carries it must still encode as UTF-8."""
         for entry in reversed(self.entries):
             if isinstance(entry, RunResult) and entry.text:
-                return entry.text
+                return _well_formed(entry.text)
         for entry in reversed(self.entries):
             if isinstance(entry, AssistantText) and entry.text:
-                return entry.text
+                return _well_formed(entry.text)
         return None
 
     def results_by_call(self) -> dict[str, ToolResult]:
@@ -195,3 +197,11 @@ class Transcript(BaseModel):
             if isinstance(entry, RunResult):
                 total = total + entry.usage
         return total
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _well_formed(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD (a JSON parser already joins the pairs)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)

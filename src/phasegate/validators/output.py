@@ -178,7 +178,7 @@ def check_claims(
             field=f"$.{field}",
             provided=path,
             requirement=f"List in {field} only files you really changed.",
-            path=path,
+            path=_file_in(workdir, path),
         )
         for path in sorted(claimed - actual)
     ]
@@ -194,6 +194,13 @@ def check_claims(
         for path in sorted(actual - claimed)
     ]
     return issues
+
+
+def _file_in(workdir: str, claimed: str) -> str | None:
+    """A claimed path as a file of the work directory; None when it names one outside it, or
+    the directory itself (the claim is kept as given in ``provided``)."""
+    relative = relative_to_workdir(claimed, workdir)
+    return None if relative in (None, ".") else relative
 
 
 def claimed_files(field: str | None, value: dict[str, Any] | None, workdir: str) -> list[str]:

@@ -313,3 +313,14 @@ def test_a_transient_failure_mid_stage_continues_the_session_with_a_recap(
         ("phasegate", "scripted model failure: HTTP 500")
     ]
     assert [s.visits for s in report.stages] == [1, 1, 1]
+
+
+def test_the_report_names_the_latest_session_and_the_models_last_word(
+    run_pipeline: RunPipeline, agent_kind: str
+) -> None:
+    report = run_pipeline(THREE_STAGES, HAPPY_REPLIES).report
+
+    assert report.final_message == "Built."
+    assert report.session_id is not None
+    if agent_kind == "scripted":
+        assert report.session_id == "scripted"

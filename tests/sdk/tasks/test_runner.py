@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -360,3 +361,32 @@ def test_feedback_the_session_never_took_is_delivered_by_resuming_it_once(
     assert [r.resume for r in agent.requests] == [None, "s1"]
     assert '"result": "validation_failed"' in agent.requests[1].prompt
     assert report.attempts == 1
+
+
+def test_the_report_names_the_session_and_the_models_last_word(
+    run_script: RunScript, agent_kind: str
+) -> None:
+    report = run_script([{"tools": [EDIT]}, {"text": f"{MARKER}\n\n{GOOD_JSON}"}])
+
+    assert report.verdict == "accepted"
+    assert report.final_message == f"{MARKER}\n\n{GOOD_JSON}"
+    assert report.session_id is not None
+    if agent_kind == "scripted":
+        assert report.session_id == "scripted"
+    dumped = json.loads(report.model_dump_json())
+    assert (dumped["session_id"], dumped["final_message"]) == (
+        report.session_id,
+        report.final_message,
+    )
+
+
+def test_half_a_surrogate_pair_in_the_last_word_still_gives_a_json_report(
+    task: Task, project: Path
+) -> None:
+    """The report is written as UTF-8 JSON (``run --json``); it must not fail on the text."""
+    script = Script.model_validate({"replies": [{"text": f"{MARKER}\n\ncut \ud83d here"}]})
+
+    report = Runner(ScriptedAgent(script), retry=NO_RETRIES).run_sync(task, project)
+
+    assert report.final_message == f"{MARKER}\n\ncut \ufffd here"
+    assert json.loads(report.model_dump_json())["final_message"] == report.final_message
