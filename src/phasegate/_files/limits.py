@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """The largest file phasegate reads: 2 MiB."""
@@ -18,6 +18,19 @@ MAX_DEPTH = 64
 MAX_NODES = 100_000
 """How many values one document may hold, YAML aliases expanded (a task of 10,000 phases
 holds about 70,000; PyYAML spends about 600 bytes on each while it reads)."""
+
+_CHUNK_BYTES = 1024 * 1024
+
+
+def read_at_most(file: BinaryIO, limit: int) -> bytearray | None:
+    """The rest of ``file``, or None when it holds more than ``limit`` bytes. Read in chunks:
+    one ``read(limit + 1)`` would set aside the whole limit even for a small file."""
+    data = bytearray()
+    while chunk := file.read(_CHUNK_BYTES):
+        data += chunk
+        if len(data) > limit:
+            return None
+    return data
 
 
 class Mark(Protocol):

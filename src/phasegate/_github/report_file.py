@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from phasegate._files.limits import read_at_most
 from phasegate.errors import _FileFieldError
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 """The largest report file read: 64 MiB (a report without its transcript is far smaller)."""
 
-_CHUNK_BYTES = 1024 * 1024
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_]{1,100}")
 
@@ -28,11 +28,9 @@ _PLAIN_KEY = re.compile(r"[A-Za-z0-9_]{1,100}")
 def read_json_object(path: Path) -> dict[str, Any] | None:
     """The JSON object in ``path``, its text well formed; None when the file is missing or
     empty. Raises a usage error naming the file when it is anything else."""
-    data = _read_at_most(path, MAX_REPORT_BYTES)
+    data = _read_report(path)
     if not data.strip():
         return None
-    if len(data) > MAX_REPORT_BYTES:
-        raise _FileFieldError(path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report")
     try:
         parsed = json.loads(data.decode("utf-8", errors="replace"))
     except json.JSONDecodeError as exc:
@@ -62,18 +60,17 @@ def one_line(text: str) -> str:
     return " ".join(text.splitlines()).replace("##[", "#\\x23[")
 
 
-def _read_at_most(path: Path, limit: int) -> bytes:
-    """The file's bytes, up to one past ``limit``; none when it does not exist. Read in
-    chunks: one ``read(limit + 1)`` would set aside the whole limit even for a small file."""
-    data = bytearray()
+def _read_report(path: Path) -> bytes:
+    """The report's bytes (none when the file does not exist), refused past the limit."""
     try:
         with path.open("rb") as file:
-            while len(data) <= limit and (chunk := file.read(_CHUNK_BYTES)):
-                data += chunk
+            data = read_at_most(file, MAX_REPORT_BYTES)
     except FileNotFoundError:
         return b""
     except OSError as exc:
         raise _FileFieldError(path, None, f"cannot read the report: {exc.strerror}") from None
+    if data is None:
+        raise _FileFieldError(path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report")
     return bytes(data)
 
 

@@ -15,8 +15,8 @@ no editing tool names), which is what per-phase ``require_changes`` needs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
 
+from phasegate._files.limits import read_at_most
 from phasegate.errors import UsageError
 from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
@@ -39,8 +39,6 @@ SHELL_TOOLS = frozenset({"Bash"})
 MAX_TRANSCRIPT_BYTES = 128 * 1024 * 1024
 """The largest transcript file read (the file is read whole): 128 MiB."""
 
-_CHUNK_BYTES = 1024 * 1024
-
 EXPECTED_SHAPES = (
     "Claude Code stream-json lines (`claude -p --output-format stream-json --verbose`), "
     "a JSON array of those messages (claude-code-action's execution file), or a Claude Code "
@@ -59,7 +57,7 @@ def read_transcript(
     """
     try:
         with path.open("rb") as file:
-            data = _read_at_most(file, max_bytes)
+            data = read_at_most(file, max_bytes)
     except OSError as exc:
         raise UsageError(f"cannot read transcript {path}: {exc.strerror or exc}") from None
     if data is None:
@@ -77,17 +75,6 @@ def read_transcript(
             f"{path} holds no Claude Code messages ({_account(stats)}); expected {EXPECTED_SHAPES}"
         )
     return parsed.transcript, stats
-
-
-def _read_at_most(file: BinaryIO, max_bytes: int) -> bytearray | None:
-    """The file's bytes, or None when it has more than ``max_bytes``. Read in chunks: one
-    ``read(max_bytes + 1)`` would set aside the whole limit even for a small file."""
-    data = bytearray()
-    while chunk := file.read(_CHUNK_BYTES):
-        data += chunk
-        if len(data) > max_bytes:
-            return None
-    return data
 
 
 def _account(stats: ReadStats) -> str:
