@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from phasegate._cli.wiring import same_file
 from phasegate._github.fail_on import FailOn, exit_status
 
 
@@ -57,7 +58,7 @@ def github_command(
     if html_report is not None and log is None:
         raise UsageError("--html-report is made from the event log: give --log too")
     for flag, source in (("--log", log), ("REPORT", report)):
-        if html_report is not None and source is not None and _same_file(html_report, source):
+        if html_report is not None and source is not None and same_file(html_report, source):
             raise UsageError(
                 f"--html-report {html_report} is the {flag} file: writing the HTML there would "
                 "replace it; choose another file"
@@ -104,13 +105,6 @@ def _write_html(log: Path | None, target: Path | None) -> Path | None:
     except OSError as exc:
         raise UsageError(f"cannot write the HTML report to {target}: {exc.strerror}") from None
     return target
-
-
-def _same_file(first: Path, second: Path) -> bool:
-    try:
-        return os.path.samefile(first, second)
-    except OSError:  # one of them does not exist (yet): not the same file
-        return False
 
 
 def _append(variable: str, text: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from datetime import UTC, datetime, timedelta
@@ -11,6 +10,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from phasegate._cli.wiring import same_file
 from phasegate.errors import UsageError
 from phasegate.modes import GroupBy
 
@@ -101,19 +101,12 @@ def _refuse_to_overwrite_a_log(output: Path, logs: list[str]) -> None:
     """--output must not be one of the logs read (the same path, or the same file through a
     symlink or a hard link): writing the report would destroy the log."""
     for log in logs:
-        if log == "-" or not _same_file(output, Path(log)):
+        if log == "-" or not same_file(output, Path(log)):
             continue
         raise UsageError(
             f"--output {output} is the log {log}: writing the report there would replace the "
             "log; choose another file"
         )
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist: they cannot be one file
-        return False
 
 
 def parse_since(text: str) -> datetime:

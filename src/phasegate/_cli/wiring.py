@@ -80,7 +80,7 @@ def refuse_log_over_inputs(log_file: Path | None, inputs: Iterable[Path | None])
     if log_file is None:
         return
     for source in inputs:
-        if source is not None and _same_file(log_file, source):
+        if source is not None and same_file(log_file, source):
             raise UsageError(
                 f"--log-file {log_file} is {source}, which this command reads; appending events "
                 "to it would change it: log to another file"
@@ -97,7 +97,9 @@ def prompt_files(prompts_dir: Path | None) -> list[Path]:
         return []  # the templates' own loading reports an unreadable directory
 
 
-def _same_file(first: Path, second: Path) -> bool:
+def same_file(first: Path, second: Path) -> bool:
+    """Whether two paths name one file (through a symlink or a hard link too); a path that
+    does not exist is no file."""
     try:
         return os.path.samefile(first, second)
     except OSError:  # one of them does not exist (yet): not the same file

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from phasegate._files.limits import read_at_most
+from phasegate._files.text import well_formed
 from phasegate.errors import _FileFieldError
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 """The largest report file read: 64 MiB (a report without its transcript is far smaller)."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_]{1,100}")
 
 
@@ -39,7 +39,7 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
         raise _FileFieldError(path, None, "nested too deeply to be a phasegate report") from None
     if not isinstance(parsed, dict):
         raise _FileFieldError(path, None, "not a phasegate report (a JSON object)")
-    return well_formed(parsed)
+    return _well_formed_tree(parsed)
 
 
 def field_location(location: Sequence[str | int]) -> str | None:
@@ -74,7 +74,7 @@ def _read_report(path: Path) -> bytes:
     return bytes(data)
 
 
-def well_formed(value: dict[str, Any]) -> dict[str, Any]:
+def _well_formed_tree(value: dict[str, Any]) -> dict[str, Any]:
     """``value`` (a parsed JSON object, changed in place) with every lone surrogate in its
     strings, keys included, made U+FFFD. JSON may escape half a surrogate pair
     (``"\\ud800"``); no file the runner reads and no UTF-8 stream can hold one. Iterative:
@@ -83,16 +83,12 @@ def well_formed(value: dict[str, Any]) -> dict[str, Any]:
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            items = [(_fix_text(k), v) for k, v in node.items()]
+            items = [(well_formed(k), v) for k, v in node.items()]
             node.clear()
-            node.update((k, _fix_text(v) if isinstance(v, str) else v) for k, v in items)
+            node.update((k, well_formed(v) if isinstance(v, str) else v) for k, v in items)
             children: Iterable[Any] = node.values()
         else:
-            node[:] = [_fix_text(v) if isinstance(v, str) else v for v in node]
+            node[:] = [well_formed(v) if isinstance(v, str) else v for v in node]
             children = node
         stack.extend(child for child in children if isinstance(child, dict | list))
     return value
-
-
-def _fix_text(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text)

@@ -93,9 +93,11 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
         return _no_report(path, exit_code)
     try:
         if "phases" in parsed:
-            return _task_view(RunReport.model_validate(parsed), exit_code)
+            task = RunReport.model_validate(parsed)
+            return _task_view(task, task.exit_code if exit_code is None else exit_code)
         if "stages" in parsed:
-            return _pipeline_view(PipelineReport.model_validate(parsed), exit_code)
+            pipeline = PipelineReport.model_validate(parsed)
+            return _pipeline_view(pipeline, pipeline.exit_code if exit_code is None else exit_code)
     except ValidationError as exc:
         error = exc.errors()[0]
         problem = f"{one_line(error['msg'])}: not a phasegate report"
@@ -120,7 +122,7 @@ def _no_report(path: Path, exit_code: int | None) -> ReportView:
     )
 
 
-def _task_view(report: RunReport, exit_code: int | None) -> ReportView:
+def _task_view(report: RunReport, exit_code: int) -> ReportView:
     names = {phase.index: phase.name for phase in report.phases}
     problems = [_problem(issue, names) for issue in report.issues]
     problems += [_problem(finding, names, finding=True) for finding in report.findings]
@@ -128,7 +130,7 @@ def _task_view(report: RunReport, exit_code: int | None) -> ReportView:
         kind="task",
         name=report.task,
         verdict=report.verdict,
-        exit_code=report.exit_code if exit_code is None else exit_code,
+        exit_code=exit_code,
         rows=tuple(
             Row(
                 phase.index,
@@ -164,7 +166,7 @@ def _problem(issue: Issue, names: dict[int, str], *, finding: bool = False) -> P
     )
 
 
-def _pipeline_view(report: PipelineReport, exit_code: int | None) -> ReportView:
+def _pipeline_view(report: PipelineReport, exit_code: int) -> ReportView:
     problems = [
         Problem(
             code=check.kind,
@@ -180,7 +182,7 @@ def _pipeline_view(report: PipelineReport, exit_code: int | None) -> ReportView:
         kind="pipeline",
         name=report.pipeline,
         verdict=report.verdict,
-        exit_code=report.exit_code if exit_code is None else exit_code,
+        exit_code=exit_code,
         rows=tuple(
             Row(
                 stage.index,

@@ -9,10 +9,11 @@ was told (prompts, feedback) and never counts as evidence.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from phasegate._files.text import well_formed
 
 
 class _Entry(BaseModel):
@@ -169,10 +170,10 @@ class Transcript(BaseModel):
         escape one) is U+FFFD: the report that carries it must still encode as UTF-8."""
         for entry in reversed(self.entries):
             if isinstance(entry, RunResult) and entry.text:
-                return _well_formed(entry.text)
+                return well_formed(entry.text)
         for entry in reversed(self.entries):
             if isinstance(entry, AssistantText) and entry.text:
-                return _well_formed(entry.text)
+                return well_formed(entry.text)
         return None
 
     def results_by_call(self) -> dict[str, ToolResult]:
@@ -197,11 +198,3 @@ class Transcript(BaseModel):
             if isinstance(entry, RunResult):
                 total = total + entry.usage
         return total
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _well_formed(text: str) -> str:
-    """``text`` with each lone surrogate as U+FFFD (a JSON parser already joins the pairs)."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
