@@ -6,6 +6,7 @@ Only our own words are Markdown; every string from the report goes through
 
 from __future__ import annotations
 
+from phasegate._github.annotations import PER_LEVEL
 from phasegate._github.markdown import block, inline, table
 from phasegate._github.view import Problem, ReportView
 from phasegate.metrics.formatting import duration, quantity, usd
@@ -46,8 +47,8 @@ def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str
     ]
     if left_out:
         parts.append(
-            f"{' and '.join(left_out)} not shown as annotations (GitHub shows 10 of each kind "
-            "per step); all are listed above."
+            f"{' and '.join(left_out)} not shown as annotations (GitHub shows {PER_LEVEL} of "
+            "each kind per step); all are listed above."
         )
     return "\n\n".join(_within(parts, SUMMARY_LIMIT)) + "\n"
 
