@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.sdk.tasks",),
     ("phasegate.sdk.pipelines",),
     ("phasegate.testing",),
+    ("phasegate.sdk.batches",),  # above testing: a unit may replay a script offline
     ("phasegate",),  # the public API: re-exports, imported lazily
     ("phasegate._github",),  # an edge: a report as GitHub Actions outputs, summary, annotations
     ("phasegate._cli", "phasegate.__main__"),  # the edge: uses the library, never used by it

@@ -13,6 +13,7 @@ from typing import NoReturn
 import typer
 
 from phasegate._cli import task_commands
+from phasegate._cli.batch import app as batch_app
 from phasegate._cli.claude_cli import claude_cli
 from phasegate._cli.github import github_command
 from phasegate._cli.pipeline import app as pipeline_app
@@ -35,6 +36,7 @@ app.command("report")(report_command)
 app.command("claude-cli")(claude_cli)
 app.command("github")(github_command)
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(batch_app, name="batch")
 
 
 def main() -> NoReturn:

@@ -1,0 +1,40 @@
+"""The agent factories of batch units: Claude Code with each unit's model, timeout and cost
+cap, and offline, the real CLI against a scripted model server started for the unit."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from phasegate.sdk.batches.outcome import UnitAgent
+from phasegate.sdk.batches.units import Unit
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeAgents:
+    """Claude Code for every unit; ``cli_path`` runs another CLI than the bundled one.
+
+    A unit with a ``model_script`` replays it from the start on a scripted model server of its
+    own (no key, no network), through the same CLI.
+    """
+
+    cli_path: str | None = None
+
+    def __call__(self, unit: Unit, stack: contextlib.ExitStack) -> UnitAgent:
+        """The agent for ``unit``."""
+        if unit.model_script is not None:
+            from phasegate.testing.model_server import ScriptedModelServer
+
+            server = stack.enter_context(ScriptedModelServer(Path(unit.model_script)))
+            offline = server.claude_agent(timeout=unit.timeout, cli_path=self.cli_path)
+            return UnitAgent(offline, model_requests=lambda: len(server.requests))
+        from phasegate.sdk.agents.claude.adapter import ClaudeAgent
+
+        agent = ClaudeAgent(
+            model=unit.model,
+            timeout=unit.timeout,
+            cli_path=self.cli_path,
+            max_budget_usd=unit.max_cost,
+        )
+        return UnitAgent(agent)
