@@ -90,6 +90,13 @@ class PipelineFileError(_FileFieldError):
     kind = "pipeline"
 
 
+class BatchFileError(_FileFieldError):
+    """A batch file is invalid, or names a task, pipeline, work directory or script that is
+    not there; same fields as :class:`TaskFileError`."""
+
+    kind = "batch"
+
+
 class PipelineStateError(_FileFieldError):
     """A pipeline state file (``.phasegate/pipeline-state.json``) is unreadable, corrupt, or
     belongs to another pipeline; phasegate never restarts a run from scratch on its own."""

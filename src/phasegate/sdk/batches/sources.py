@@ -35,6 +35,39 @@ WorkdirSource = CopySource | GitSource
 """A unit's work directory source."""
 
 
+def resolve_source(
+    written: str | CopySource | GitSource, base: Path
+) -> tuple[WorkdirSource, dict[str, str]]:
+    """The source with its paths made absolute against ``base`` (and checked to exist), and
+    the source as written (what a unit's id is made of). A path alone means a copy.
+
+    Raises :class:`ValueError` saying what is wrong.
+    """
+    source = CopySource(copy=written) if isinstance(written, str) else written
+    if isinstance(source, CopySource):
+        directory = (base / source.copy_from).resolve()
+        if not directory.is_dir():
+            raise ValueError(f"{directory} is not a directory")
+        return CopySource(copy=str(directory)), {"copy": source.copy_from}
+    as_written = {"git": source.git, "ref": source.ref}
+    if source.git.startswith("-") or source.ref.startswith("-"):
+        raise ValueError("a repository or ref cannot start with '-'")
+    if _looks_remote(source.git):
+        return source, as_written
+    repository = (base / source.git).resolve()
+    if not repository.is_dir():
+        raise ValueError(f"{repository} is not a directory")
+    return GitSource(git=str(repository), ref=source.ref), as_written
+
+
+def _looks_remote(repository: str) -> bool:
+    """A URL (``https://``, ``ssh://``, ``file://``) or scp-like ``host:path``, not a path."""
+    if "://" in repository:
+        return True
+    head, colon, _ = repository.partition(":")
+    return bool(colon) and "/" not in head and len(head) > 1
+
+
 class WorkdirError(PhasegateError):
     """A unit's work directory could not be made (the unit ends with verdict error)."""
 

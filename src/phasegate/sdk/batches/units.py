@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,34 +53,13 @@ class Unit(BaseModel):
         return int(self.id.rsplit(".", 1)[1], 16) % count
 
 
-def unit_id(
-    *,
-    item: str,
-    kind: UnitKind,
-    digest: str,
-    workdir: dict[str, str],
-    mode: Mode | None,
-    isolation: Isolation | None,
-    repeat: int,
-    model: str | None,
-    max_attempts: int,
-    model_script_digest: str | None,
-) -> str:
-    """The stable id of the unit with this content. ``workdir`` is the source as the batch file
-    states it, paths relative to the file, so the id does not depend on where the batch lives
-    (the jobs of a CI matrix may check it out in different places)."""
-    content = {
-        "item": item,
-        "kind": kind,
-        "digest": digest,
-        "workdir": workdir,
-        "mode": mode,
-        "isolation": isolation,
-        "repeat": repeat,
-        "model": model,
-        "max_attempts": max_attempts,
-        "model_script": model_script_digest,
-    }
+def unit_id(content: Mapping[str, object]) -> str:
+    """The stable id of the unit with this content: at least ``item``, ``kind``, ``mode``
+    and ``repeat``, plus whatever else defines the work. The work directory source goes in
+    as the batch file states it, paths relative to the file, so the id does not depend on
+    where the batch lives (the jobs of a CI matrix may check it out in different places)."""
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     hexdigest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
-    return f"{item}.{mode or kind}.r{repeat}.{hexdigest}"
+    return (
+        f"{content['item']}.{content['mode'] or content['kind']}.r{content['repeat']}.{hexdigest}"
+    )

@@ -15,8 +15,6 @@ but only when a stage starts.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate._files import ParseProblem, parse_json, read_text
+from phasegate._files.atomic import write_atomic
 from phasegate.errors import PipelineStateError, RunError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Isolation
@@ -225,23 +224,7 @@ def _read_json(path: Path, *, what: str) -> Any:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """temp file in the same directory + fsync + rename (+ fsync of the directory)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)  # the rename itself survives a crash
-        finally:
-            os.close(directory)
+        write_atomic(path, data)
     except OSError as exc:
         raise RunError(f"cannot write {path}: {exc}; check the work directory is writable") from exc
