@@ -45,8 +45,12 @@ class Batch:
         return tuple(unit for unit in self.units if unit.shard_of(count) == index - 1)
 
 
-def load_batch(path: str | Path) -> Batch:
-    """Read and check a batch file (YAML or JSON) and expand it into units."""
+def load_batch(path: str | Path, *, model_script: str | Path | None = None) -> Batch:
+    """Read and check a batch file (YAML or JSON) and expand it into units.
+
+    ``model_script``: items that name no model script (nor their defaults) replay this one
+    with phasegate's offline scripted model.
+    """
     file = Path(path)
     written = validate_model(BatchFile, read_mapping(file, BatchFileError), path=file,
                              error=BatchFileError)  # fmt: skip
@@ -59,7 +63,10 @@ def load_batch(path: str | Path) -> Batch:
                 raise BatchFileError(
                     file, f"items.{index}", f"a second item is named {name!r}; give it a name:"
                 )
-            loader = _Loader(file, index, _merged(written.defaults, item), base)
+            settings = _merged(written.defaults, item)
+            if settings.model_script is None and model_script is not None:
+                settings = settings.model_copy(update={"model_script": str(Path(model_script))})
+            loader = _Loader(file, index, settings, base)
             definition = loader.definition(item, definition_file)
             definitions[name] = definition
             units.extend(loader.units(name, definition_file, definition))
