@@ -55,8 +55,9 @@ def test_an_unaccepted_result_is_replaced_and_an_accepted_one_never(
 
 def test_a_second_writer_is_refused_while_the_first_holds_the_directory(tmp_path: Path) -> None:
     first, second = ResultStore(tmp_path / "out"), ResultStore(tmp_path / "out")
-    with first.locked(), pytest.raises(UsageError, match="another batch run is writing") as raised:
-        with second.locked():
+    with first.locked():
+        refused = pytest.raises(UsageError, match="another batch run is writing")
+        with refused as raised, second.locked():
             pass
     assert raised.value.option == "out"
     with second.locked():  # free again once the first is done
