@@ -117,7 +117,7 @@ def _executor(name: ExecutorName, address: str | None) -> Executor:
         from phasegate.sdk.batches.ray_executor import RayExecutor
 
         return RayExecutor(address)
-    from phasegate.sdk.batches.executor import LocalExecutor
+    from phasegate.sdk.batches.local import LocalExecutor
 
     return LocalExecutor()
 

@@ -1,18 +1,16 @@
 """Executors: the engines units run on, behind one small protocol.
 
 The batch runner decides what runs, how many at once, and where results go; an executor only
-runs one job when asked. :class:`LocalExecutor` runs units in this process (each unit's agent
-is its own CLI process); :mod:`.ray_executor` sends them to a Ray cluster.
+runs one job when asked. :class:`~.local.LocalExecutor` runs each unit in a process of its
+own on this machine; :mod:`.ray_executor` sends them to a Ray cluster.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Protocol
 
 from phasegate.errors import PhasegateError
 from phasegate.sdk.batches.outcome import UnitJob, UnitOutcome
-from phasegate.sdk.batches.unit_run import run_unit
 
 
 class ExecutorError(PhasegateError):
@@ -36,20 +34,3 @@ class Executor(Protocol):
     def close(self) -> None:
         """Release what the executor started (safe to call twice)."""
         ...
-
-
-class LocalExecutor:
-    """Runs units in this process, concurrently on its event loop."""
-
-    name = "local"
-
-    def default_concurrency(self) -> int:
-        """One unit per CPU."""
-        return os.cpu_count() or 1
-
-    async def run(self, job: UnitJob) -> UnitOutcome:
-        """Run the unit here."""
-        return await run_unit(job)
-
-    def close(self) -> None:
-        """Nothing to release."""

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from phasegate.errors import UsageError
 from phasegate.sdk.batches.agents import ClaudeAgents
-from phasegate.sdk.batches.executor import Executor, ExecutorError, LocalExecutor
+from phasegate.sdk.batches.executor import Executor, ExecutorError
 from phasegate.sdk.batches.loading import Batch
+from phasegate.sdk.batches.local import LocalExecutor
 from phasegate.sdk.batches.outcome import AgentFactory, UnitOutcome
 from phasegate.sdk.batches.progress import BatchCounts, BatchSink, BatchUpdate, counted
 from phasegate.sdk.batches.results import ResultStore
@@ -191,6 +192,12 @@ class _Scheduling:
             self.counts = replace(self.counts, running=self.counts.running - 1)
             self.failure = self.failure or exc
             self._stopping(f"{unit.id} failed: {exc}")
+            return
+        stop = self.owner._stop
+        if outcome.verdict == "error" and stop is not None and stop.is_set():
+            # A Ctrl-C reaches the agent's CLI too (same process group) and ends it in error:
+            # such a result says nothing about the unit, which runs again next time.
+            self.counts = replace(self.counts, running=self.counts.running - 1)
             return
         self.store.write(outcome)
         self.ran.append(unit.id)

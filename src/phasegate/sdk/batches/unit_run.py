@@ -65,11 +65,21 @@ async def run_unit(job: UnitJob) -> UnitOutcome:
         duration_ms=round((time.monotonic() - clock) * 1000),
         error=error,
         model_requests=requests() if requests is not None else None,
-        worker=f"{socket.gethostname()}:{os.getpid()}",
+        worker=_worker(),
         started_at=started_at,
         finished_at=_now(),
         files=files,
     )
+
+
+def failed_outcome(unit: Unit, error: str) -> UnitOutcome:
+    """The outcome of a unit that could not run or report (verdict ``error``, no files)."""
+    now = _now()
+    return UnitOutcome(
+        unit=unit, verdict="error", cost_usd=None, input_tokens=0, output_tokens=0,
+        duration_ms=0, error=error, model_requests=None, worker=_worker(), started_at=now,
+        finished_at=now,
+    )  # fmt: skip
 
 
 def run_unit_blocking(job: UnitJob) -> UnitOutcome:
@@ -104,3 +114,7 @@ async def _run(
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _worker() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"

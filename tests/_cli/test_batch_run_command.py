@@ -1,0 +1,215 @@
+"""``phasegate batch run`` as a user runs it: the real Claude Code CLI against the scripted
+model server, real processes, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.batches import WriteBatch, batch_writer
+from tests.helpers.cli import phasegate
+
+pytestmark = pytest.mark.cli
+
+THREE_MODES = {
+    "task": "example/task.yaml",
+    "workdir": "example/project",
+    "model_script": "example/model.yaml",
+    "modes": ["gate", "single-query", "unstructured"],
+    "repeats": 2,
+}
+
+
+@pytest.fixture
+def write_batch(tmp_path: Path) -> WriteBatch:
+    return batch_writer(tmp_path)
+
+
+def records(out: Path) -> dict[str, dict[str, Any]]:
+    """Every finished unit's unit.json, by id."""
+    return {
+        path.parent.name: json.loads(path.read_text())
+        for path in (out / "units").glob("*/unit.json")
+    }
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not count)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def run_json(*args: str | Path) -> dict[str, Any]:
+    done = phasegate("batch", "run", *args, "--json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_six_units_at_concurrency_two_each_leave_a_whole_result(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    done = phasegate("batch", "run", write_batch([THREE_MODES]), "--out", out, "--concurrency", "2")
+    assert done.returncode == 0, done.stderr
+    found = records(out)
+    assert len(found) == 6
+    verdicts = {(r["unit"]["mode"], r["outcome"]["verdict"]) for r in found.values()}
+    # The lazy model: accepted behind the gate, rejected when judged once.
+    assert verdicts == {("gate", "accepted"), ("single-query", "rejected"),
+                        ("unstructured", "rejected")}  # fmt: skip
+    for unit_id in found:
+        files = {p.name for p in (out / "units" / unit_id).iterdir()}
+        assert files == {"unit.json", "report.json", "events.jsonl", "transcript.json"}
+        report = json.loads((out / "units" / unit_id / "report.json").read_text())
+        assert report["verdict"] == found[unit_id]["outcome"]["verdict"]
+    assert done.stderr.count("phasegate: [") == 6  # one line per unit when not on a terminal
+    assert "6 unit(s); ran 6 (2 accepted, 4 rejected, 0 error)" in done.stdout
+
+
+def test_a_killed_batch_run_again_finishes_only_what_was_unfinished(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    batch = write_batch([THREE_MODES])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "phasegate", "batch", "run", str(batch), "--out", str(out),
+         "--concurrency", "1", "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while len(records(out)) < 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        units = children_of(process.pid)
+    finally:
+        process.kill()
+        process.wait()
+    # Each unit process sees the batch go and ends itself with the agent CLI it started.
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in units) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert units and not any(alive(pid) for pid in units)
+    before = records(out)
+    assert 2 <= len(before) < 6
+    assert all((out / "units" / i / "report.json").exists() for i in before)  # never partial
+    stamps = {i: (out / "units" / i / "unit.json").stat().st_mtime_ns for i in before}
+
+    rerun = run_json(batch, "--out", out)
+    assert set(rerun["skipped"]) == set(before)
+    assert set(rerun["ran"]).isdisjoint(before)
+    after = records(out)
+    assert len(after) == 6 and set(rerun["ran"]) == set(after) - set(before)
+    assert {i: (out / "units" / i / "unit.json").stat().st_mtime_ns for i in before} == stamps
+    # Every model request of the rerun belongs to a unit it ran: finished units sent none.
+    requests = sum(after[i]["outcome"]["model_requests"] for i in rerun["ran"])
+    assert rerun["model_requests"] == requests > 0
+
+
+def test_retry_failed_reruns_only_the_rejected_units(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    out, batch = tmp_path / "out", write_batch([THREE_MODES])
+    first = run_json(batch, "--out", out, "--concurrency", "2")
+    accepted = {i for i, r in records(out).items() if r["outcome"]["verdict"] == "accepted"}
+    rejected = set(first["ran"]) - accepted
+    stamps = {i: (out / "units" / i / "unit.json").stat().st_mtime_ns for i in accepted}
+    again = run_json(batch, "--out", out, "--concurrency", "2", "--retry", "failed")
+    assert set(again["ran"]) == rejected and set(again["skipped"]) == accepted
+    assert {i: (out / "units" / i / "unit.json").stat().st_mtime_ns for i in accepted} == stamps
+
+
+def test_two_shards_cover_the_units_of_the_whole_batch_exactly_once(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    batch = write_batch([THREE_MODES])
+    whole = run_json(batch, "--out", tmp_path / "whole", "--concurrency", "2")
+    first = run_json(batch, "--out", tmp_path / "a", "--shard", "1/2", "--concurrency", "2")
+    second = run_json(batch, "--out", tmp_path / "b", "--shard", "2/2", "--concurrency", "2")
+    assert set(first["ran"]).isdisjoint(second["ran"])
+    assert sorted(first["ran"] + second["ran"]) == sorted(whole["ran"])
+    verdicts = {**records(tmp_path / "a"), **records(tmp_path / "b")}
+    assert {i: r["outcome"]["verdict"] for i, r in verdicts.items()} == {
+        i: r["outcome"]["verdict"] for i, r in records(tmp_path / "whole").items()
+    }
+
+
+def test_ctrl_c_stops_scheduling_and_records_no_unit_the_interrupt_broke(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "phasegate", "batch", "run", str(write_batch([THREE_MODES])),
+         "--out", str(out), "--concurrency", "2", "--json", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90
+    while len(records(out)) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the CLIs it runs get it too
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "interrupted; run the same command again to go on" in stderr
+    summary = json.loads(stdout)
+    found = records(out)
+    assert set(summary["ran"]) == set(found) and summary["unfinished"]
+    assert summary["stopped"] == "stopped"
+    assert {r["outcome"]["verdict"] for r in found.values()} <= {"accepted", "rejected"}
+
+
+def test_a_malformed_batch_file_exits_2_naming_the_file_and_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "batch.yaml"
+    bad.write_text("items:\n  - task: t.yaml\n    repeats: many\n")
+    done = phasegate("batch", "run", bad, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert f"{bad}: items.0.repeats: must be a whole number" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_work_directory_source_that_does_not_exist_exits_2_before_any_unit_runs(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    batch = write_batch([{**THREE_MODES, "workdir": {"copy": "gone"}}])
+    done = phasegate("batch", "run", batch, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert f"{batch}: items.0.workdir: {tmp_path / 'gone'} is not a directory" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--shard", "0/2"], "--shard '0/2' is not I/N"),
+        (["--address", "ray://x:1"], "--address is the Ray cluster to use: add --executor ray"),
+    ],
+)
+def test_bad_options_exit_2_with_what_to_do(
+    write_batch: WriteBatch, tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = phasegate("batch", "run", write_batch(), "--out", tmp_path / "out", *args)
+    assert done.returncode == 2
+    assert message in done.stderr
