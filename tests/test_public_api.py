@@ -40,8 +40,11 @@ PUBLIC_API = {
     "RunEvent", "EventSink", "EventLog", "OtelSink",
     # judging a saved transcript
     "judge_transcript", "read_transcript",
+    # batches
+    "Batch", "load_batch", "BatchRunner", "BatchSummary", "Executor", "LocalExecutor",
+    "AgentFactory", "UnitAgent", "Unit", "UnitOutcome",
     # errors
-    "PhasegateError", "UsageError", "TaskFileError", "ScriptFileError", "PipelineFileError",
+    "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError", "ScriptFileError", "PipelineFileError",
     "PipelineStateError", "PromptTemplateError", "RunError", "AgentError",
 }  # fmt: skip
 

@@ -2,7 +2,8 @@
 
 The public API is what ``__all__`` lists: loading and modelling tasks and pipelines,
 running them (:class:`Runner`, :class:`PipelineRunner`, :class:`ClaudeAgent`, the
-:class:`Agent` protocol, :class:`RetryPolicy`), their reports, event sinks, judging saved
+:class:`Agent` protocol, :class:`RetryPolicy`), batches of them (:func:`load_batch`,
+:class:`BatchRunner` and its executors), their reports, event sinks, judging saved
 transcripts, and the errors. Everything else lives in the subpackages and may move between
 versions; the fakes for tests are in :mod:`phasegate.testing`.
 """
@@ -16,6 +17,7 @@ from phasegate._lazy import lazy_attributes
 if TYPE_CHECKING:
     from phasegate.errors import (
         AgentError,
+        BatchFileError,
         PhasegateError,
         PipelineFileError,
         PipelineStateError,
@@ -32,6 +34,12 @@ if TYPE_CHECKING:
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
     from phasegate.sdk.agents.retry import RetryPolicy
+    from phasegate.sdk.batches.executor import Executor, ExecutorError
+    from phasegate.sdk.batches.loading import Batch, load_batch
+    from phasegate.sdk.batches.local import LocalExecutor
+    from phasegate.sdk.batches.outcome import AgentFactory, UnitAgent, UnitOutcome
+    from phasegate.sdk.batches.runner import BatchRunner, BatchSummary
+    from phasegate.sdk.batches.units import Unit
     from phasegate.sdk.pipelines.report import PipelineReport
     from phasegate.sdk.pipelines.runner import PipelineRunner
     from phasegate.sdk.tasks.report import PhaseReport, RunReport
@@ -47,14 +55,22 @@ if TYPE_CHECKING:
 _WHERE = {
     "Agent": "phasegate.sdk.agents.protocol",
     "AgentError": "phasegate.errors",
+    "AgentFactory": "phasegate.sdk.batches.outcome",
     "AgentObserver": "phasegate.sdk.agents.protocol",
     "AgentRequest": "phasegate.sdk.agents.protocol",
+    "Batch": "phasegate.sdk.batches.loading",
+    "BatchFileError": "phasegate.errors",
+    "BatchRunner": "phasegate.sdk.batches.runner",
+    "BatchSummary": "phasegate.sdk.batches.runner",
     "ClaudeAgent": "phasegate.sdk.agents.claude.adapter",
     "EventLog": "phasegate.sdk.telemetry.log",
     "EventSink": "phasegate.sdk.telemetry.events",
+    "Executor": "phasegate.sdk.batches.executor",
+    "ExecutorError": "phasegate.sdk.batches.executor",
     "Isolation": "phasegate.modes",
     "Issue": "phasegate.validators.issues",
     "IssueCode": "phasegate.validators.issues",
+    "LocalExecutor": "phasegate.sdk.batches.local",
     "Mode": "phasegate.modes",
     "OtelSink": "phasegate.sdk.telemetry.otel",
     "Phase": "phasegate.phases.model",
@@ -75,8 +91,12 @@ _WHERE = {
     "Stage": "phasegate.phases.pipeline",
     "Task": "phasegate.phases.model",
     "TaskFileError": "phasegate.errors",
+    "Unit": "phasegate.sdk.batches.units",
+    "UnitAgent": "phasegate.sdk.batches.outcome",
+    "UnitOutcome": "phasegate.sdk.batches.outcome",
     "UsageError": "phasegate.errors",
     "judge_transcript": "phasegate.sdk.tasks.saved",
+    "load_batch": "phasegate.sdk.batches.loading",
     "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
     "read_transcript": "phasegate.sdk.tasks.saved",
@@ -85,14 +105,22 @@ _WHERE = {
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentFactory",
     "AgentObserver",
     "AgentRequest",
+    "Batch",
+    "BatchFileError",
+    "BatchRunner",
+    "BatchSummary",
     "ClaudeAgent",
     "EventLog",
     "EventSink",
+    "Executor",
+    "ExecutorError",
     "Isolation",
     "Issue",
     "IssueCode",
+    "LocalExecutor",
     "Mode",
     "OtelSink",
     "Phase",
@@ -113,8 +141,12 @@ __all__ = [
     "Stage",
     "Task",
     "TaskFileError",
+    "Unit",
+    "UnitAgent",
+    "UnitOutcome",
     "UsageError",
     "judge_transcript",
+    "load_batch",
     "load_pipeline",
     "load_task",
     "read_transcript",

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from phasegate._cli.batch_progress import batch_display
 from phasegate._cli.options import CliPath, JsonOutput, ModelScript, Quiet
 from phasegate.errors import UsageError
 
@@ -63,6 +62,7 @@ def batch_run(
     Finished units are skipped when run again; Ctrl-C stops starting units, lets running ones
     finish for --grace seconds, and keeps every finished result.
     """
+    from phasegate._cli.batch_progress import batch_display
     from phasegate.sdk.batches.agents import ClaudeAgents
     from phasegate.sdk.batches.loading import load_batch
     from phasegate.sdk.batches.runner import BatchRunner
