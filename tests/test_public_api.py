@@ -44,8 +44,8 @@ PUBLIC_API = {
     "Batch", "load_batch", "BatchRunner", "BatchSummary", "Executor", "LocalExecutor",
     "AgentFactory", "UnitAgent", "Unit", "UnitOutcome",
     # errors
-    "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError", "ScriptFileError", "PipelineFileError",
-    "PipelineStateError", "PromptTemplateError", "RunError", "AgentError",
+    "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError",
+    "ScriptFileError", "PipelineFileError", "PipelineStateError", "PromptTemplateError", "RunError", "AgentError",
 }  # fmt: skip
 
 
