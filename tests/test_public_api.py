@@ -45,7 +45,8 @@ PUBLIC_API = {
     "AgentFactory", "UnitAgent", "Unit", "UnitOutcome",
     # errors
     "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError",
-    "ScriptFileError", "PipelineFileError", "PipelineStateError", "PromptTemplateError", "RunError", "AgentError",
+    "ScriptFileError", "PipelineFileError", "PipelineStateError", "PromptTemplateError",
+    "RunError", "AgentError",
 }  # fmt: skip
 
 
