@@ -213,3 +213,20 @@ def test_bad_options_exit_2_with_what_to_do(
     done = phasegate("batch", "run", write_batch(), "--out", tmp_path / "out", *args)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_the_cost_cap_stops_starting_units_and_exits_3(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    # Each gate unit of the example costs $0.0125: the cap is reached after the second.
+    done = phasegate(
+        "batch", "run", write_batch([THREE_MODES]), "--out", out, "--concurrency", "1",
+        "--max-cost", "0.02", "--json", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "stopped early: the cost cap was reached; run again to go on" in done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["stopped"] == "max_cost" and summary["cost_usd"] >= 0.02
+    assert len(summary["ran"]) + len(summary["unfinished"]) == 6
+    assert len(records(out)) == len(summary["ran"]) < 6

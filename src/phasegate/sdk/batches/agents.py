@@ -27,7 +27,9 @@ class ClaudeAgents:
             from phasegate.testing.model_server import ScriptedModelServer
 
             server = stack.enter_context(ScriptedModelServer(Path(unit.model_script)))
-            offline = server.claude_agent(timeout=unit.timeout, cli_path=self.cli_path)
+            offline = server.claude_agent(
+                timeout=unit.timeout, cli_path=self.cli_path, max_budget_usd=unit.max_cost
+            )
             return UnitAgent(offline, model_requests=lambda: len(server.requests))
         from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from phasegate.phases.pipeline import Pipeline
     from phasegate.sdk.agents.protocol import Agent
 
-RESULT_FILES = ("report.json", "events.jsonl", "transcript.json")
-"""The files a unit's result may hold besides ``unit.json``."""
+RESULTS_VERSION = 1
+"""The version of ``unit.json`` and ``batch.json``; it changes when a field changes meaning."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ class UnitOutcome:
     def record(self) -> dict[str, Any]:
         """``unit.json``: the unit and its outcome, without the files."""
         return {
-            "schema_version": 1,
+            "schema_version": RESULTS_VERSION,
             "unit": self.unit.model_dump(mode="json", by_alias=True),
             "outcome": {
                 "verdict": self.verdict,

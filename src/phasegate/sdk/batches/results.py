@@ -19,11 +19,8 @@ from pathlib import Path
 
 from phasegate._files.atomic import fsync_directory, write_atomic, write_synced
 from phasegate.errors import PhasegateError, UsageError
-from phasegate.sdk.batches.outcome import UnitOutcome
+from phasegate.sdk.batches.outcome import RESULTS_VERSION, UnitOutcome
 from phasegate.sdk.batches.units import Unit
-
-RESULTS_VERSION = 1
-"""The version of ``batch.json`` and ``unit.json``; it changes when a field changes meaning."""
 
 
 class ResultStore:
