@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from phasegate._cli.options import CliPath, JsonOutput, ModelScript, Quiet
+from phasegate._cli.options import CliPath
 from phasegate.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def batch_run(
         str | None, typer.Option(help="Run only shard I of N (I/N, from 1/N to N/N).")
     ] = None,
     executor: Annotated[
-        ExecutorName, typer.Option(help="Where units run: this process, or a Ray cluster.")
+        ExecutorName, typer.Option(help="Where units run: on this machine, or on a Ray cluster.")
     ] = "local",
     address: Annotated[
         str | None, typer.Option(help="Ray cluster to connect to (default: start a local one).")
@@ -52,15 +52,25 @@ def batch_run(
     grace: Annotated[
         float, typer.Option(min=0, help="Seconds running units get to finish after Ctrl-C.")
     ] = 30.0,
-    model_script: ModelScript = None,
+    model_script: Annotated[
+        Path | None,
+        typer.Option(
+            help="Offline: units whose item names no model_script replay this one against "
+            "phasegate's scripted model server (no key, no network)."
+        ),
+    ] = None,
     cli_path: CliPath = None,
-    json_output: JsonOutput = False,
-    quiet: Quiet = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="A line per finished unit instead of the live display."),
+    ] = False,
 ) -> None:
     """Run every unit (item x mode x repeat) of a batch file into --out.
 
-    Finished units are skipped when run again; Ctrl-C stops starting units, lets running ones
-    finish for --grace seconds, and keeps every finished result.
+    Finished units are skipped when run again. Ctrl-C stops starting units, lets running ones finish for --grace seconds, and keeps every finished result. Then: phasegate batch report OUT.
     """
     from phasegate._cli.batch_progress import batch_display
     from phasegate.sdk.batches.agents import ClaudeAgents
@@ -147,6 +157,7 @@ def _finish(summary: BatchSummary, *, json_output: bool) -> None:
             f"skipped {len(summary.skipped)} finished before, "
             f"{len(summary.unfinished)} unfinished; cost ${counts.cost_usd:.4f}"
         )
+        typer.echo(f"the merged report: phasegate batch report {summary.out}", err=True)
     if summary.complete:
         return
     if summary.stopped == "stopped":
