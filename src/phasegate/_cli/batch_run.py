@@ -70,7 +70,9 @@ def batch_run(
 ) -> None:
     """Run every unit (item x mode x repeat) of a batch file into --out.
 
-    Finished units are skipped when run again. Ctrl-C stops starting units, lets running ones finish for --grace seconds, and keeps every finished result. Then: phasegate batch report OUT.
+    Units finished before are skipped; each result is written whole to OUT/units/ID/.
+    Ctrl-C: no new unit starts, and running ones get --grace seconds to finish.
+    Then: phasegate batch report OUT.
     """
     from phasegate._cli.batch_progress import batch_display
     from phasegate.sdk.batches.agents import ClaudeAgents
