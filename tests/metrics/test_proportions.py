@@ -87,7 +87,7 @@ def test_all_or_nothing_has_no_standard_error_but_a_real_interval() -> None:
     assert standard_error(0, 3) == 0.0 and standard_error(3, 3) == 0.0
     low, high = wilson_interval(3, 3) or (None, None)
     assert high == 1.0 and low == pytest.approx(0.438503, abs=1e-6)
-    assert wilson_interval(0, 3) == (0.0, pytest.approx(1 - 0.438503, abs=1e-6))
+    assert wilson_interval(0, 3) == pytest.approx((0.0, 1 - 0.438503), abs=1e-6)
 
 
 def test_no_trials_give_no_rate_error_or_interval() -> None:

@@ -157,7 +157,7 @@ def collect_batches(paths: Sequence[str | Path]) -> CollectedBatch:
     directory (neither ``batch.json`` nor ``units/`` in it).
     """
     collected, seen = CollectedBatch(), set()
-    for path in sorted({Path(p) for p in paths}, key=str):
+    for path in sorted((Path(p) for p in paths), key=str):
         if not (path / MANIFEST).is_file() and not (path / UNITS).is_dir():
             raise UsageError(
                 f"{path} is not a batch output directory: it has neither {MANIFEST} nor "
