@@ -44,8 +44,8 @@ def render_summary(summary: dict[str, Any], output_format: ReportFormat, *, colo
     return render_table(summary, color=color)
 
 
-RUN_COLUMNS = ("task", "mode", "runs", "success", "± se", "95 % interval", "1st attempt",
-               "mean attempts", "tool errors", "mismatch", "p50 run", "tokens in/out", "cost",
+RUN_COLUMNS = ("task", "mode", "runs", "success", "1st attempt", "mean attempts", "tool errors",
+               "mismatch", "p50 run", "tokens in/out", "cost", "± se", "95 % interval",
                "cost / accepted")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value"}
 
@@ -108,20 +108,17 @@ def _totals(summary: dict[str, Any]) -> str:
 
 
 def _run_cells(group: dict[str, Any]) -> list[str]:
-    runs, success, *attempts = outcome_cells(group, "success_rate")
     return [
         str(group["task"] or "all"),
         str(group["mode"] or "all"),
-        runs,
-        success,
-        error_points(group.get("success_rate_standard_error")),
-        percent_interval(group.get("success_rate_interval_95")),
-        *attempts,
+        *outcome_cells(group, "success_rate"),
         str(group["tool_errors"]),
         percent(group["mismatch_rate"]),
         duration(group["duration_ms"]["p50"]),
         f"{group['input_tokens']}/{group['output_tokens']}",
         usd(group["cost_usd"]),
+        error_points(group.get("success_rate_standard_error")),
+        percent_interval(group.get("success_rate_interval_95")),
         usd(group.get("cost_per_accepted_usd")),
     ]
 
