@@ -118,6 +118,27 @@ class LogAggregator:
         """Add one log line."""
         self.add_lines((line,))
 
+    def completed_runs(self) -> int:
+        """How many runs have been counted so far (their ``run.completed``, or :meth:`add_run`)."""
+        return sum(stats.runs for stats in self.runs.values())
+
+    def add_run(
+        self,
+        task: str,
+        mode: str,
+        *,
+        verdict: str,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cost_usd: float | None = None,
+    ) -> None:
+        """Count a run known from elsewhere than its log (a batch unit's record, when the log
+        has no ``run.completed``: the run failed before it, or it was a pipeline's): its
+        verdict, tokens and cost. It adds no gate checks, phases or duration."""
+        stats = self._run(task, mode)
+        _count(stats, (0, input_tokens, output_tokens, cost_usd), verdict == "accepted")
+        stats.errors += verdict == "error"
+
     # -- handlers: each reads every field it needs before it changes anything, so a corrupt
     # line (a raised error) leaves no partial count behind.
     def _run_started(self, event: dict[str, Any]) -> None:

@@ -10,7 +10,10 @@ from phasegate.modes import MODES
 MISSING = "–"
 PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
                  "p50 to complete", "p95 to complete", "tool errors")  # fmt: skip
-MODE_COLUMNS = ("task", *MODES, "gate − single-query", "gate − unstructured")
+MODE_COLUMNS = ("task", *MODES, "gate − single-query", "95 % interval, pts", "gate − unstructured",
+                "95 % interval, pts")  # fmt: skip
+BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "planned", "finished")
+MEASURE_COLUMNS = ("measure", "value")
 
 
 def quantity(amount: int, noun: str, plural: str | None = None) -> str:
@@ -33,6 +36,24 @@ def points(value: float | None) -> str:
     return MISSING if value is None else f"{value * 100:+.0f} pts"
 
 
+def percent_interval(pair: list[float] | None) -> str:
+    """A rate's interval: ``[0.21, 0.94]`` → ``21 to 94 %`` (an en dash for "to")."""
+    return MISSING if pair is None else f"{pair[0] * 100:.0f}–{pair[1] * 100:.0f} %"
+
+
+def points_interval(pair: list[float] | None) -> str:
+    """A difference's interval: ``[-0.05, 0.91]`` → ``-5 to +91`` points (a minus sign)."""
+    if pair is None:
+        return MISSING
+    low, high = (f"{value * 100:+.0f}".replace("-", "−") for value in pair)
+    return f"{low} to {high}"
+
+
+def error_points(value: float | None) -> str:
+    """A standard error of a rate, in points: ``0.2357`` → ``±24``."""
+    return MISSING if value is None else f"±{value * 100:.0f}"
+
+
 def number(value: float | None) -> str:
     """A mean: two decimals."""
     return MISSING if value is None else f"{value:.2f}"
@@ -45,6 +66,17 @@ def duration(ms: float | None) -> str:
     if ms >= 60_000:
         return f"{ms / 60_000:.3g} min"
     return f"{ms / 1000:.3g} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def per_accepted_tokens(group: dict[str, Any]) -> str:
+    """Input and output tokens per accepted run: ``1200/150``."""
+    tokens_in, tokens_out = (
+        group.get("input_tokens_per_accepted"),
+        group.get("output_tokens_per_accepted"),
+    )
+    if tokens_in is None or tokens_out is None:
+        return MISSING
+    return f"{tokens_in:.0f}/{tokens_out:.0f}"
 
 
 def group_label(group: dict[str, Any]) -> str:
@@ -86,11 +118,52 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
 
 
 def comparison_cells(row: dict[str, Any]) -> list[str]:
-    """A mode-comparison row under :data:`MODE_COLUMNS`."""
+    """A mode-comparison row under :data:`MODE_COLUMNS` (the pooled row's task is null)."""
     rates = row["success_rate"]
     return [
-        str(row["task"]),
+        "all tasks" if row["task"] is None else str(row["task"]),
         *(percent(rates.get(mode)) for mode in MODES),
         points(row["gate_minus_single_query"]),
+        points_interval(row.get("gate_minus_single_query_interval_95")),
         points(row["gate_minus_unstructured"]),
+        points_interval(row.get("gate_minus_unstructured_interval_95")),
     ]
+
+
+def comparison_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Every row of the mode comparison: one per task, then the tasks pooled (when there is
+    more than one task)."""
+    rows = [comparison_cells(row) for row in summary["mode_comparison"]]
+    pooled = summary.get("pooled_comparison")
+    if pooled is not None and len(rows) > 1:
+        rows.append(comparison_cells(pooled))
+    return rows
+
+
+def batch_tables(batch: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
+    """(title, columns, rows) of the batch section: its directories, then its totals."""
+    directories = [
+        [str(d["path"]), str(d["batch"] or MISSING), str(d["shard"] or MISSING),
+         str(d["planned"]), str(d["finished"])]
+        for d in batch["directories"]
+    ]  # fmt: skip
+    verdicts = ", ".join(f"{name} {count}" for name, count in batch["verdicts"].items())
+    requests = batch["model_requests"]
+    totals = [
+        ["units planned", str(batch["planned"])],
+        ["units finished", str(batch["finished"])],
+        ["units missing", _listed(batch["missing"])],
+        ["verdicts", verdicts or MISSING],
+        ["duplicates", _listed(batch["duplicates"])],
+        ["cost", usd(batch["cost_usd"])],
+        ["model requests", MISSING if requests is None else str(requests)],
+    ]
+    if batch["unplanned"]:
+        totals.insert(3, ["units in no manifest", _listed(batch["unplanned"])])
+    return [("Batch directories", BATCH_DIRECTORY_COLUMNS, directories),
+            ("Batch", MEASURE_COLUMNS, totals)]  # fmt: skip
+
+
+def _listed(ids: list[str]) -> str:
+    """``2: a, b``; ``0``."""
+    return f"{len(ids)}: {', '.join(ids)}" if ids else "0"

@@ -14,11 +14,15 @@ from typing import Any
 from phasegate.metrics.formatting import (
     MODE_COLUMNS,
     PHASE_COLUMNS,
-    comparison_cells,
+    batch_tables,
+    comparison_rows,
     duration,
+    error_points,
     group_label,
     number,
+    per_accepted_tokens,
     percent,
+    percent_interval,
     phase_cells,
     phase_label,
     phase_name,
@@ -74,9 +78,10 @@ def render_html(summary: dict[str, Any]) -> str:
 <body>
 <h1>phasegate report</h1>
 {_totals(summary)}
+{_batch_section(summary.get("batch"))}
 <h2>Charts</h2>
 <div class="charts">{figures}</div>
-{_comparison_table(comparison)}
+{_comparison_table(summary)}
 <h2>Groups</h2>
 {sections or '<p class="empty">No runs in the log.</p>'}
 </body>
@@ -172,11 +177,15 @@ def _group_section(group: dict[str, Any]) -> str:
     numbers = [
         ("runs", group["runs"]), ("accepted", group["accepted"]), ("errors", group["errors"]),
         ("success rate", percent(group["success_rate"])),
+        ("standard error", error_points(group.get("success_rate_standard_error"))),
+        ("95 % interval", percent_interval(group.get("success_rate_interval_95"))),
         ("first-attempt rate", percent(group["first_attempt_rate"])),
         ("mean attempts", number(group["mean_attempts"])), ("tool errors", group["tool_errors"]),
         ("mismatch rate", percent(group["mismatch_rate"])),
         ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
         ("cost", usd(group["cost_usd"])),
+        ("cost per accepted run", usd(group.get("cost_per_accepted_usd"))),
+        ("tokens in / out per accepted run", per_accepted_tokens(group).replace("/", " / ")),
         ("run time p50 / p95", f"{duration(run_time['p50'])} / {duration(run_time['p95'])}"),
     ]  # fmt: skip
     phases = [
@@ -189,11 +198,22 @@ def _group_section(group: dict[str, Any]) -> str:
     return f'<section class="group"><h3>{heading}</h3>{numbers_table}{phase_table}</section>'
 
 
-def _comparison_table(comparison: list[dict[str, Any]]) -> str:
-    if not comparison:
+def _comparison_table(summary: dict[str, Any]) -> str:
+    if not summary["mode_comparison"]:
         return ""
-    rows = [comparison_cells(row) for row in comparison]
+    rows = comparison_rows(summary)
     return f"<h2>Modes compared (success rate)</h2>{_table(MODE_COLUMNS, rows)}"
+
+
+def _batch_section(batch: dict[str, Any] | None) -> str:
+    """The batch's directories and totals (paths and unit ids are escaped in the cells)."""
+    if batch is None:
+        return ""
+    tables = "".join(
+        f"<h3>{escape(title)}</h3>{_table(columns, [list(row) for row in rows])}"
+        for title, columns, rows in batch_tables(batch)
+    )
+    return f'<section class="batch"><h2>Batch</h2>{tables}</section>'
 
 
 def _table(head: tuple[str, ...], rows: list[list[Any]]) -> str:

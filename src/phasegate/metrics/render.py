@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import Any, Literal
 
 from phasegate.metrics.formatting import (
     MODE_COLUMNS,
     PHASE_COLUMNS,
-    comparison_cells,
+    batch_tables,
+    comparison_rows,
     duration,
+    error_points,
     group_label,
     outcome_cells,
     percent,
+    percent_interval,
     phase_cells,
     quantity,
     usd,
 )
+
+ReportFormat = Literal["table", "json", "markdown", "html"]
+"""The formats a report is written in."""
 
 
 def render_json(summary: dict[str, Any]) -> str:
@@ -25,25 +31,38 @@ def render_json(summary: dict[str, Any]) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
 
 
-RUN_COLUMNS = ("task", "mode", "runs", "success", "1st attempt", "mean attempts",
-               "tool errors", "mismatch", "p50 run", "tokens in/out", "cost")  # fmt: skip
-_TEXT_COLUMNS = {"task", "mode", "phase"}
+def render_summary(summary: dict[str, Any], output_format: ReportFormat, *, color: bool) -> str:
+    """``summary`` in ``output_format`` (``color``: terminal colours, for ``table``)."""
+    if output_format == "html":
+        from phasegate.metrics.html import render_html
+
+        return render_html(summary)
+    if output_format == "json":
+        return render_json(summary)
+    if output_format == "markdown":
+        return render_markdown(summary)
+    return render_table(summary, color=color)
+
+
+RUN_COLUMNS = ("task", "mode", "runs", "success", "1st attempt", "mean attempts", "tool errors",
+               "mismatch", "p50 run", "tokens in/out", "cost", "± se", "95 % interval",
+               "cost / accepted")  # fmt: skip
+_TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value"}
 
 
 def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
     """(title, columns, rows) of every table in the report, in order."""
     groups = summary["groups"]
-    sections: list[tuple[str, tuple[str, ...], list[list[str]]]] = [
-        ("Runs", RUN_COLUMNS, [_run_cells(group) for group in groups])
-    ]
+    batch = summary.get("batch")
+    sections = batch_tables(batch) if batch is not None else []
+    sections.append(("Runs", RUN_COLUMNS, [_run_cells(group) for group in groups]))
     sections += [
         (f"{group_label(group)}: phases", PHASE_COLUMNS, [phase_cells(p) for p in group["phases"]])
         for group in groups
         if group["phases"]
     ]
     if summary["mode_comparison"]:
-        rows = [comparison_cells(row) for row in summary["mode_comparison"]]
-        sections.append(("Modes compared (success rate)", MODE_COLUMNS, rows))
+        sections.append(("Modes compared (success rate)", MODE_COLUMNS, comparison_rows(summary)))
     return sections
 
 
@@ -98,6 +117,9 @@ def _run_cells(group: dict[str, Any]) -> list[str]:
         duration(group["duration_ms"]["p50"]),
         f"{group['input_tokens']}/{group['output_tokens']}",
         usd(group["cost_usd"]),
+        error_points(group.get("success_rate_standard_error")),
+        percent_interval(group.get("success_rate_interval_95")),
+        usd(group.get("cost_per_accepted_usd")),
     ]
 
 

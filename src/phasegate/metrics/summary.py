@@ -13,12 +13,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from phasegate.metrics.aggregate import LogAggregator
+from phasegate.metrics.comparison import DIGITS, mode_comparison, pooled_comparison, rounded
+from phasegate.metrics.proportions import standard_error, wilson_interval
 from phasegate.metrics.stats import Histogram, Outcomes, PhaseStats, RunStats, merge
-from phasegate.modes import MODES, GroupBy
+from phasegate.modes import GroupBy
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
-when no line of a group recorded a cost."""
+when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
+standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
+rows have each mode's runs, accepted runs, standard error and interval and each difference's
+interval; ``pooled_comparison`` is the same row over every task."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -66,7 +71,8 @@ def summarize(
         "warnings": list(warnings),
         "runs": sum(stats.runs for stats in aggregator.runs.values()),
         "groups": groups,
-        "mode_comparison": _mode_comparison(aggregator),
+        "mode_comparison": mode_comparison(aggregator.runs),
+        "pooled_comparison": pooled_comparison(aggregator.runs),
     }
 
 
@@ -85,13 +91,22 @@ def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
 
 
 def _run_fields(stats: RunStats) -> dict[str, Any]:
+    error = standard_error(stats.accepted, stats.runs)
+    accepted = stats.accepted
     return {
         **_outcome_fields(stats, "success_rate"),
-        "accepted": stats.accepted,
+        "accepted": accepted,
         "errors": stats.errors,
         "mismatch_rate": _rate(stats.mismatched, stats.runs),
         "duration_ms": _quantiles(stats.duration_ms),
         "attempts_histogram": {str(k): v for k, v in sorted(stats.attempts_histogram.items())},
+        "success_rate_standard_error": round(error, DIGITS) if error is not None else None,
+        "success_rate_interval_95": rounded(wilson_interval(accepted, stats.runs)),
+        "cost_per_accepted_usd": (
+            round(stats.cost_usd / accepted, 6) if accepted and stats.costed else None
+        ),
+        "input_tokens_per_accepted": _mean(stats.input_tokens, accepted),
+        "output_tokens_per_accepted": _mean(stats.output_tokens, accepted),
     }
 
 
@@ -111,37 +126,12 @@ def _phase_fields(index: int, name: str | None, stats: PhaseStats) -> dict[str, 
     }
 
 
-def _mode_comparison(aggregator: LogAggregator) -> list[dict[str, Any]]:
-    tasks = sorted({task for task, _ in aggregator.runs})
-    comparison = []
-    for task in tasks:
-        rates = {
-            mode: _rate(stats.accepted, stats.runs)
-            for (t, mode), stats in aggregator.runs.items()
-            if t == task and stats.runs
-        }
-        gate = rates.get("gate")
-        comparison.append(
-            {
-                "task": task,
-                "success_rate": {mode: rates[mode] for mode in MODES if mode in rates},
-                "gate_minus_single_query": _difference(gate, rates.get("single-query")),
-                "gate_minus_unstructured": _difference(gate, rates.get("unstructured")),
-            }
-        )
-    return comparison
-
-
 def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
 def _mean(total: int, count: int) -> float | None:
     return round(total / count, 3) if count else None
-
-
-def _difference(a: float | None, b: float | None) -> float | None:
-    return round(a - b, 4) if a is not None and b is not None else None
 
 
 def _quantiles(histogram: Histogram) -> dict[str, float | None]:
