@@ -19,6 +19,8 @@ from tests.helpers.cli import phasegate
 
 pytestmark = pytest.mark.cli
 
+TIMING = {"duration_ms", "time_to_completion_ms"}
+"""Report fields that are wall-clock times."""
 THREE_MODES = {
     "task": "example/task.yaml",
     "workdir": "example/project",
@@ -142,6 +144,22 @@ def test_retry_failed_reruns_only_the_rejected_units(
     assert {i: (out / "units" / i / "unit.json").stat().st_mtime_ns for i in accepted} == stamps
 
 
+def merged_report(*directories: Path) -> dict[str, Any]:
+    """``batch report DIR... --format json`` without what differs between two real runs of
+    the same units: wall-clock times and the names of the directories read."""
+    done = phasegate("batch", "report", *directories, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    report["batch"].pop("directories")
+
+    def timeless(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if k not in TIMING}
+        return [timeless(v) for v in value] if isinstance(value, list) else value
+
+    return dict(timeless(report))
+
+
 def test_two_shards_cover_the_units_of_the_whole_batch_exactly_once(
     write_batch: WriteBatch, tmp_path: Path
 ) -> None:
@@ -155,6 +173,10 @@ def test_two_shards_cover_the_units_of_the_whole_batch_exactly_once(
     assert {i: r["outcome"]["verdict"] for i, r in verdicts.items()} == {
         i: r["outcome"]["verdict"] for i, r in records(tmp_path / "whole").items()
     }
+    merged = merged_report(tmp_path / "a", tmp_path / "b")
+    assert merged == merged_report(tmp_path / "whole")
+    assert merged["batch"]["finished"] == 6 and merged["batch"]["missing"] == []
+    assert merged["mode_comparison"][0]["gate_minus_single_query"] == 1.0
 
 
 def test_ctrl_c_stops_scheduling_and_records_no_unit_the_interrupt_broke(
