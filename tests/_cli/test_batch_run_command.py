@@ -226,7 +226,8 @@ def test_a_work_directory_source_that_does_not_exist_exits_2_before_any_unit_run
     ("args", "message"),
     [
         (["--shard", "0/2"], "--shard '0/2' is not I/N"),
-        (["--address", "ray://x:1"], "--address is the Ray cluster to use: add --executor ray"),
+        (["--address", "ray://x:1"], "--address is for the Ray executor: add --executor ray"),
+        (["--cpus-per-unit", "2"], "--cpus-per-unit is for the Ray executor: add --executor ray"),
     ],
 )
 def test_bad_options_exit_2_with_what_to_do(

@@ -38,9 +38,8 @@ def make_unit(item: str, mode: Mode, repeat: int, *, task: str = "fix-vulnerabil
     workdir = {"copy": "project"}
     digest = hashlib.sha256(f"{item}/{task}".encode()).hexdigest()
     return Unit(
-        id=unit_id(item=item, kind="task", digest=digest, workdir=workdir, mode=mode,
-                   isolation=None, repeat=repeat, model=None, max_attempts=3,
-                   model_script_digest=None),
+        id=unit_id({"item": item, "kind": "task", "digest": digest, "workdir": workdir,
+                    "mode": mode, "repeat": repeat}),
         item=item, kind="task", name=task, definition=str(EXAMPLE / "task.yaml"), mode=mode,
         repeat=repeat, max_attempts=3, timeout=60,
         workdir=CopySource.model_validate({"copy": str(EXAMPLE / "project")}), digest=digest,

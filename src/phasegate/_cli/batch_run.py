@@ -42,6 +42,9 @@ def batch_run(
     address: Annotated[
         str | None, typer.Option(help="Ray cluster to connect to (default: start a local one).")
     ] = None,
+    cpus_per_unit: Annotated[
+        float | None, typer.Option(min=0.01, help="CPUs a unit takes on the Ray cluster (1).")
+    ] = None,
     retry: Annotated[
         Literal["failed"] | None,
         typer.Option(help="'failed': run again units that ended rejected or in error."),
@@ -79,11 +82,12 @@ def batch_run(
     from phasegate.sdk.batches.loading import load_batch
     from phasegate.sdk.batches.runner import BatchRunner
 
-    if address is not None and executor != "ray":
-        raise UsageError("--address is the Ray cluster to use: add --executor ray")
+    for flag, value in (("--address", address), ("--cpus-per-unit", cpus_per_unit)):
+        if value is not None and executor != "ray":
+            raise UsageError(f"{flag} is for the Ray executor: add --executor ray")
     which = parse_shard(shard) if shard is not None else None
     batch = load_batch(batch_file, model_script=model_script.resolve() if model_script else None)
-    engine = _executor(executor, address)
+    engine = _executor(executor, address, cpus_per_unit or 1.0)
     try:
         runner = BatchRunner(
             engine,
@@ -124,11 +128,11 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def _executor(name: ExecutorName, address: str | None) -> Executor:
+def _executor(name: ExecutorName, address: str | None, cpus_per_unit: float) -> Executor:
     if name == "ray":
         from phasegate.sdk.batches.ray_executor import RayExecutor
 
-        return RayExecutor(address)
+        return RayExecutor(address, cpus_per_unit=cpus_per_unit)
     from phasegate.sdk.batches.local import LocalExecutor
 
     return LocalExecutor()

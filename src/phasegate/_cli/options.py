@@ -69,7 +69,9 @@ Otel = Annotated[
 FLAGS = {
     "before": "--before",
     "cli_path": "--cli-path",
+    "address": "--address",
     "concurrency": "--concurrency",
+    "cpus_per_unit": "--cpus-per-unit",
     "executor": "--executor",
     "files_root": "--files-root",
     "isolation": "--isolation",
