@@ -91,11 +91,16 @@ def test_the_batch_section_counts_units_verdicts_and_model_requests(
 def test_units_planned_without_a_result_are_listed_as_missing_and_a_lost_shard_is_warned(
     whole: tuple[Path, list[Unit]], tmp_path: Path
 ) -> None:
-    """One shard of two, with one of its results gone: its id is missing, and the manifest's
+    """One shard (of the fewest that split these units), with one of its results gone: its id is missing, and the manifest's
     total says units of the batch are planned nowhere."""
     out, units = whole
-    index = next(i for i in range(2) if any(unit.shard_of(2) == i for unit in units))
-    first = shard(out, units, tmp_path / "a", index, 2)
+    count, index = next(
+        (count, index)
+        for count in range(2, 7)
+        for index in range(count)
+        if 0 < sum(unit.shard_of(count) == index for unit in units) < len(units)
+    )
+    first = shard(out, units, tmp_path / "a", index, count)
     lost = sorted(path.name for path in (first / "units").iterdir())[0]
     shutil.rmtree(first / "units" / lost)
 
