@@ -91,8 +91,8 @@ def test_the_batch_section_counts_units_verdicts_and_model_requests(
 def test_units_planned_without_a_result_are_listed_as_missing_and_a_lost_shard_is_warned(
     whole: tuple[Path, list[Unit]], tmp_path: Path
 ) -> None:
-    """One shard (of the fewest that split these units), with one of its results gone: its id is missing, and the manifest's
-    total says units of the batch are planned nowhere."""
+    """One shard (of the fewest that split these units), with one of its results gone: its
+    id is missing, and the manifest's total says units of the batch are planned nowhere."""
     out, units = whole
     count, index = next(
         (count, index)
