@@ -253,3 +253,32 @@ def test_the_cost_cap_stops_starting_units_and_exits_3(
     assert summary["stopped"] == "max_cost" and summary["cost_usd"] >= 0.02
     assert len(summary["ran"]) + len(summary["unfinished"]) == 6
     assert len(records(out)) == len(summary["ran"]) < 6
+
+
+@pytest.mark.ray
+def test_executor_ray_starts_a_local_cluster_and_writes_every_unit_once(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    batch = write_batch([{**THREE_MODES, "repeats": 1}])
+    summary = run_json(batch, "--out", out, "--executor", "ray", "--cpus-per-unit", "1")
+    assert sorted(summary["ran"]) == sorted(records(out)) and len(summary["ran"]) == 3
+    assert summary["unfinished"] == [] and summary["accepted"] == 1
+
+
+def test_executor_ray_without_ray_installed_exits_2_naming_the_extra(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    shadow = tmp_path / "shadow" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", "batch", "run", str(write_batch()),
+         "--out", str(tmp_path / "out"), "--executor", "ray"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "shadow")},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'phasegate[ray]'" in done.stderr
+    assert "(command line: --executor)" in done.stderr
+    assert "Traceback" not in done.stderr
