@@ -42,6 +42,7 @@ PUBLIC_API = {
     "judge_transcript", "read_transcript",
     # batches
     "Batch", "load_batch", "BatchRunner", "BatchSummary", "Executor", "LocalExecutor",
+    "RayExecutor",
     "AgentFactory", "UnitAgent", "Unit", "UnitOutcome",
     # errors
     "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError",

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from phasegate.sdk.batches.loading import Batch, load_batch
     from phasegate.sdk.batches.local import LocalExecutor
     from phasegate.sdk.batches.outcome import AgentFactory, UnitAgent, UnitOutcome
+    from phasegate.sdk.batches.ray_executor import RayExecutor
     from phasegate.sdk.batches.runner import BatchRunner, BatchSummary
     from phasegate.sdk.batches.units import Unit
     from phasegate.sdk.pipelines.report import PipelineReport
@@ -82,6 +83,7 @@ _WHERE = {
     "PipelineRunner": "phasegate.sdk.pipelines.runner",
     "PipelineStateError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
+    "RayExecutor": "phasegate.sdk.batches.ray_executor",
     "RetryPolicy": "phasegate.sdk.agents.retry",
     "RunError": "phasegate.errors",
     "RunEvent": "phasegate.sdk.telemetry.events",
@@ -132,6 +134,7 @@ __all__ = [
     "PipelineRunner",
     "PipelineStateError",
     "PromptTemplateError",
+    "RayExecutor",
     "RetryPolicy",
     "RunError",
     "RunEvent",
