@@ -87,9 +87,14 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def test_there_are_three_example_workflows() -> None:
-    """The task matrix, judging a claude-code-action run, and one task run."""
-    assert [p.name for p in WORKFLOWS] == ["judge-pull-request.yml", "matrix.yml", "run-task.yml"]
+def test_there_are_four_example_workflows() -> None:
+    """A sharded batch, the task matrix, judging a claude-code-action run, and one task run."""
+    assert [p.name for p in WORKFLOWS] == [
+        "batch-matrix.yml",
+        "judge-pull-request.yml",
+        "matrix.yml",
+        "run-task.yml",
+    ]
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
