@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +108,13 @@ def test_without_ray_installed_the_executor_names_the_extra(
     with pytest.raises(UsageError, match=r"pip install 'phasegate\[ray\]'") as raised:
         RayExecutor()
     assert raised.value.option == "executor"
+
+
+def test_an_address_nothing_answers_on_is_refused_at_once_saying_what_to_do() -> None:
+    pytest.importorskip("ray")
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # closed again before the executor tries it
+    with pytest.raises(UsageError, match=rf"no Ray cluster answers at 127.0.0.1:{port}") as raised:
+        RayExecutor(f"127.0.0.1:{port}")
+    assert raised.value.option == "address"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
 
 from phasegate.errors import UsageError
@@ -21,6 +22,8 @@ from phasegate.sdk.batches.unit_run import failed_outcome, run_unit_blocking
 
 EXTRA_HINT = "pip install 'phasegate[ray]'"
 """How to install what the Ray executor needs."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a cluster's address to answer before Ray's own, much longer, retries."""
 
 
 class RayExecutor:
@@ -54,6 +57,8 @@ class RayExecutor:
         self._ray = ray
         self._started = False
         self.cpus_per_unit = cpus_per_unit
+        if address is not None:
+            _refuse_unreachable(address)
         if not ray.is_initialized():
             try:
                 ray.init(
@@ -106,3 +111,19 @@ class RayExecutor:
         if self._started:
             self._started = False
             self._ray.shutdown()
+
+
+def _refuse_unreachable(address: str) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) nothing answers on: Ray itself would
+    keep retrying for many minutes. Other forms (``auto``) are left to Ray."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise UsageError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one there "
+            "(ray start --head) or give the address its head node prints",
+            option="address",
+        ) from None
