@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from phasegate._cli.report import write_report
 from phasegate._cli.wiring import same_file
 from phasegate.errors import UsageError
 from phasegate.metrics.render import ReportFormat
@@ -35,15 +36,7 @@ def batch_report(
     if output is not None:
         _refuse_to_overwrite_results(output, directories)
     color = output is None and sys.stdout.isatty()
-    text = render_batches(directories, output_format, color=color)
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write report to {output}: {exc.strerror or exc}") from None
-    typer.echo(f"phasegate: wrote {output}", err=True)
+    write_report(render_batches(directories, output_format, color=color), output)
 
 
 def render_batches(

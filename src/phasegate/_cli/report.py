@@ -6,16 +6,14 @@ import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from phasegate._cli.wiring import same_file
 from phasegate.errors import UsageError
+from phasegate.metrics.render import ReportFormat
 from phasegate.modes import GroupBy
-
-ReportFormat = Literal["table", "json", "markdown", "html"]
-"""Values of ``report --format``."""
 
 
 def report_command(
@@ -47,7 +45,11 @@ def report_command(
         _refuse_to_overwrite_a_log(output, logs or [])
     color = output is None and sys.stdout.isatty()
     start = parse_since(since) if since else None
-    text = render_logs(logs or [], output_format, by=by, since=start, color=color)
+    write_report(render_logs(logs or [], output_format, by=by, since=start, color=color), output)
+
+
+def write_report(text: str, output: Path | None) -> None:
+    """A rendered report to ``output``, or to stdout without one."""
     if output is None:
         typer.echo(text, nl=False)
         return
@@ -72,7 +74,7 @@ def render_logs(
     from phasegate.metrics.aggregate import LogAggregator
     from phasegate.metrics.formatting import quantity
     from phasegate.metrics.reading import MAX_LINE_BYTES, LogReader
-    from phasegate.metrics.render import render_json, render_markdown, render_table
+    from phasegate.metrics.render import render_summary
     from phasegate.metrics.summary import summarize
 
     reader = LogReader(logs)
@@ -85,16 +87,8 @@ def render_logs(
         cap = f"{MAX_LINE_BYTES // (1 << 20)} MiB"
         longer = f" ({reader.long_lines} longer than {cap})" if reader.long_lines else ""
         typer.echo(f"phasegate: skipped {what}{longer}", err=True)
-    summary = summarize(aggregator, by, warnings=reader.warnings)
-    if output_format == "html":
-        from phasegate.metrics.html import render_html
-
-        return render_html(summary)
-    if output_format == "json":
-        return render_json(summary)
-    if output_format == "markdown":
-        return render_markdown(summary)
-    return render_table(summary, color=color)
+    return render_summary(summarize(aggregator, by, warnings=reader.warnings), output_format,
+                          color=color)  # fmt: skip
 
 
 def _refuse_to_overwrite_a_log(output: Path, logs: list[str]) -> None:
