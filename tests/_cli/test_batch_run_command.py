@@ -163,7 +163,7 @@ def merged_report(*directories: Path) -> dict[str, Any]:
 def test_two_shards_cover_the_units_of_the_whole_batch_exactly_once(
     write_batch: WriteBatch, tmp_path: Path
 ) -> None:
-    batch = write_batch([THREE_MODES])
+    batch = write_batch([{**THREE_MODES, "repeats": 1}])
     whole = run_json(batch, "--out", tmp_path / "whole", "--concurrency", "2")
     first = run_json(batch, "--out", tmp_path / "a", "--shard", "1/2", "--concurrency", "2")
     second = run_json(batch, "--out", tmp_path / "b", "--shard", "2/2", "--concurrency", "2")
@@ -175,7 +175,7 @@ def test_two_shards_cover_the_units_of_the_whole_batch_exactly_once(
     }
     merged = merged_report(tmp_path / "a", tmp_path / "b")
     assert merged == merged_report(tmp_path / "whole")
-    assert merged["batch"]["finished"] == 6 and merged["batch"]["missing"] == []
+    assert merged["batch"]["finished"] == 3 and merged["batch"]["missing"] == []
     assert merged["mode_comparison"][0]["gate_minus_single_query"] == 1.0
 
 
