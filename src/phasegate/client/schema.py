@@ -1,0 +1,139 @@
+"""The service's request and response bodies: what ``/openapi.json`` documents.
+
+Every body is a pydantic model that forbids unknown keys, so a typo in a request is a 422
+naming the field instead of a setting silently ignored. Paths in a request are relative to
+the service's root (or absolute inside it); the service checks them, symlinks resolved,
+before anything runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from phasegate.modes import Isolation, Mode
+
+API_VERSION = "v1"
+"""The prefix of every endpoint but ``/healthz``; it changes when a field changes meaning."""
+
+RunStatus = Literal["queued", "running", "finished", "failed", "cancelled", "interrupted"]
+"""Where a run is: waiting for a slot; its agent working; ended with a report (see
+``verdict``); ended without one (the run's process died, its definition failed to load);
+cancelled on request; cut short by a restart or shutdown of the service."""
+
+ACTIVE: frozenset[RunStatus] = frozenset({"queued", "running"})
+"""The statuses of a run that has not ended."""
+
+RunKind = Literal["task", "pipeline"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunRequest(_Body):
+    """``POST /v1/runs``: what to run, where, and within which limits."""
+
+    task: str | dict[str, Any] | None = Field(
+        default=None,
+        description="A task: a file path under the root, or the task itself as an object.",
+    )
+    pipeline: str | dict[str, Any] | None = Field(
+        default=None,
+        description="A pipeline: a file path under the root, or the pipeline as an object.",
+    )
+    workdir: str = Field(
+        min_length=1, max_length=4096, description="The work directory, a path under the root."
+    )
+    copy_workdir: bool = Field(
+        default=False,
+        description="Run in a fresh copy of the work directory (kept with the run) instead "
+        "of the directory itself.",
+    )
+    mode: Mode | None = Field(default=None, description="Tasks only; default gate.")
+    isolation: Isolation | None = Field(default=None, description="Pipelines only; default session.")
+    model: str | None = Field(default=None, max_length=200, description="The model to ask for.")
+    max_attempts: int | None = Field(
+        default=None, ge=1, le=100, description="Tasks only: gate checks the run may spend."
+    )
+    timeout: float | None = Field(
+        default=None, gt=0, le=7 * 24 * 3600, description="Seconds the run may take."
+    )
+    max_cost: float | None = Field(default=None, ge=0, description="USD the run may cost.")
+
+    @model_validator(mode="after")
+    def _one_definition(self) -> RunRequest:
+        if (self.task is None) == (self.pipeline is None):
+            raise ValueError("give exactly one of task and pipeline")
+        if self.pipeline is not None and (self.mode is not None or self.max_attempts is not None):
+            raise ValueError("mode and max_attempts are for tasks; a pipeline has isolation")
+        if self.task is not None and self.isolation is not None:
+            raise ValueError("isolation is for pipelines; a task has mode")
+        return self
+
+    @property
+    def kind(self) -> RunKind:
+        """Whether this runs a task or a pipeline."""
+        return "task" if self.task is not None else "pipeline"
+
+
+class RunLinks(_Body):
+    """Where to follow a run."""
+
+    self: str
+    events: str
+    cancel: str
+    resume: str | None = None
+
+
+class RunInfo(_Body):
+    """A run as ``GET /v1/runs/{id}`` shows it."""
+
+    id: str
+    kind: RunKind
+    name: str = Field(description="The task's or pipeline's name.")
+    status: RunStatus
+    verdict: str | None = Field(
+        default=None, description="From the report once the run ended with one."
+    )
+    error: str | None = None
+    workdir: str = Field(description="Where the agent works, relative to the root.")
+    mode: Mode | None = None
+    isolation: Isolation | None = None
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    resumable: bool = Field(default=False, description="POST .../resume would continue it.")
+    links: RunLinks
+    report: dict[str, Any] | None = Field(
+        default=None, description="The run or pipeline report, once there is one."
+    )
+
+
+class RunList(_Body):
+    """``GET /v1/runs``: newest first; pass ``next_cursor`` as ``cursor`` for the next page."""
+
+    runs: list[RunInfo]
+    next_cursor: str | None = None
+
+
+class ErrorDetail(_Body):
+    """What went wrong, and what to do."""
+
+    code: str
+    message: str
+    field: str | None = Field(default=None, description="The request field at fault, if one.")
+
+
+class ErrorBody(_Body):
+    """Every error response the service writes itself."""
+
+    error: ErrorDetail
+
+
+class Health(_Body):
+    """``GET /healthz``."""
+
+    status: Literal["ok", "draining"]
+    api_version: str = API_VERSION
