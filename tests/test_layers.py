@@ -31,8 +31,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.sdk.pipelines",),
     ("phasegate.testing",),
     ("phasegate.sdk.batches",),  # above testing: a unit may replay a script offline
+    ("phasegate.client",),  # the service's wire schema and its Python client
     ("phasegate",),  # the public API: re-exports, imported lazily
     ("phasegate._github",),  # an edge: a report as GitHub Actions outputs, summary, annotations
+    ("phasegate._server",),  # an edge: the HTTP service; the library never imports it
     ("phasegate._cli", "phasegate.__main__"),  # the edge: uses the library, never used by it
 )
 """phasegate's layers, lowest first; each entry lists the modules or packages in it."""
