@@ -38,6 +38,9 @@ from phasegate.sdk.telemetry.task_events import RetryScheduled
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 
+STOPPED = "the run was stopped before it finished"
+"""The error of a run ended through its ``stop`` event."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionSettings:
@@ -51,6 +54,9 @@ class SessionSettings:
     """Seconds the whole run may take, retries included (None: no limit)."""
     unobserved: tuple[Path, ...] = ()
     """Files phasegate writes during the run (the event log): never the agent's work."""
+    stop: asyncio.Event | None = None
+    """Set to end the run early, as its timeout would: the agent stops and what it did is
+    judged (None: the run cannot be stopped this way)."""
 
 
 class AgentSession:
@@ -100,10 +106,18 @@ class AgentSession:
     @contextlib.asynccontextmanager
     async def deadline(self) -> AsyncIterator[None]:
         """The run's timeout around the block: running past it is a :class:`RunError`."""
+        stop = self.settings.stop
         try:
-            async with asyncio.timeout(self.settings.timeout):
-                yield
+            async with asyncio.timeout(self.settings.timeout) as scope:
+                watcher = asyncio.create_task(_end_on(stop, scope)) if stop is not None else None
+                try:
+                    yield
+                finally:
+                    if watcher is not None:
+                        watcher.cancel()
         except TimeoutError:
+            if stop is not None and stop.is_set():
+                raise RunError(STOPPED) from None
             timeout = self.settings.timeout
             raise RunError(f"the run did not finish within its timeout of {timeout:g} s") from None
 
@@ -161,3 +175,10 @@ class AgentSession:
     def run_event(self, data: EventData) -> RunEvent:
         """``data`` as an event of this run (run id, task, mode)."""
         raise NotImplementedError
+
+
+async def _end_on(stop: asyncio.Event, scope: asyncio.Timeout) -> None:
+    """Bring the deadline forward to now once ``stop`` is set: the run then ends the way a
+    timeout ends it (the agent is cancelled, what it did is still judged)."""
+    await stop.wait()
+    scope.reschedule(asyncio.get_running_loop().time())

@@ -81,12 +81,19 @@ class PipelineRunner:
         self.timeout = timeout
 
     async def run(
-        self, pipeline: Pipeline, workdir: str | Path, *, restart: bool = False
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        restart: bool = False,
+        run_id: str | None = None,
+        stop: asyncio.Event | None = None,
     ) -> PipelineReport:
         """Run ``pipeline`` from its first stage in ``workdir``.
 
         An unfinished run's state in ``workdir`` is never overwritten silently: resume it, or
-        pass ``restart=True`` to start over.
+        pass ``restart=True`` to start over. ``run_id``: the id its events and report carry
+        (default: a fresh one). ``stop``: set it to end the run early, as the timeout would.
         """
         root = work_directory(workdir)
         if not restart:
@@ -95,14 +102,17 @@ class PipelineRunner:
         state = PipelineState(
             pipeline=pipeline.name,
             digest=pipeline.digest(),
-            run_id=new_run_id(),
+            run_id=run_id or new_run_id(),
             isolation=self.isolation,
             stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
         )
-        return await PipelineSession(self._settings(), pipeline, root, state).start()
+        return await PipelineSession(self._settings(stop), pipeline, root, state).start()
 
-    async def resume(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
-        """Continue the interrupted run in ``workdir`` from the stage it was in.
+    async def resume(
+        self, pipeline: Pipeline, workdir: str | Path, *, stop: asyncio.Event | None = None
+    ) -> PipelineReport:
+        """Continue the interrupted run in ``workdir`` from the stage it was in (``stop``: as
+        for :meth:`run`).
 
         Raises :class:`~phasegate.errors.PipelineStateError` when there is no state, when it
         is corrupt, finished, or belongs to another pipeline definition.
@@ -130,12 +140,13 @@ class PipelineRunner:
         baseline = load_baseline(root)
         _refuse_unwritable(root)
         return await PipelineSession(
-            self._settings(), pipeline, root, state, baseline=baseline
+            self._settings(stop), pipeline, root, state, baseline=baseline
         ).resume()
 
-    def _settings(self) -> SessionSettings:
+    def _settings(self, stop: asyncio.Event | None = None) -> SessionSettings:
         """The settings as they stand now, fixed for one run."""
         return SessionSettings(
+            stop=stop,
             agent=self.agent,
             retry=self.retry,
             templates=self.templates,

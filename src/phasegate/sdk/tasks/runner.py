@@ -74,18 +74,31 @@ class Runner:
         task asks for (the unstructured baseline gets neither)."""
         return first_request(task, self.mode, self.templates, workdir)
 
-    async def run(self, task: Task, workdir: str | Path) -> RunReport:
-        """Run ``task`` in ``workdir`` and return its report (never raises for a bad run)."""
-        session = TaskSession(self._settings(), task, work_directory(workdir))
+    async def run(
+        self,
+        task: Task,
+        workdir: str | Path,
+        *,
+        run_id: str | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> RunReport:
+        """Run ``task`` in ``workdir`` and return its report (never raises for a bad run).
+
+        ``run_id``: the id its events and report carry (default: a fresh one). ``stop``: set
+        it to end the run early, as the timeout would; the report's error then says so and
+        ``on_reject: revert`` still applies.
+        """
+        session = TaskSession(self._settings(stop), task, work_directory(workdir), run_id)
         return await session.run()
 
     def run_sync(self, task: Task, workdir: str | Path) -> RunReport:
         """:meth:`run` for code that is not async."""
         return asyncio.run(self.run(task, workdir))
 
-    def _settings(self) -> RunSettings:
+    def _settings(self, stop: asyncio.Event | None = None) -> RunSettings:
         """The settings as they stand now, fixed for one run."""
         return RunSettings(
+            stop=stop,
             agent=self.agent,
             mode=self.mode,
             max_attempts=self.max_attempts,

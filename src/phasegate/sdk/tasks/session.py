@@ -54,11 +54,13 @@ class TaskSession(AgentSession):
 
     settings: RunSettings
 
-    def __init__(self, settings: RunSettings, task: Task, workdir: Path) -> None:
+    def __init__(
+        self, settings: RunSettings, task: Task, workdir: Path, run_id: str | None = None
+    ) -> None:
         super().__init__(settings)
         self.task = task
         self.workdir = workdir
-        self.run_id = new_run_id()
+        self.run_id = run_id or new_run_id()
         self.workspace = WorkspaceObserver(workdir, unobserved=settings.unobserved)
         self.timeline = WorkspaceTimeline()
         self.gate = PhaseGate(
