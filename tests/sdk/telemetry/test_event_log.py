@@ -20,6 +20,7 @@ from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.telemetry.event import EventName
 from phasegate.sdk.telemetry.events import EventData, RunEvent, fan_out, output_files
 from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
+from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunInterrupted, RunQueued
 from phasegate.sdk.telemetry.task_events import (
     PhaseStarted,
     RetryScheduled,
@@ -42,7 +43,10 @@ def documented_schemas() -> dict[str, dict[str, Any]]:
 
 EVENT_NAMES = get_args(EventName)
 PIPELINE_EVENT_NAMES = tuple(n for n in EVENT_NAMES if n.startswith(("pipeline.", "stage.")))
-TASK_EVENT_NAMES = tuple(n for n in EVENT_NAMES if n not in PIPELINE_EVENT_NAMES)
+SERVICE_EVENT_NAMES = ("run.queued", "run.cancelled", "run.interrupted", "done")
+TASK_EVENT_NAMES = tuple(
+    n for n in EVENT_NAMES if n not in PIPELINE_EVENT_NAMES and n not in SERVICE_EVENT_NAMES
+)
 
 
 def event(data: EventData) -> RunEvent:
@@ -377,3 +381,25 @@ def test_a_log_names_the_file_it_writes_and_a_fan_out_names_those_of_its_sinks(
         assert output_files(both) == (tmp_path / "runs.jsonl",)
     assert output_files(print) == ()
     assert output_files(None) == ()
+
+
+def test_the_service_events_validate_against_their_documented_schemas(tmp_path: Path) -> None:
+    """run.queued, run.cancelled, run.interrupted and done, for a task and a pipeline run."""
+    log_file = tmp_path / "events.jsonl"
+    service: list[EventData] = [
+        RunQueued(kind="task", position=0),
+        RunCancelled(started=True),
+        RunInterrupted(reason="the service restarted", resumable=False),
+        RunDone(status="cancelled", verdict=None),
+        RunDone(status="finished", verdict="accepted"),
+    ]
+    with EventLog(file=log_file) as log:
+        for data in service:
+            log(event(data))
+        log(RunEvent(RunQueued(kind="pipeline", position=2), "0123456789ab", "p", "gate",
+                     isolation="session"))  # fmt: skip
+    schemas = documented_schemas()
+    written = lines(log_file)
+    for line in written:
+        jsonschema.validate(line, schemas[line["event"]])
+    assert [line["event"] for line in written] == [*SERVICE_EVENT_NAMES, "done", "run.queued"]

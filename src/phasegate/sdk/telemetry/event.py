@@ -27,6 +27,10 @@ EventName = Literal[
     "stage.revision",
     "stage.completed",
     "pipeline.completed",
+    "run.queued",
+    "run.cancelled",
+    "run.interrupted",
+    "done",
 ]
 
 GateTrigger = Literal["stop", "tool", "end"]

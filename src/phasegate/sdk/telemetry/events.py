@@ -29,6 +29,7 @@ from phasegate.sdk.telemetry.pipeline_events import (
     StageRevision,
     StageStarted,
 )
+from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunInterrupted, RunQueued
 from phasegate.sdk.telemetry.task_events import (
     PhaseCompleted,
     PhaseGateChecked,
@@ -68,6 +69,10 @@ EventData = (
     | StageRevision
     | StageCompleted
     | PipelineCompleted
+    | RunQueued
+    | RunCancelled
+    | RunInterrupted
+    | RunDone
 )
 """The fields of any one event."""
 
