@@ -18,7 +18,13 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("phasegate.errors", "phasegate.modes", "phasegate._files", "phasegate._lazy"),
+    (
+        "phasegate.errors",
+        "phasegate.modes",
+        "phasegate._files",
+        "phasegate._lazy",
+        "phasegate._process",
+    ),
     ("phasegate.evidence",),
     ("phasegate.phases",),
     ("phasegate.validators",),

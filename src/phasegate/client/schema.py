@@ -52,7 +52,9 @@ class RunRequest(_Body):
         "of the directory itself.",
     )
     mode: Mode | None = Field(default=None, description="Tasks only; default gate.")
-    isolation: Isolation | None = Field(default=None, description="Pipelines only; default session.")
+    isolation: Isolation | None = Field(
+        default=None, description="Pipelines only; default session."
+    )
     model: str | None = Field(default=None, max_length=200, description="The model to ask for.")
     max_attempts: int | None = Field(
         default=None, ge=1, le=100, description="Tasks only: gate checks the run may spend."

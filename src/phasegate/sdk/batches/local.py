@@ -9,14 +9,12 @@ group; if the batch process dies, each unit process sees its stdin close and end
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import pickle
-import signal
-import sys
 import tempfile
 from pathlib import Path
 
+from phasegate._process.parent import end_group, send_job, start_child
 from phasegate.sdk.batches.outcome import UnitJob, UnitOutcome
 from phasegate.sdk.batches.unit_run import failed_outcome
 
@@ -37,18 +35,13 @@ class LocalExecutor:
         """Run the unit in a new process and return its outcome."""
         with tempfile.TemporaryDirectory(prefix="phasegate-unit-out-") as scratch:
             outcome_file = Path(scratch) / "outcome.pickle"
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "phasegate.sdk.batches.unit_process", str(outcome_file),
-                stdin=asyncio.subprocess.PIPE, start_new_session=True,
-            )  # fmt: skip
+            process = await start_child("phasegate.sdk.batches.unit_process", str(outcome_file))
             assert process.stdin is not None
-            data = pickle.dumps(job)
-            process.stdin.write(len(data).to_bytes(8, "big") + data)
             try:
-                await process.stdin.drain()
+                await send_job(process, job)
                 code = await process.wait()
             except asyncio.CancelledError:
-                await _end(process)
+                await end_group(process, _STOP_WAIT)
                 raise
             finally:
                 process.stdin.close()
@@ -62,15 +55,3 @@ class LocalExecutor:
 
     def close(self) -> None:
         """Nothing to release: every unit process has ended when its run returns."""
-
-
-async def _end(process: asyncio.subprocess.Process) -> None:
-    """End a unit's process group: SIGTERM, a moment to go, then SIGKILL for what is left
-    (the agent's CLI may outlive the unit's own process)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), _STOP_WAIT)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    await process.wait()
