@@ -23,20 +23,34 @@ class ClaudeAgents:
 
     def __call__(self, unit: Unit, stack: contextlib.ExitStack) -> UnitAgent:
         """The agent for ``unit``."""
-        if unit.model_script is not None:
-            from phasegate.testing.model_server import ScriptedModelServer
-
-            server = stack.enter_context(ScriptedModelServer(Path(unit.model_script)))
-            offline = server.claude_agent(
-                timeout=unit.timeout, cli_path=self.cli_path, max_budget_usd=unit.max_cost
-            )
-            return UnitAgent(offline, model_requests=lambda: len(server.requests))
-        from phasegate.sdk.agents.claude.adapter import ClaudeAgent
-
-        agent = ClaudeAgent(
+        return claude_agent(
+            stack,
             model=unit.model,
             timeout=unit.timeout,
+            max_cost=unit.max_cost,
+            model_script=Path(unit.model_script) if unit.model_script is not None else None,
             cli_path=self.cli_path,
-            max_budget_usd=unit.max_cost,
         )
-        return UnitAgent(agent)
+
+
+def claude_agent(
+    stack: contextlib.ExitStack,
+    *,
+    model: str | None,
+    timeout: float,
+    max_cost: float | None,
+    model_script: Path | None,
+    cli_path: str | None,
+) -> UnitAgent:
+    """Claude Code with these settings; with a ``model_script``, against a scripted model
+    server replaying it (started now, stopped with ``stack``)."""
+    if model_script is not None:
+        from phasegate.testing.model_server import ScriptedModelServer
+
+        server = stack.enter_context(ScriptedModelServer(model_script))
+        offline = server.claude_agent(timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost)
+        return UnitAgent(offline, model_requests=lambda: len(server.requests))
+    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
+
+    agent = ClaudeAgent(model=model, timeout=timeout, cli_path=cli_path, max_budget_usd=max_cost)
+    return UnitAgent(agent)

@@ -75,7 +75,7 @@ class EventLog:
         """The log file, made absolute (none when writing to a stream): a runner does not
         count it as the agent's work when it lies in the work directory."""
         self._writer = _AppendWriter(Path(file)) if file is not None else _StreamWriter(stream)
-        self._secrets = _environment_secrets(os.environ)
+        self._secrets = environment_secrets(os.environ)
         renderer: Processor = (
             structlog.processors.JSONRenderer(serializer=_dumps)
             if log_format == "json"
@@ -130,7 +130,7 @@ def _is_secret_value(value: object) -> bool:
     return isinstance(value, str) and bool(value)
 
 
-def _environment_secrets(environ: Mapping[str, str]) -> list[str]:
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     """Values of environment variables that hold secrets (long enough to be one)."""
     found = {
         value
