@@ -18,6 +18,7 @@ from phasegate._cli.claude_cli import claude_cli
 from phasegate._cli.github import github_command
 from phasegate._cli.pipeline import app as pipeline_app
 from phasegate._cli.report import report_command
+from phasegate._cli.serve import serve
 from phasegate._cli.wiring import error_message
 from phasegate.errors import PhasegateError
 
@@ -35,6 +36,7 @@ app.command()(task_commands.demo)
 app.command("report")(report_command)
 app.command("claude-cli")(claude_cli)
 app.command("github")(github_command)
+app.command("serve")(serve)
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(batch_app, name="batch")
 

@@ -42,14 +42,16 @@ def task_from_mapping(
     *,
     source: Path | None = None,
     files_root: str | Path | None = None,
+    base_dir: str | Path | None = None,
 ) -> Task:
     """Build a task from already-parsed data; ``source`` (the file) names it in errors.
 
-    Paths in the data are relative to ``source``'s folder (the working directory without
-    one); files they name must lie inside ``files_root`` (default: ``source``'s folder, or
-    anywhere for data without a source).
+    Paths in the data are relative to ``base_dir`` (default: ``source``'s folder, or the
+    working directory without one); files they name must lie inside ``files_root`` (default:
+    ``source``'s folder, or anywhere for data without a source).
     """
-    base_dir = source.parent if source is not None else Path.cwd()
+    base = Path(base_dir) if base_dir is not None else None
+    base_dir = base or (source.parent if source is not None else Path.cwd())
     root = files_root if files_root is not None else base_dir if source is not None else None
     context = {"base_dir": base_dir, "source": source, "files_root": root}
     return validate_model(Task, data, path=source, error=TaskFileError, context=context)

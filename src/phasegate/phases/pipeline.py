@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -240,5 +242,23 @@ def load_pipeline(path: str | Path, *, files_root: str | Path | None = None) -> 
             "is a task file (it has phases:), not a pipeline file; a pipeline file has "
             "stages:, and a stage may run this task (task: <path>)",
         )
-    context = {"base_dir": file.parent, "source": file, "files_root": files_root or file.parent}
-    return validate_model(Pipeline, data, path=file, error=PipelineFileError, context=context)
+    return pipeline_from_mapping(data, source=file, files_root=files_root or file.parent)
+
+
+def pipeline_from_mapping(
+    data: Mapping[str, Any],
+    *,
+    source: Path | None = None,
+    files_root: str | Path | None = None,
+    base_dir: str | Path | None = None,
+) -> Pipeline:
+    """Build a pipeline from already-parsed data; ``source`` (the file) names it in errors.
+
+    Paths in the data are relative to ``base_dir`` (default: ``source``'s folder, or the
+    working directory without one); files they name must lie inside ``files_root``
+    (default: ``base_dir``).
+    """
+    base = Path(base_dir) if base_dir is not None else None
+    folder = base or (source.parent if source is not None else Path.cwd())
+    context = {"base_dir": folder, "source": source, "files_root": files_root or folder}
+    return validate_model(Pipeline, data, path=source, error=PipelineFileError, context=context)

@@ -1,0 +1,150 @@
+"""The service's routes: FastAPI, its OpenAPI document, and its own Server-Sent Events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
+
+from phasegate._server.idempotency import HEADER
+from phasegate._server.problems import RequestProblem
+from phasegate._server.responses import error_response
+from phasegate._server.security import HostGuard, bearer_matches
+from phasegate._server.service import LiveRun, RunService
+from phasegate._server.streams import follow, resume_point
+from phasegate._server.views import run_info
+from phasegate.client.schema import (
+    API_VERSION,
+    ErrorBody,
+    Health,
+    RunInfo,
+    RunList,
+    RunRequest,
+    RunStatus,
+)
+
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest request body accepted (an inline task or pipeline fits easily)."""
+
+_ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 503)}
+_bearer = HTTPBearer(auto_error=False, description="The token of the service's token file.")
+
+
+async def _authorized(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    request: Request,
+) -> None:
+    token: str = request.app.state.token
+    if credentials is None or not bearer_matches(request.headers.get("authorization"), token):
+        raise RequestProblem(
+            401,
+            "unauthorized",
+            "send the service's token as 'Authorization: Bearer <token>' (it is in the token file)",
+        )
+
+
+def _live_run(run_id: str, request: Request) -> LiveRun:
+    service: RunService = request.app.state.service
+    return service.get(run_id)
+
+
+def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAPI:
+    """The ASGI app serving ``service``; every ``/v1`` route needs ``token``."""
+    app = FastAPI(
+        title="phasegate",
+        version=API_VERSION,
+        description="Run gated tasks and pipelines; follow their events as Server-Sent Events.",
+        max_body_size=MAX_BODY_BYTES,
+        responses=_ERRORS,  # type: ignore[arg-type]
+    )
+    app.add_middleware(HostGuard, hosts=hosts)
+    app.state.service = service
+    app.state.token = token
+    service.secrets = (token,)
+
+    v1 = APIRouter(prefix=f"/{API_VERSION}", dependencies=[Depends(_authorized)])
+
+    @v1.post("/runs", status_code=202, response_model=RunInfo)
+    async def start_run(
+        body: RunRequest,
+        response: Response,
+        idempotency_key: Annotated[str | None, Header(alias=HEADER, max_length=255)] = None,
+    ) -> RunInfo:
+        """Start a task or pipeline run; it is queued until a slot is free."""
+        live, replayed = await service.submit(body, idempotency_key)
+        response.headers["Location"] = f"/{API_VERSION}/runs/{live.record.id}"
+        if replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        return run_info(service, live)
+
+    @v1.get("/runs", response_model=RunList)
+    async def list_runs(
+        status: RunStatus | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        cursor: Annotated[str | None, Query(max_length=20)] = None,
+    ) -> RunList:
+        """Runs, newest first, a page at a time."""
+        if cursor is not None and not cursor.isdigit():
+            raise RequestProblem(400, "bad_cursor", "cursor is the next_cursor of a "
+                                 "previous page", field="cursor")  # fmt: skip
+        below = int(cursor) if cursor is not None else None
+        runs = [
+            live for live in sorted(service.runs.values(), key=lambda r: -r.record.seq)
+            if (status is None or live.record.status == status)
+            and (below is None or live.record.seq < below)
+        ]  # fmt: skip
+        page = runs[:limit]
+        more = len(runs) > limit
+        return RunList(
+            runs=[run_info(service, live, with_report=False) for live in page],
+            next_cursor=str(page[-1].record.seq) if more else None,
+        )
+
+    @v1.get("/runs/{run_id}", response_model=RunInfo)
+    async def get_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
+        """A run's status, and its report once it ended with one."""
+        return run_info(service, live)
+
+    @v1.get("/runs/{run_id}/events", response_class=EventSourceResponse)
+    async def run_events(
+        live: Annotated[LiveRun, Depends(_live_run)],
+        last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+        after: Annotated[int | None, Query(alias="last_event_id", ge=0)] = None,
+    ) -> AsyncIterator[ServerSentEvent]:
+        """The run's events: those after ``Last-Event-ID`` first, then live, until done."""
+        async for line in follow(service.root, live, resume_point(last_event_id, after)):
+            yield ServerSentEvent(raw_data=line.text, event=line.event, id=str(line.number))
+
+    @v1.post("/runs/{run_id}/cancel", response_model=RunInfo)
+    async def cancel_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
+        """Stop the run's agent (or take it off the queue) and wait until it has ended."""
+        return run_info(service, await service.cancel(live.record.id))
+
+    @v1.post("/runs/{run_id}/resume", status_code=202, response_model=RunInfo)
+    async def resume_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
+        """Queue an interrupted run again; a pipeline continues from its state."""
+        return run_info(service, await service.resume(live.record.id))
+
+    app.include_router(v1)
+
+    @app.get("/healthz", response_model=Health)
+    async def health() -> Health:
+        """Whether the service is up (no token needed)."""
+        return Health(status="ok" if service.accepting else "draining")
+
+    @app.exception_handler(RequestProblem)
+    async def problem(_: Request, exc: RequestProblem) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, field=exc.field)
+
+    @app.exception_handler(HTTPException)
+    async def http_problem(_: Request, exc: HTTPException) -> JSONResponse:
+        code = {413: "body_too_large", 404: "not_found", 405: "method_not_allowed"}
+        return error_response(exc.status_code, code.get(exc.status_code, "http_error"),
+                              str(exc.detail))  # fmt: skip
+
+    return app

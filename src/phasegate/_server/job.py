@@ -1,0 +1,38 @@
+"""What the service hands a run's process: everything it needs, loaded and checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from phasegate.modes import Isolation, Mode
+from phasegate.phases.model import Task
+from phasegate.phases.pipeline import Pipeline
+
+
+@dataclass(frozen=True, slots=True)
+class RunJob:
+    """One run for a run process: the definition as loaded, where to work and what to write.
+
+    ``copy_from``: make ``workdir`` a copy of this directory first (unless it exists: a
+    resumed run keeps its copy). ``resume``: continue the pipeline's state in ``workdir``.
+    """
+
+    run_id: str
+    definition: Task | Pipeline
+    workdir: Path
+    copy_from: Path | None
+    mode: Mode
+    isolation: Isolation
+    max_attempts: int
+    model: str | None
+    timeout: float
+    max_cost: float | None
+    resume: bool
+    events_file: Path
+    report_file: Path
+    error_file: Path
+    """Written instead of the report when the run cannot start."""
+    process_log: Path
+    model_script: Path | None
+    cli_path: str | None

@@ -1,0 +1,100 @@
+"""A run as the service keeps it on disk: ``ROOT/.phasegate/runs/<id>/``.
+
+Each run has a folder with ``record.json`` (what was asked and where the run is, rewritten
+atomically at each change of status), ``events.jsonl`` (its event log, appended as things
+happen), ``report.json`` once the run ended with a report, ``process.log`` (what its process
+wrote to stderr) and ``work/`` when it runs in a copy of its work directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from phasegate._files.atomic import write_atomic
+from phasegate.client.schema import RunKind, RunStatus
+from phasegate.modes import Isolation, Mode
+
+STATE_DIR = ".phasegate"
+"""The service's folder in the root, as in a work directory."""
+
+RECORD = "record.json"
+EVENTS = "events.jsonl"
+REPORT = "report.json"
+ERROR = "error.txt"
+PROCESS_LOG = "process.log"
+COPY = "work"
+
+
+class RunRecord(BaseModel):
+    """What the service knows of one run; ``record.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    seq: int
+    """Order of creation: runs are listed and started by it."""
+    kind: RunKind
+    name: str
+    status: RunStatus
+    verdict: str | None = None
+    error: str | None = None
+    workdir: str
+    """Where the agent works, relative to the root."""
+    mode: Mode | None = None
+    isolation: Isolation | None = None
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    resumable: bool = False
+    request: dict[str, object]
+    """The request as it was accepted (``RunRequest``)."""
+    request_digest: str
+
+
+def runs_dir(root: Path) -> Path:
+    """Where the service keeps its runs."""
+    return root / STATE_DIR / "runs"
+
+
+def run_dir(root: Path, run_id: str) -> Path:
+    """The folder of one run."""
+    return runs_dir(root) / run_id
+
+
+def save_record(root: Path, record: RunRecord) -> None:
+    """Write ``record.json`` whole or not at all."""
+    folder = run_dir(root, record.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / RECORD, record.model_dump_json(indent=2).encode("utf-8"))
+
+
+def load_records(root: Path) -> tuple[list[RunRecord], list[str]]:
+    """Every run's record, by ``seq``; and a line per folder that could not be read."""
+    records: list[RunRecord] = []
+    unreadable: list[str] = []
+    folder = runs_dir(root)
+    if not folder.is_dir():
+        return records, unreadable
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if not entry.is_dir() or entry.name.startswith("."):
+            continue
+        path = Path(entry.path) / RECORD
+        try:
+            records.append(RunRecord.model_validate_json(path.read_bytes()))
+        except (OSError, ValidationError) as exc:
+            unreadable.append(f"{path}: {exc.__class__.__name__}: {str(exc).splitlines()[0]}")
+    records.sort(key=lambda r: r.seq)
+    return records, unreadable
+
+
+def load_report(root: Path, run_id: str) -> dict[str, object] | None:
+    """The run's report, when it has one."""
+    try:
+        data = json.loads((run_dir(root, run_id) / REPORT).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,16 @@
+"""The service's own error responses, one shape for all: ``{"error": {code, message, field}}``."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+from phasegate.client.schema import ErrorBody, ErrorDetail
+
+
+def error_response(
+    status: int, code: str, message: str, *, field: str | None = None
+) -> JSONResponse:
+    """An ``ErrorBody`` response; a 401 says which scheme to use."""
+    body = ErrorBody(error=ErrorDetail(code=code, message=message, field=field))
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)

@@ -1,0 +1,98 @@
+"""Who may call the service: a bearer token, and only through names of this machine.
+
+The token is compared in constant time. Requests must name an allowed host in ``Host``
+(and, from a browser, an allowed origin in ``Origin``): a web page elsewhere whose domain
+is made to resolve to 127.0.0.1 (DNS rebinding) still sends its own name there, and is
+refused before any route runs.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from phasegate._server.records import STATE_DIR
+from phasegate._server.responses import error_response
+from phasegate.errors import UsageError
+
+TOKEN_BYTES = 32
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+OPEN_PATHS = frozenset({"/healthz", "/ui"})
+"""Paths served without a token: they hold no data."""
+
+
+def default_token_file(root: Path) -> Path:
+    """Where the token is kept when no token file is named."""
+    return root / STATE_DIR / "server-token"
+
+
+def load_or_create_token(path: Path, *, create: bool) -> str:
+    """The token in ``path``; with ``create``, a new random one is written first when the
+    file does not exist (mode 0600)."""
+    if create and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(token + "\n")
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UsageError(f"cannot read the token file {path}: {exc.strerror}") from None
+    if len(token) < 16:
+        raise UsageError(
+            f"the token in {path} is shorter than 16 characters; use a long random one"
+        )
+    return token
+
+
+def bearer_matches(header: str | None, token: str) -> bool:
+    """Whether an ``Authorization`` header carries ``token`` (compared in constant time)."""
+    if header is None:
+        return False
+    scheme, _, value = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        value.strip().encode("utf-8"), token.encode("utf-8")
+    )
+
+
+class HostGuard:
+    """ASGI middleware: a 403 for a ``Host`` or ``Origin`` outside the allowed names."""
+
+    def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(h.lower().strip("[]") for h in hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        problem = self._problem(headers.get("host"), headers.get("origin"))
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        await error_response(403, "forbidden_host", problem)(scope, receive, send)
+
+    def _problem(self, host: str | None, origin: str | None) -> str | None:
+        if host is None or _hostname(f"//{host}") not in self.hosts:
+            return (
+                f"the Host header {host!r} is not a name of this service; call it by one of "
+                f"{', '.join(sorted(self.hosts))} (or start it allowing that name)"
+            )
+        if origin is not None and (origin == "null" or _hostname(origin) not in self.hosts):
+            return f"requests from the origin {origin!r} are not allowed"
+        return None
+
+
+def _hostname(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""

@@ -1,0 +1,243 @@
+"""The runs of one service: accepted, queued in order, run within the bound, ended on request.
+
+Every change of a run's status goes through :func:`~.lifecycle.moved` and is written to its
+record before anyone hears of it; the events that close a run are appended after its record
+says it ended, then every stream following it is woken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from phasegate._server.event_files import Doorbell, append_events, service_event
+from phasegate._server.execution import execute
+from phasegate._server.idempotency import IdempotencyKeys
+from phasegate._server.lifecycle import ENDED, moved, now
+from phasegate._server.problems import RequestProblem, not_found
+from phasegate._server.processes import ProcessPool, RunProcess
+from phasegate._server.records import COPY, EVENTS, RunRecord, load_records, run_dir, save_record
+from phasegate._server.resolving import resolve_request
+from phasegate._server.settings import ServiceSettings
+from phasegate.client.schema import RunRequest, RunStatus
+from phasegate.sdk.telemetry.events import EventData, new_run_id
+from phasegate.sdk.telemetry.service_events import (
+    RunCancelled,
+    RunDone,
+    RunInterrupted,
+    RunQueued,
+)
+
+
+@dataclass
+class LiveRun:
+    """A run as the service holds it while it serves: its record and who follows it."""
+
+    record: RunRecord
+    bell: Doorbell = field(default_factory=Doorbell)
+    process: RunProcess | None = None
+    task: asyncio.Task[None] | None = None
+    ending: RunStatus | None = None
+    """``cancelled`` or ``interrupted`` once the run is being stopped for that reason."""
+    resuming: bool = False
+    """Queued again after an interruption: a pipeline continues from its state."""
+
+
+class RunService:
+    """Accepts runs, keeps at most ``max_concurrent`` running, and ends them on request."""
+
+    def __init__(self, settings: ServiceSettings) -> None:
+        self.settings = settings
+        self.root = settings.root.resolve()
+        self.runs: dict[str, LiveRun] = {}
+        self.queue: deque[str] = deque()
+        self.running: set[str] = set()
+        self.accepting = True
+        self.processes = ProcessPool()
+        self.keys = IdempotencyKeys(self.root)
+        self.unreadable: list[str] = []
+        self.secrets: tuple[str, ...] = ()
+        """Text never shown in a response (the service's token)."""
+        self._lock = asyncio.Lock()
+
+    # -- starting and stopping the service -----------------------------------------------
+    def recover(self) -> None:
+        """Load every run on disk; runs a previous instance left unfinished are interrupted."""
+        records, self.unreadable = load_records(self.root)
+        for record in records:
+            live = self.runs[record.id] = LiveRun(record)
+            if record.status not in ENDED:
+                self.end(live, "interrupted", RunInterrupted(
+                    reason="the service stopped before the run finished",
+                    resumable=_resumable(record)), resumable=_resumable(record))  # fmt: skip
+
+    async def drain(self) -> None:
+        """Stop accepting runs; interrupt queued ones; give running ones the grace period,
+        then interrupt them (a pipeline's state stays resumable)."""
+        self.accepting = False
+        while self.queue:
+            live = self.runs[self.queue.popleft()]
+            reason = "the service shut down before the run started"
+            self.end(live, "interrupted", RunInterrupted(reason=reason, resumable=True),
+                     resumable=True)  # fmt: skip
+        tasks = [t for i in self.running if (t := self.runs[i].task) is not None]
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=self.settings.grace)
+            for run_id in list(self.running):
+                self._interrupt(self.runs[run_id])
+            if late:
+                await asyncio.wait(late)
+        await self.processes.close()
+
+    # -- requests ------------------------------------------------------------------------
+    async def submit(self, request: RunRequest, key: str | None) -> tuple[LiveRun, bool]:
+        """Accept ``request`` (or find the run its idempotency ``key`` started); whether it
+        was found rather than started."""
+        if not self.accepting:
+            raise RequestProblem(503, "shutting_down", "the service is shutting down; retry "
+                                 "against its next instance")  # fmt: skip
+        digest = _digest(request)
+        async with self._lock:
+            if key is not None and (found := self.keys.find(key, digest)) is not None:
+                return self.get(found), True
+            resolved = resolve_request(self.root, request)
+            if not request.copy_workdir:
+                self._refuse_busy(resolved.workdir)
+            run_id = new_run_id()
+            where = run_dir(self.root, run_id) / COPY if request.copy_workdir else resolved.workdir
+            record = RunRecord(
+                id=run_id,
+                seq=self._next_seq(),
+                kind=request.kind,
+                name=resolved.definition.name,
+                status="queued",
+                workdir=str(where.relative_to(self.root.resolve())),
+                mode=(request.mode or "gate") if request.kind == "task" else None,
+                isolation=(request.isolation or "session") if request.kind == "pipeline" else None,
+                created_at=now(),
+                request=request.model_dump(mode="json"),
+                request_digest=digest,
+            )
+            save_record(self.root, record)
+            if key is not None:
+                self.keys.remember(key, digest, run_id)
+            live = self.runs[run_id] = LiveRun(record)
+            self._enqueue(live)
+        return live, False
+
+    def get(self, run_id: str) -> LiveRun:
+        """The run with this id; a 404 problem when there is none."""
+        live = self.runs.get(run_id)
+        if live is None:
+            raise not_found(run_id)
+        return live
+
+    async def cancel(self, run_id: str) -> LiveRun:
+        """Cancel a queued or running run and wait until it has ended."""
+        live = self.get(run_id)
+        status = live.record.status
+        if status == "queued":
+            self.queue.remove(run_id)
+            self.end(live, "cancelled", RunCancelled(started=False))
+        elif status == "running" and live.ending is None:
+            live.ending = "cancelled"
+            if live.process is not None:
+                await live.process.end(self.settings.stop_grace)
+        elif status in ENDED:
+            raise RequestProblem(409, "run_ended", f"run {run_id} already ended ({status}); "
+                                 "there is nothing to cancel")  # fmt: skip
+        if live.task is not None:
+            await asyncio.shield(live.task)
+        return live
+
+    async def resume(self, run_id: str) -> LiveRun:
+        """Queue an interrupted run again: a pipeline continues from its state."""
+        live = self.get(run_id)
+        if not live.record.resumable:
+            raise RequestProblem(
+                409,
+                "not_resumable",
+                f"run {run_id} is {live.record.status} and cannot be resumed; only an "
+                "interrupted pipeline, or a run interrupted before it started, can; start a "
+                "new run instead",
+            )
+        if not self.accepting:
+            raise RequestProblem(503, "shutting_down", "the service is shutting down")
+        live.record = moved(live.record, "queued")
+        live.ending, live.resuming = None, True
+        save_record(self.root, live.record)
+        self._enqueue(live)
+        return live
+
+    # -- running -------------------------------------------------------------------------
+    def end(self, live: LiveRun, status: RunStatus, *closing: EventData, **changes: object) -> None:
+        """Move ``live`` to an ended ``status``, then append ``closing`` events and ``done``."""
+        live.record = moved(live.record, status, **changes)
+        save_record(self.root, live.record)
+        done = RunDone(status=status, verdict=live.record.verdict)
+        self._append(live, *closing, done)
+
+    def _enqueue(self, live: LiveRun) -> None:
+        position = len(self.queue) + 1 if len(self.running) >= self.settings.max_concurrent else 0
+        self._append(live, RunQueued(kind=live.record.kind, position=position))
+        self.queue.append(live.record.id)
+        self._pump()
+
+    def _pump(self) -> None:
+        while self.accepting and self.queue and len(self.running) < self.settings.max_concurrent:
+            live = self.runs[self.queue.popleft()]
+            self.running.add(live.record.id)
+            live.record = moved(live.record, "running")
+            save_record(self.root, live.record)
+            live.bell.ring()
+            live.task = asyncio.create_task(self._execute(live))
+
+    async def _execute(self, live: LiveRun) -> None:
+        try:
+            await execute(self, live)
+        finally:
+            self.running.discard(live.record.id)
+            live.process = None
+            self._pump()
+
+    def _interrupt(self, live: LiveRun) -> None:
+        if live.ending is not None or live.process is None:
+            return
+        live.ending = "interrupted"
+        if live.record.kind == "pipeline":
+            live.process.kill()
+        else:
+            live.process.stop()
+
+    def _append(self, live: LiveRun, *events: EventData) -> None:
+        append_events(run_dir(self.root, live.record.id) / EVENTS,
+                      [service_event(data, live.record) for data in events])  # fmt: skip
+        live.bell.ring()
+
+    def _refuse_busy(self, workdir: Path) -> None:
+        for other in self.runs.values():
+            record = other.record
+            if record.status in ("queued", "running") and self.root / record.workdir == workdir:
+                raise RequestProblem(
+                    409,
+                    "workdir_busy",
+                    f"run {record.id} is already {record.status} in this work directory; wait "
+                    "for it, or run in a copy (copy_workdir)",
+                    field="workdir",
+                )
+
+    def _next_seq(self) -> int:
+        return max((live.record.seq for live in self.runs.values()), default=0) + 1
+
+
+def _resumable(record: RunRecord) -> bool:
+    return record.kind == "pipeline" or record.started_at is None
+
+
+def _digest(request: RunRequest) -> str:
+    text = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

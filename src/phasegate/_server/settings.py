@@ -1,0 +1,25 @@
+"""How one service instance runs: its root, its bounds, its offline model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_TIMEOUT = 1800.0
+"""Seconds a run may take when its request sets no timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSettings:
+    """``root``: every path a request names lies inside it, and the service keeps its runs in
+    ``root/.phasegate``. ``max_concurrent``: agent sessions at once. ``grace``: seconds a
+    shutdown waits for running runs before it interrupts them. ``model_script``: every run
+    replays this scripted model offline instead of asking a real one."""
+
+    root: Path
+    max_concurrent: int
+    grace: float = 30.0
+    stop_grace: float = 10.0
+    """Seconds a stopped run has to judge and write its report before its group is killed."""
+    model_script: Path | None = None
+    cli_path: str | None = None

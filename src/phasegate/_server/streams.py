@@ -1,0 +1,45 @@
+"""A run's events as a stream: what the client missed, then what happens, until ``done``.
+
+A stream reads the run's log itself, from its own position, so a slow client only delays
+itself: the run and every other client go on, and nothing is dropped. It waits for the
+run's doorbell between reads (with a timeout, in case a ring came from another process).
+It ends after a ``done`` line once the run has ended and nothing follows it; a resumed
+pipeline's stream goes on past an earlier ``done``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from phasegate._server.event_files import LogCursor, LogLine
+from phasegate._server.lifecycle import ENDED
+from phasegate._server.records import EVENTS, run_dir
+from phasegate._server.service import LiveRun
+
+_RECHECK = 5.0
+"""Seconds between looks at the log when no ring comes."""
+
+
+async def follow(root: Path, live: LiveRun, after: int) -> AsyncIterator[LogLine]:
+    """The run's log lines numbered above ``after``, as they come, until it is done."""
+    cursor = LogCursor(run_dir(root, live.record.id) / EVENTS)
+    while True:
+        waiter = live.bell.waiter()
+        for line in cursor.read_new():
+            if line.number > after:
+                yield line
+        if cursor.last_event == "done" and live.record.status in ENDED:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiter.wait(), _RECHECK)
+
+
+def resume_point(header: str | None, query: int | None) -> int:
+    """The last event id the client has: the ``Last-Event-ID`` header, else the query
+    parameter, else 0 (a malformed header counts as none)."""
+    if header is not None and header.strip().isdigit():
+        return int(header.strip())
+    return query if query is not None and query >= 0 else 0

@@ -1,0 +1,50 @@
+"""A run as responses show it: its record, its links, its report, with secrets hidden."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from phasegate._server.lifecycle import ENDED
+from phasegate._server.records import load_report
+from phasegate._server.service import LiveRun, RunService
+from phasegate.client.schema import API_VERSION, RunInfo, RunLinks
+from phasegate.sdk.telemetry.log import environment_secrets, redact
+
+
+def run_info(service: RunService, live: LiveRun, *, with_report: bool = True) -> RunInfo:
+    """``live`` as ``RunInfo``; its report once it ended with one (``with_report``)."""
+    record = live.record
+    base = f"/{API_VERSION}/runs/{record.id}"
+    report = (
+        load_report(service.root, record.id) if with_report and record.status in ENDED else None
+    )
+    return RunInfo(
+        id=record.id,
+        kind=record.kind,
+        name=record.name,
+        status=record.status,
+        verdict=record.verdict,
+        error=hidden(service, record.error),
+        workdir=record.workdir,
+        mode=record.mode,
+        isolation=record.isolation,
+        created_at=record.created_at,
+        started_at=record.started_at,
+        finished_at=record.finished_at,
+        resumable=record.resumable,
+        links=RunLinks(
+            self=base,
+            events=f"{base}/events",
+            cancel=f"{base}/cancel",
+            resume=f"{base}/resume" if record.resumable else None,
+        ),
+        report=hidden(service, report),
+    )
+
+
+def hidden(service: RunService, value: Any) -> Any:
+    """``value`` with the service's token and the environment's secrets redacted."""
+    if value is None:
+        return None
+    return redact(value, [*service.secrets, *environment_secrets(os.environ)])
