@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from phasegate._server.idempotency import HEADER
+from phasegate._server.limits import BodyLimit
 from phasegate._server.problems import RequestProblem
 from phasegate._server.responses import error_response
 from phasegate._server.security import HostGuard, bearer_matches
@@ -59,9 +60,9 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         title="phasegate",
         version=API_VERSION,
         description="Run gated tasks and pipelines; follow their events as Server-Sent Events.",
-        max_body_size=MAX_BODY_BYTES,
         responses=_ERRORS,  # type: ignore[arg-type]
     )
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(HostGuard, hosts=hosts)
     app.state.service = service
     app.state.token = token
@@ -143,7 +144,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
 
     @app.exception_handler(HTTPException)
     async def http_problem(_: Request, exc: HTTPException) -> JSONResponse:
-        code = {413: "body_too_large", 404: "not_found", 405: "method_not_allowed"}
+        code = {404: "not_found", 405: "method_not_allowed"}
         return error_response(exc.status_code, code.get(exc.status_code, "http_error"),
                               str(exc.detail))  # fmt: skip
 
