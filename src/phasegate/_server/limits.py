@@ -1,7 +1,7 @@
 """A bound on request bodies: a 413 in the service's own error shape, before a route reads it.
 
 A declared ``Content-Length`` over the bound is refused at once; a body sent in chunks is
-counted as it arrives and refused when it passes the bound.
+read as it arrives and refused as soon as it passes the bound.
 """
 
 from __future__ import annotations
@@ -9,10 +9,6 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from phasegate._server.responses import error_response
-
-
-class _TooLarge(Exception):
-    pass
 
 
 class BodyLimit:
@@ -30,28 +26,24 @@ class BodyLimit:
         if declared.isdigit() and int(declared) > self.max_bytes:
             await self._refuse(scope, receive, send)
             return
-        received = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal received
+        # The body is read here, whole, so a route never sees a part of one that is too big.
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        async def noted(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, noted)
-        except _TooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                return  # the client went away before it finished sending
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
                 await self._refuse(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        whole: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+
+        async def replay() -> Message:
+            return whole.pop() if whole else await receive()
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"the request body is over {self.max_bytes} bytes; send a smaller one"
