@@ -33,6 +33,11 @@ MAX_BODY_BYTES = 1024 * 1024
 """The largest request body accepted (an inline task or pipeline fits easily)."""
 
 _ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 503)}
+_STREAM_ERRORS = {
+    code: {"model": ErrorBody, "content": {"application/json": {}}} for code in _ERRORS
+}
+"""The event stream's errors are JSON, not events: said so, or the document would claim
+they come as ``text/event-stream`` like its success."""
 _bearer = HTTPBearer(auto_error=False, description="The token of the service's token file.")
 
 
@@ -111,7 +116,11 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         """A run's status, and its report once it ended with one."""
         return run_info(service, live)
 
-    @v1.get("/runs/{run_id}/events", response_class=EventSourceResponse)
+    @v1.get(
+        "/runs/{run_id}/events",
+        response_class=EventSourceResponse,
+        responses=_STREAM_ERRORS,  # type: ignore[arg-type]
+    )
     async def run_events(
         live: Annotated[LiveRun, Depends(_live_run)],
         last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
