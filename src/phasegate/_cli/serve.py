@@ -83,6 +83,7 @@ def serve(
     )
     service = RunService(settings)
     service.recover()
+    service.start()
     hosts = frozenset({*LOCAL_HOSTS, host, *(allow_host or ())})
     config = uvicorn.Config(
         create_app(service, token, hosts), host=host, port=port, log_level="warning",

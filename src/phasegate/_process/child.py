@@ -22,12 +22,8 @@ T = TypeVar("T")
 
 
 def receive_job(kind: type[T]) -> T:
-    """The job on stdin; exits the process when it is missing or not a ``kind`` (quietly
-    when stdin closes before a byte came: the parent no longer needs this process)."""
-    first = os.read(_STDIN, LENGTH_BYTES)
-    if not first:
-        raise SystemExit(0)
-    size = int.from_bytes(first + _read_exactly(LENGTH_BYTES - len(first)), "big")
+    """The job on stdin; exits the process when it is missing or not a ``kind``."""
+    size = int.from_bytes(_read_exactly(LENGTH_BYTES), "big")
     job = pickle.loads(_read_exactly(size))
     if not isinstance(job, kind):
         raise SystemExit(f"expected a {kind.__name__} on stdin, got {type(job).__name__}")

@@ -13,10 +13,11 @@ from starlette.responses import JSONResponse
 
 from phasegate._server.idempotency import HEADER
 from phasegate._server.limits import BodyLimit
+from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
 from phasegate._server.responses import error_response
 from phasegate._server.security import HostGuard, bearer_matches
-from phasegate._server.service import LiveRun, RunService
+from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point
 from phasegate._server.views import run_info
 from phasegate.client.schema import (

@@ -1,70 +1,69 @@
-"""Carrying out one run: its job built, its process run, its end recorded."""
+"""Carrying out one run: its job built, its process run, how it ended."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from multiprocessing.context import ForkServerContext
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from phasegate._server.job import RunJob
+from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
 from phasegate._server.processes import RunProcess
-from phasegate._server.records import (
-    COPY,
-    ERROR,
-    EVENTS,
-    PROCESS_LOG,
-    REPORT,
-    load_report,
-    run_dir,
-)
+from phasegate._server.records import COPY, ERROR, EVENTS, PROCESS_LOG, REPORT, load_report, run_dir
 from phasegate._server.resolving import resolve_request
-from phasegate._server.settings import DEFAULT_TIMEOUT
-from phasegate.client.schema import RunRequest
+from phasegate._server.settings import DEFAULT_TIMEOUT, ServiceSettings
+from phasegate.client.schema import RunRequest, RunStatus
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
+from phasegate.sdk.telemetry.events import EventData
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunInterrupted
 
-if TYPE_CHECKING:
-    from phasegate._server.service import LiveRun, RunService
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a run ended: its status, the events that say why, and what its record gains."""
+
+    status: RunStatus
+    closing: list[EventData] = field(default_factory=list)
+    changes: dict[str, object] = field(default_factory=dict)
 
 
-async def execute(service: RunService, live: LiveRun) -> None:
-    """Run ``live`` in a process of its own and record how it ended."""
+async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:
+    """Run ``live`` in a process of its own; how it ended."""
     try:
-        job = _job(service, live)
+        job = _job(live, settings)
     except RequestProblem as problem:  # its files changed or went away while it was queued
-        service.end(live, "failed", error=problem.message)
-        return
-    process = await service.processes.take()
-    live.process = RunProcess(process, live.bell)
+        return Ending("failed", changes={"error": problem.message})
+    live.process = RunProcess(forks, job, live.bell)
     if live.ending is not None:  # stopped while its process was being started
         live.process.kill()
-    code = await live.process.run(job)
-    folder = run_dir(service.root, live.record.id)
-    report = load_report(service.root, live.record.id)
+    code = await live.process.wait()
+    report = load_report(settings.root, live.record.id)
     if report is not None:
         verdict, error = report.get("verdict"), report.get("error")
     else:
-        verdict, error = None, _failure(folder / ERROR, code, live.record.id)
+        verdict, error = None, _failure(job.error_file, code, live.record.id)
     status = live.ending or ("finished" if report is not None else "failed")
     resumable = status == "interrupted" and live.record.kind == "pipeline"
-    closing = (
-        [RunCancelled(started=True)] if status == "cancelled"
-        else [RunInterrupted(reason="the service shut down before the run finished",
-                             resumable=resumable)] if status == "interrupted"
-        else []
-    )  # fmt: skip
-    service.end(
-        live, status, *closing,
-        verdict=verdict if isinstance(verdict, str) else None,
-        error=error if isinstance(error, str) else None, resumable=resumable,
-    )  # fmt: skip
+    closing: list[EventData] = []
+    if status == "cancelled":
+        closing.append(RunCancelled(started=True))
+    elif status == "interrupted":
+        reason = "the service shut down before the run finished"
+        closing.append(RunInterrupted(reason=reason, resumable=resumable))
+    changes: dict[str, object] = {
+        "verdict": verdict if isinstance(verdict, str) else None,
+        "error": error if isinstance(error, str) else None,
+        "resumable": resumable,
+    }
+    return Ending(status, closing, changes)
 
 
-def _job(service: RunService, live: LiveRun) -> RunJob:
-    record, settings = live.record, service.settings
+def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
+    record = live.record
     request = RunRequest.model_validate(record.request)
-    resolved = resolve_request(service.root, request)
-    folder = run_dir(service.root, record.id)
+    resolved = resolve_request(settings.root, request)
+    folder = run_dir(settings.root, record.id)
     for stale in (REPORT, ERROR):  # a resumed run writes its own
         (folder / stale).unlink(missing_ok=True)
     return RunJob(

@@ -1,98 +1,121 @@
-"""The service's side of run processes: one kept ready, one per running run.
+"""Run processes: forked from a process that has already imported everything.
 
-Python and phasegate take most of a second to start; the service starts the next run's
-process while the current one runs, so a run begins the moment it has a slot.
+Starting Python and importing phasegate and the agent's SDK costs a second of CPU; a run
+forked from multiprocessing's fork server, which imported them once, starts in
+milliseconds. Each run still gets a process and a session of its own: cancelling it ends
+its whole group (the agent's CLI and what that started), and a crash takes only that run.
+Two pipes connect a run to the service: the run rings on one after each event, and watches
+the other, ending its group when the service goes away.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing
 import os
 import signal
+from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
 
-from phasegate._process.parent import kill_group, send_job, start_child
+from phasegate._process.parent import kill_group
 from phasegate._server.event_files import Doorbell
 from phasegate._server.job import RunJob
+from phasegate._server.run_process import run_child
 
-_MODULE = "phasegate._server.run_process"
+_PRELOAD = [
+    "phasegate._server.run_process",
+    "phasegate.sdk.agents.claude.adapter",
+    "phasegate.testing.model_server",  # offline runs replay a model script
+    "claude_agent_sdk",
+]
+"""What the fork server imports once, for every run (what a run would import on its way)."""
 
 
-class ProcessPool:
-    """Hands out started run processes, keeping one spare."""
+def fork_server() -> ForkServerContext:
+    """The fork server's context, started now (its imports take a second, once)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    from multiprocessing import forkserver
 
-    def __init__(self) -> None:
-        self._spare: asyncio.Task[asyncio.subprocess.Process] | None = None
-
-    async def take(self) -> asyncio.subprocess.Process:
-        """A started process waiting for its job; a new spare starts behind it."""
-        spare = self._spare or asyncio.create_task(_spawn())
-        self._spare = asyncio.create_task(_spawn())
-        return await spare
-
-    async def close(self) -> None:
-        """End the spare: closing its stdin before a job tells it to exit."""
-        spare, self._spare = self._spare, None
-        if spare is None:
-            return
-        process = await spare
-        if process.stdin is not None:
-            process.stdin.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 5)
-        kill_group(process.pid)
+    forkserver.ensure_running()
+    return context
 
 
 class RunProcess:
-    """One run's process: its job, its doorbell, how it is stopped."""
+    """One run's process: started with its job, its doorbell, how it is stopped."""
 
-    def __init__(self, process: asyncio.subprocess.Process, bell: Doorbell) -> None:
-        self.process = process
+    def __init__(self, context: ForkServerContext, job: RunJob, bell: Doorbell) -> None:
         self.bell = bell
+        self._bell_in, bell_out = context.Pipe(duplex=False)
+        alive_in, self._alive_out = context.Pipe(duplex=False)
+        self.process: BaseProcess = context.Process(
+            target=run_child, args=(job, bell_out, alive_in), name=f"phasegate-run-{job.run_id}"
+        )
+        self.process.start()
+        bell_out.close()
+        alive_in.close()
 
     @property
     def pid(self) -> int:
         """The process id, which also names its process group."""
+        assert self.process.pid is not None
         return self.process.pid
 
-    async def run(self, job: RunJob) -> int:
-        """Hand over ``job`` and wait for the process to end; its exit code. Whatever the
-        run started and left behind is ended with it."""
-        relay = asyncio.create_task(self._relay())
+    async def wait(self) -> int:
+        """Wait for the process to end (ringing the doorbell for each of its events); its exit
+        code. Whatever the run started and left behind is ended with it."""
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        loop.add_reader(self.process.sentinel, _settle, ended)
+        loop.add_reader(self._bell_in.fileno(), self._ring, loop)
         try:
-            await send_job(self.process, job)
-            code = await self.process.wait()
-            await relay
+            await ended
         finally:
-            relay.cancel()
-            assert self.process.stdin is not None
-            self.process.stdin.close()
-            kill_group(self.process.pid)
-        return code
+            loop.remove_reader(self.process.sentinel)
+            loop.remove_reader(self._bell_in.fileno())
+            self.process.join()
+            self._drain()
+            self._bell_in.close()
+            self._alive_out.close()
+            kill_group(self.pid)
+        code = self.process.exitcode
+        return code if code is not None else -1
 
     def stop(self) -> None:
         """Ask the run to stop as its timeout would (its report still comes)."""
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGTERM)
+            os.kill(self.pid, signal.SIGTERM)
 
     async def end(self, grace: float) -> None:
         """Stop the run and give it ``grace`` seconds before its whole group is killed."""
         self.stop()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.process.wait()), grace)
-        kill_group(self.process.pid)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while self.process.exitcode is None and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        kill_group(self.pid)
 
     def kill(self) -> None:
         """End the run's whole group at once: a pipeline's state stays resumable."""
-        kill_group(self.process.pid)
+        kill_group(self.pid)
 
-    async def _relay(self) -> None:
-        """Ring the doorbell for every line the process writes (one per event)."""
-        stdout = self.process.stdout
-        assert stdout is not None
-        while await stdout.readline():
+    def _ring(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._drain():
             self.bell.ring()
+        else:  # the run closed its end: nothing more will come
+            loop.remove_reader(self._bell_in.fileno())
+
+    def _drain(self) -> bool:
+        """Read every ring waiting; False once the pipe is closed and empty."""
+        try:
+            while self._bell_in.poll():
+                self._bell_in.recv_bytes()
+        except (EOFError, OSError):
+            return False
+        return True
 
 
-async def _spawn() -> asyncio.subprocess.Process:
-    return await start_child(_MODULE, stdout=asyncio.subprocess.PIPE)
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

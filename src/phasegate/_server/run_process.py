@@ -1,12 +1,10 @@
-"""The process one service run works in: ``python -m phasegate._server.run_process``.
+"""What a service run does in its own process, forked by :mod:`~._server.processes`.
 
-It starts before it has a job (the service keeps one ready, so a run does not wait for
-Python to start), then reads a pickled :class:`~.job.RunJob` from stdin, runs the task or
-pipeline, appends the run's events to its log, and writes the report atomically. After each
-event it writes a newline to its original stdout: the service's signal to read the log.
-SIGTERM stops the run the way its timeout would (what the agent did is judged, and a task's
-``on_reject`` applies); the process ends with its report. When the service goes away (stdin
-closes) the process ends its whole group at once.
+It takes a session of its own, sends its output to the run's ``process.log``, runs the task or
+pipeline, appends the run's events to its log (ringing the service after each), and writes
+the report atomically, or ``error.txt`` when the run cannot start. SIGTERM stops the run the
+way its timeout would (what the agent did is judged, and a task's ``on_reject`` applies).
+When the service goes away, the process ends its whole group at once.
 """
 
 from __future__ import annotations
@@ -17,9 +15,10 @@ import os
 import shutil
 import signal
 import sys
+import threading
+from multiprocessing.connection import Connection
 
 from phasegate._files.atomic import write_atomic
-from phasegate._process.child import end_with_parent, receive_job
 from phasegate._server.job import RunJob
 from phasegate.errors import PhasegateError
 from phasegate.phases.model import Task
@@ -37,26 +36,40 @@ _PHASEGATE_STATE = shutil.ignore_patterns(".phasegate")
 """A copy leaves out phasegate's own state: the service's runs, an earlier run's pipeline."""
 
 
-def main() -> None:
-    """Wait for the job on stdin, run it, write its report."""
-    # stdout is the doorbell; anything else printing there would ring it, so it goes to stderr.
-    bell = os.dup(1)
-    os.dup2(2, 1)
-    job = receive_job(RunJob)
-    end_with_parent()
+def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
+    """Run ``job`` in this freshly forked process; ring ``bell`` after each event; end the
+    whole group when ``alive`` closes (the service went away)."""
+    os.setsid()
+    threading.Thread(target=_end_with_service, args=(alive,), daemon=True).start()
     log = os.open(job.process_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(log, 2)
     os.dup2(log, 1)
+    os.dup2(log, 2)
     try:
         report = asyncio.run(_run(job, bell))
     except (PhasegateError, OSError) as exc:
         # A run that cannot start (a pipeline's state refuses it, a copy fails) says why.
         write_atomic(job.error_file, str(exc).encode("utf-8"))
-        sys.exit(3)
+        _exit(3)
     write_atomic(job.report_file, report.model_dump_json(indent=2).encode("utf-8"))
+    _exit(0)
 
 
-async def _run(job: RunJob, bell: int) -> RunReport | PipelineReport:
+def _exit(code: int) -> None:
+    # Everything is on disk; the interpreter's teardown would only delay the service's word
+    # that the run ended, by a third of a second.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _end_with_service(alive: Connection) -> None:
+    with contextlib.suppress(EOFError, OSError):
+        while True:
+            alive.recv_bytes()
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     if job.copy_from is not None and not job.workdir.exists():
@@ -80,11 +93,6 @@ async def _run(job: RunJob, bell: int) -> RunReport | PipelineReport:
         return await pipelines.run(job.definition, job.workdir, run_id=job.run_id, stop=stop)
 
 
-def _ring(bell: int) -> None:
+def _ring(bell: Connection) -> None:
     with contextlib.suppress(OSError):  # the service is gone: this process ends soon anyway
-        os.write(bell, b"\n")
-
-
-if __name__ == "__main__":
-    main()
-    sys.exit(0)
+        bell.send_bytes(b"")

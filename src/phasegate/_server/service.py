@@ -11,15 +11,16 @@ import asyncio
 import hashlib
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
-from phasegate._server.event_files import Doorbell, append_events, service_event
+from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
 from phasegate._server.lifecycle import ENDED, moved, now
+from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, not_found
-from phasegate._server.processes import ProcessPool, RunProcess
+from phasegate._server.processes import fork_server
 from phasegate._server.records import COPY, EVENTS, RunRecord, load_records, run_dir, save_record
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import ServiceSettings
@@ -33,20 +34,6 @@ from phasegate.sdk.telemetry.service_events import (
 )
 
 
-@dataclass
-class LiveRun:
-    """A run as the service holds it while it serves: its record and who follows it."""
-
-    record: RunRecord
-    bell: Doorbell = field(default_factory=Doorbell)
-    process: RunProcess | None = None
-    task: asyncio.Task[None] | None = None
-    ending: RunStatus | None = None
-    """``cancelled`` or ``interrupted`` once the run is being stopped for that reason."""
-    resuming: bool = False
-    """Queued again after an interruption: a pipeline continues from its state."""
-
-
 class RunService:
     """Accepts runs, keeps at most ``max_concurrent`` running, and ends them on request."""
 
@@ -57,7 +44,7 @@ class RunService:
         self.queue: deque[str] = deque()
         self.running: set[str] = set()
         self.accepting = True
-        self.processes = ProcessPool()
+        self._forks: ForkServerContext | None = None
         self.keys = IdempotencyKeys(self.root)
         self.unreadable: list[str] = []
         self.secrets: tuple[str, ...] = ()
@@ -65,6 +52,11 @@ class RunService:
         self._lock = asyncio.Lock()
 
     # -- starting and stopping the service -----------------------------------------------
+    def start(self) -> None:
+        """Start the fork server runs come from, so the first run does not wait for it."""
+        if self._forks is None:
+            self._forks = fork_server()
+
     def recover(self) -> None:
         """Load every run on disk; runs a previous instance left unfinished are interrupted."""
         records, self.unreadable = load_records(self.root)
@@ -91,7 +83,6 @@ class RunService:
                 self._interrupt(self.runs[run_id])
             if late:
                 await asyncio.wait(late)
-        await self.processes.close()
 
     # -- requests ------------------------------------------------------------------------
     async def submit(self, request: RunRequest, key: str | None) -> tuple[LiveRun, bool]:
@@ -198,7 +189,10 @@ class RunService:
 
     async def _execute(self, live: LiveRun) -> None:
         try:
-            await execute(self, live)
+            self.start()
+            assert self._forks is not None
+            ending = await execute(live, self._forks, self.settings)
+            self.end(live, ending.status, *ending.closing, **ending.changes)
         finally:
             self.running.discard(live.record.id)
             live.process = None

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from phasegate._server.event_files import LogCursor, LogLine
 from phasegate._server.lifecycle import ENDED
+from phasegate._server.live import LiveRun
 from phasegate._server.records import EVENTS, run_dir
-from phasegate._server.service import LiveRun
 
 _RECHECK = 5.0
 """Seconds between looks at the log when no ring comes."""

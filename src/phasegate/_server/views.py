@@ -6,8 +6,9 @@ import os
 from typing import Any
 
 from phasegate._server.lifecycle import ENDED
+from phasegate._server.live import LiveRun
 from phasegate._server.records import load_report
-from phasegate._server.service import LiveRun, RunService
+from phasegate._server.service import RunService
 from phasegate.client.schema import API_VERSION, RunInfo, RunLinks
 from phasegate.sdk.telemetry.log import environment_secrets, redact
 

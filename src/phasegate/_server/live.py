@@ -1,0 +1,28 @@
+"""A run as the service holds it while it serves: its record, and who follows it."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from phasegate._server.event_files import Doorbell
+from phasegate._server.records import RunRecord
+from phasegate.client.schema import RunStatus
+
+if TYPE_CHECKING:
+    from phasegate._server.processes import RunProcess
+
+
+@dataclass
+class LiveRun:
+    """One run: its record as last written, its doorbell, and its process while it runs."""
+
+    record: RunRecord
+    bell: Doorbell = field(default_factory=Doorbell)
+    process: RunProcess | None = None
+    task: asyncio.Task[None] | None = None
+    ending: RunStatus | None = None
+    """``cancelled`` or ``interrupted`` once the run is being stopped for that reason."""
+    resuming: bool = False
+    """Queued again after an interruption: a pipeline continues from its state."""
