@@ -71,8 +71,13 @@ class Service:
 
 
 @contextlib.contextmanager
-def running_service(root: Path, *args: str | Path) -> Iterator[Service]:
-    """``phasegate serve --root ROOT --port 0 ARGS``, stopped (SIGTERM, then SIGKILL) after."""
+def running_service(
+    root: Path, *args: str | Path, token_file: Path | None = None
+) -> Iterator[Service]:
+    """``phasegate serve --root ROOT --port 0 ARGS``, stopped (SIGTERM, then SIGKILL) after;
+    with ``token_file``, the service reads its token there."""
+    if token_file is not None:
+        args = (*args, "--token-file", token_file)
     process = subprocess.Popen(
         [*PHASEGATE, "serve", "--root", str(root), "--port", "0", *map(str, args)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -83,7 +88,7 @@ def running_service(root: Path, *args: str | Path) -> Iterator[Service]:
     said: list[str] = []
     try:
         url = _wait_for_address(process, lines, said)
-        token = (root / ".phasegate" / "server-token").read_text().strip()
+        token = (token_file or root / ".phasegate" / "server-token").read_text().strip()
         service = Service(process, root, url, token, said)
         threading.Thread(target=_keep_reading, args=(lines, said), daemon=True).start()
         try:

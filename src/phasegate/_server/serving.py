@@ -32,12 +32,10 @@ class DrainingServer:
         loop = asyncio.get_running_loop()
         for number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(number, self._on_signal)
-        serving = asyncio.create_task(self.server.serve())
+        serving = asyncio.create_task(self._serve())
         while not self.server.started and not serving.done():
             await asyncio.sleep(0.02)
-        if serving.done():
-            with contextlib.suppress(SystemExit):
-                await serving
+        if serving.done() and not serving.result():
             raise UsageError("the service could not start listening (is the port in use?)")
         for listener in self.server.servers:
             for sock in listener.sockets:
@@ -47,6 +45,14 @@ class DrainingServer:
         await serving
         if self._draining is None:
             await self.service.drain()
+
+    async def _serve(self) -> bool:
+        """uvicorn's serving; False when it could not start (it exits on a failed bind)."""
+        try:
+            await self.server.serve()
+        except SystemExit:
+            return False
+        return True
 
     def _on_signal(self) -> None:
         if self._draining is None:
