@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,24 @@ def test_runs_are_listed_newest_first_a_page_at_a_time_and_by_status(root: Path)
         assert [r["id"] for r in cancelled["runs"]] == [ids[2]]
         assert bad_cursor.status_code == 400
         assert bad_cursor.json()["error"]["field"] == "cursor"
+
+
+def test_a_client_that_never_reads_holds_up_neither_the_run_nor_other_clients(
+    root: Path,
+) -> None:
+    with running_service(root, "--model-script", root / "scripts" / "task.yaml") as service:
+        client = service.client()
+        run = service.start_run(client, task="task.yaml", workdir="project", copy_workdir=True)
+        host, port = service.url.removeprefix("http://").rsplit(":", 1)
+        with socket.socket() as stuck:
+            stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            stuck.connect((host, int(port)))
+            stuck.sendall(
+                f"GET /v1/runs/{run['id']}/events HTTP/1.1\r\nHost: {host}\r\n"
+                f"Authorization: Bearer {service.token}\r\n\r\n".encode()
+            )
+            streamed = events(client, run["id"])
+            finished = client.get(f"/v1/runs/{run['id']}").json()
+
+    assert finished["status"] == "finished"
+    assert [e.data for e in streamed] == service.log_lines(run["id"])
