@@ -6,12 +6,11 @@ stream reconnects by itself after a dropped connection, from the last event it y
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 try:
     import httpx
@@ -19,20 +18,17 @@ except ImportError as exc:  # pragma: no cover - exercised with httpx hidden
     raise ImportError(
         "phasegate's service client needs httpx: pip install 'phasegate[client]'", name="httpx"
     ) from exc
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from phasegate.client.errors import ServiceError, bad_answer, error_from_response, unreachable
-from phasegate.client.events import DONE, ServiceEvent, service_event
-from phasegate.client.schema import ACTIVE, Health, RunInfo, RunLinks, RunRequest, RunStatus
-from phasegate.client.sse import SSEParser
+from phasegate.client.answers import health, json_object, run_info
+from phasegate.client.errors import bad_answer, error_from_response, unreachable
+from phasegate.client.events import ServiceEvent
+from phasegate.client.following import Reconnects, follow
+from phasegate.client.schema import ACTIVE, Health, RunInfo, RunRequest, RunStatus
 from phasegate.errors import UsageError
 from phasegate.modes import Isolation, Mode
 
 _PathOrObject = str | os.PathLike[str] | Mapping[str, Any]
-_RETRYABLE = frozenset({502, 503, 504})
-"""Statuses of a service restarting or behind a proxy: the stream tries again."""
-_MAX_BACKOFF = 30.0
-_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class ServiceClient:
@@ -62,10 +58,7 @@ class ServiceClient:
             token = _read_token(Path(token_file))
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
-        self._timeout = timeout
-        self._idle_timeout = idle_timeout
-        self._max_reconnects = max_reconnects
-        self._backoff = backoff
+        self._reconnects = Reconnects(timeout, idle_timeout, max_reconnects, backoff)
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
@@ -88,7 +81,7 @@ class ServiceClient:
     async def health(self) -> Health:
         """``GET /healthz``: whether the service is up (needs no token)."""
         response = await self._request("GET", "/healthz")
-        return _parse(Health, response)
+        return health(json_object(response.content, response.status_code))
 
     async def start(
         self,
@@ -126,11 +119,11 @@ class ServiceClient:
             raise UsageError(f"run request: {message}", option=where) from exc
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         body = request.model_dump(mode="json", exclude_none=True)
-        return _run_info(await self._request("POST", "/v1/runs", json=body, headers=headers))
+        return _run_info_of(await self._request("POST", "/v1/runs", json=body, headers=headers))
 
     async def get(self, run_id: str) -> RunInfo:
         """The run now, with its report once it ended with one."""
-        return _run_info(await self._request("GET", f"/v1/runs/{run_id}"))
+        return _run_info_of(await self._request("GET", f"/v1/runs/{run_id}"))
 
     async def runs(
         self, status: RunStatus | None = None, limit: int | None = None
@@ -142,12 +135,12 @@ class ServiceClient:
             params = {"status": status, "limit": limit, "cursor": cursor}
             query = {key: value for key, value in params.items() if value is not None}
             page = await self._request("GET", "/v1/runs", params=query)
-            data = _json_object(page)
+            data = json_object(page.content, page.status_code)
             runs = data.get("runs")
             if not isinstance(runs, list):
                 raise bad_answer("a run list without a list of runs")
             for run in runs:
-                yield _run_info_from(run)
+                yield run_info(run)
             following = data.get("next_cursor")
             if not following:
                 return
@@ -157,13 +150,13 @@ class ServiceClient:
 
     async def cancel(self, run_id: str) -> RunInfo:
         """Ask the service to stop the run; the run (``cancelled`` once it has ended)."""
-        return _run_info(await self._request("POST", f"/v1/runs/{run_id}/cancel"))
+        return _run_info_of(await self._request("POST", f"/v1/runs/{run_id}/cancel"))
 
     async def resume(self, run_id: str) -> RunInfo:
         """Queue a resumable run (an interrupted or failed pipeline) again."""
-        return _run_info(await self._request("POST", f"/v1/runs/{run_id}/resume"))
+        return _run_info_of(await self._request("POST", f"/v1/runs/{run_id}/resume"))
 
-    async def events(
+    def events(
         self, run_id: str, *, last_event_id: int | None = None
     ) -> AsyncIterator[ServiceEvent]:
         """The run's events, from after ``last_event_id`` (from the first without it), live,
@@ -171,46 +164,7 @@ class ServiceClient:
 
         A dropped connection reconnects with ``Last-Event-ID``; no event is yielded twice.
         """
-        last, failures, retry_ms = last_event_id, 0, None
-        while True:
-            headers = {"Accept": "text/event-stream"}
-            if last is not None:
-                headers["Last-Event-ID"] = str(last)
-            parser = SSEParser()
-            timeout = httpx.Timeout(self._timeout, read=self._idle_timeout)
-            path = f"/v1/runs/{run_id}/events"
-            try:
-                async with self._http.stream("GET", path, headers=headers, timeout=timeout) as got:
-                    if got.status_code >= 400:
-                        error = error_from_response(got.status_code, await got.aread())
-                        if got.status_code not in _RETRYABLE:
-                            raise error
-                        reason: object = error
-                    else:
-                        async for chunk in got.aiter_bytes():
-                            for raw in parser.feed(chunk):
-                                event = service_event(raw)
-                                if last is not None and event.id <= last:
-                                    continue  # a replay overlapping what was yielded
-                                last, failures = event.id, 0
-                                yield event
-                                if event.event == DONE:
-                                    return
-                        reason = "the stream ended before the run's done event"
-            except httpx.TransportError as exc:
-                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            retry_ms = parser.retry if parser.retry is not None else retry_ms
-            failures += 1
-            if failures > self._max_reconnects:
-                raise ServiceError(
-                    f"the event stream of run {run_id} at {self.base_url} dropped "
-                    f"{failures} times in a row ({reason})",
-                    status_code=None,
-                    code="stream_lost",
-                    advice=f"follow it again with last_event_id={last}" if last else None,
-                )
-            delay = self._backoff * 2 ** (failures - 1) if retry_ms is None else retry_ms / 1000
-            await asyncio.sleep(min(delay, _MAX_BACKOFF))
+        return follow(self._http, run_id, last_event_id, self._reconnects)
 
     async def wait(self, run_id: str) -> RunInfo:
         """Follow the run's events to its end; the run then, with its report."""
@@ -260,39 +214,5 @@ def _definition(value: _PathOrObject | None) -> str | dict[str, Any] | None:
     return os.fspath(value)
 
 
-def _json_object(response: httpx.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        raise bad_answer(f"a {response.status_code} answer that is not a JSON object")
-    return data
-
-
-def _run_info(response: httpx.Response) -> RunInfo:
-    return _run_info_from(_json_object(response))
-
-
-def _run_info_from(data: object) -> RunInfo:
-    """A run, ignoring fields this client does not know (a newer service may add some)."""
-    if not isinstance(data, dict):
-        raise bad_answer("a run that is not a JSON object")
-    known = {key: value for key, value in data.items() if key in RunInfo.model_fields}
-    if isinstance(known.get("links"), dict):
-        links = known["links"]
-        known["links"] = {
-            key: value for key, value in links.items() if key in RunLinks.model_fields
-        }
-    return _parse(RunInfo, known)
-
-
-def _parse(model: type[_Model], data: object) -> _Model:
-    if isinstance(data, httpx.Response):
-        data = _json_object(data)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise bad_answer(
-            f"a {model.__name__} that breaks the schema: {exc.errors()[0]['msg']}"
-        ) from exc
+def _run_info_of(response: httpx.Response) -> RunInfo:
+    return run_info(json_object(response.content, response.status_code))
