@@ -349,3 +349,18 @@ def test_an_answer_that_breaks_the_schema_is_a_service_error() -> None:
     with pytest.raises(ServiceError, match="breaks the schema") as raised:
         call(lambda c: c.get(RUN_ID), lambda _: httpx.Response(200, json={"id": RUN_ID}))
     assert raised.value.code == "bad_response"
+
+
+def test_following_an_ended_run_from_after_its_done_ends_without_reconnecting() -> None:
+    """The stream has nothing after the given id and closes; the run has ended: the
+    iteration ends at once instead of reconnecting until it gives up."""
+    asked: list[str] = []
+
+    def service(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path.endswith("/events"):
+            return stream([b": ping\n\n"])
+        return httpx.Response(200, json=run_info(status="finished"))
+
+    assert call(lambda c: collect(c.events(RUN_ID, last_event_id=14)), service) == []
+    assert asked == [f"/v1/runs/{RUN_ID}/events", f"/v1/runs/{RUN_ID}"]

@@ -191,7 +191,7 @@ class ServiceClient:
                 method, path, json=json, params=params, headers=headers
             )
         except httpx.TransportError as exc:
-            raise unreachable(self.base_url, exc or type(exc).__name__) from exc
+            raise unreachable(self.base_url, str(exc) or type(exc).__name__) from exc
         if response.status_code >= 400:
             raise error_from_response(response.status_code, response.content)
         return response

@@ -4,7 +4,9 @@ Each connection asks for the events after the last one yielded (``Last-Event-ID`
 event the service replays again is skipped, so none is yielded twice. A drop (a transport
 error, a close before ``done``, a 502/503/504) reconnects after the stream's ``retry:``
 delay or a doubling backoff, at most ``max_reconnects`` times in a row; any event received
-resets the count. Any other error answer ends the stream with its ServiceError.
+resets the count. Any other error answer ends the stream with its ServiceError. A stream
+that closes with nothing new while the run has ended (followed from after its ``done``)
+ends the iteration.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import httpx
 
 from phasegate.client.errors import ServiceError, error_from_response
 from phasegate.client.events import DONE, ServiceEvent, service_event
+from phasegate.client.schema import ACTIVE
 from phasegate.client.sse import SSEParser
 
 _RETRYABLE = frozenset({502, 503, 504})
@@ -55,15 +58,18 @@ async def follow(
                     if answer.status_code not in _RETRYABLE:
                         raise reason
                 else:
+                    received = False
                     async for chunk in answer.aiter_bytes():
                         for raw in parser.feed(chunk):
                             event = service_event(raw)
                             if last is not None and event.id <= last:
                                 continue  # a replay overlapping what was yielded
-                            last, failures = event.id, 0
+                            last, failures, received = event.id, 0, True
                             yield event
                             if event.event == DONE:
                                 return
+                    if not received and await _has_ended(http, run_id):
+                        return  # followed from after its done: nothing more will come
                     reason = "the stream ended before the run's done event"
         except httpx.TransportError as exc:
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -79,3 +85,15 @@ async def follow(
             )
         delay = policy.backoff * 2 ** (failures - 1) if retry_ms is None else retry_ms / 1000
         await asyncio.sleep(min(delay, _MAX_DELAY))
+
+
+async def _has_ended(http: httpx.AsyncClient, run_id: str) -> bool:
+    """Whether the service says the run has ended (False when it cannot say)."""
+    answer = await http.get(f"/v1/runs/{run_id}")
+    if answer.status_code >= 400:
+        return False
+    try:
+        status = answer.json().get("status")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(status, str) and status not in ACTIVE
