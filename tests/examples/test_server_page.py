@@ -26,9 +26,13 @@ from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from phasegate.client.ui import ui_page
+from tests.helpers.devtools import dom_once
+from tests.helpers.service import running_service
+from tests.helpers.service_root import make_root
 from tests.helpers.service_runs import HOSTILE, RUN_ID, accepted_run_lines, run_info, sse_frames
 
 PAGE = Path(__file__).resolve().parents[2] / "examples" / "server" / "index.html"
@@ -135,6 +139,19 @@ def chromium_dom(tmp_path: Path, url: str) -> str:
     return done.stdout
 
 
+def live_dom(tmp_path: Path, url: str) -> str:
+    """The DOM of the page at ``url`` once its run has ended (``data-status`` says how),
+    waited for in real time."""
+    if CHROMIUM is None:
+        pytest.fail("PHASEGATE_REQUIRE_CHROMIUM=1 but chromium is not on PATH: `make chromium`")
+    profile = Path(tempfile.mkdtemp(prefix="profile-", dir=tmp_path))
+    ended = (
+        "['finished', 'failed', 'cancelled', 'interrupted']"
+        ".includes(document.body && document.body.dataset.status)"
+    )
+    return dom_once(CHROMIUM, profile, url, ended, timeout=90)
+
+
 class Elements(HTMLParser):
     """Every element of a document as (tag, attributes), and the text of each id."""
 
@@ -216,3 +233,30 @@ def test_the_page_is_self_contained_and_its_script_matches_its_content_security_
     )
     assert "default-src 'none'" in policy.group(1)
     assert "connect-src 'self'" in policy.group(1)
+
+
+@browser
+@pytest.mark.cli
+def test_the_page_served_by_the_real_service_runs_a_task_to_its_verdict(tmp_path: Path) -> None:
+    """``phasegate serve`` serves the page at /ui without a token; from the fragment the page
+    starts the example task in a copy of its project and follows it live to its verdict."""
+    root = make_root(tmp_path / "root")
+    with running_service(root, "--model-script", root / "scripts" / "task.yaml") as service:
+        answer = httpx.get(service.url + "/ui")
+        fragment = (
+            f"#token={service.token}&task=task.yaml&workdir=project&copy_workdir=1&autostart=1"
+        )
+        # A live stream keeps virtual time from waiting for the run: real time it is.
+        dom = live_dom(tmp_path, f"{service.url}/ui{fragment}")
+        runs = service.client().get("/v1/runs").json()["runs"]
+
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "text/html; charset=utf-8"
+    assert answer.headers["content-security-policy"] == "frame-ancestors 'none'"
+    page = Elements(dom)
+    (body,) = page.attrs("body")
+    assert (body.get("data-status"), body.get("data-verdict")) == ("finished", "accepted")
+    assert body.get("data-run") == runs[0]["id"]
+    rows = {a["data-phase"]: a["data-status"] for a in page.attrs("tr") if "data-phase" in a}
+    assert rows == {"1": "accepted", "2": "accepted"}
+    assert [run["status"] for run in runs] == ["finished"]

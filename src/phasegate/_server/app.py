@@ -29,6 +29,7 @@ from phasegate.client.schema import (
     RunRequest,
     RunStatus,
 )
+from phasegate.client.ui import ui_page
 
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body accepted (an inline task or pipeline fits easily)."""
@@ -39,6 +40,14 @@ _STREAM_ERRORS = {
 }
 """The event stream's errors are JSON, not events: said so, or the document would claim
 they come as ``text/event-stream`` like its success."""
+_PAGE_HEADERS = {
+    # The page's own policy (a meta tag) allows its script by hash; framing can only be
+    # refused by a header.
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 _bearer = HTTPBearer(auto_error=False, description="The token of the service's token file.")
 
 
@@ -147,6 +156,11 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     async def health() -> Health:
         """Whether the service is up (no token needed)."""
         return Health(status="ok" if service.accepting else "draining")
+
+    @app.get("/ui", include_in_schema=False)
+    async def page() -> Response:
+        """The browser page: it holds no data, so it needs no token (every call it makes does)."""
+        return Response(ui_page(), media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
 
     @app.exception_handler(RequestProblem)
     async def problem(_: Request, exc: RequestProblem) -> JSONResponse:
