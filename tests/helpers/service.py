@@ -64,6 +64,11 @@ class Service:
         self.process.send_signal(number)
         return self.process.wait(timeout=120)
 
+    def log_lines_of_only_run(self) -> list[str]:
+        """The event log lines of the one run the service has."""
+        (run_id,) = os.listdir(self.root / ".phasegate" / "runs")
+        return self.log_lines(run_id)
+
     def log_lines(self, run_id: str) -> list[str]:
         """The lines of the run's event log on disk."""
         path = self.root / ".phasegate" / "runs" / run_id / "events.jsonl"
