@@ -23,8 +23,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers, each module on one worker (modules share fixtures such as a running service).
+# PYTEST_WORKERS=0 runs everything in this process.
+PYTEST_WORKERS ?= 2
+
 unit: $(STAMP) $(ACTIONLINT_STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck unit
 
