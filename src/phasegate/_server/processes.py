@@ -23,13 +23,8 @@ from phasegate._server.event_files import Doorbell
 from phasegate._server.job import RunJob
 from phasegate._server.run_process import run_child
 
-_PRELOAD = [
-    "phasegate._server.run_process",
-    "phasegate.sdk.agents.claude.adapter",
-    "phasegate.testing.model_server",  # offline runs replay a model script
-    "claude_agent_sdk",
-]
-"""What the fork server imports once, for every run (what a run would import on its way)."""
+_PRELOAD = ["phasegate._server.preload"]
+"""What the fork server imports once, for every run."""
 
 
 def fork_server() -> ForkServerContext:
