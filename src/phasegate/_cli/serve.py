@@ -81,7 +81,6 @@ def serve(
         model_script=model_script.resolve() if model_script else None,
         cli_path=str(cli_path) if cli_path else None,
     )
-    _main_as_module()
     service = RunService(settings)
     service.recover()
     service.start()
@@ -97,18 +96,6 @@ def serve(
         say(f"skipped an unreadable run: {line}")
     asyncio.run(DrainingServer(config, service).serve(say))
     say("stopped")
-
-
-def _main_as_module() -> None:
-    """Name the main module as ``python -m phasegate`` does. A run process forked by the
-    service runs a main *script* again (the console script: the whole command line, a
-    quarter of a second per run) but never a ``__main__`` module."""
-    import importlib.util
-    import sys
-
-    main = sys.modules["__main__"]
-    if getattr(main, "__spec__", None) is None:
-        main.__spec__ = importlib.util.find_spec("phasegate.__main__")
 
 
 def _say(text: str) -> None:

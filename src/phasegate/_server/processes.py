@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import multiprocessing
 import os
 import signal
+import sys
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
@@ -29,12 +31,23 @@ _PRELOAD = ["phasegate._server.preload"]
 
 def fork_server() -> ForkServerContext:
     """The fork server's context, started now (its imports take a second, once)."""
+    _main_as_module()
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
     from multiprocessing import forkserver
 
     forkserver.ensure_running()
     return context
+
+
+def _main_as_module() -> None:
+    """Name the main module as ``python -m phasegate`` names it. A child of the fork server
+    runs the main *script* again before its target (the ``phasegate`` console script: the
+    whole command line, a quarter of a second per run; an interactive main: an error), but
+    never a main module."""
+    main = sys.modules["__main__"]
+    if getattr(main, "__spec__", None) is None:
+        main.__spec__ = importlib.util.find_spec("phasegate.__main__")
 
 
 class RunProcess:
