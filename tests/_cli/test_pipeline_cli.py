@@ -25,30 +25,18 @@ from phasegate.sdk.pipelines.state import load_state, state_path
 from phasegate.testing.model_server import ScriptedModelServer
 from phasegate.testing.script import Script
 from tests.helpers.read_only import read_only
+from tests.helpers.three_stages import THREE, write_step
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "prd-to-code"
 PHASEGATE = [sys.executable, "-m", "phasegate", "pipeline"]
 
-THREE: dict[str, Any] = {
-    "name": "three",
-    "stages": [
-        {"name": name, "prompt": f"Write {name}.md.", "exit_when": [{"file_exists": f"{name}.md"}]}
-        for name in ("one", "two", "three")
-    ],
-}
-
-
-def _write(name: str) -> dict[str, Any]:
-    return {"Write": {"file_path": f"{name}.md", "content": f"{name}\n"}}
-
-
 KILLED_IN_STAGE_TWO: list[dict[str, Any]] = [
-    {"contains": "Stage 1 of 3: one", "tools": [_write("one")]},
+    {"contains": "Stage 1 of 3: one", "tools": [write_step("one")]},
     {"when": "tool_result", "text": "One done."},
     {"contains": "Stage 2 of 3: two", "hang": True},  # the runner is killed while it waits
-    {"contains": "was interrupted", "tools": [_write("two")]},
+    {"contains": "was interrupted", "tools": [write_step("two")]},
     {"when": "tool_result", "text": "Two done."},
-    {"contains": "Stage 3 of 3: three", "tools": [_write("three")]},
+    {"contains": "Stage 3 of 3: three", "tools": [write_step("three")]},
     {"when": "tool_result", "text": "Three done."},
 ]
 
@@ -222,7 +210,7 @@ def test_resume_refuses_a_finished_run_and_a_changed_pipeline(three: Path, work:
 def _happy_replies() -> list[dict[str, Any]]:
     replies: list[dict[str, Any]] = []
     for number, name in enumerate(("one", "two", "three"), start=1):
-        replies.append({"contains": f"Stage {number} of 3: {name}", "tools": [_write(name)]})
+        replies.append({"contains": f"Stage {number} of 3: {name}", "tools": [write_step(name)]})
         replies.append({"when": "tool_result", "text": f"{name} done."})
     return replies
 
@@ -301,7 +289,7 @@ def test_a_pipeline_logging_into_its_work_directory_is_judged_without_its_log_or
     pipeline, script = tmp_path / "two.yaml", tmp_path / "script.yaml"
     pipeline.write_text(yaml.safe_dump(CHANGE_SOMETHING))
     replies = [
-        {"contains": "Stage 1 of 2: one", "tools": [_write("one")]},
+        {"contains": "Stage 1 of 2: one", "tools": [write_step("one")]},
         {"when": "tool_result", "text": "One done."},
         {"contains": "Stage 2 of 2: two", "text": "I change nothing."},
     ]

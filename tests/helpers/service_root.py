@@ -8,44 +8,33 @@ from typing import Any
 
 import yaml
 
+from tests.helpers.three_stages import THREE, write_step
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fix-vulnerability"
 
-THREE: dict[str, Any] = {
-    "name": "three",
-    "stages": [
-        {"name": name, "prompt": f"Write {name}.md.", "exit_when": [{"file_exists": f"{name}.md"}]}
-        for name in ("one", "two", "three")
-    ],
-}
-
-
-def _write(name: str) -> dict[str, Any]:
-    return {"Write": {"file_path": f"{name}.md", "content": f"{name}\n"}}
-
-
 STAGES_FROM_TWO: list[dict[str, Any]] = [
-    {"contains": "Stage 2 of 3: two", "tools": [_write("two")]},
+    {"contains": "Stage 2 of 3: two", "tools": [write_step("two")]},
     {"when": "tool_result", "text": "Two done."},
-    {"contains": "Stage 3 of 3: three", "tools": [_write("three")]},
+    {"contains": "Stage 3 of 3: three", "tools": [write_step("three")]},
     {"when": "tool_result", "text": "Three done."},
 ]
 """The pipeline's model from stage 2 on (also what a resumed run needs)."""
 
 SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "pipeline.yaml": [
-        {"contains": "Stage 1 of 3: one", "tools": [_write("one")]},
+        {"contains": "Stage 1 of 3: one", "tools": [write_step("one")]},
         {"when": "tool_result", "text": "One done."},
         *STAGES_FROM_TWO,
     ],
     "hang-in-stage-two.yaml": [
-        {"contains": "Stage 1 of 3: one", "tools": [_write("one")]},
+        {"contains": "Stage 1 of 3: one", "tools": [write_step("one")]},
         {"when": "tool_result", "text": "One done."},
         {"contains": "Stage 2 of 3: two", "hang": True},
     ],
     "resume.yaml": [
-        {"contains": "was interrupted", "tools": [_write("two")]},
+        {"contains": "was interrupted", "tools": [write_step("two")]},
         {"when": "tool_result", "text": "Two done."},
-        {"contains": "Stage 3 of 3: three", "tools": [_write("three")]},
+        {"contains": "Stage 3 of 3: three", "tools": [write_step("three")]},
         {"when": "tool_result", "text": "Three done."},
     ],
     "hang.yaml": [

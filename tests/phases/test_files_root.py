@@ -10,7 +10,7 @@ import pytest
 
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.loading import load_task, task_from_mapping
-from phasegate.phases.pipeline import load_pipeline
+from phasegate.phases.pipeline import load_pipeline, pipeline_from_mapping
 
 SCHEMA = {"type": "object", "required": ["ok"]}
 
@@ -145,3 +145,26 @@ def test_task_data_from_code_may_name_files_anywhere(tmp_path: Path) -> None:
     }
 
     assert task_from_mapping(data).phases[0].output_schema == SCHEMA
+
+
+def test_inline_data_reads_files_relative_to_its_base_and_only_inside_its_root(
+    tmp_path: Path,
+) -> None:
+    """A definition sent as data (the service's inline task or pipeline) names files
+    relative to ``base_dir``; ``files_root`` still bounds them."""
+    (tmp_path / "prompt.md").write_text("Write x.\n")
+    stage = {"name": "a", "prompt_file": "prompt.md", "exit_when": [{"file_exists": "x"}]}
+    pipeline = pipeline_from_mapping(
+        {"name": "p", "stages": [stage]}, base_dir=tmp_path, files_root=tmp_path
+    )
+    assert pipeline.stages[0].prompt == "Write x.\n"
+
+    outside = {**stage, "prompt_file": "../elsewhere.md"}
+    (tmp_path.parent / "elsewhere.md").write_text("secret\n")
+    with pytest.raises(PipelineFileError) as caught:
+        pipeline_from_mapping(
+            {"name": "p", "stages": [outside]}, base_dir=tmp_path, files_root=tmp_path
+        )
+    assert caught.value.path is None
+    assert caught.value.field == "stages.0"
+    assert "outside" in caught.value.problem

@@ -50,8 +50,17 @@ def task_from_mapping(
     working directory without one); files they name must lie inside ``files_root`` (default:
     ``source``'s folder, or anywhere for data without a source).
     """
-    base = Path(base_dir) if base_dir is not None else None
-    base_dir = base or (source.parent if source is not None else Path.cwd())
-    root = files_root if files_root is not None else base_dir if source is not None else None
-    context = {"base_dir": base_dir, "source": source, "files_root": root}
+    context = loading_context(source, files_root, base_dir)
     return validate_model(Task, data, path=source, error=TaskFileError, context=context)
+
+
+def loading_context(
+    source: Path | None, files_root: str | Path | None, base_dir: str | Path | None
+) -> dict[str, Any]:
+    """What validating a task or pipeline needs to find the files it names: the folder paths
+    are relative to, the file it came from, and the folder those files must lie in (default:
+    ``source``'s folder; anywhere for data without a source)."""
+    base = Path(base_dir) if base_dir is not None else None
+    folder = base or (source.parent if source is not None else Path.cwd())
+    root = files_root if files_root is not None else folder if source is not None else None
+    return {"base_dir": folder, "source": source, "files_root": root}

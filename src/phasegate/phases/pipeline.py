@@ -49,7 +49,7 @@ from phasegate._files import (
 )
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.checks import Check
-from phasegate.phases.loading import load_task, task_from_mapping
+from phasegate.phases.loading import load_task, loading_context, task_from_mapping
 from phasegate.phases.model import Task, refuse_repeated_names
 from phasegate.phases.schemas import base_dir, files_root, named_file
 
@@ -256,9 +256,7 @@ def pipeline_from_mapping(
 
     Paths in the data are relative to ``base_dir`` (default: ``source``'s folder, or the
     working directory without one); files they name must lie inside ``files_root``
-    (default: ``base_dir``).
+    (default: ``source``'s folder, or anywhere for data without a source).
     """
-    base = Path(base_dir) if base_dir is not None else None
-    folder = base or (source.parent if source is not None else Path.cwd())
-    context = {"base_dir": folder, "source": source, "files_root": files_root or folder}
+    context = loading_context(source, files_root, base_dir)
     return validate_model(Pipeline, data, path=source, error=PipelineFileError, context=context)
