@@ -31,7 +31,7 @@ def _flags_of(command: Any) -> Iterator[str]:
 _FLAGS = sorted(set(_flags_of(typer.main.get_command(app))) - {"--help"})
 _OUR_FLAGS = re.compile("|".join(re.escape(flag) + r"(?![\w-])" for flag in _FLAGS))
 _OUR_COMMANDS = re.compile(
-    r"`phasegate (?:check|run|judge|report|demo|pipeline)\b|phasegate pipeline"
+    r"`phasegate (?:check|run|judge|report|demo|pipeline|serve|batch)\b|phasegate pipeline"
 )
 _ARGUMENT = re.compile(r"--[a-z-]+")
 """A string that is one option alone is an argument to another program (git), not a message."""

@@ -63,3 +63,12 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 def test_out_of_range_numbers_are_usage_errors(tmp_path: Path, flag: str) -> None:
     result = phasegate("serve", "--root", tmp_path, flag, "-1")
     assert result.returncode == 2
+
+
+def test_a_token_file_others_can_read_is_used_with_a_warning(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("a-token-of-my-own-0123456789\n")
+    token.chmod(0o644)
+    with running_service(tmp_path, token_file=token) as service:
+        pass
+    assert any("other users can read the token file" in line for line in service.said)

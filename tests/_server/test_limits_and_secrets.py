@@ -12,6 +12,7 @@ from tests.helpers.service import events, running_service
 pytestmark = pytest.mark.cli
 
 SECRET = "sk-ant-api03-DoNotShowThisAnywhere42"
+TOKEN = "the-service-token-0123456789"
 
 
 def test_a_run_that_outlives_its_timeout_ends_with_the_error_and_its_report(root: Path) -> None:
@@ -32,11 +33,14 @@ def test_secrets_in_what_the_model_says_reach_neither_responses_nor_events(
     script = root / "scripts" / "secret.yaml"
     script.write_text(
         (root / "scripts" / "task.yaml").read_text()
-        .replace("Files have been edited", f"Files have been edited with {SECRET}")
-        .replace("Replaced eval()", f"Replaced eval() ({SECRET}, environment-secret-value-123)")
+        .replace("Files have been edited", f"Files have been edited with {SECRET} {TOKEN}")
+        .replace("Replaced eval()", f"Replaced eval() ({SECRET}, environment-secret-value-123, "
+                 f"{TOKEN})")
     )  # fmt: skip
+    token_file = root / "token"
+    token_file.write_text(TOKEN + "\n")
     monkeypatch.setenv("SERVICE_API_KEY", "environment-secret-value-123")
-    with running_service(root, "--model-script", script) as service:
+    with running_service(root, "--model-script", script, token_file=token_file) as service:
         client = service.client()
         run = service.start_run(client, task="task.yaml", workdir="project", copy_workdir=True)
         streamed = events(client, run["id"])

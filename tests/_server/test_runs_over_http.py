@@ -91,8 +91,15 @@ def test_a_stream_of_an_ended_run_replays_from_the_query_parameter_and_closes(
             tail = [line for line in a.iter_lines() if line.startswith("id:")]
         after_everything = events(client, run["id"], last_event_id=total)
 
+        malformed = [
+            events(client, run["id"], headers={"Last-Event-ID": bad})
+            for bad in (b"\xb2", b"9" * 5000, b"seven", b"-3")
+        ]
+
         assert tail == [f"id: {total - 1}", f"id: {total}"]
         assert after_everything == []
+        for replay in malformed:  # a malformed Last-Event-ID counts as none: all of it again
+            assert [e.id for e in replay] == list(range(1, total + 1))
 
 
 def test_runs_are_listed_newest_first_a_page_at_a_time_and_by_status(root: Path) -> None:
@@ -109,13 +116,14 @@ def test_runs_are_listed_newest_first_a_page_at_a_time_and_by_status(root: Path)
         first = client.get("/v1/runs", params={"limit": 2}).json()
         second = client.get("/v1/runs", params={"limit": 2, "cursor": first["next_cursor"]}).json()
         cancelled = client.get("/v1/runs", params={"status": "cancelled"}).json()
-        bad_cursor = client.get("/v1/runs", params={"cursor": "abc"})
+        bad_cursors = [client.get("/v1/runs", params={"cursor": c}) for c in ("abc", "²", "-1")]
 
         assert [r["id"] for r in first["runs"] + second["runs"]] == ids[::-1]
         assert second["next_cursor"] is None
         assert [r["id"] for r in cancelled["runs"]] == [ids[2]]
-        assert bad_cursor.status_code == 400
-        assert bad_cursor.json()["error"]["field"] == "cursor"
+        for bad_cursor in bad_cursors:
+            assert bad_cursor.status_code == 400
+            assert bad_cursor.json()["error"]["field"] == "cursor"
 
 
 def test_a_client_that_never_reads_holds_up_neither_the_run_nor_other_clients(

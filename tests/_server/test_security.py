@@ -30,6 +30,7 @@ def service(tmp_path_factory: pytest.TempPathFactory, outside: Path) -> Iterator
     (root / "escape").symlink_to(outside, target_is_directory=True)
     (outside / "elsewhere.yaml").write_text((root / "task.yaml").read_text())
     (root / "outside.yaml").symlink_to(outside / "elsewhere.yaml")
+    (root / "project" / "inner").mkdir()
     with running_service(root, "--model-script", root / "scripts" / "task.yaml") as running:
         yield running
 
@@ -52,8 +53,25 @@ def test_a_missing_or_wrong_token_is_401(service: Service, header: str | None) -
         assert service.token not in answer.text
 
 
-def test_health_needs_no_token(service: Service) -> None:
+def test_health_and_the_openapi_document_need_no_token_and_no_page_loads_scripts_elsewhere(
+    service: Service,
+) -> None:
     assert httpx.get(service.url + "/healthz").json() == {"status": "ok", "api_version": "v1"}
+    assert httpx.get(service.url + "/openapi.json").json()["info"]["title"] == "phasegate"
+    for page in ("/docs", "/redoc"):
+        assert httpx.get(service.url + page).status_code == 404
+
+
+def test_an_inline_definition_nested_too_deep_is_refused_not_a_server_error(
+    service: Service,
+) -> None:
+    nested: dict[str, object] = {"k": 1}
+    for _ in range(300):
+        nested = {"k": nested}
+    body = {"task": {"name": "t", "phases": [{"name": "p", "extra": nested}]}, "workdir": "project"}
+    answer = service.client().post("/v1/runs", json=body)
+    assert answer.status_code == 422
+    assert "64 levels" in answer.text
 
 
 @pytest.mark.parametrize(
@@ -90,6 +108,8 @@ def test_a_local_origin_is_allowed(service: Service) -> None:
         ({"task": "task.yaml", "workdir": ".phasegate"}, "workdir", "reserved_path"),
         ({"task": "task.yaml", "workdir": "nowhere"}, "workdir", "not_found"),
         ({"task": "project", "workdir": "project"}, "task", "not_a_file"),
+        ({"task": "task.yaml", "workdir": "."}, "workdir", "reserved_path"),
+        ({"task": "task.yaml", "workdir": "a" * 300}, "workdir", "bad_path"),
         ({"pipeline": "task.yaml", "workdir": "empty"}, "pipeline", "invalid_pipeline"),
         (
             {"task": {"name": "t", "phases": []}, "workdir": "project"},
@@ -107,6 +127,7 @@ def test_a_path_that_escapes_the_root_or_a_bad_definition_is_400_naming_the_fiel
     error = answer.json()["error"]
     assert (error["field"], error["code"]) == (field, code)
     assert str(outside) not in error["message"]
+    assert str(service.root) not in error["message"]
     assert _runs(service) == before
 
 
@@ -145,10 +166,12 @@ def test_an_idempotency_key_returns_the_same_run_and_refuses_another_request(
     assert len(_runs(service)) == runs_before + 1
 
 
-def test_a_second_run_in_a_busy_work_directory_is_409(service: Service) -> None:
+def test_a_second_run_in_a_busy_or_overlapping_work_directory_is_409(service: Service) -> None:
     client = service.client()
     first = service.start_run(client, task="task.yaml", workdir="project")
     busy = client.post("/v1/runs", json={"task": "task.yaml", "workdir": "project"})
+    inside = client.post("/v1/runs", json={"task": "task.yaml", "workdir": "project/inner"})
+    assert inside.status_code == 409
     copy = client.post(
         "/v1/runs", json={"task": "task.yaml", "workdir": "project", "copy_workdir": True}
     )
@@ -165,3 +188,13 @@ def test_a_second_run_in_a_busy_work_directory_is_409(service: Service) -> None:
 def _runs(service: Service) -> set[str]:
     folder = service.root / ".phasegate" / "runs"
     return set(os.listdir(folder)) if folder.exists() else set()
+
+
+def test_the_service_keeps_its_folders_and_run_output_to_its_user(service: Service) -> None:
+    client = service.client()
+    run = service.start_run(client, task="task.yaml", workdir="project", copy_workdir=True)
+    service.wait(client, run["id"])
+    state = service.root / ".phasegate"
+    for folder in (state, state / "runs", state / "runs" / run["id"]):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE((state / "runs" / run["id"] / "process.log").stat().st_mode) == 0o600

@@ -136,13 +136,17 @@ def events(
     last_event_id: int | None = None,
     stop_after: int | None = None,
     timeout: float = 120,
+    headers: dict[str, bytes] | None = None,
 ) -> list[StreamedEvent]:
-    """Read the run's event stream until it closes (or ``stop_after`` events, then hang up)."""
-    headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
+    """Read the run's event stream until it closes (or ``stop_after`` events, then hang up);
+    ``headers`` go with the request as they are."""
+    sent = {name.encode(): value for name, value in (headers or {}).items()}
+    if last_event_id is not None:
+        sent[b"Last-Event-ID"] = str(last_event_id).encode()
     received: list[StreamedEvent] = []
     fields: dict[str, str] = {}
     deadline = time.monotonic() + timeout
-    with client.stream("GET", f"/v1/runs/{run_id}/events", headers=headers) as answer:
+    with client.stream("GET", f"/v1/runs/{run_id}/events", headers=sent) as answer:
         assert answer.status_code == 200, answer.read()
         for line in answer.iter_lines():
             assert time.monotonic() < deadline, f"the stream of {run_id} did not end in time"

@@ -63,7 +63,12 @@ def serve(
     except ImportError as exc:
         raise UsageError(f"phasegate serve needs the serve extra ({exc.name} is missing): "
                          "pip install 'phasegate[serve]'") from None  # fmt: skip
-    from phasegate._server.security import LOCAL_HOSTS, default_token_file, load_or_create_token
+    from phasegate._server.security import (
+        LOCAL_HOSTS,
+        default_token_file,
+        load_or_create_token,
+        readable_by_others,
+    )
     from phasegate._server.service import RunService
     from phasegate._server.settings import ServiceSettings
 
@@ -74,12 +79,15 @@ def serve(
     root = root.resolve()
     token_path = token_file or default_token_file(root)
     token = load_or_create_token(token_path, create=token_file is None)
+    if readable_by_others(token_path):
+        _say(f"warning: other users can read the token file {token_path}: chmod 600 it")
     settings = ServiceSettings(
         root=root,
         max_concurrent=max_concurrent or os.cpu_count() or 1,
         grace=grace,
         model_script=model_script.resolve() if model_script else None,
         cli_path=str(cli_path) if cli_path else None,
+        secrets=(token,),
     )
     service = RunService(settings)
     service.recover()

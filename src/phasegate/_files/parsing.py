@@ -62,7 +62,7 @@ def parse_json(text: str) -> object:
         raise
     except ValueError as exc:  # a number past Python's digit limit
         raise ParseProblem(f"invalid JSON: {exc}") from None
-    _check_tree(data)
+    check_tree(data)
     return data
 
 
@@ -79,8 +79,9 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
-def _check_tree(data: object) -> None:
-    """MAX_DEPTH and MAX_NODES for parsed JSON (which has no aliases: a tree)."""
+def check_tree(data: object) -> None:
+    """MAX_DEPTH and MAX_NODES for parsed JSON (which has no aliases: a tree); raises
+    ParseProblem."""
     count = 0
     stack: list[tuple[object, int]] = [(data, 1)]
     while stack:

@@ -75,13 +75,16 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         title="phasegate",
         version=API_VERSION,
         description="Run gated tasks and pipelines; follow their events as Server-Sent Events.",
+        # The interactive pages would load scripts from elsewhere into the origin whose
+        # page keeps the token; the document itself stays at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
         responses=_ERRORS,  # type: ignore[arg-type]
     )
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(HostGuard, hosts=hosts)
     app.state.service = service
     app.state.token = token
-    service.secrets = (token,)
 
     v1 = APIRouter(prefix=f"/{API_VERSION}", dependencies=[Depends(_authorized)])
 
@@ -105,7 +108,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         cursor: Annotated[str | None, Query(max_length=20)] = None,
     ) -> RunList:
         """Runs, newest first, a page at a time."""
-        if cursor is not None and not cursor.isdigit():
+        if cursor is not None and not (cursor.isascii() and cursor.isdigit()):
             raise RequestProblem(400, "bad_cursor", "cursor is the next_cursor of a "
                                  "previous page", field="cursor")  # fmt: skip
         below = int(cursor) if cursor is not None else None

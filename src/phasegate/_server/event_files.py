@@ -30,10 +30,11 @@ class LogLine:
     text: str
 
 
-def append_events(path: Path, events: list[RunEvent]) -> None:
-    """Append ``events`` as log lines; first end a line a killed writer left unfinished."""
+def append_events(path: Path, events: list[RunEvent], secrets: tuple[str, ...] = ()) -> None:
+    """Append ``events`` as log lines (``secrets`` hidden, as the environment's are); first
+    end a line a killed writer left unfinished."""
     _end_unfinished_line(path)
-    with EventLog(file=path) as log:
+    with EventLog(file=path, secrets=secrets) as log:
         for event in events:
             log(event)
 

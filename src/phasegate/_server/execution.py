@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
 from phasegate._server.job import RunJob
+from phasegate._server.lifecycle import Ending
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
 from phasegate._server.processes import RunProcess
 from phasegate._server.records import COPY, ERROR, EVENTS, PROCESS_LOG, REPORT, load_report, run_dir
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import DEFAULT_TIMEOUT, ServiceSettings
-from phasegate.client.schema import RunRequest, RunStatus
+from phasegate.client.schema import RunRequest
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.sdk.telemetry.events import EventData
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunInterrupted
-
-
-@dataclass(frozen=True, slots=True)
-class Ending:
-    """How a run ended: its status, the events that say why, and what its record gains."""
-
-    status: RunStatus
-    closing: list[EventData] = field(default_factory=list)
-    changes: dict[str, object] = field(default_factory=dict)
 
 
 async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:
@@ -33,7 +24,7 @@ async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSett
     try:
         job = _job(live, settings)
     except RequestProblem as problem:  # its files changed or went away while it was queued
-        return Ending("failed", changes={"error": problem.message})
+        return Ending(live.ending or "failed", changes={"error": problem.message})
     live.process = RunProcess(forks, job, live.bell)
     if live.ending is not None:  # stopped while its process was being started
         live.process.kill()
@@ -84,6 +75,7 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
         process_log=folder / PROCESS_LOG,
         model_script=settings.model_script,
         cli_path=settings.cli_path,
+        secrets=settings.secrets,
     )
 
 

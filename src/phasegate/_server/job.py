@@ -36,3 +36,6 @@ class RunJob:
     process_log: Path
     model_script: Path | None
     cli_path: str | None
+    secrets: tuple[str, ...] = ()
+    """Text the run's event log hides besides the environment's secrets (the service's
+    token)."""

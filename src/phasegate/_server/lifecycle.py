@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from phasegate._server.records import RunRecord
 from phasegate.client.schema import RunStatus
+from phasegate.sdk.telemetry.events import EventData
 
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     "queued": frozenset({"running", "cancelled", "interrupted"}),
@@ -28,6 +30,15 @@ TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
 """Every status and the statuses it may move to."""
 
 ENDED: frozenset[RunStatus] = frozenset({"finished", "failed", "cancelled", "interrupted"})
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a run ended: its status, the events that say why, and what its record gains."""
+
+    status: RunStatus
+    closing: list[EventData] = field(default_factory=list)
+    changes: dict[str, object] = field(default_factory=dict)
 
 
 class TransitionError(RuntimeError):

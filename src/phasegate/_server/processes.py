@@ -102,11 +102,14 @@ class RunProcess:
         deadline = loop.time() + grace
         while self.process.exitcode is None and loop.time() < deadline:
             await asyncio.sleep(0.05)
-        kill_group(self.pid)
+        self.kill()
 
     def kill(self) -> None:
         """End the run's whole group at once: a pipeline's state stays resumable."""
         kill_group(self.pid)
+        # Just after the fork the run has no group of its own yet: it is its only process.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
 
     def _ring(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._drain():

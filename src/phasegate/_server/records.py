@@ -65,10 +65,18 @@ def run_dir(root: Path, run_id: str) -> Path:
     return runs_dir(root) / run_id
 
 
+def make_private(root: Path) -> None:
+    """Make the service's folders in ``root`` (made if missing) readable by this user alone:
+    they hold the token and every run's events, reports and process output."""
+    for folder in (root / STATE_DIR, runs_dir(root)):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        folder.chmod(0o700)
+
+
 def save_record(root: Path, record: RunRecord) -> None:
     """Write ``record.json`` whole or not at all."""
     folder = run_dir(root, record.id)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     write_atomic(folder / RECORD, record.model_dump_json(indent=2).encode("utf-8"))
 
 

@@ -52,8 +52,9 @@ def inside_root(root: Path, value: str, field: str, kind: Literal["directory", "
             400, "not_found", f"{field} {value!r} does not exist under the root", field=field
         ) from None
     except (OSError, RuntimeError) as exc:
+        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
         raise RequestProblem(
-            400, "bad_path", f"{field} {value!r} cannot be resolved: {exc}", field=field
+            400, "bad_path", f"{field} {value!r} cannot be resolved: {problem}", field=field
         ) from None
     if not resolved.is_relative_to(base):
         raise RequestProblem(
@@ -61,10 +62,10 @@ def inside_root(root: Path, value: str, field: str, kind: Literal["directory", "
             f"{field} {value!r} leads outside the root (symlinks are followed); name a path "
             "inside the service's root", field=field,
         )  # fmt: skip
-    if resolved.is_relative_to(base / STATE_DIR):
+    if resolved.is_relative_to(base / STATE_DIR) or (kind == "directory" and resolved == base):
         raise RequestProblem(
-            400, "reserved_path", f"{field} {value!r} is inside the service's own {STATE_DIR} "
-            "folder; name a path outside it", field=field,
+            400, "reserved_path", f"{field} {value!r} holds or is the service's own {STATE_DIR} "
+            "folder (its token, every run); name a folder inside the root", field=field,
         )  # fmt: skip
     if not (resolved.is_dir() if kind == "directory" else resolved.is_file()):
         raise RequestProblem(

@@ -41,7 +41,7 @@ def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
     whole group when ``alive`` closes (the service went away)."""
     os.setsid()
     threading.Thread(target=_end_with_service, args=(alive,), daemon=True).start()
-    log = os.open(job.process_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    log = os.open(job.process_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
     try:
@@ -71,12 +71,13 @@ def _end_with_service(alive: Connection) -> None:
 
 async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
     stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, _stop_run, loop, stop)
     if job.copy_from is not None and not job.workdir.exists():
         shutil.copytree(job.copy_from, job.workdir, symlinks=True, ignore=_PHASEGATE_STATE)
     retry = RetryPolicy(max_total=job.timeout)
     with contextlib.ExitStack() as stack:
-        log = stack.enter_context(EventLog(file=job.events_file))
+        log = stack.enter_context(EventLog(file=job.events_file, secrets=job.secrets))
         sink = fan_out([log, lambda _event: _ring(bell)])
         agent = claude_agent(
             stack, model=job.model, timeout=job.timeout, max_cost=job.max_cost,
@@ -91,6 +92,16 @@ async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
         if job.resume and state_path(job.workdir).exists():
             return await pipelines.resume(job.definition, job.workdir, stop=stop)
         return await pipelines.run(job.definition, job.workdir, run_id=job.run_id, stop=stop)
+
+
+def _stop_run(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """SIGTERM: stop the run as its timeout would, and pass the signal on to the rest of
+    this process group (the agent's CLI and what it started), so the CLI ends now instead of
+    when the agent's SDK gives up waiting for it."""
+    stop.set()
+    loop.remove_signal_handler(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    loop.call_soon(os.killpg, os.getpgrp(), signal.SIGTERM)
 
 
 def _ring(bell: Connection) -> None:

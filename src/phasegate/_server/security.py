@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,7 +37,7 @@ def load_or_create_token(path: Path, *, create: bool) -> str:
     """The token in ``path``; with ``create``, a new random one is written first when the
     file does not exist (mode 0600)."""
     if create and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         token = secrets.token_urlsafe(TOKEN_BYTES)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as file:
@@ -50,6 +51,14 @@ def load_or_create_token(path: Path, *, create: bool) -> str:
             f"the token in {path} is shorter than 16 characters; use a long random one"
         )
     return token
+
+
+def readable_by_others(path: Path) -> bool:
+    """Whether users other than the owner may read ``path``."""
+    try:
+        return bool(path.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH))
+    except OSError:
+        return False
 
 
 def bearer_matches(header: str | None, token: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections import deque
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
@@ -17,11 +18,20 @@ from pathlib import Path
 from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
-from phasegate._server.lifecycle import ENDED, moved, now
+from phasegate._server.lifecycle import ENDED, Ending, moved, now
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, not_found
 from phasegate._server.processes import fork_server
-from phasegate._server.records import COPY, EVENTS, RunRecord, load_records, run_dir, save_record
+from phasegate._server.records import (
+    COPY,
+    EVENTS,
+    RunRecord,
+    load_records,
+    make_private,
+    run_dir,
+    save_record,
+)
+from phasegate._server.recovery import DONE_ONLY, repair
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import ServiceSettings
 from phasegate.client.schema import RunRequest, RunStatus
@@ -32,6 +42,8 @@ from phasegate.sdk.telemetry.service_events import (
     RunInterrupted,
     RunQueued,
 )
+
+_log = logging.getLogger("phasegate.serve")
 
 
 class RunService:
@@ -47,8 +59,6 @@ class RunService:
         self._forks: ForkServerContext | None = None
         self.keys = IdempotencyKeys(self.root)
         self.unreadable: list[str] = []
-        self.secrets: tuple[str, ...] = ()
-        """Text never shown in a response (the service's token)."""
         self._lock = asyncio.Lock()
 
     # -- starting and stopping the service -----------------------------------------------
@@ -59,13 +69,15 @@ class RunService:
 
     def recover(self) -> None:
         """Load every run on disk; runs a previous instance left unfinished are interrupted."""
+        make_private(self.root)
         records, self.unreadable = load_records(self.root)
         for record in records:
             live = self.runs[record.id] = LiveRun(record)
-            if record.status not in ENDED:
-                self.end(live, "interrupted", RunInterrupted(
-                    reason="the service stopped before the run finished",
-                    resumable=_resumable(record)), resumable=_resumable(record))  # fmt: skip
+            fix = repair(self.root, record)
+            if fix == DONE_ONLY:
+                self._append(live, RunDone(status=record.status, verdict=record.verdict))
+            elif isinstance(fix, Ending):
+                self.end(live, fix.status, *fix.closing, **fix.changes)
 
     async def drain(self) -> None:
         """Stop accepting runs; interrupt queued ones; give running ones the grace period,
@@ -77,12 +89,19 @@ class RunService:
             self.end(live, "interrupted", RunInterrupted(reason=reason, resumable=True),
                      resumable=True)  # fmt: skip
         tasks = [t for i in self.running if (t := self.runs[i].task) is not None]
-        if tasks:
-            _, late = await asyncio.wait(tasks, timeout=self.settings.grace)
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=self.settings.grace)
+        for run_id in list(self.running):
+            self._interrupt(self.runs[run_id])
+        if late:
+            # A stopped task still judges and writes its report; bounded like a cancel.
+            _, stuck = await asyncio.wait(late, timeout=self.settings.stop_grace)
             for run_id in list(self.running):
-                self._interrupt(self.runs[run_id])
-            if late:
-                await asyncio.wait(late)
+                if (process := self.runs[run_id].process) is not None:
+                    process.kill()
+            if stuck:
+                await asyncio.wait(stuck)
 
     # -- requests ------------------------------------------------------------------------
     async def submit(self, request: RunRequest, key: str | None) -> tuple[LiveRun, bool]:
@@ -158,6 +177,9 @@ class RunService:
             )
         if not self.accepting:
             raise RequestProblem(503, "shutting_down", "the service is shutting down")
+        request = RunRequest.model_validate(live.record.request)
+        if not request.copy_workdir:
+            self._refuse_busy(self.root / live.record.workdir)
         live.record = moved(live.record, "queued")
         live.ending, live.resuming = None, True
         save_record(self.root, live.record)
@@ -192,6 +214,11 @@ class RunService:
             self.start()
             assert self._forks is not None
             ending = await execute(live, self._forks, self.settings)
+        except Exception as exc:  # the service's own failure (a full disk): never a lost run
+            _log.exception("run %s failed in the service", live.record.id)
+            ending = Ending(live.ending or "failed", changes={"error": f"the service failed "
+                            f"to carry out the run: {exc.__class__.__name__}: {exc}"})  # fmt: skip
+        try:
             self.end(live, ending.status, *ending.closing, **ending.changes)
         finally:
             self.running.discard(live.record.id)
@@ -209,27 +236,29 @@ class RunService:
 
     def _append(self, live: LiveRun, *events: EventData) -> None:
         append_events(run_dir(self.root, live.record.id) / EVENTS,
-                      [service_event(data, live.record) for data in events])  # fmt: skip
+                      [service_event(data, live.record) for data in events],
+                      self.settings.secrets)  # fmt: skip
         live.bell.ring()
 
     def _refuse_busy(self, workdir: Path) -> None:
+        """A 409 when a queued or running run works in ``workdir``, in a folder inside it, or
+        in one holding it: two agents would change one tree."""
         for other in self.runs.values():
             record = other.record
-            if record.status in ("queued", "running") and self.root / record.workdir == workdir:
+            theirs = self.root / record.workdir
+            overlap = theirs == workdir or theirs.is_relative_to(workdir) or (
+                workdir.is_relative_to(theirs))  # fmt: skip
+            if record.status in ("queued", "running") and overlap:
                 raise RequestProblem(
                     409,
                     "workdir_busy",
-                    f"run {record.id} is already {record.status} in this work directory; wait "
-                    "for it, or run in a copy (copy_workdir)",
+                    f"run {record.id} is already {record.status} in {record.workdir}, which "
+                    "overlaps this work directory; wait for it, or run in a copy (copy_workdir)",
                     field="workdir",
                 )
 
     def _next_seq(self) -> int:
         return max((live.record.seq for live in self.runs.values()), default=0) + 1
-
-
-def _resumable(record: RunRecord) -> bool:
-    return record.kind == "pipeline" or record.started_at is None
 
 
 def _digest(request: RunRequest) -> str:

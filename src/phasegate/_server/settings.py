@@ -23,3 +23,5 @@ class ServiceSettings:
     """Seconds a stopped run has to judge and write its report before its group is killed."""
     model_script: Path | None = None
     cli_path: str | None = None
+    secrets: tuple[str, ...] = ()
+    """Text no response or event may show (the service's token)."""

@@ -19,6 +19,8 @@ from phasegate._server.lifecycle import ENDED
 from phasegate._server.live import LiveRun
 from phasegate._server.records import EVENTS, run_dir
 
+_MAX_ID_DIGITS = 18
+"""An event id longer than this is no id the service gave."""
 _RECHECK = 5.0
 """Seconds between looks at the log when no ring comes."""
 
@@ -40,6 +42,7 @@ async def follow(root: Path, live: LiveRun, after: int) -> AsyncIterator[LogLine
 def resume_point(header: str | None, query: int | None) -> int:
     """The last event id the client has: the ``Last-Event-ID`` header, else the query
     parameter, else 0 (a malformed header counts as none)."""
-    if header is not None and header.strip().isdigit():
-        return int(header.strip())
+    text = header.strip() if header is not None else ""
+    if text.isascii() and text.isdigit() and len(text) <= _MAX_ID_DIGITS:
+        return int(text)
     return query if query is not None and query >= 0 else 0

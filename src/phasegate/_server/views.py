@@ -48,4 +48,4 @@ def hidden(service: RunService, value: Any) -> Any:
     """``value`` with the service's token and the environment's secrets redacted."""
     if value is None:
         return None
-    return redact(value, [*service.secrets, *environment_secrets(os.environ)])
+    return redact(value, [*service.settings.secrets, *environment_secrets(os.environ)])

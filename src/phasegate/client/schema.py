@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from phasegate._files.limits import ParseProblem
+from phasegate._files.parsing import check_tree
 from phasegate.modes import Isolation, Mode
 
 API_VERSION = "v1"
@@ -63,6 +65,16 @@ class RunRequest(_Body):
         default=None, gt=0, le=7 * 24 * 3600, description="Seconds the run may take."
     )
     max_cost: float | None = Field(default=None, ge=0, description="USD the run may cost.")
+
+    @field_validator("task", "pipeline")
+    @classmethod
+    def _bounded(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        if isinstance(value, dict):
+            try:
+                check_tree(value)
+            except ParseProblem as problem:
+                raise ValueError(str(problem).replace("the file", "the object")) from None
+        return value
 
     @model_validator(mode="after")
     def _one_definition(self) -> RunRequest:

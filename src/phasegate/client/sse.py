@@ -1,6 +1,6 @@
 """An incremental Server-Sent Events parser: chunks of a stream in, whole events out.
 
-It follows the event-stream format of the HTML standard: lines end with CRLF, LF or CR (a
+The format: lines end with CRLF, LF or CR (a
 chunk may end between the CR and the LF); ``data`` lines accumulate, joined with newlines;
 ``event`` names the event (``message`` when absent); ``id`` sets the last event id, which
 later events keep until another ``id`` line; ``retry`` (digits only) sets the reconnection

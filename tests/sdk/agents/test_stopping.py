@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from phasegate import AgentObserver, AgentRequest, PipelineRunner, Runner, Task
+from phasegate import AgentError, AgentObserver, AgentRequest, PipelineRunner, Runner, Task
 from phasegate.phases.pipeline import Pipeline
 from phasegate.sdk.agents.session import STOPPED
 
@@ -82,3 +82,26 @@ def test_a_pipeline_run_can_be_stopped_and_carries_the_given_run_id(project: Pat
     error, run_id = asyncio.run(main())
     assert error == STOPPED
     assert run_id == "feed01"
+
+
+def test_an_agent_failure_that_follows_a_stop_is_reported_as_the_stop(
+    fix_task: Task, project: Path
+) -> None:
+    """The stop ends the agent's CLI too; the failure its runtime then reports is the stop's
+    doing, not an error of its own."""
+    stop = asyncio.Event()
+
+    class _FailsWhenStopped:
+        name = "failing"
+
+        async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
+            await stop.wait()
+            raise AgentError("the CLI ended", transient=False)
+
+    async def main() -> str | None:
+        run = asyncio.create_task(Runner(_FailsWhenStopped()).run(fix_task, project, stop=stop))
+        await asyncio.sleep(0)
+        stop.set()
+        return (await run).error
+
+    assert asyncio.run(main()) == STOPPED

@@ -120,6 +120,11 @@ class AgentSession:
                 raise RunError(STOPPED) from None
             timeout = self.settings.timeout
             raise RunError(f"the run did not finish within its timeout of {timeout:g} s") from None
+        except RunError:
+            if stop is not None and stop.is_set():
+                # Once stopped, a failure of the agent that follows is the stop's doing.
+                raise RunError(STOPPED) from None
+            raise
 
     async def run_agent(self) -> None:
         """Run :attr:`request`; after a transient failure, restart it as

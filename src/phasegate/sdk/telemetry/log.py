@@ -50,7 +50,8 @@ class EventLog:
     stderr). ``log_format``: ``json`` (one object a line) or ``console``. ``processors`` run
     after redaction and before rendering. ``logger``: a structlog logger of your own (given
     alone); events are then handed to its ``info`` (redacted first) and your configuration
-    renders and writes them.
+    renders and writes them. ``secrets``: more text to hide, besides the values of the
+    process's secret environment variables.
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class EventLog:
         log_format: LogFormat = "json",
         processors: Sequence[Processor] = (),
         logger: Any = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         if log_format not in ("json", "console"):
             raise UsageError(f"unknown log format {log_format!r}; choose json or console")
@@ -75,7 +77,9 @@ class EventLog:
         """The log file, made absolute (none when writing to a stream): a runner does not
         count it as the agent's work when it lies in the work directory."""
         self._writer = _AppendWriter(Path(file)) if file is not None else _StreamWriter(stream)
-        self._secrets = environment_secrets(os.environ)
+        self._secrets = sorted(
+            {*environment_secrets(os.environ), *(s for s in secrets if s)}, key=len, reverse=True
+        )
         renderer: Processor = (
             structlog.processors.JSONRenderer(serializer=_dumps)
             if log_format == "json"
