@@ -171,7 +171,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
 
     @app.exception_handler(HTTPException)
     async def http_problem(_: Request, exc: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}
+        code = {400: "bad_body", 404: "not_found", 405: "method_not_allowed"}
         return error_response(exc.status_code, code.get(exc.status_code, "http_error"),
                               str(exc.detail))  # fmt: skip
 
