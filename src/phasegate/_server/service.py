@@ -68,7 +68,8 @@ class RunService:
             self._forks = fork_server()
 
     def recover(self) -> None:
-        """Load every run on disk; runs a previous instance left unfinished are interrupted."""
+        """Load every run on disk, and end what a previous instance left unfinished as
+        :func:`~.recovery.repair` says."""
         make_private(self.root)
         records, self.unreadable = load_records(self.root)
         for record in records:
@@ -81,7 +82,8 @@ class RunService:
 
     async def drain(self) -> None:
         """Stop accepting runs; interrupt queued ones; give running ones the grace period,
-        then interrupt them (a pipeline's state stays resumable)."""
+        then interrupt them (a pipeline's state stays resumable), killing what is still there
+        ``stop_grace`` seconds later."""
         self.accepting = False
         while self.queue:
             live = self.runs[self.queue.popleft()]
