@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from phasegate.client.errors import bad_answer
-from phasegate.client.schema import Health, RunInfo, RunLinks
+from phasegate.client.schema import Health, RunInfo
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -26,21 +26,15 @@ def json_object(body: bytes, status_code: int) -> dict[str, Any]:
 
 
 def run_info(data: object) -> RunInfo:
-    """A run, without the fields this client does not know."""
+    """A run (fields this client does not know are left out)."""
     if not isinstance(data, dict):
         raise bad_answer("a run that is not a JSON object")
-    known = {key: value for key, value in data.items() if key in RunInfo.model_fields}
-    links = known.get("links")
-    if isinstance(links, dict):
-        known["links"] = {
-            key: value for key, value in links.items() if key in RunLinks.model_fields
-        }
-    return _parse(RunInfo, known)
+    return _parse(RunInfo, data)
 
 
 def health(data: dict[str, Any]) -> Health:
-    """The service's health, without the fields this client does not know."""
-    return _parse(Health, {key: value for key, value in data.items() if key in Health.model_fields})
+    """The service's health (fields this client does not know are left out)."""
+    return _parse(Health, data)
 
 
 def _parse(model: type[_Model], data: dict[str, Any]) -> _Model:

@@ -153,7 +153,8 @@ class ServiceClient:
         return _run_info_of(await self._request("POST", f"/v1/runs/{run_id}/cancel"))
 
     async def resume(self, run_id: str) -> RunInfo:
-        """Queue a resumable run (an interrupted or failed pipeline) again."""
+        """Queue a resumable run again: an interrupted pipeline continues from its state, a
+        run interrupted before it started starts."""
         return _run_info_of(await self._request("POST", f"/v1/runs/{run_id}/resume"))
 
     def events(

@@ -1,7 +1,8 @@
 """The service's request and response bodies: what ``/openapi.json`` documents.
 
-Every body is a pydantic model that forbids unknown keys, so a typo in a request is a 422
-naming the field instead of a setting silently ignored. Paths in a request are relative to
+A request forbids unknown keys, so a typo is a 422 naming the field instead of a setting
+silently ignored; an answer ignores them, since answers only ever gain fields and an older
+client must still read a newer service. Paths in a request are relative to
 the service's root (or absolute inside it); the service checks them, symlinks resolved,
 before anything runs.
 """
@@ -32,6 +33,11 @@ RunKind = Literal["task", "pipeline"]
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Answer(BaseModel):
+    # Answers only ever gain fields: a client ignores those it does not know yet.
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class RunRequest(_Body):
@@ -92,7 +98,7 @@ class RunRequest(_Body):
         return "task" if self.task is not None else "pipeline"
 
 
-class RunLinks(_Body):
+class RunLinks(_Answer):
     """Where to follow a run."""
 
     self: str
@@ -101,7 +107,7 @@ class RunLinks(_Body):
     resume: str | None = None
 
 
-class RunInfo(_Body):
+class RunInfo(_Answer):
     """A run as ``GET /v1/runs/{id}`` shows it."""
 
     id: str
@@ -125,14 +131,14 @@ class RunInfo(_Body):
     )
 
 
-class RunList(_Body):
+class RunList(_Answer):
     """``GET /v1/runs``: newest first; pass ``next_cursor`` as ``cursor`` for the next page."""
 
     runs: list[RunInfo]
     next_cursor: str | None = None
 
 
-class ErrorDetail(_Body):
+class ErrorDetail(_Answer):
     """What went wrong, and what to do."""
 
     code: str
@@ -140,13 +146,13 @@ class ErrorDetail(_Body):
     field: str | None = Field(default=None, description="The request field at fault, if one.")
 
 
-class ErrorBody(_Body):
+class ErrorBody(_Answer):
     """Every error response the service writes itself."""
 
     error: ErrorDetail
 
 
-class Health(_Body):
+class Health(_Answer):
     """``GET /healthz``."""
 
     status: Literal["ok", "draining"]
