@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from phasegate._server.records import RunRecord
 from tests.helpers.service import Service, events, running_service
 
 pytestmark = pytest.mark.cli
@@ -102,7 +103,7 @@ def test_sigterm_interrupts_what_runs_closes_its_streams_and_exits_cleanly(
     for run, status in ((running, "interrupted"), (waiting, "interrupted")):
         record = (root / ".phasegate" / "runs" / run["id"] / "record.json").read_text()
         assert f'"status": "{status}"' in record
-    assert (
-        '"resumable": true'
-        in (root / ".phasegate" / "runs" / waiting["id"] / "record.json").read_text()
+    waited = RunRecord.model_validate_json(
+        (root / ".phasegate" / "runs" / waiting["id"] / "record.json").read_bytes()
     )
+    assert waited.resumable

@@ -51,9 +51,10 @@ def serve(
 ) -> None:
     """Serve tasks and pipelines over HTTP, with their events as Server-Sent Events.
 
-    Every endpoint but /healthz and /ui needs 'Authorization: Bearer TOKEN'. SIGTERM or
-    Ctrl-C: no new run is accepted, queued runs are interrupted, running ones get --grace
-    seconds, then the rest are interrupted (pipelines can be resumed after a restart).
+    Every endpoint but /healthz, /openapi.json and /ui needs 'Authorization: Bearer
+    TOKEN'. SIGTERM or Ctrl-C: no new run is accepted, queued runs are interrupted, running
+    ones get --grace seconds, then the rest are interrupted (pipelines can be resumed after
+    a restart).
     """  # fmt: skip
     try:
         import uvicorn
@@ -97,13 +98,12 @@ def serve(
         create_app(service, token, hosts), host=host, port=port, log_level="warning",
         timeout_graceful_shutdown=5, lifespan="off",
     )  # fmt: skip
-    say = _say
-    say(f"root {root}")
-    say(f"token file {token_path}")
+    _say(f"root {root}")
+    _say(f"token file {token_path}")
     for line in service.unreadable:
-        say(f"skipped an unreadable run: {line}")
-    asyncio.run(DrainingServer(config, service).serve(say))
-    say("stopped")
+        _say(f"skipped an unreadable run: {line}")
+    asyncio.run(DrainingServer(config, service).serve(_say))
+    _say("stopped")
 
 
 def _say(text: str) -> None:

@@ -30,9 +30,10 @@ def receive_job(kind: type[T]) -> T:
     return job
 
 
-def end_with_parent() -> None:
-    """From now on, end this process group as soon as the parent closes our stdin."""
-    threading.Thread(target=_wait_for_parent, daemon=True).start()
+def end_with_parent(fd: int = _STDIN) -> None:
+    """From now on, end this process group as soon as the parent closes its end of ``fd``
+    (a pipe; stdin by default)."""
+    threading.Thread(target=_wait_for_parent, args=(fd,), daemon=True).start()
 
 
 def _read_exactly(size: int) -> bytes:
@@ -47,7 +48,7 @@ def _read_exactly(size: int) -> bytes:
     return bytes(data)
 
 
-def _wait_for_parent() -> None:
-    while os.read(_STDIN, 4096):
+def _wait_for_parent(fd: int) -> None:
+    while os.read(fd, 4096):
         pass
     os.killpg(os.getpgrp(), signal.SIGKILL)

@@ -16,7 +16,7 @@ from phasegate._server.limits import BodyLimit
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
 from phasegate._server.responses import error_response
-from phasegate._server.security import HostGuard, bearer_matches
+from phasegate._server.security import HostGuard, token_matches
 from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point
 from phasegate._server.views import run_info
@@ -56,7 +56,7 @@ async def _authorized(
     request: Request,
 ) -> None:
     token: str = request.app.state.token
-    if credentials is None or not bearer_matches(request.headers.get("authorization"), token):
+    if credentials is None or not token_matches(credentials.credentials, token):
         raise RequestProblem(
             401,
             "unauthorized",

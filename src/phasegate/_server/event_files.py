@@ -76,6 +76,22 @@ class LogCursor:
         return found
 
 
+def last_event(path: Path, tail: int = 65536) -> str | None:
+    """The event of the log's last complete line (None without one), read from its end: a
+    restart looks at every run's log, and only the end tells whether it is done."""
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(size - tail, 0))
+            data = file.read()
+    except FileNotFoundError:
+        return None
+    for raw in reversed(data[: data.rfind(b"\n") + 1].split(b"\n")):
+        if (event := _event_of(raw)) is not None:
+            return event
+    return None
+
+
 class Doorbell:
     """Wakes everyone waiting for news of a run; a waiter that took :meth:`waiter` before
     looking never misses a ring that came after."""

@@ -6,17 +6,25 @@ from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
 from phasegate._server.job import RunJob
-from phasegate._server.lifecycle import Ending
+from phasegate._server.lifecycle import Ending, interrupted
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
 from phasegate._server.processes import RunProcess
-from phasegate._server.records import COPY, ERROR, EVENTS, PROCESS_LOG, REPORT, load_report, run_dir
+from phasegate._server.records import (
+    COPY,
+    ERROR,
+    EVENTS,
+    PROCESS_LOG,
+    REPORT,
+    load_report,
+    outcome_of,
+    run_dir,
+)
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import DEFAULT_TIMEOUT, ServiceSettings
 from phasegate.client.schema import RunRequest
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
-from phasegate.sdk.telemetry.events import EventData
-from phasegate.sdk.telemetry.service_events import RunCancelled, RunInterrupted
+from phasegate.sdk.telemetry.service_events import RunCancelled
 
 
 async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:
@@ -30,24 +38,15 @@ async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSett
         live.process.kill()
     code = await live.process.wait()
     report = load_report(settings.root, live.record.id)
-    if report is not None:
-        verdict, error = report.get("verdict"), report.get("error")
-    else:
-        verdict, error = None, _failure(job.error_file, code, live.record.id)
-    status = live.ending or ("finished" if report is not None else "failed")
-    resumable = status == "interrupted" and live.record.kind == "pipeline"
-    closing: list[EventData] = []
-    if status == "cancelled":
-        closing.append(RunCancelled(started=True))
-    elif status == "interrupted":
-        reason = "the service shut down before the run finished"
-        closing.append(RunInterrupted(reason=reason, resumable=resumable))
-    changes: dict[str, object] = {
-        "verdict": verdict if isinstance(verdict, str) else None,
-        "error": error if isinstance(error, str) else None,
-        "resumable": resumable,
-    }
-    return Ending(status, closing, changes)
+    changes: dict[str, object] = (
+        outcome_of(report) if report is not None
+        else {"verdict": None, "error": _failure(job.error_file, code, live.record.id)}
+    )  # fmt: skip
+    if live.ending == "interrupted":
+        return interrupted(live.record, "the service shut down before the run finished", **changes)
+    if live.ending == "cancelled":
+        return Ending("cancelled", [RunCancelled(started=True)], changes)
+    return Ending("finished" if report is not None else "failed", changes=changes)
 
 
 def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from phasegate._files.atomic import write_atomic
 from phasegate._server.problems import RequestProblem
-from phasegate._server.records import STATE_DIR
+from phasegate.sdk.pipelines.state import STATE_DIR
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255

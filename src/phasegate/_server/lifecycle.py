@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from phasegate._server.records import RunRecord
 from phasegate.client.schema import RunStatus
 from phasegate.sdk.telemetry.events import EventData
+from phasegate.sdk.telemetry.service_events import RunInterrupted
 
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     "queued": frozenset({"running", "cancelled", "interrupted"}),
@@ -41,6 +42,12 @@ class Ending:
     changes: dict[str, object] = field(default_factory=dict)
 
 
+def interrupted(record: RunRecord, reason: str, **changes: object) -> Ending:
+    """How ``record``'s run ends when the service stops or restarts under it."""
+    resumable = record.kind == "pipeline" or record.started_at is None
+    return Ending("interrupted", [RunInterrupted(reason=reason, resumable=resumable)], changes)
+
+
 class TransitionError(RuntimeError):
     """A status change the machine does not allow (a bug in the service, not in a request)."""
 
@@ -55,7 +62,7 @@ def moved(record: RunRecord, status: RunStatus, **changes: object) -> RunRecord:
     if status in ENDED:
         update["finished_at"] = now()
     if status == "queued":
-        update.update(finished_at=None, verdict=None, error=None, resumable=False)
+        update.update(finished_at=None, verdict=None, error=None)
     return record.model_copy(update=update)
 
 

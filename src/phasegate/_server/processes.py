@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+from multiprocessing import forkserver
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
@@ -34,8 +35,6 @@ def fork_server() -> ForkServerContext:
     _main_as_module()
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    from multiprocessing import forkserver
-
     forkserver.ensure_running()
     return context
 
@@ -63,6 +62,9 @@ class RunProcess:
         self.process.start()
         bell_out.close()
         alive_in.close()
+        loop = asyncio.get_running_loop()
+        self._ended: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(self.process.sentinel, _settle, self._ended)
 
     @property
     def pid(self) -> int:
@@ -74,11 +76,9 @@ class RunProcess:
         """Wait for the process to end (ringing the doorbell for each of its events); its exit
         code. Whatever the run started and left behind is ended with it."""
         loop = asyncio.get_running_loop()
-        ended = loop.create_future()
-        loop.add_reader(self.process.sentinel, _settle, ended)
         loop.add_reader(self._bell_in.fileno(), self._ring, loop)
         try:
-            await ended
+            await self._ended
         finally:
             loop.remove_reader(self.process.sentinel)
             loop.remove_reader(self._bell_in.fileno())
@@ -98,10 +98,8 @@ class RunProcess:
     async def end(self, grace: float) -> None:
         """Stop the run and give it ``grace`` seconds before its whole group is killed."""
         self.stop()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        while self.process.exitcode is None and loop.time() < deadline:
-            await asyncio.sleep(0.05)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._ended), grace)
         self.kill()
 
     def kill(self) -> None:

@@ -17,9 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from phasegate._files.atomic import write_atomic
 from phasegate.client.schema import RunKind, RunStatus
 from phasegate.modes import Isolation, Mode
-
-STATE_DIR = ".phasegate"
-"""The service's folder in the root, as in a work directory."""
+from phasegate.sdk.pipelines.state import STATE_DIR
 
 RECORD = "record.json"
 EVENTS = "events.jsonl"
@@ -49,10 +47,15 @@ class RunRecord(BaseModel):
     created_at: str
     started_at: str | None = None
     finished_at: str | None = None
-    resumable: bool = False
     request: dict[str, object]
     """The request as it was accepted (``RunRequest``)."""
     request_digest: str
+
+    @property
+    def resumable(self) -> bool:
+        """Whether resuming continues it: an interrupted pipeline (from its state file), or
+        a run interrupted before it started (from the beginning)."""
+        return self.status == "interrupted" and (self.kind == "pipeline" or self.started_at is None)
 
 
 def runs_dir(root: Path) -> Path:
@@ -87,7 +90,7 @@ def load_records(root: Path) -> tuple[list[RunRecord], list[str]]:
     folder = runs_dir(root)
     if not folder.is_dir():
         return records, unreadable
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    for entry in os.scandir(folder):
         if not entry.is_dir() or entry.name.startswith("."):
             continue
         path = Path(entry.path) / RECORD
@@ -106,3 +109,12 @@ def load_report(root: Path, run_id: str) -> dict[str, object] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def outcome_of(report: dict[str, object]) -> dict[str, object]:
+    """What a record takes from its run's report: the verdict and the error."""
+    verdict, error = report.get("verdict"), report.get("error")
+    return {
+        "verdict": verdict if isinstance(verdict, str) else None,
+        "error": error if isinstance(error, str) else None,
+    }

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from phasegate._server.event_files import LogCursor
-from phasegate._server.lifecycle import ENDED, Ending
-from phasegate._server.records import EVENTS, RunRecord, load_report, run_dir
-from phasegate.sdk.telemetry.service_events import RunInterrupted
+from phasegate._server.event_files import last_event
+from phasegate._server.lifecycle import ENDED, Ending, interrupted
+from phasegate._server.records import EVENTS, RunRecord, load_report, outcome_of, run_dir
 
 DONE_ONLY = "done only"
 
@@ -23,17 +22,9 @@ def repair(root: Path, record: RunRecord) -> Ending | str | None:
     """How to end ``record``'s run now: an :class:`Ending`, :data:`DONE_ONLY` (its record
     ended, its log did not), or None (nothing to do)."""
     if record.status in ENDED:
-        cursor = LogCursor(run_dir(root, record.id) / EVENTS)
-        cursor.read_new()
-        return None if cursor.last_event == "done" else DONE_ONLY
+        ended = last_event(run_dir(root, record.id) / EVENTS) == "done"
+        return None if ended else DONE_ONLY
     report = load_report(root, record.id) if record.status == "running" else None
     if report is not None:
-        verdict, error = report.get("verdict"), report.get("error")
-        return Ending("finished", changes={
-            "verdict": verdict if isinstance(verdict, str) else None,
-            "error": error if isinstance(error, str) else None,
-        })  # fmt: skip
-    resumable = record.kind == "pipeline" or record.started_at is None
-    reason = "the service stopped before the run finished"
-    interrupted = RunInterrupted(reason=reason, resumable=resumable)
-    return Ending("interrupted", [interrupted], {"resumable": resumable})
+        return Ending("finished", changes=outcome_of(report))
+    return interrupted(record, "the service stopped before the run finished")

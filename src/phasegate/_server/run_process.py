@@ -15,10 +15,10 @@ import os
 import shutil
 import signal
 import sys
-import threading
 from multiprocessing.connection import Connection
 
 from phasegate._files.atomic import write_atomic
+from phasegate._process.child import end_with_parent
 from phasegate._server.job import RunJob
 from phasegate.errors import PhasegateError
 from phasegate.phases.model import Task
@@ -26,13 +26,13 @@ from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.batches.agents import claude_agent
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.pipelines.state import state_path
+from phasegate.sdk.pipelines.state import STATE_DIR, state_path
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.runner import Runner
 from phasegate.sdk.telemetry.events import fan_out
 from phasegate.sdk.telemetry.log import EventLog
 
-_PHASEGATE_STATE = shutil.ignore_patterns(".phasegate")
+_PHASEGATE_STATE = shutil.ignore_patterns(STATE_DIR)
 """A copy leaves out phasegate's own state: the service's runs, an earlier run's pipeline."""
 
 
@@ -40,7 +40,7 @@ def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
     """Run ``job`` in this freshly forked process; ring ``bell`` after each event; end the
     whole group when ``alive`` closes (the service went away)."""
     os.setsid()
-    threading.Thread(target=_end_with_service, args=(alive,), daemon=True).start()
+    end_with_parent(alive.fileno())
     log = os.open(job.process_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -60,13 +60,6 @@ def _exit(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
-
-
-def _end_with_service(alive: Connection) -> None:
-    with contextlib.suppress(EOFError, OSError):
-        while True:
-            alive.recv_bytes()
-    os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:

@@ -18,14 +18,12 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from phasegate._server.records import STATE_DIR
 from phasegate._server.responses import error_response
 from phasegate.errors import UsageError
+from phasegate.sdk.pipelines.state import STATE_DIR
 
 TOKEN_BYTES = 32
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-OPEN_PATHS = frozenset({"/healthz", "/ui"})
-"""Paths served without a token: they hold no data."""
 
 
 def default_token_file(root: Path) -> Path:
@@ -61,14 +59,9 @@ def readable_by_others(path: Path) -> bool:
         return False
 
 
-def bearer_matches(header: str | None, token: str) -> bool:
-    """Whether an ``Authorization`` header carries ``token`` (compared in constant time)."""
-    if header is None:
-        return False
-    scheme, _, value = header.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        value.strip().encode("utf-8"), token.encode("utf-8")
-    )
+def token_matches(given: str, token: str) -> bool:
+    """Whether ``given`` is ``token``, compared in constant time."""
+    return hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
 
 
 class HostGuard:

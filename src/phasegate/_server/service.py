@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 from collections import deque
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
-from phasegate._server.lifecycle import ENDED, Ending, moved, now
+from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, not_found
 from phasegate._server.processes import fork_server
@@ -34,14 +35,10 @@ from phasegate._server.records import (
 from phasegate._server.recovery import DONE_ONLY, repair
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import ServiceSettings
-from phasegate.client.schema import RunRequest, RunStatus
+from phasegate.client.schema import RunRequest
 from phasegate.sdk.telemetry.events import EventData, new_run_id
-from phasegate.sdk.telemetry.service_events import (
-    RunCancelled,
-    RunDone,
-    RunInterrupted,
-    RunQueued,
-)
+from phasegate.sdk.telemetry.log import environment_secrets
+from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunQueued
 
 _log = logging.getLogger("phasegate.serve")
 
@@ -59,6 +56,9 @@ class RunService:
         self._forks: ForkServerContext | None = None
         self.keys = IdempotencyKeys(self.root)
         self.unreadable: list[str] = []
+        self.hidden_text = [*settings.secrets, *environment_secrets(os.environ)]
+        """What no response shows: the service's token, the environment's secrets."""
+        self._last_seq = 0
         self._lock = asyncio.Lock()
 
     # -- starting and stopping the service -----------------------------------------------
@@ -74,11 +74,12 @@ class RunService:
         records, self.unreadable = load_records(self.root)
         for record in records:
             live = self.runs[record.id] = LiveRun(record)
+            self._last_seq = max(self._last_seq, record.seq)
             fix = repair(self.root, record)
             if fix == DONE_ONLY:
                 self._append(live, RunDone(status=record.status, verdict=record.verdict))
             elif isinstance(fix, Ending):
-                self.end(live, fix.status, *fix.closing, **fix.changes)
+                self.end(live, fix)
 
     async def drain(self) -> None:
         """Stop accepting runs; interrupt queued ones; give running ones the grace period,
@@ -87,9 +88,7 @@ class RunService:
         self.accepting = False
         while self.queue:
             live = self.runs[self.queue.popleft()]
-            reason = "the service shut down before the run started"
-            self.end(live, "interrupted", RunInterrupted(reason=reason, resumable=True),
-                     resumable=True)  # fmt: skip
+            self.end(live, interrupted(live.record, "the service shut down before the run started"))
         tasks = [t for i in self.running if (t := self.runs[i].task) is not None]
         if not tasks:
             return
@@ -154,7 +153,7 @@ class RunService:
         status = live.record.status
         if status == "queued":
             self.queue.remove(run_id)
-            self.end(live, "cancelled", RunCancelled(started=False))
+            self.end(live, Ending("cancelled", [RunCancelled(started=False)]))
         elif status == "running" and live.ending is None:
             live.ending = "cancelled"
             if live.process is not None:
@@ -189,12 +188,13 @@ class RunService:
         return live
 
     # -- running -------------------------------------------------------------------------
-    def end(self, live: LiveRun, status: RunStatus, *closing: EventData, **changes: object) -> None:
-        """Move ``live`` to an ended ``status``, then append ``closing`` events and ``done``."""
-        live.record = moved(live.record, status, **changes)
+    def end(self, live: LiveRun, ending: Ending) -> None:
+        """Move ``live`` to the ended status of ``ending``, then append its closing events
+        and ``done``."""
+        live.record = moved(live.record, ending.status, **ending.changes)
         save_record(self.root, live.record)
-        done = RunDone(status=status, verdict=live.record.verdict)
-        self._append(live, *closing, done)
+        done = RunDone(status=ending.status, verdict=live.record.verdict)
+        self._append(live, *ending.closing, done)
 
     def _enqueue(self, live: LiveRun) -> None:
         position = len(self.queue) + 1 if len(self.running) >= self.settings.max_concurrent else 0
@@ -221,7 +221,7 @@ class RunService:
             ending = Ending(live.ending or "failed", changes={"error": f"the service failed "
                             f"to carry out the run: {exc.__class__.__name__}: {exc}"})  # fmt: skip
         try:
-            self.end(live, ending.status, *ending.closing, **ending.changes)
+            self.end(live, ending)
         finally:
             self.running.discard(live.record.id)
             live.process = None
@@ -245,12 +245,12 @@ class RunService:
     def _refuse_busy(self, workdir: Path) -> None:
         """A 409 when a queued or running run works in ``workdir``, in a folder inside it, or
         in one holding it: two agents would change one tree."""
-        for other in self.runs.values():
-            record = other.record
+        for run_id in (*self.queue, *self.running):
+            record = self.runs[run_id].record
             theirs = self.root / record.workdir
             overlap = theirs == workdir or theirs.is_relative_to(workdir) or (
                 workdir.is_relative_to(theirs))  # fmt: skip
-            if record.status in ("queued", "running") and overlap:
+            if overlap:
                 raise RequestProblem(
                     409,
                     "workdir_busy",
@@ -260,7 +260,8 @@ class RunService:
                 )
 
     def _next_seq(self) -> int:
-        return max((live.record.seq for live in self.runs.values()), default=0) + 1
+        self._last_seq += 1
+        return self._last_seq
 
 
 def _digest(request: RunRequest) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from phasegate._server.lifecycle import ENDED
@@ -10,7 +9,7 @@ from phasegate._server.live import LiveRun
 from phasegate._server.records import load_report
 from phasegate._server.service import RunService
 from phasegate.client.schema import API_VERSION, RunInfo, RunLinks
-from phasegate.sdk.telemetry.log import environment_secrets, redact
+from phasegate.sdk.telemetry.log import redact
 
 
 def run_info(service: RunService, live: LiveRun, *, with_report: bool = True) -> RunInfo:
@@ -48,4 +47,4 @@ def hidden(service: RunService, value: Any) -> Any:
     """``value`` with the service's token and the environment's secrets redacted."""
     if value is None:
         return None
-    return redact(value, [*service.settings.secrets, *environment_secrets(os.environ)])
+    return redact(value, service.hidden_text)
