@@ -12,8 +12,9 @@ flipped every pair):
    bench/bare_query.py PROMPT W``, both pointed at the model server by their environment;
 3. for information: the CLI alone, ``claude -p PROMPT``.
 
-It prints the median of each side, the ratio of medians with the ratios pair by pair, and
-the model requests each side made (the same work on both sides means the same count).
+It prints the median of each side, the ratio of medians with the ratios pair by pair, the
+CPU time each side used (steadier than wall time on a busy machine), and the model requests
+each side made (the same work on both sides means the same count).
 Targets, printed and not enforced: 1.03x in one process, 1.05x as whole processes.
 ``--profile`` adds a breakdown of one ``phasegate run`` (bench/overhead_profile.py). Run with
 ``make bench`` or ``.venv/bin/python bench/overhead.py [--pairs N] [--profile]``.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -66,11 +68,23 @@ class Side:
 
     label: str
     seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    """CPU seconds (user and system) of each run: this process, the CLI, any child."""
     requests: list[int] = field(default_factory=list)
 
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its waited-for children: the work done, which a busy
+    machine's scheduling does not inflate the way it inflates wall time."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 Runs = Callable[[ScriptedModelServer, Path], None]
@@ -81,9 +95,10 @@ def timed(side: Side, runs: Runs, scratch: Path, number: int) -> None:
     work = scratch / f"{side.label.replace(' ', '-')}-{number}"
     shutil.copytree(EXAMPLE / "project", work)
     with ScriptedModelServer(GOOD_MODEL) as server:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu_seconds()
         runs(server, work)
         side.seconds.append(time.perf_counter() - started)
+        side.cpu.append(_cpu_seconds() - cpu)
         side.requests.append(len(server.requests))
     if FIXED not in (work / "app.py").read_text():
         fail(f"{side.label}: the model's edit is not on disk")
@@ -119,6 +134,7 @@ def compare(title: str, sides: tuple[tuple[Side, Runs], tuple[Side, Runs]], pair
     timed(bare, bare_runs, scratch, 0)
     for side in (gated, bare):
         side.seconds.clear()
+        side.cpu.clear()
         side.requests.clear()
     for number in range(1, pairs + 1):
         order = ((gated, gated_runs), (bare, bare_runs))
@@ -128,12 +144,14 @@ def compare(title: str, sides: tuple[tuple[Side, Runs], tuple[Side, Runs]], pair
     target = TARGETS[title]
     print(f"{title}:")
     for side in (gated, bare):
-        print(f"  {side.label:<28} median {side.median:.3f} s   model requests "
+        print(f"  {side.label:<28} median {side.median:.3f} s   CPU "
+              f"{statistics.median(side.cpu):.3f} s   model requests "
               f"{sorted(set(side.requests))}")  # fmt: skip
     pair_ratios = " ".join(f"{g / b:.2f}" for g, b in zip(gated.seconds, bare.seconds, strict=True))
     verdict = "meets" if ratio <= target else "misses"
+    cpu_ratio = statistics.median(gated.cpu) / statistics.median(bare.cpu)
     print(f"  ratio of medians {ratio:.3f}x ({verdict} the target {target:.2f}x); "
-          f"pair by pair: {pair_ratios}")  # fmt: skip
+          f"pair by pair: {pair_ratios}; CPU {cpu_ratio:.3f}x")  # fmt: skip
 
 
 def claude_alone(prompt: str, scratch: Path, pairs: int) -> None:

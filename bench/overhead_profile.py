@@ -3,8 +3,8 @@
 It runs in a fresh process, as ``phasegate run`` does: the imports (the agent's SDK, then
 what phasegate adds), loading the task (its schemas compiled), then one run of the good
 scenario (bench/overhead.py's model) with timers around workspace snapshots, the gate's
-checks, the Stop and PostToolUse hooks (time spent answering them), report assembly, and the
-session's start (from starting the query to the CLI's first message: the CLI's start, the
+checks, the Stop and PostToolUseFailure hooks (time spent answering them), report assembly,
+and the session's start (from starting the query to the CLI's first message: the CLI's start, the
 completion tools' in-process MCP server, the hooks' registration). What is left is the agent
 itself: the CLI and the model. Run by ``bench/overhead.py --profile``, or alone.
 """
@@ -81,12 +81,8 @@ def main() -> None:
         "report assembly", session.assemble_report)  # type: ignore[attr-defined]  # fmt: skip
     claude = claude_session.ClaudeSession
     claude._on_stop = _timed("Stop hook answers (the gate inside)", claude._on_stop)  # type: ignore[method-assign]
-    outcome = claude._tool_outcome_hook
-
-    def tool_hook(self: Any, *, ok: bool) -> Any:
-        return _timed("PostToolUse hook answers", outcome(self, ok=ok))
-
-    claude._tool_outcome_hook = tool_hook  # type: ignore[method-assign]
+    claude._on_tool_failure = _timed(  # type: ignore[method-assign]
+        "PostToolUseFailure hook answers", claude._on_tool_failure)  # fmt: skip
     record, run = claude._record, claude.run
 
     def first_record(self: Any, entry: Any) -> None:

@@ -21,11 +21,13 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "phasegate"
 
 
 def _flags_of(command: Any) -> Iterator[str]:
-    """Every long option of ``command`` and its subcommands, as typer built them."""
+    """Every long option of ``command`` and its subcommands (those built on first use too)."""
     for param in command.params:
         yield from (opt for opt in param.opts if opt.startswith("--"))
-    for sub in getattr(command, "commands", {}).values():
-        yield from _flags_of(sub)
+    if hasattr(command, "list_commands"):
+        context = command.make_context(command.name, [], resilient_parsing=True)
+        for name in command.list_commands(context):
+            yield from _flags_of(command.get_command(context, name))
 
 
 _FLAGS = sorted(set(_flags_of(typer.main.get_command(app))) - {"--help"})

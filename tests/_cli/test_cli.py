@@ -235,3 +235,22 @@ def test_a_schema_outside_the_task_folder_names_files_root_and_that_flag_widens_
     assert refused.returncode == 2, refused.stderr
     assert "--files-root" in refused.stderr and "Traceback" not in refused.stderr
     assert widened.returncode == 0, widened.stderr
+
+
+def test_the_command_line_imports_other_commands_only_when_they_are_called() -> None:
+    """`phasegate run` pays for no import of the service, the batch runner or reports; a
+    command built on first use still answers (its help here)."""
+    later = ["phasegate._cli.serve", "phasegate._cli.batch", "phasegate._cli.report",
+             "phasegate._cli.github", "phasegate._cli.pipeline"]  # fmt: skip
+    code = (
+        "import sys\n"
+        "from phasegate._cli.app import app\n"
+        f"print(sorted(set(sys.modules) & {set(later)!r}))\n"
+        "app(['serve', '--help'], standalone_mode=False)\n"
+        "print('serve' in sys.modules['phasegate._cli.serve'].__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "[]"
+    assert "--max-concurrent" in done.stdout
+    assert lines[-1] == "True"

@@ -8,23 +8,92 @@ failed. Progress goes to stderr, results to stdout, so ``--json`` output can be 
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from phasegate._cli import task_commands
-from phasegate._cli.batch import app as batch_app
-from phasegate._cli.claude_cli import claude_cli
-from phasegate._cli.github import github_command
-from phasegate._cli.pipeline import app as pipeline_app
-from phasegate._cli.report import report_command
-from phasegate._cli.serve import serve
 from phasegate._cli.wiring import error_message
 from phasegate.errors import PhasegateError
+
+
+def _report() -> Callable[..., Any]:
+    from phasegate._cli.report import report_command
+
+    return report_command
+
+
+def _claude_cli() -> Callable[..., Any]:
+    from phasegate._cli.claude_cli import claude_cli
+
+    return claude_cli
+
+
+def _github() -> Callable[..., Any]:
+    from phasegate._cli.github import github_command
+
+    return github_command
+
+
+def _serve() -> Callable[..., Any]:
+    from phasegate._cli.serve import serve
+
+    return serve
+
+
+def _pipeline() -> typer.Typer:
+    from phasegate._cli.pipeline import app as pipeline_app
+
+    return pipeline_app
+
+
+def _batch() -> typer.Typer:
+    from phasegate._cli.batch import app as batch_app
+
+    return batch_app
+
+
+_LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
+    "report": _report,
+    "claude-cli": _claude_cli,
+    "github": _github,
+    "serve": _serve,
+    "pipeline": _pipeline,
+    "batch": _batch,
+}
+"""Commands whose modules are imported when they are called (or help lists them), so that
+``phasegate run`` does not pay for the imports of the service, the batch runner or reports."""
+
+
+class _Commands(TyperGroup):
+    """The top-level commands: the task commands built at once, the others on first use."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *(n for n in _LATER if n not in self.commands)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None or cmd_name not in _LATER:
+            return found
+        target = _LATER[cmd_name]()
+        if isinstance(target, typer.Typer):
+            command: Any = typer.main.get_group(target)
+        else:
+            single = typer.Typer(add_completion=False)
+            single.command(cmd_name)(target)
+            command = typer.main.get_command(single)
+        command.name = cmd_name
+        self.add_command(command, cmd_name)
+        return command
+
 
 app = typer.Typer(
     name="phasegate",
     help="Make coding agents do structured, phased work, and prove they did it.",
+    cls=_Commands,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -33,12 +102,6 @@ app.command()(task_commands.check)
 app.command()(task_commands.run)
 app.command()(task_commands.judge)
 app.command()(task_commands.demo)
-app.command("report")(report_command)
-app.command("claude-cli")(claude_cli)
-app.command("github")(github_command)
-app.command("serve")(serve)
-app.add_typer(pipeline_app, name="pipeline")
-app.add_typer(batch_app, name="batch")
 
 
 def main() -> NoReturn:

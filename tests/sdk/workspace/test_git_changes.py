@@ -185,3 +185,29 @@ def test_unobserved_files_are_not_listed_however_they_are_named(tmp_path: Path) 
     _write(repo, {"app.py": "y", "runs.jsonl": "{}", "ci/run.jsonl": "{}"})
     unobserved = [repo / "runs.jsonl", tmp_path / "into-repo" / "ci" / "run.jsonl"]
     assert disk_changes_since(repo, unobserved=unobserved) == WorkspaceDiff(modified=("app.py",))
+
+
+def test_a_directory_with_no_git_folder_above_it_is_judged_without_starting_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run asks this once: where no ``.git`` exists, git is not started to say no."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+
+    def no_process(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"started a process: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    assert not is_git_work_tree(plain)
+
+
+def test_a_work_tree_named_by_the_environment_is_still_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_DIR and GIT_WORK_TREE make git see a work tree with no ``.git`` above it."""
+    repo = _repo(tmp_path / "repo", {"a.py": "a\n"})
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))
+    assert is_git_work_tree(tmp_path)

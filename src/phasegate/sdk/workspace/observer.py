@@ -108,6 +108,8 @@ def _file_digest(path: Path) -> str:
 
 def is_git_work_tree(workdir: Path) -> bool:
     """Whether ``workdir`` is inside a git work tree (False if git is missing or fails)."""
+    if not _may_be_in_git(workdir):
+        return False  # no need to start git to hear it say no
     try:
         done = subprocess.run(
             ["git", "-C", str(workdir), "rev-parse", "--is-inside-work-tree"],
@@ -119,6 +121,15 @@ def is_git_work_tree(workdir: Path) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def _may_be_in_git(workdir: Path) -> bool:
+    """False only when git cannot see a work tree here: no ``.git`` in ``workdir`` or above,
+    and no ``GIT_DIR``/``GIT_WORK_TREE`` in the environment pointing elsewhere."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return True
+    folder = workdir.resolve()
+    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
 
 
 def _git_files(workdir: Path) -> list[str] | None:

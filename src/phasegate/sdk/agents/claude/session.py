@@ -1,8 +1,8 @@
 """One Claude Code session: one ``query()``, its hooks, its message loop.
 
 Every message the CLI sends becomes transcript entries for the observer. The Stop hook asks
-the observer (the runner's gate) whether the model may stop; the PostToolUse hooks record
-the CLI's own verdict on each tool call; the completion tools are answered by the observer
+the observer (the runner's gate) whether the model may stop; the PostToolUseFailure hook
+records the calls the CLI itself counts as failed; the completion tools are answered by the observer
 while the model waits. Failures become phasegate errors (see
 :mod:`~phasegate.sdk.agents.claude.failures`).
 """
@@ -50,7 +50,8 @@ class ClaudeSession:
         self.options = options
         self.request = request
         self.observer = observer
-        self.hook_outcomes: dict[str, bool] = {}
+        self.failed_calls: set[str] = set()
+        """Tool-use ids the CLI's PostToolUseFailure hook reported."""
         self.unanswered: list[ToolCall] = []
         """Completion tool calls seen in the message stream and not yet answered."""
         self.last_text: str | None = None
@@ -67,8 +68,9 @@ class ClaudeSession:
             self.request,
             hooks={
                 "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
-                "PostToolUse": [sdk.HookMatcher(hooks=[self._tool_outcome_hook(ok=True)])],
-                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._tool_outcome_hook(ok=False)])],
+                # Only failures are hooked: a success hook would cost the CLI a round trip
+                # per tool call and tell nothing the message stream does not.
+                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._on_tool_failure])],
             },
             mcp_servers=self._tool_server(sdk),
             stderr=self.stderr.append,
@@ -133,7 +135,7 @@ class ClaudeSession:
     def _record(self, entry: Entry) -> None:
         if isinstance(entry, UserText):
             return  # the runner records the prompts it sends itself
-        if isinstance(entry, ToolResult) and self.hook_outcomes.get(entry.tool_use_id) is False:
+        if isinstance(entry, ToolResult) and entry.tool_use_id in self.failed_calls:
             entry = entry.model_copy(update={"ok": False})
         if isinstance(entry, AssistantText | Notice):
             self.last_text = entry.text
@@ -159,14 +161,12 @@ class ClaudeSession:
         feedback = await self.observer.on_stop()
         return {"decision": "block", "reason": feedback} if feedback is not None else {}
 
-    def _tool_outcome_hook(self, *, ok: bool) -> Callable[..., Awaitable[dict[str, Any]]]:
-        """A PostToolUse(Failure) hook recording the CLI's own verdict on a tool call."""
-
-        async def record(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-            self.hook_outcomes[str(hook_input.get("tool_use_id", tool_use_id))] = ok
-            return {}
-
-        return record
+    async def _on_tool_failure(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        """Record a call the CLI itself counts as failed, whatever its result text says."""
+        self.failed_calls.add(str(hook_input.get("tool_use_id", tool_use_id)))
+        return {}
 
     def _retry_notice(self, raw: dict[str, Any]) -> None:
         if raw["type"] == "system" and raw.get("subtype") == "api_retry":
