@@ -108,6 +108,14 @@ class PromptTemplateError(UsageError):
     """A prompt template is missing or uses a placeholder phasegate does not provide."""
 
 
+class IdempotencyKeyError(UsageError):
+    """An idempotency key that cannot be one: empty, too long, or not printable ASCII."""
+
+
+class IdempotencyKeyReusedError(IdempotencyKeyError):
+    """An idempotency key sent again with a different request: a new request needs a new key."""
+
+
 class RunError(PhasegateError):
     """The run could not be carried out (agent, API, timeout): exit code 3."""
 

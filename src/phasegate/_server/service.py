@@ -8,14 +8,13 @@ says it ended, then every stream following it is woken.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import os
 from collections import deque
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
+from phasegate._files.idempotency import request_digest
 from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
@@ -111,7 +110,7 @@ class RunService:
         if not self.accepting:
             raise RequestProblem(503, "shutting_down", "the service is shutting down; retry "
                                  "against its next instance")  # fmt: skip
-        digest = _digest(request)
+        digest = request_digest(request.model_dump(mode="json"))
         async with self._lock:
             if key is not None and (found := self.keys.find(key, digest)) is not None:
                 return self.get(found), True
@@ -262,8 +261,3 @@ class RunService:
     def _next_seq(self) -> int:
         self._last_seq += 1
         return self._last_seq
-
-
-def _digest(request: RunRequest) -> str:
-    text = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

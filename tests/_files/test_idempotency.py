@@ -1,0 +1,61 @@
+"""The idempotency store: the same key and request give the kept answer, another request is
+refused, and what is on disk is always a whole answer or none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from phasegate._files.idempotency import IdempotencyStore, request_digest
+from phasegate.errors import IdempotencyKeyError, IdempotencyKeyReusedError
+
+
+def test_a_new_key_has_no_answer_and_a_kept_one_comes_back_for_the_same_request(
+    tmp_path: Path,
+) -> None:
+    store = IdempotencyStore(tmp_path / "keys")
+    digest = request_digest({"task": "t.yaml", "responses": {"ci": "GitHub Actions"}})
+    assert store.find("k-1", digest) is None
+    store.remember("k-1", digest, {"exit_code": 0, "result": {"success": True}})
+    again = IdempotencyStore(tmp_path / "keys")  # another process, the same folder
+    assert again.find("k-1", digest) == {"exit_code": 0, "result": {"success": True}}
+
+
+def test_the_same_key_with_another_request_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    store = IdempotencyStore(tmp_path)
+    store.remember("k", request_digest({"a": 1}), {"x": 1})
+    with pytest.raises(IdempotencyKeyReusedError, match="use a new key") as raised:
+        store.find("k", request_digest({"a": 2}))
+    assert raised.value.exit_code == 2
+
+
+def test_the_digest_ignores_key_order_and_sees_every_value() -> None:
+    assert request_digest({"a": 1, "b": [1, 2]}) == request_digest({"b": [1, 2], "a": 1})
+    assert request_digest({"a": 1, "b": [1, 2]}) != request_digest({"a": 1, "b": [2, 1]})
+
+
+@pytest.mark.parametrize("key", ["", "x" * 256, "naïve", "line\nbreak"])
+def test_a_key_that_cannot_be_one_is_refused_before_any_file_is_touched(
+    tmp_path: Path, key: str
+) -> None:
+    store = IdempotencyStore(tmp_path / "keys")
+    with pytest.raises(IdempotencyKeyError, match="printable ASCII"):
+        store.remember(key, "d", {})
+    assert not (tmp_path / "keys").exists()
+
+
+def test_a_damaged_key_file_counts_as_a_key_never_seen(tmp_path: Path) -> None:
+    store = IdempotencyStore(tmp_path)
+    store.remember("k", "d", {"x": 1})
+    (kept,) = tmp_path.glob("*.json")
+    kept.write_text('{"request_digest": "d", "answ')
+    assert store.find("k", "d") is None
+
+
+def test_the_key_itself_never_names_a_file(tmp_path: Path) -> None:
+    """A key is data: ``../../etc`` is hashed, not followed."""
+    store = IdempotencyStore(tmp_path / "keys")
+    store.remember("../../escape", "d", {"x": 1})
+    (kept,) = (tmp_path / "keys").iterdir()
+    assert kept.parent == tmp_path / "keys" and "escape" not in kept.name
