@@ -43,7 +43,10 @@ def test_said_fails_when_nothing_was_said() -> None:
     """No text at all in the stage (only tool calls): not said."""
     outcome = evaluate(Said(text="DONE"), FakeEvidence())
     assert outcome.detail == "you did not say <promise>DONE</promise> in this stage"
-    assert outcome.description.startswith("you say <promise>DONE</promise> in your own reply")
+    assert (
+        outcome.description
+        == "you say <promise>DONE</promise> yourself in this stage, outside code"
+    )
 
 
 def test_a_said_check_normalises_its_text_and_refuses_an_empty_or_tagged_one() -> None:

@@ -56,10 +56,7 @@ def describe(check: Check) -> str:
                 f"{check.path} holds at least {counted(check.min, 'file')} (subdirectories count)"
             )
         case Said():
-            return (
-                f"you say {promise_tag(check.text)} in your own reply during this stage, outside "
-                "code (in a file or a tool call it does not count)"
-            )
+            return f"you say {promise_tag(check.text)} yourself in this stage, outside code"
         case _:
             assert_never(check)
 
