@@ -135,12 +135,18 @@ class Said(_Check):
     @field_validator("text")
     @classmethod
     def _a_promise(cls, value: str) -> str:
-        text = normalize_promise(value)
-        if not text:
-            raise ValueError("the promise must not be empty")
-        if OPEN_TAG in text or CLOSE_TAG in text:
-            raise ValueError(f"give the promise's text without the {OPEN_TAG} tags")
-        return text
+        return promise_text(value)
+
+
+def promise_text(value: str) -> str:
+    """``value`` as a promise's text: whitespace-normalised; a ValueError when it is empty or
+    holds the tags (they belong to the agent's reply)."""
+    text = normalize_promise(value)
+    if not text:
+        raise ValueError("the promise must not be empty")
+    if OPEN_TAG in text or CLOSE_TAG in text:
+        raise ValueError(f"give the promise's text without the {OPEN_TAG} tags")
+    return text
 
 
 CHECK_KINDS = (
