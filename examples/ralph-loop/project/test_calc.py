@@ -7,10 +7,10 @@ from calc import add, mul
 
 class CalcTest(unittest.TestCase):
     def test_add(self):
-        self.assertEqual(add(2, 3), 5)
+        assert add(2, 3) == 5
 
     def test_mul(self):
-        self.assertEqual(mul(2, 3), 6)
+        assert mul(2, 3) == 6
 
 
 if __name__ == "__main__":
