@@ -8,6 +8,7 @@
     │   ├── ScriptFileError        a scripted-agent script is unreadable or invalid (file, field)
     │   ├── PipelineFileError      a pipeline file is unreadable or invalid (file, field)
     │   ├── PipelineStateError     a pipeline state file cannot be resumed from (file, field)
+    │   ├── LoopStateError         a Ralph loop state file is unreadable or invalid (file, line)
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
     └── RunError                   the run itself failed (exit code 3)
         └── AgentError             the agent crashed, timed out or lost its API
@@ -102,6 +103,13 @@ class PipelineStateError(_FileFieldError):
     belongs to another pipeline; phasegate never restarts a run from scratch on its own."""
 
     kind = "pipeline state"
+
+
+class LoopStateError(_FileFieldError):
+    """A Ralph loop state file (``.claude/ralph-loop.local.md``) cannot be read as a loop;
+    ``field`` names the line (``line 3 (iteration)``). phasegate never deletes the file."""
+
+    kind = "loop state"
 
 
 class PromptTemplateError(UsageError):

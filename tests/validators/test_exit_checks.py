@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
+from tests.helpers.exit_evidence import FakeEvidence
 
 from phasegate.phases.checks import (
     Changed,
@@ -32,44 +31,6 @@ ITEMS_SCHEMA: dict[str, Any] = {
     "required": ["items"],
     "properties": {"items": {"type": "array", "items": {"type": "integer"}}},
 }
-
-
-@dataclass
-class FakeEvidence:
-    """Evidence from memory: files by path, scripted command outcomes, changes, tool counts."""
-
-    files: dict[str, str] = field(default_factory=dict)
-    directories: set[str] = field(default_factory=set)
-    outside: set[str] = field(default_factory=set)
-    commands: dict[tuple[str, ...], CommandOutcome] = field(default_factory=dict)
-    changed: list[str] = field(default_factory=list)
-    tools: dict[str, int] = field(default_factory=dict)
-    ran: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
-
-    def read_text(self, path: str) -> str:
-        """The file's text, or the error the disk would raise."""
-        if path in self.outside:
-            raise ValueError(f"{path} resolves to /elsewhere, outside the work directory")
-        if path in self.directories:
-            raise IsADirectoryError(21, "Is a directory", path)
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file or directory", path)
-        return self.files[path]
-
-    def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
-        """The scripted outcome for ``argv``; an unscripted command was not found."""
-        self.ran.append((tuple(argv), timeout))
-        return self.commands.get(
-            tuple(argv), CommandOutcome(exit_code=None, output="", error="program not found")
-        )
-
-    def changed_paths(self) -> Sequence[str]:
-        """The scripted changes."""
-        return self.changed
-
-    def tool_successes(self) -> Mapping[str, int]:
-        """The scripted tool counts."""
-        return self.tools
 
 
 def check_of(data: dict[str, Any]) -> Check:

@@ -44,6 +44,12 @@ def _serve() -> Callable[..., Any]:
     return serve
 
 
+def _loop() -> Callable[..., Any]:
+    from phasegate._cli.loop import loop
+
+    return loop
+
+
 def _pipeline() -> typer.Typer:
     from phasegate._cli.pipeline import app as pipeline_app
 
@@ -61,6 +67,7 @@ _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
     "claude-cli": _claude_cli,
     "github": _github,
     "serve": _serve,
+    "loop": _loop,
     "pipeline": _pipeline,
     "batch": _batch,
 }

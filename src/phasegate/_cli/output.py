@@ -41,6 +41,10 @@ def progress_line(event: RunEvent) -> str | None:
             return f"  ↻ retry {attempt} ({source}) in {delay} ms: {reason}"
         case t.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
             return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
+        case p.PipelineStarted(loop=dict() as loop, agent=agent):
+            bound = loop.get("max_iterations") or "unlimited"
+            until = f"until <promise>{loop.get('promise')}</promise>"
+            return f"▶ {event.task}: {until}, {bound} iteration(s) at most, agent {agent}"
         case p.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
             how = "resuming at stage" if resumed else "starting at stage"
             return f"▶ {event.task}: {quantity(stages, 'stage')}, {how} {stage}, agent {agent}"
@@ -57,6 +61,8 @@ def progress_line(event: RunEvent) -> str | None:
             return f"  {mark} stage {name} {status} after {attempts} check(s)"
         case p.StageRevision(name=name, to_name=to_name):
             return f"  ↺ stage {name} sends the pipeline back to {to_name}"
+        case p.PipelineCompleted(verdict=verdict, iterations=int() as count, duration_ms=ms):
+            return f"■ {verdict} after {quantity(count, 'iteration')} in {ms} ms"
         case p.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
             return f"■ {verdict}: {quantity(accepted, 'stage')} accepted in {ms} ms"
     return None

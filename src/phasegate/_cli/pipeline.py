@@ -1,4 +1,6 @@
-"""``phasegate pipeline check | run | resume``: multi-stage pipelines from the command line.
+"""``phasegate pipeline check | run | resume | convert``: multi-stage pipelines from the
+command line. Each reads a phasegate pipeline file or pagent's ``.claude/pagent-pipeline.json``
+(told apart by shape, or ``--format``).
 
 Exit codes as ``phasegate run``: 0 every stage accepted; 1 a stage was rejected for good;
 2 bad input (pipeline file, state file, arguments); 3 the agent or its infrastructure failed
@@ -10,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -47,6 +49,25 @@ app = typer.Typer(
 PipelineFile = Annotated[
     Path, typer.Argument(metavar="PIPELINE", help="Pipeline file (YAML or JSON).")
 ]
+PipelineFormat = Literal["auto", "phasegate", "pagent"]
+"""Values of ``--format`` (the library's ``PipelineFormat``; kept here so help stays fast)."""
+Format = Annotated[
+    PipelineFormat,
+    typer.Option(
+        "--format",
+        help="auto: told apart by shape; phasegate: a phasegate pipeline file; pagent: "
+        "pagent's .claude/pagent-pipeline.json (prompt files read from the work directory).",
+    ),
+]
+OptionalWorkdir = Annotated[
+    Path | None,
+    typer.Option(
+        "--workdir",
+        "-w",
+        help="Work directory a pagent file's prompt files are read from (default: the folder "
+        "holding its .claude/, else the current directory).",
+    ),
+]
 Timeout = Annotated[
     float, typer.Option(min=1, help="Seconds this run (or resume) may take, retries included.")
 ]
@@ -54,14 +75,17 @@ Timeout = Annotated[
 
 @app.command("check")
 def check_command(
-    pipeline_file: PipelineFile, prompts_dir: PromptsDir = None, files_root: FilesRoot = None
+    pipeline_file: PipelineFile,
+    prompts_dir: PromptsDir = None,
+    files_root: FilesRoot = None,
+    file_format: Format = "auto",
+    workdir: OptionalWorkdir = None,
 ) -> None:
     """Validate a pipeline file and print each stage's prompt (runs no agent)."""
-    from phasegate.phases.pipeline import load_pipeline
     from phasegate.prompts.stages import stage_prompt
     from phasegate.prompts.templates import PromptTemplates
 
-    pipeline = load_pipeline(pipeline_file, files_root=files_root)
+    pipeline = _load(pipeline_file, workdir or _home_of(pipeline_file), files_root, file_format)
     templates = PromptTemplates(prompts_dir)
     for index in range(len(pipeline.stages)):
         typer.echo(stage_prompt(pipeline, index, templates) + "\n")
@@ -97,15 +121,15 @@ def run_command(
     prompts_dir: PromptsDir = None,
     files_root: FilesRoot = None,
     log_file: LogFile = None,
+    file_format: Format = "auto",
 ) -> None:
     """Run a pipeline: each stage's exit checks gate the next stage.
 
     State goes to WORKDIR/.phasegate/pipeline-state.json after every transition; an
-    interrupted run continues with `phasegate pipeline resume`.
+    interrupted run continues with `phasegate pipeline resume`. A pagent file
+    (.claude/pagent-pipeline.json) runs as it is: its prompt files are read from WORKDIR.
     """
-    from phasegate.phases.pipeline import load_pipeline
-
-    pipeline = load_pipeline(pipeline_file, files_root=files_root)
+    pipeline = _load(pipeline_file, workdir, files_root, file_format)
     agent_options = AgentOptions(
         agent,
         script=script,
@@ -138,6 +162,7 @@ def resume_command(
     prompts_dir: PromptsDir = None,
     files_root: FilesRoot = None,
     log_file: LogFile = None,
+    file_format: Format = "auto",
 ) -> None:
     """Continue an interrupted pipeline run from the stage it was in.
 
@@ -145,10 +170,9 @@ def resume_command(
     supports it (Claude Code keeps sessions in its config directory); otherwise a fresh
     session starts with a recap. The isolation of the original run is kept.
     """
-    from phasegate.phases.pipeline import load_pipeline
     from phasegate.sdk.pipelines.state import load_state
 
-    pipeline = load_pipeline(pipeline_file, files_root=files_root)
+    pipeline = _load(pipeline_file, workdir, files_root, file_format)
     isolation = load_state(workdir.resolve()).isolation  # a bad state file fails here, early
     agent_options = AgentOptions(
         agent,
@@ -164,6 +188,45 @@ def resume_command(
     with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
         report = runner.resume_sync(pipeline, workdir)
     finish(report, json_output=json_output, human=format_pipeline)
+
+
+@app.command("convert")
+def convert_command(
+    pipeline_file: PipelineFile,
+    workdir: OptionalWorkdir = None,
+    file_format: Format = "auto",
+    files_root: FilesRoot = None,
+) -> None:
+    """Print the phasegate pipeline (YAML) equivalent to a pagent file, prompts inline.
+
+    Save it, then add checks pagent has no words for (command, json_valid, changed) and run
+    it with `phasegate pipeline run`.
+    """
+    from phasegate.phases.pipeline_yaml import pipeline_yaml
+
+    pipeline = _load(pipeline_file, workdir or _home_of(pipeline_file), files_root, file_format)
+    header = (
+        f"Converted from {pipeline_file} by phasegate pipeline convert.\n"
+        "Load it with: phasegate pipeline run FILE --workdir DIR"
+    )
+    typer.echo(pipeline_yaml(pipeline, header=header), nl=False)
+
+
+def _load(
+    pipeline_file: Path, workdir: Path, files_root: Path | None, file_format: PipelineFormat
+) -> Pipeline:
+    """The pipeline in ``pipeline_file``, in whichever format it is."""
+    from phasegate.phases.pagent import load_pipeline_file
+
+    return load_pipeline_file(
+        pipeline_file, workdir=workdir, files_root=files_root, file_format=file_format
+    )
+
+
+def _home_of(pipeline_file: Path) -> Path:
+    """The work directory a pagent file belongs to: the folder holding its ``.claude/``."""
+    parent = pipeline_file.resolve().parent
+    return parent.parent if parent.name == ".claude" else Path()
 
 
 def _inputs(

@@ -1,10 +1,11 @@
 """A pipeline stage's exit checks (``exit_when``): what must hold before the next stage.
 
 A check is a mapping with one key, its kind: ``file_exists``, ``min_lines``, ``json_valid``,
-``command``, ``changed`` or ``tools_used``; its value is the settings, or for most kinds the
-one setting that matters (``file_exists: a.md``, ``command: [make, test]``). Paths and globs
-are relative to the work directory and may not leave it. Judging them is
-:mod:`phasegate.validators.exit_checks`' job.
+``command``, ``changed``, ``tools_used``, ``dir_files`` or ``said``; its value is the
+settings, or for most kinds the one setting that matters (``file_exists: a.md``,
+``command: [make, test]``, ``said: DONE``). Paths and globs are relative to the work
+directory and may not leave it. Judging them is :mod:`phasegate.validators.exit_checks`' job;
+:func:`check_as_file` writes a check back in its file form.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from phasegate.phases.promises import CLOSE_TAG, OPEN_TAG, normalize_promise
 from phasegate.phases.schemas import load_schema
 
 COMMAND_TIMEOUT_SECONDS = 120.0
@@ -113,7 +115,50 @@ class ToolsUsed(_Check):
     tools: tuple[str, ...] = Field(min_length=1)
 
 
-CHECK_KINDS = ("file_exists", "min_lines", "json_valid", "command", "changed", "tools_used")
+class DirFiles(_Check):
+    """The directory exists and holds at least ``min`` files, counted in its subdirectories
+    too, skipping what workspace snapshots skip (``.git``, ``node_modules``, virtual
+    environments, what git ignores). ``min: 0`` asks only that the directory exists."""
+
+    kind: Literal["dir_files"] = "dir_files"
+    path: WorkdirPath
+    min: int = Field(default=1, ge=0, le=1_000_000)
+
+
+class Said(_Check):
+    """The agent said ``<promise>TEXT</promise>`` in its own text during the stage, as
+    prose (:mod:`phasegate.phases.promises`); ``text`` is compared whitespace-normalised."""
+
+    kind: Literal["said"] = "said"
+    text: str = Field(max_length=1000)
+
+    @field_validator("text")
+    @classmethod
+    def _a_promise(cls, value: str) -> str:
+        return promise_text(value)
+
+
+def promise_text(value: str) -> str:
+    """``value`` as a promise's text: whitespace-normalised; a ValueError when it is empty or
+    holds the tags (they belong to the agent's reply)."""
+    text = normalize_promise(value)
+    if not text:
+        raise ValueError("the promise must not be empty")
+    if OPEN_TAG in text or CLOSE_TAG in text:
+        raise ValueError(f"give the promise's text without the {OPEN_TAG} tags")
+    return text
+
+
+CHECK_KINDS = (
+    "file_exists",
+    "min_lines",
+    "json_valid",
+    "command",
+    "changed",
+    "tools_used",
+    "dir_files",
+    "said",
+)
 # The field a bare value stands for: `file_exists: a.md`, `command: [make, test]`.
 _SHORT_FIELD = {
     "file_exists": "path",
@@ -121,6 +166,8 @@ _SHORT_FIELD = {
     "command": "argv",
     "tools_used": "tools",
     "json_valid": "path",
+    "dir_files": "path",
+    "said": "text",
 }
 
 
@@ -147,8 +194,18 @@ def _check_from_file(value: object) -> object:
 
 
 Check = Annotated[
-    FileExists | MinLines | JsonValid | CommandCheck | Changed | ToolsUsed,
+    FileExists | MinLines | JsonValid | CommandCheck | Changed | ToolsUsed | DirFiles | Said,
     Field(discriminator="kind"),
     BeforeValidator(_check_from_file),
 ]
 """One exit check of a stage."""
+
+
+def check_as_file(check: Check) -> dict[str, Any]:
+    """``check`` as a pipeline file writes it: ``{kind: settings}``, or ``{kind: value}``
+    when its only setting that differs from the default is the one a bare value stands for."""
+    settings = check.model_dump(mode="json", by_alias=True, exclude={"kind"}, exclude_defaults=True)
+    short = _SHORT_FIELD.get(check.kind)
+    if short is not None and set(settings) == {short}:
+        return {check.kind: settings[short]}
+    return {check.kind: settings}

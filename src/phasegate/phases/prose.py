@@ -95,6 +95,31 @@ def prose_lines(text: str) -> Iterator[tuple[int, str]]:
     yield from _outside_spans(paragraph)
 
 
+def prose_blocks(text: str) -> list[str]:
+    """The prose of ``text`` as a reader sees it: each run of consecutive prose lines
+    (:func:`prose_lines`) joined by ``\\n``, with its code spans and HTML comments cut out
+    (a space stands in their place). Never raises; linear in the text."""
+    runs: list[list[str]] = []
+    last = -2
+    for number, line in prose_lines(text):
+        if number != last + 1:
+            runs.append([])
+        runs[-1].append(line)
+        last = number
+    return [_without_spans("\n".join(run)) for run in runs]
+
+
+def _without_spans(text: str) -> str:
+    """``text`` with each code span and HTML comment replaced by a space."""
+    kept: list[str] = []
+    at = 0
+    for start, end in _inline_spans(text):
+        kept.extend((text[at:start], " "))
+        at = end
+    kept.append(text[at:])
+    return "".join(kept)
+
+
 def _indent(line: str, at: int = 0) -> int:
     """How many spaces stand in ``line`` from ``at``."""
     text = _TEXT.search(line, at)

@@ -22,9 +22,11 @@ from phasegate.phases.checks import (
     Changed,
     Check,
     CommandCheck,
+    DirFiles,
     FileExists,
     JsonValid,
     MinLines,
+    Said,
     ToolsUsed,
 )
 from phasegate.phases.schemas import schema_validator
@@ -36,6 +38,7 @@ from phasegate.validators.exit_describe import (
     listing,
 )
 from phasegate.validators.globs import glob_matches
+from phasegate.validators.said import said_verdict
 from phasegate.validators.stage_evidence import StageEvidence, output_tail
 
 SCHEMA_ERRORS_SHOWN = 3
@@ -83,6 +86,10 @@ def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
             ok, detail, remedy = _changed(check, evidence)
         case ToolsUsed():
             ok, detail, remedy = _tools_used(check, evidence)
+        case DirFiles():
+            ok, detail, remedy = _dir_files(check, evidence)
+        case Said():
+            ok, detail, remedy = said_verdict(check, evidence.assistant_texts())
         case _:
             assert_never(check)
     return CheckOutcome(
@@ -211,6 +218,27 @@ def _tools_used(check: ToolsUsed, evidence: StageEvidence) -> _Verdict:
         else f"none of {', '.join(check.tools)} was used successfully"
     )
     return False, f"{missing} ({listed})", f"use {either(check.tools)} successfully at least once"
+
+
+def _dir_files(check: DirFiles, evidence: StageEvidence) -> _Verdict:
+    wanted = f" holding at least {counted(check.min, 'file')}" if check.min else ""
+    try:
+        files = sorted(evidence.files_under(check.path))
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        found = "is a file" if isinstance(exc, NotADirectoryError) else "does not exist"
+        return False, f"{check.path} {found}", f"create the directory {check.path}{wanted}"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+        return False, f"{check.path} cannot be listed: {problem}", "make it a readable directory"
+    except ValueError as exc:
+        return False, str(exc), "make it a directory inside the work directory"
+    held = f"{check.path} holds {counted(len(files), 'file')}"
+    if files:
+        held += f": {listing(files)}"
+    if len(files) >= check.min:
+        return True, held, ""
+    missing = check.min - len(files)
+    return False, held, f"it needs at least {check.min}: add {counted(missing, 'more file')}"
 
 
 def _read(evidence: StageEvidence, path: str, wanted: str) -> tuple[str | None, str, str]:

@@ -16,11 +16,14 @@ from phasegate.phases.checks import (
     Changed,
     Check,
     CommandCheck,
+    DirFiles,
     FileExists,
     JsonValid,
     MinLines,
+    Said,
     ToolsUsed,
 )
+from phasegate.phases.promises import promise_tag
 
 LISTED_NAMES = 10
 """Names a detail lists before it says "and N more"."""
@@ -46,6 +49,14 @@ def describe(check: Check) -> str:
             return f"a file matching {check.glob} is added or modified"
         case ToolsUsed():
             return f"{either(check.tools)} is used successfully at least once"
+        case DirFiles():
+            if check.min == 0:
+                return f"the directory {check.path} exists"
+            return (
+                f"{check.path} holds at least {counted(check.min, 'file')} (subdirectories count)"
+            )
+        case Said():
+            return f"you say {promise_tag(check.text)} yourself in this stage, outside code"
         case _:
             assert_never(check)
 

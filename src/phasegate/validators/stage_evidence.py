@@ -56,6 +56,21 @@ class StageEvidence(Protocol):
         """Successful calls per tool name during the stage."""
         ...
 
+    def files_under(self, path: str) -> Sequence[str]:
+        """The relative POSIX paths of the files inside directory ``path``, at any depth,
+        as a workspace snapshot sees them (what snapshots skip is not there).
+
+        Raises :class:`FileNotFoundError` when it does not exist, :class:`NotADirectoryError`
+        when it is not a directory, and :class:`ValueError` when it leads outside the work
+        directory.
+        """
+        ...
+
+    def assistant_texts(self) -> Sequence[str]:
+        """The agent's own text blocks during the stage, in order (never tool inputs, tool
+        results or user messages)."""
+        ...
+
 
 def output_tail(
     text: str, *, max_lines: int = DETAIL_OUTPUT_LINES, max_chars: int = DETAIL_OUTPUT_CHARS

@@ -307,3 +307,36 @@ def test_checks_judged_against_the_disk_report_each_failure(work: Path) -> None:
     assert heads[:2] == ["architecture.md has 7 lines", "prd.md does not exist"]
     assert heads[2].endswith("` exited with 1")
     assert outcomes[2].detail.endswith("last output:\n1 failed")
+
+
+# --- the files of a directory -----------------------------------------------------------------
+
+
+def test_a_directory_s_files_come_from_the_snapshot_so_what_snapshots_skip_never_counts(
+    work: Path,
+) -> None:
+    """node_modules, .git and __pycache__ under the directory do not make up the count."""
+    from phasegate.phases.checks import DirFiles
+    from phasegate.sdk.workspace.observer import WorkspaceObserver
+
+    for name in ("src/a.py", "src/pkg/b.py", "src/node_modules/x.js", "src/__pycache__/a.pyc"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text("x\n")
+    snapshot = WorkspaceObserver(work).snapshot()
+    evidence = DiskEvidence(work, diff=NO_CHANGES, tools={}, snapshot=snapshot)
+    assert evidence.files_under("src") == ["src/a.py", "src/pkg/b.py"]
+    (outcome,) = evaluate_all([DirFiles(path="src", min=3)], evidence)
+    assert (outcome.ok, outcome.detail) == (False, "src holds 2 files: src/a.py, src/pkg/b.py")
+
+
+def test_a_directory_link_leading_outside_the_work_directory_is_refused(
+    work: Path, tmp_path: Path
+) -> None:
+    """A symbolic link cannot make a directory elsewhere count."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (work / "src").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ValueError, match="outside the work directory"):
+        evidence_in(work).files_under("src")
+    with pytest.raises(FileNotFoundError):
+        evidence_in(work).files_under("missing")

@@ -3,7 +3,9 @@
 :class:`DiskEvidence` reads files (never outside the work directory, symbolic links
 included), runs check commands (never through a shell, killed with everything they started
 when they run too long), and answers what changed and which tools succeeded from what the
-runner observed. Judging is :mod:`phasegate.validators.exit_checks`' job.
+runner observed: the files a directory holds from the snapshot the check was taken with,
+the agent's text from the stage's transcript. Judging is
+:mod:`phasegate.validators.exit_checks`' job.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.validators.stage_evidence import CommandOutcome, output_tail
 
 _REAP_SECONDS = 5.0
@@ -29,7 +31,8 @@ class DiskEvidence:
 
     ``diff`` is what changed on disk since the stage started; ``tools`` counts successful
     calls per tool name during the stage; ``env`` is added to the environment check commands
-    run with.
+    run with; ``snapshot`` is the work directory now (what ``files_under`` lists: empty when
+    not given); ``texts`` are the agent's own text blocks during the stage.
     """
 
     def __init__(
@@ -39,11 +42,15 @@ class DiskEvidence:
         diff: WorkspaceDiff,
         tools: Mapping[str, int],
         env: Mapping[str, str] | None = None,
+        snapshot: WorkspaceSnapshot | None = None,
+        texts: Sequence[str] = (),
     ) -> None:
         self.workdir = workdir.resolve()
         self._changed = tuple(sorted((*diff.added, *diff.modified)))
         self._tools = dict(tools)
         self._env = dict(env or {})
+        self._files = tuple(sorted((snapshot or WorkspaceSnapshot()).files))
+        self._texts = tuple(texts)
 
     def read_text(self, path: str) -> str:
         """The file's text as UTF-8 (undecodable bytes replaced).
@@ -52,14 +59,7 @@ class DiskEvidence:
         the work directory, and an :class:`OSError` when it is missing, unreadable, or not a
         regular file.
         """
-        try:
-            target = (self.workdir / path).resolve()
-        except RuntimeError:  # Python 3.11 reports a symlink loop this way, not as OSError
-            raise OSError(errno.ELOOP, "too many levels of symbolic links", path) from None
-        if not target.is_relative_to(self.workdir):
-            raise ValueError(
-                f"{path} resolves to {target}, outside the work directory {self.workdir}"
-            )
+        target = self._inside(path)
         # O_NONBLOCK: a FIFO planted under the checked name must not hang the gate; it is
         # refused below as not a regular file (the flag means nothing for regular files).
         descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -75,6 +75,38 @@ class DiskEvidence:
             raise
         with handle:
             return handle.read()
+
+    def files_under(self, path: str) -> Sequence[str]:
+        """The snapshot's files inside directory ``path`` (symbolic links resolved), at any
+        depth.
+
+        Raises :class:`ValueError` when it resolves outside the work directory,
+        :class:`FileNotFoundError` or :class:`NotADirectoryError` when it is no directory.
+        """
+        target = self._inside(path)
+        if not target.is_dir():
+            if target.exists():
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
+            raise FileNotFoundError(errno.ENOENT, "no such directory", path)
+        relative = target.relative_to(self.workdir).as_posix()
+        prefix = "" if relative == "." else relative + "/"
+        return [file for file in self._files if file.startswith(prefix)]
+
+    def assistant_texts(self) -> Sequence[str]:
+        """The agent's own text blocks during the stage."""
+        return self._texts
+
+    def _inside(self, path: str) -> Path:
+        """``path`` resolved; a :class:`ValueError` when that leads outside the work directory."""
+        try:
+            target = (self.workdir / path).resolve()
+        except RuntimeError:  # Python 3.11 reports a symlink loop this way, not as OSError
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", path) from None
+        if not target.is_relative_to(self.workdir):
+            raise ValueError(
+                f"{path} resolves to {target}, outside the work directory {self.workdir}"
+            )
+        return target
 
     def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
         """Run ``argv`` in the work directory without a shell, stdin closed, stdout and

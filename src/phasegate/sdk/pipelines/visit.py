@@ -110,7 +110,11 @@ class StageVisit:
         """Run every exit check against ``current`` and, for a task stage, the task gate
         against ``entries`` (the whole transcript so far)."""
         diff = WorkspaceDiff.between(self.baseline, current)
-        evidence = DiskEvidence(self.workdir, diff=diff, tools=self.tools)
+        # Only the stage's own text: a promise said before the stage began does not count.
+        texts = [e.text for e in entries[self.start :] if isinstance(e, AssistantText)]
+        evidence = DiskEvidence(
+            self.workdir, diff=diff, tools=self.tools, snapshot=current, texts=texts
+        )
         outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
         task_feedback = None
         if self.gate is not None:

@@ -11,14 +11,18 @@ from phasegate.sdk.telemetry.event import EventFields, EventName, UsageFields
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipelineStarted(EventFields):
-    """A pipeline run begins (or resumes, in a new process), before the agent starts."""
+    """A pipeline run begins (or resumes, in a new process), before the agent starts; a
+    Ralph loop's run says what ends it in ``loop`` (``promise``, ``max_iterations``, null
+    when unbounded)."""
 
     event: ClassVar[EventName] = "pipeline.started"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"loop"})
     agent: str
     workdir: str
     stages: int
     stage: int
     resumed: bool
+    loop: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,12 +90,15 @@ class StageCompleted(EventFields):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipelineCompleted(UsageFields):
-    """This process's part of a pipeline run is over."""
+    """This process's part of a pipeline run is over; a Ralph loop's run counts the
+    ``iterations`` it took."""
 
     event: ClassVar[EventName] = "pipeline.completed"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"iterations"})
     verdict: str
     stages_accepted: int
     revisions: int
     sessions: int
     duration_ms: int
     error: str | None
+    iterations: int | None = None

@@ -1,0 +1,83 @@
+"""A Ralph loop: one prompt, worked on until the agent says its promise.
+
+A :class:`Loop` runs as a one-stage pipeline (:meth:`Loop.pipeline`): the stage's prompt is
+the loop's, its only exit check is ``said: PROMISE``
+(:class:`~phasegate.phases.checks.Said`), and its retry budget is the iteration limit. Each
+time the agent stops is one iteration: the check runs, and when the promise was not said the
+agent hears what is missing and goes on, in the same session, until it is said or the
+iterations are spent. A loop is bounded by default (:data:`DEFAULT_MAX_ITERATIONS`);
+``max_iterations=None`` asks for no bound but :data:`UNLIMITED_ITERATIONS`, and the run's
+timeout and cost cap still apply.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from phasegate.errors import UsageError
+from phasegate.phases.checks import Said, promise_text
+from phasegate.phases.pipeline import OnFail, Pipeline, Stage
+
+DEFAULT_MAX_ITERATIONS = 10
+"""Iterations a loop may take when it does not say."""
+UNLIMITED_ITERATIONS = 1_000_000
+"""What an unbounded loop may take at most: more than any timeout or cost cap lets it."""
+LOOP_STAGE = "loop"
+"""The name of a loop's one stage, in reports and events."""
+
+
+class Loop(BaseModel):
+    """What a Ralph loop asks: ``prompt`` until the agent says ``<promise>PROMISE</promise>``,
+    within ``max_iterations`` (None: unbounded)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(default="loop", min_length=1, description="Used in reports and logs.")
+    prompt: str = Field(min_length=1)
+    promise: str = Field(max_length=1000, description="The promise's text, normalised.")
+    max_iterations: int | None = Field(
+        default=DEFAULT_MAX_ITERATIONS, ge=1, le=UNLIMITED_ITERATIONS
+    )
+
+    @field_validator("prompt")
+    @classmethod
+    def _has_words(cls, prompt: str) -> str:
+        if not prompt.strip():
+            raise ValueError("the prompt must not be blank")
+        return prompt
+
+    @field_validator("promise")
+    @classmethod
+    def _a_promise(cls, promise: str) -> str:
+        return promise_text(promise)  # the said check's own rules: normalised, untagged
+
+    @property
+    def iteration_budget(self) -> int:
+        """How many iterations the loop may take."""
+        return self.max_iterations or UNLIMITED_ITERATIONS
+
+    def pipeline(self) -> Pipeline:
+        """The one-stage pipeline that runs the loop."""
+        # The budget may pass what a pipeline file may ask of on_fail.retry: it is the loop's
+        # own iteration limit, validated above, so the bound for files does not apply.
+        on_fail = OnFail.model_construct(retry=self.iteration_budget - 1, back_to=None)
+        stage = Stage(
+            name=LOOP_STAGE,
+            prompt=self.prompt,
+            exit_when=(Said(text=self.promise),),
+            on_fail=on_fail,
+        )
+        return Pipeline(name=self.name, stages=(stage,), max_revisions=0)
+
+
+def make_loop(*, prompt: str, promise: str, max_iterations: int | None, name: str = "loop") -> Loop:
+    """A :class:`Loop`; a :class:`~phasegate.errors.UsageError` naming the setting (its
+    ``option``) when one cannot be used."""
+    data = {"name": name, "prompt": prompt, "promise": promise, "max_iterations": max_iterations}
+    try:
+        return Loop.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = str(first["loc"][0]) if first["loc"] else "loop"
+        problem = str(first["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"the loop's {field}: {problem}", option=field) from None

@@ -1,0 +1,135 @@
+"""``phasegate loop`` as a user runs it: the real Claude Code CLI against the scripted model,
+a Ralph loop that ends on the agent's own promise, or on its iteration limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phasegate.testing.model_server import ScriptedModelServer
+from phasegate.testing.script import Script
+
+Completed = subprocess.CompletedProcess[str]
+PROMISE = "<promise>ALL TESTS PASS</promise>"
+SAID_ON_THREE: list[dict[str, Any]] = [
+    {"text": "First pass: two tests still fail."},
+    {"when": "user", "text": f"The format to use later:\n\n```\n{PROMISE}\n```"},  # code: not said
+    {"when": "user", "text": f"Every test passes now.\n\n{PROMISE}"},
+    {"when": "user", "text": "A fourth iteration must never be asked for."},
+]
+
+
+def run_cli(*args: str | Path, env: dict[str, str] | None = None) -> Completed:
+    """``phasegate ...`` in a subprocess, with ``env`` over this one's."""
+    return subprocess.run(
+        [sys.executable, "-m", "phasegate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty work directory."""
+    directory = tmp_path / "work"
+    directory.mkdir()
+    return directory
+
+
+@pytest.mark.cli
+def test_a_loop_whose_promise_is_said_on_iteration_three_stops_after_three(
+    work: Path, tmp_path: Path
+) -> None:
+    """Iteration 2 quotes the promise in code (not said); iteration 3 says it; no 4th
+    instruction reaches the model. The report and the events count 3 iterations."""
+    log = tmp_path / "events.jsonl"
+    with ScriptedModelServer(Script.model_validate({"replies": SAID_ON_THREE})) as server:
+        done = run_cli(
+            "loop", "Make every test pass.", "--promise", "ALL TESTS PASS", "--workdir", work,
+            "--json", "-q", "--log-file", log, env=server.env(),
+        )  # fmt: skip
+        instructions = server.user_texts()
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["verdict"], report["iterations"], report["max_iterations"]) == (
+        "accepted",
+        3,
+        10,
+    )
+    assert report["promise"] == "ALL TESTS PASS" and report["promise_said"] is True
+    assert len(instructions) == 3
+    assert (
+        instructions[0].startswith("Stage 1 of 1: loop")
+        and "Make every test pass." in instructions[0]
+    )
+    assert "appears in your replies only inside code" in instructions[2]
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    started = next(e for e in events if e["event"] == "pipeline.started")
+    completed = next(e for e in events if e["event"] == "pipeline.completed")
+    assert started["loop"] == {"promise": "ALL TESTS PASS", "max_iterations": 10}
+    assert completed["iterations"] == 3
+    assert [e["attempt"] for e in events if e["event"] == "stage.checked"] == [1, 2, 3]
+
+
+@pytest.mark.cli
+def test_a_loop_that_never_says_its_promise_stops_at_max_iterations_with_exit_one(
+    work: Path, tmp_path: Path
+) -> None:
+    """Four iterations, each ending without the promise: rejected, exit 1, counted."""
+    script = tmp_path / "never.yaml"
+    script.write_text(yaml.safe_dump({"replies": [
+        {"text": "Working on it."},
+        *({"when": "user", "text": f"Still working ({n})."} for n in range(2, 9)),
+    ]}))  # fmt: skip
+    done = run_cli(
+        "loop", "Make every test pass.", "--promise", "ALL TESTS PASS", "--max-iterations", "4",
+        "--workdir", work, "--model-script", script, "--json",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["verdict"], report["iterations"], report["max_iterations"]) == ("rejected", 4, 4)
+    assert report["promise_said"] is False
+    assert report["stages"][0]["checks"][0]["detail"] == (
+        "you did not say <promise>ALL TESTS PASS</promise> in this stage"
+    )
+    assert "■ rejected after 4 iterations" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("front", "where"),
+    [
+        ("iteration: abc\nmax_iterations: 5\ncompletion_promise: DONE\n", "line 3 (iteration)"),
+        ("iteration: 1\nmax_iterations: -2\ncompletion_promise: DONE\n", "line 4 (max_iterations)"),
+        ("iteration: 1\nmax_iterations: 5\n", None),
+    ],
+    ids=["not-a-number", "negative", "never-closed"],
+)
+def test_a_ralph_state_file_with_broken_front_matter_is_exit_two_with_the_line_and_kept(
+    work: Path, front: str, where: str | None
+) -> None:
+    """Ralph's hook deletes such a file and lets the session stop; phasegate says where it is
+    broken, runs no agent, and leaves the file as it was."""
+    state = work / ".claude" / "ralph-loop.local.md"
+    state.parent.mkdir()
+    closing = "---\n" if where is not None else ""
+    text = f"---\nactive: true\n{front}{closing}\nFix the bug.\n"
+    state.write_text(text)
+    done = run_cli("loop", "--state", state, "--workdir", work, "--agent", "scripted",
+                   "--script", work / "none.yaml")  # fmt: skip
+    assert done.returncode == 2
+    expected = where or "line 1"
+    assert f"{state}: {expected}: " in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert state.read_text() == text
+    assert not (work / ".phasegate").exists()

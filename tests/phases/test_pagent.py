@@ -1,0 +1,186 @@
+"""pagent's pipeline file read as a phasegate pipeline (phasegate.phases.pagent)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.helpers.fuzz import bounded_memory, hostile_text
+
+from phasegate.errors import PhasegateError, PipelineFileError
+from phasegate.phases.checks import DirFiles, FileExists, MinLines, Said
+from phasegate.phases.pagent import is_pagent, load_pipeline_file, pagent_pipeline
+from phasegate.phases.pipeline import pipeline_from_mapping
+from phasegate.phases.pipeline_yaml import pipeline_yaml
+
+
+def pagent_file(work: Path, **changes: Any) -> Path:
+    """pagent's state file in ``work/.claude``, its four prompts written, ``changes`` applied."""
+    prompts = work / ".claude" / "prompts"
+    prompts.mkdir(parents=True, exist_ok=True)
+    for name in ("architect", "qa", "implementer", "verifier"):
+        (prompts / f"{name}.txt").write_text(f"You are the {name}. Read PRD_PATH.\n")
+    data: dict[str, Any] = {
+        "stage": "architect",
+        "max_stages": 0,
+        "workflow_type": "prd-to-code",
+        "prd_path": "/abs/prd.md",
+        "iterations": {},
+        "stages": [
+            {"name": "architect", "prompt_file": ".claude/prompts/architect.txt",
+             "exit_when": {"file_exists": "architecture.md", "min_lines": 5}},
+            {"name": "qa", "prompt_file": ".claude/prompts/qa.txt",
+             "exit_when": {"file_exists": "test-plan.md"}},
+            {"name": "implementer", "prompt_file": ".claude/prompts/implementer.txt",
+             "exit_when": {"directory_exists": "src", "min_files": 3}},
+            {"name": "verifier", "prompt_file": ".claude/prompts/verifier.txt",
+             "exit_when": {"promise_in_output": "DONE"}},
+        ],
+    }  # fmt: skip
+    data.update(changes)
+    path = work / ".claude" / "pagent-pipeline.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty work directory."""
+    directory = tmp_path / "work"
+    directory.mkdir()
+    return directory
+
+
+def test_each_pagent_condition_becomes_the_phasegate_checks_it_means(work: Path) -> None:
+    """file_exists(+min_lines), directory_exists+min_files, promise_in_output → said."""
+    pipeline = load_pipeline_file(pagent_file(work), workdir=work)
+    assert pipeline.name == "prd-to-code"
+    assert [stage.exit_when for stage in pipeline.stages] == [
+        (FileExists(path="architecture.md"), MinLines(path="architecture.md", n=5)),
+        (FileExists(path="test-plan.md"),),
+        (DirFiles(path="src", min=3),),
+        (Said(text="DONE"),),
+    ]
+
+
+def test_prompt_files_are_read_from_the_work_directory_with_prd_path_filled_in(
+    work: Path,
+) -> None:
+    """As pagent's hook does (sed PRD_PATH → prd_path)."""
+    pipeline = load_pipeline_file(pagent_file(work), workdir=work)
+    assert pipeline.stages[0].prompt == "You are the architect. Read /abs/prd.md.\n"
+
+
+def test_max_stages_keeps_that_many_stages(work: Path) -> None:
+    """pagent stops before the stage at index max_stages."""
+    pipeline = load_pipeline_file(pagent_file(work, max_stages=2), workdir=work)
+    assert pipeline.stage_names == ("architect", "qa")
+
+
+@pytest.mark.parametrize(
+    ("condition", "problem"),
+    [
+        ({"kind_we_do_not_know": 1}, "unknown condition kind 'kind_we_do_not_know'"),
+        ({}, "has no exit condition"),
+        ({"file_exists": "a", "promise_in_output": "X"}, "more than one condition kind"),
+        ({"file_exists": "a", "min_files": 3}, "file_exists does not take min_files"),
+        ({"directory_exists": "src", "min_files": -1}, "must be a whole number ≥ 0"),
+    ],
+    ids=["unknown-kind", "empty", "two-kinds", "foreign-option", "negative-count"],
+)
+def test_a_condition_pagent_would_let_pass_is_refused_naming_the_stage(
+    work: Path, condition: dict[str, Any], problem: str
+) -> None:
+    """Exit code 2, the file, the stage's field and its name in the message."""
+    stages = json.loads(pagent_file(work).read_text())["stages"]
+    stages[1]["exit_when"] = condition
+    path = pagent_file(work, stages=stages)
+    with pytest.raises(PipelineFileError) as caught:
+        load_pipeline_file(path, workdir=work)
+    message = str(caught.value)
+    assert caught.value.exit_code == 2
+    assert message.startswith(f"{path}: stages.1.exit_when")
+    assert "stage 'qa'" in message and problem in message
+
+
+@pytest.mark.parametrize("prompt_file", ["../outside.txt", "/etc/hostname", "link.txt"])
+def test_a_prompt_file_outside_the_work_directory_is_refused(work: Path, prompt_file: str) -> None:
+    """A path or a symbolic link leading out of the work directory reads nothing."""
+    (work.parent / "outside.txt").write_text("secret\n")
+    (work / "link.txt").symlink_to(work.parent / "outside.txt")
+    stages = json.loads(pagent_file(work).read_text())["stages"]
+    stages[0]["prompt_file"] = prompt_file
+    path = pagent_file(work, stages=stages)
+    with pytest.raises(PipelineFileError, match=r"stages\.0\.prompt_file: stage 'architect'"):
+        load_pipeline_file(path, workdir=work)
+
+
+def test_a_missing_prompt_file_is_an_error_not_a_prompt_saying_so(work: Path) -> None:
+    """pagent would send "Prompt not found" as the prompt."""
+    (work / ".claude" / "prompts").mkdir(parents=True)
+    path = pagent_file(work)
+    (work / ".claude" / "prompts" / "qa.txt").unlink()
+    with pytest.raises(PipelineFileError, match=r"cannot read .*qa\.txt"):
+        load_pipeline_file(path, workdir=work)
+
+
+def test_shape_tells_a_pagent_file_from_a_phasegate_one(work: Path) -> None:
+    """A phasegate pipeline lists its checks; pagent has one condition object."""
+    phasegate = {
+        "name": "p",
+        "stages": [{"name": "a", "prompt": "x", "exit_when": [{"said": "X"}]}],
+    }
+    assert not is_pagent(phasegate)
+    assert is_pagent(json.loads(pagent_file(work).read_text()))
+    assert is_pagent({"stages": [{"name": "a", "exit_when": {"file_exists": "a"}}]})
+    yaml_file = work / "p.yaml"
+    yaml_file.write_text(yaml.safe_dump(phasegate))
+    assert load_pipeline_file(yaml_file, workdir=work).name == "p"
+
+
+def test_the_converted_yaml_loads_as_the_same_pipeline(work: Path) -> None:
+    """Prompts inline, checks in file form: loading it again gives an equal pipeline."""
+    pipeline = load_pipeline_file(pagent_file(work), workdir=work)
+    text = pipeline_yaml(pipeline, header="converted from pagent")
+    assert text.startswith("# converted from pagent\nname: prd-to-code\n")
+    assert "  - said: DONE\n" in text
+    assert "  - min_lines: {path: architecture.md, n: 5}\n" in text
+    again = pipeline_from_mapping(yaml.safe_load(text))
+    assert again == pipeline
+    assert again.digest() == pipeline.digest()
+
+
+pagent_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 5), hostile_text,
+              st.sampled_from(["file_exists", "directory_exists", "promise_in_output",
+                               "min_lines", "min_files", "a.md", "../x", ".claude/p.txt"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.sampled_from(
+                                ["name", "prompt", "prompt_file", "exit_when", "file_exists",
+                                 "min_lines", "directory_exists", "min_files",
+                                 "promise_in_output", "x"]), inner, max_size=4)),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@pytest.mark.fuzz
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    stages=st.lists(pagent_values, max_size=4),
+    max_stages=st.one_of(st.integers(-1, 5), hostile_text),
+)
+def test_any_pagent_data_loads_or_fails_with_a_phasegate_error(
+    tmp_path: Path, stages: list[Any], max_stages: Any
+) -> None:
+    """Only PhasegateError subclasses escape, within the memory bound."""
+    (tmp_path / ".claude").mkdir(exist_ok=True)
+    (tmp_path / ".claude" / "p.txt").write_text("Do it.\n")
+    data = {"stages": stages, "max_stages": max_stages}
+    with bounded_memory(), contextlib.suppress(PhasegateError):
+        pagent_pipeline(data, source=tmp_path / "pagent.json", workdir=tmp_path)
