@@ -8,6 +8,7 @@
     │   ├── ScriptFileError        a scripted-agent script is unreadable or invalid (file, field)
     │   ├── PipelineFileError      a pipeline file is unreadable or invalid (file, field)
     │   ├── PipelineStateError     a pipeline state file cannot be resumed from (file, field)
+    │   ├── PlanFileError          a plan file is unreadable or invalid (file, field)
     │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
@@ -106,6 +107,13 @@ class PipelineStateError(_FileFieldError):
     belongs to another pipeline; phasegate never restarts a run from scratch on its own."""
 
     kind = "pipeline state"
+
+
+class PlanFileError(_FileFieldError):
+    """A plan file (the JSON a plan printed) is invalid; same fields as
+    :class:`TaskFileError`."""
+
+    kind = "plan"
 
 
 class PromptTemplateError(UsageError):

@@ -46,7 +46,7 @@ InputType = Literal["choice", "multi_choice", "text"]
 """How an input is answered: one option, one or more options, or free text."""
 _ID = r"[A-Za-z][A-Za-z0-9_]*"
 _PLACEHOLDER_TEXT = re.compile(
-    r"(?i)^(tbd|todo|tba|n/?a|\?+|\.{2,}|…|<.*>|xxx+|fixme|placeholder)$"
+    r"(?is)^(tbd|todo|tba|n/?a|\?+|\.{2,}|…|<.*>|xxx+|fixme|placeholder|not sure|i don.?t know)$"
 )
 
 
