@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("phasegate.evidence",),
     ("phasegate.phases",),
+    ("phasegate.planning",),  # task inputs: inference, clarification rules, the reference planner
     ("phasegate.validators",),
     ("phasegate.prompts",),
     ("phasegate.metrics",),
