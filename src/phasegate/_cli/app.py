@@ -44,6 +44,12 @@ def _serve() -> Callable[..., Any]:
     return serve
 
 
+def _execute() -> Callable[..., Any]:
+    from phasegate._cli.execute import execute
+
+    return execute
+
+
 def _pipeline() -> typer.Typer:
     from phasegate._cli.pipeline import app as pipeline_app
 
@@ -57,6 +63,7 @@ def _batch() -> typer.Typer:
 
 
 _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
+    "execute": _execute,
     "report": _report,
     "claude-cli": _claude_cli,
     "github": _github,
