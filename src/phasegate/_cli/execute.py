@@ -36,7 +36,7 @@ from phasegate._cli.options import (
     Workdir,
 )
 from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
-from phasegate.errors import PhasegateError
+from phasegate.errors import PhasegateError, UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
 if TYPE_CHECKING:
@@ -106,15 +106,21 @@ def execute(
     from phasegate.sdk.telemetry.events import fan_out
 
     with _result_on_error(), contextlib.ExitStack() as stack:
+        if not workdir.is_dir():
+            raise UsageError(f"--workdir {workdir} is not a directory")
         task = load_task(task_file, files_root=files_root)
         plan = load_plan(plan_file)
         answers = json_argument(responses, "responses")
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
-        request = request_digest({
-            "task": definition_digest(task), "plan_id": plan.plan_id, "responses": answers,
-            "workdir": str(workdir.resolve()),
-            "run": [mode, max_attempts, agent, model, max_cost, str(model_script or script)],
-        })  # fmt: skip
+        request = request_digest(
+            {
+                "task": definition_digest(task),
+                "plan_id": plan.plan_id,
+                "responses": answers,
+                "workdir": str(workdir.resolve()),
+                "run": [mode, max_attempts, agent, model, max_cost, str(model_script or script)],
+            }
+        )
         store = IdempotencyStore(workdir / STATE_DIR / "executions")
         if idempotency_key is not None:
             stack.enter_context(store.holding(idempotency_key))
@@ -122,8 +128,9 @@ def execute(
             if kept is not None:
                 _replay(kept)
         values = resolve_inputs(task, workdir, plan, answers)
-        logged = event_sink(stack, OutputOptions(quiet=True, log_file=log_file,
-                                                 log_format=log_format))  # fmt: skip
+        logged = event_sink(
+            stack, OutputOptions(quiet=True, log_file=log_file, log_format=log_format)
+        )
         runner = Runner(
             build_agent(
                 stack,
@@ -136,7 +143,7 @@ def execute(
                     cli_path=cli_path,
                     max_cost=max_cost,
                 ),
-            ),  # fmt: skip
+            ),
             mode=mode,
             max_attempts=max_attempts,
             prompts_dir=prompts_dir,
@@ -152,8 +159,9 @@ def execute(
     raise typer.Exit(code)
 
 
-def _run(runner: Runner, task: Task, workdir: Path, inputs: dict[str, str],
-         log_file: Path | None) -> tuple[int, dict[str, Any]]:  # fmt: skip
+def _run(
+    runner: Runner, task: Task, workdir: Path, inputs: dict[str, str], log_file: Path | None
+) -> tuple[int, dict[str, Any]]:
     """Run ``task`` with ``inputs``; the exit code and the result line (with the files the
     run created and modified)."""
     from phasegate.evidence.workspace import WorkspaceDiff
