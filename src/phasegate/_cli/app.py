@@ -17,6 +17,7 @@ from phasegate._cli.batch import app as batch_app
 from phasegate._cli.claude_cli import claude_cli
 from phasegate._cli.github import github_command
 from phasegate._cli.pipeline import app as pipeline_app
+from phasegate._cli.plan import plan
 from phasegate._cli.report import report_command
 from phasegate._cli.serve import serve
 from phasegate._cli.wiring import error_message
@@ -37,6 +38,7 @@ app.command("report")(report_command)
 app.command("claude-cli")(claude_cli)
 app.command("github")(github_command)
 app.command("serve")(serve)
+app.command("plan")(plan)
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(batch_app, name="batch")
 
