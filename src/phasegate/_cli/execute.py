@@ -94,7 +94,7 @@ def execute(
     `run`: 0 accepted, 1 rejected, 2 bad input (a stale plan, a missing or refused answer),
     3 the agent failed.
     """
-    from phasegate._cli.json_argument import json_argument
+    from phasegate._cli.json_arguments import json_argument
     from phasegate._files.idempotency import IdempotencyStore, request_digest
     from phasegate.phases.loading import load_task
     from phasegate.planning.plan import load_plan
@@ -110,7 +110,7 @@ def execute(
             raise UsageError(f"--workdir {workdir} is not a directory")
         task = load_task(task_file, files_root=files_root)
         plan = load_plan(plan_file)
-        answers = json_argument(responses, "responses")
+        answers = json_argument(responses, "--responses") or {}
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
         request = request_digest(
             {

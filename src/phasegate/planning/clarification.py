@@ -9,13 +9,15 @@ a model's proposal, checked by :func:`check_proposal`):
   :data:`MAX_TURNS` turns;
 - a refused answer is not stored: its input stays missing and is asked again.
 
-**Turns.** The planner keeps no state: the turn is derived from the responses. Replaying the
-rules from no answers, turn 1 asks the first missing inputs; when the responses answer every
-question of a turn, the next turn asks the inputs still missing after those answers, and so
-on. The first turn whose questions are not all answered is the current one. A response is
-used by the turn that asked it only, so a refused answer (TBD) spends its turn, and an input
-answered before it was asked is only asked if it is still missing. Past turn 3 nothing more
-is asked. Answers given ahead of their turn still fill their inputs.
+**Turns.** The planner keeps no state: the turn is derived from the responses. Given as a
+list of answer objects, one per turn answered (oldest first), the current turn is one more
+than their number: exact, refused answers included. Given as one object, the rules are
+replayed from no answers: turn 1 asks the first missing inputs; when the responses answer
+every question of a turn, the next turn asks the inputs still missing after those answers,
+and so on; the first turn whose questions are not all answered is the current one. A
+response is used by the turn that asked it only, so a refused answer (TBD) spends its turn,
+but one object cannot show an answer that was later replaced. Past turn 3 nothing more is
+asked. Answers given ahead of their turn still fill their inputs.
 """
 
 from __future__ import annotations
@@ -126,6 +128,23 @@ def current_turn(
             return Turn(number, tuple(rest[:per_turn]))
         used.update({q.id: responses[q.id] for q in asked})
     return Turn(MAX_TURNS, (), spent=True)
+
+
+def turn_after(
+    inputs: Sequence[TaskInput],
+    values: Mapping[str, Value],
+    wants_other: frozenset[str],
+    answered_turns: int,
+    per_turn: int,
+) -> Turn:
+    """The turn after ``answered_turns`` turns of answers (responses given as a list):
+    ``values`` and ``wants_other`` are the state after all of them."""
+    pending = pending_questions(inputs, values, wants_other)
+    if not pending:
+        return Turn(min(answered_turns, MAX_TURNS), ())
+    if answered_turns >= MAX_TURNS:
+        return Turn(MAX_TURNS, (), spent=True)
+    return Turn(answered_turns + 1, tuple(pending[:per_turn]))
 
 
 def _turns_answered(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from phasegate.planning.clarification import (
     missing_inputs,
     questions_per_turn_checked,
     read_answers,
+    turn_after,
 )
 from phasegate.planning.facts import WorkdirFacts
 from phasegate.planning.inference import infer_values
@@ -42,20 +43,27 @@ from phasegate.planning.plan import (
     progress,
 )
 
+Responses = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+"""Answers: one object (``{id: value}``, the AskUserQuestion shape, or both), or a list of
+them, one per turn answered."""
+
 
 def plan_task(
     definition: Task | Pipeline,
     workdir: str | Path,
     *,
     context: Mapping[str, Any] | None = None,
-    responses: Mapping[str, Any] | None = None,
+    responses: Responses | None = None,
     questions_per_turn: int = DEFAULT_QUESTIONS_PER_TURN,
     environ: Mapping[str, str] | None = None,
 ) -> Plan:
     """Plan ``definition`` (a task or a pipeline) for ``workdir``.
 
     ``context``: a JSON object the ``context`` rules read. ``responses``: the answers so far,
-    as ``{id: value}`` or as AskUserQuestion's ``{"answers": {question: label}}``.
+    as ``{id: value}`` or as AskUserQuestion's ``{"answers": {question: label}}`` (or both in
+    one object), or a list of such objects, one per turn answered, oldest first (later
+    answers win); how the turn is derived from them is in
+    :mod:`~phasegate.planning.clarification`.
     ``questions_per_turn``: 1 (default) or 2. ``environ``: the variables ``env`` rules read
     (default: this process's environment). Raises :class:`~phasegate.errors.UsageError` for
     a work directory that is not one, and for a context, responses or count that cannot be
@@ -63,7 +71,7 @@ def plan_task(
     """
     per_turn = questions_per_turn_checked(questions_per_turn)
     context_data = json_object(context, "context")
-    response_data = json_object(responses, "responses")
+    turns = _turns_of(responses)
     root = Path(workdir)
     if not root.is_dir():
         raise UsageError(f"the work directory {root} is not a directory", option="workdir")
@@ -78,10 +86,21 @@ def plan_task(
         if item.id in found or item.default is not None
     }
     known: dict[str, Value] = {key: entry.value for key, entry in inferred.items()}
-    normalized, shape_problems = normalize_responses(inputs, response_data)
+    normalized: dict[str, Any] = {}
+    shape_problems: list[InputProblem] = []
+    for answered in turns or [{}]:
+        more, problems = normalize_responses(inputs, answered)
+        normalized.update(more)
+        shape_problems += problems
     answers = read_answers(inputs, normalized)
-    missing = missing_inputs(inputs, {**known, **answers.values})
-    turn = current_turn(inputs, known, normalized, per_turn)
+    refused = {problem.field for problem in answers.problems}
+    kept = {key: value for key, value in normalized.items() if key not in refused}
+    values = {**known, **answers.values}
+    missing = missing_inputs(inputs, values)
+    if isinstance(responses, Sequence):
+        turn = turn_after(inputs, values, answers.wants_other, len(turns), per_turn)
+    else:
+        turn = current_turn(inputs, known, normalized, per_turn)
     errors = [*shape_problems, *answers.problems]
     if turn.spent:
         errors += [
@@ -101,7 +120,7 @@ def plan_task(
         "digests": digests.model_dump(mode="json"),
         "inferred": {key: entry.model_dump(mode="json") for key, entry in inferred.items()},
         "questions_per_turn": per_turn,
-        "responses": normalized,
+        "responses": kept,
     }
     return Plan(
         plan_id=_digest(identity),
@@ -118,9 +137,25 @@ def plan_task(
         progress=progress(len(missing_inputs(inputs, known)), len(missing)),
         validation=PlanValidation(valid=not errors, errors=tuple(errors)),
         context=context_data,
-        responses=normalized,
+        responses=kept,
         digests=digests,
     )
+
+
+def _turns_of(
+    responses: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
+) -> list[dict[str, Any]]:
+    """The answers as a list of objects: one per turn answered, or the one object given."""
+    if responses is None:
+        return []
+    if isinstance(responses, Mapping):
+        return [json_object(responses, "responses")]
+    if isinstance(responses, str | bytes) or not isinstance(responses, Sequence):
+        raise UsageError(
+            "responses must be a JSON object, or a list of them (one per turn answered)",
+            option="responses",
+        )
+    return [json_object(answered, "responses") for answered in responses]
 
 
 def task_inputs(definition: Task | Pipeline) -> tuple[TaskInput, ...]:

@@ -96,7 +96,10 @@ def resolve_inputs(
         elif item.id in again.inferred:
             entry = again.inferred[item.id]
             values[item.id], sources[item.id] = entry.value, entry.source
+    refused = {problem.field for problem in answers.problems}
     for item in missing_inputs(inputs, values):
+        if item.id in refused or other_id(item) in refused:
+            continue
         if item.id in answers.wants_other:
             problems.append(
                 InputProblem(
