@@ -135,6 +135,13 @@ class Task(BaseModel):
         description="Reading files outside the work directory is a finding; false fails the "
         "gate instead (path_outside_workdir). Changing files outside it always fails.",
     )
+    read_only: bool = Field(
+        default=False,
+        description="The agent may only look: it is offered reading tools only, and any change "
+        "on disk fails the gate (read_only_changed).",
+        # Left out of dumps when false, so digests of tasks saved before it existed match.
+        exclude_if=lambda read_only: not read_only,
+    )
     inputs: tuple[TaskInput, ...] = Field(
         default=(),
         description="Values the instructions use as {{ id }}: inferred, asked, or given.",

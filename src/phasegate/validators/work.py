@@ -139,6 +139,23 @@ def check_changes(window: PhaseWindow, diff: WorkspaceDiff) -> list[Issue]:
     ]
 
 
+def check_read_only(window: PhaseWindow, diff: WorkspaceDiff, *, read_only: bool) -> list[Issue]:
+    """``read_only_changed``: the task may only read, and files changed during the phase."""
+    if not read_only or not diff:
+        return []
+    return [
+        Issue.of(
+            IssueCode.READ_ONLY_CHANGED,
+            f"Phase {window.index} ({window.phase.name}) belongs to a read-only task, but "
+            f"files changed on disk: {', '.join(diff.paths)}.",
+            phase=window.index,
+            field="files",
+            provided=", ".join(diff.paths),
+            requirement="Only read the project: change no file, run nothing that writes.",
+        )
+    ]
+
+
 def _result_excerpt(record: CallRecord) -> str:
     if record.result is None:
         return f"{record.call.name}: no result"

@@ -23,6 +23,7 @@ from phasegate.sdk.tasks.request import first_prompt, first_request
 from phasegate.sdk.tasks.session import RunSettings, TaskSession
 from phasegate.sdk.telemetry.events import EventSink, output_files
 from phasegate.sdk.workspace.observer import work_directory
+from phasegate.validators.judge import AnswerCheck
 
 
 class Runner:
@@ -35,7 +36,9 @@ class Runner:
     :class:`~phasegate.sdk.telemetry.events.RunEvent`; ``retry`` bounds restarts after transient
     failures; ``timeout`` (seconds) bounds the whole run, retries included. The files the
     sink writes (its ``output_files``, as an :class:`~phasegate.sdk.telemetry.log.EventLog`
-    has) are never counted as the agent's work.
+    has) are never counted as the agent's work. ``check_answer`` reviews the output phase's
+    JSON once it fits the schema: each sentence it returns refuses the answer and is fed back
+    (``answer_refused``), so meaning can be checked where a schema cannot reach.
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class Runner:
         on_event: EventSink | None = None,
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
+        check_answer: AnswerCheck | None = None,
     ) -> None:
         if mode not in MODES:
             raise UsageError(
@@ -64,6 +68,7 @@ class Runner:
         self.on_event = on_event
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        self.check_answer = check_answer
 
     def prompt_for(self, task: Task) -> str:
         """The first prompt this runner sends for ``task`` in its mode."""
@@ -107,4 +112,5 @@ class Runner:
             retry=self.retry,
             timeout=self.timeout,
             unobserved=output_files(self.on_event),
+            check_answer=self.check_answer,
         )
