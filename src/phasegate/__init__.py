@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from phasegate.errors import (
         AgentError,
         BatchFileError,
+        InputsInvalidError,
         PhasegateError,
         PipelineFileError,
         PipelineStateError,
+        PlanFileError,
         PromptTemplateError,
         RunError,
         ScriptFileError,
+        StalePlanError,
         TaskFileError,
         UsageError,
     )
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from phasegate.phases.loading import load_task
     from phasegate.phases.model import Phase, Task
     from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
+    from phasegate.planning.plan import Plan
+    from phasegate.planning.reference import plan_task
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
     from phasegate.sdk.agents.retry import RetryPolicy
@@ -68,6 +73,7 @@ _WHERE = {
     "EventSink": "phasegate.sdk.telemetry.events",
     "Executor": "phasegate.sdk.batches.executor",
     "ExecutorError": "phasegate.sdk.batches.executor",
+    "InputsInvalidError": "phasegate.errors",
     "Isolation": "phasegate.modes",
     "Issue": "phasegate.validators.issues",
     "IssueCode": "phasegate.validators.issues",
@@ -82,6 +88,8 @@ _WHERE = {
     "PipelineReport": "phasegate.sdk.pipelines.report",
     "PipelineRunner": "phasegate.sdk.pipelines.runner",
     "PipelineStateError": "phasegate.errors",
+    "Plan": "phasegate.planning.plan",
+    "PlanFileError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
     "RayExecutor": "phasegate.sdk.batches.ray_executor",
     "RetryPolicy": "phasegate.sdk.agents.retry",
@@ -91,6 +99,7 @@ _WHERE = {
     "Runner": "phasegate.sdk.tasks.runner",
     "ScriptFileError": "phasegate.errors",
     "Stage": "phasegate.phases.pipeline",
+    "StalePlanError": "phasegate.errors",
     "Task": "phasegate.phases.model",
     "TaskFileError": "phasegate.errors",
     "Unit": "phasegate.sdk.batches.units",
@@ -101,6 +110,7 @@ _WHERE = {
     "load_batch": "phasegate.sdk.batches.loading",
     "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
+    "plan_task": "phasegate.planning.reference",
     "read_transcript": "phasegate.sdk.tasks.saved",
 }
 
@@ -119,6 +129,7 @@ __all__ = [
     "EventSink",
     "Executor",
     "ExecutorError",
+    "InputsInvalidError",
     "Isolation",
     "Issue",
     "IssueCode",
@@ -133,6 +144,8 @@ __all__ = [
     "PipelineReport",
     "PipelineRunner",
     "PipelineStateError",
+    "Plan",
+    "PlanFileError",
     "PromptTemplateError",
     "RayExecutor",
     "RetryPolicy",
@@ -142,6 +155,7 @@ __all__ = [
     "Runner",
     "ScriptFileError",
     "Stage",
+    "StalePlanError",
     "Task",
     "TaskFileError",
     "Unit",
@@ -152,6 +166,7 @@ __all__ = [
     "load_batch",
     "load_pipeline",
     "load_task",
+    "plan_task",
     "read_transcript",
 ]
 

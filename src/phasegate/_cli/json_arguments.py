@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from phasegate._files import ParseProblem, parse_json, read_text
 from phasegate.errors import UsageError
 
 
@@ -17,6 +16,9 @@ def json_argument(text: str | None, flag: str, *, lists: bool = False) -> Any:
     """
     if text is None:
         return None
+    # Imported here: `phasegate --help` must not pay for YAML and pydantic.
+    from phasegate._files import ParseProblem, parse_json, read_text
+
     source = f"{flag} {text}"
     if text.startswith("@"):
         path = Path(text[1:])

@@ -5,7 +5,7 @@ still missing (``missing_info``) and the questions to ask for it this turn (``qu
 and the same as Claude Code's ``AskUserQuestion`` input in ``ask_user_question``), how far
 along it is (``progress``: exactly 1.0 when nothing is missing), and whether the answers so
 far are usable (``validation``). It also keeps what it was made from (``context``, the
-``responses`` as ``{id: value}``, ``questions_per_turn`` and ``digests`` of the definition
+accepted ``responses`` as ``{id: value}``, ``questions_per_turn``, ``digests`` of the definition
 and of the work directory facts inference read), so running it later can check that
 planning again gives the same ``plan_id``. :meth:`Plan.to_json` gives the same bytes for
 the same plan.

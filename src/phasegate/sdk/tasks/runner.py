@@ -10,10 +10,12 @@ that drives the agent, lets the gate judge, and returns a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate.errors import UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES, Mode
+from phasegate.phases.filled import task_with_values
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agents.protocol import Agent, AgentRequest
@@ -84,21 +86,29 @@ class Runner:
         task: Task,
         workdir: str | Path,
         *,
+        inputs: Mapping[str, str] | None = None,
         run_id: str | None = None,
         stop: asyncio.Event | None = None,
     ) -> RunReport:
         """Run ``task`` in ``workdir`` and return its report (never raises for a bad run).
 
-        ``run_id``: the id its events and report carry (default: a fresh one). ``stop``: set
-        it to end the run early, as the timeout would; the report's error then says so and
-        ``on_reject: revert`` still applies.
+        ``inputs``: the values of the task's inputs, as text; each ``{{ id }}`` in the
+        instructions becomes its value (a default where none is given) before any prompt is
+        built. A required input without a value, a placeholder value (TBD) or an id the task
+        does not declare raises :class:`~phasegate.errors.InputsInvalidError` before the
+        agent starts. ``run_id``: the id its events and report carry (default: a fresh one).
+        ``stop``: set it to end the run early, as the timeout would; the report's error then
+        says so and ``on_reject: revert`` still applies.
         """
+        task = task_with_values(task, inputs)
         session = TaskSession(self._settings(stop), task, work_directory(workdir), run_id)
         return await session.run()
 
-    def run_sync(self, task: Task, workdir: str | Path) -> RunReport:
+    def run_sync(
+        self, task: Task, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+    ) -> RunReport:
         """:meth:`run` for code that is not async."""
-        return asyncio.run(self.run(task, workdir))
+        return asyncio.run(self.run(task, workdir, inputs=inputs))
 
     def _settings(self, stop: asyncio.Event | None = None) -> RunSettings:
         """The settings as they stand now, fixed for one run."""
