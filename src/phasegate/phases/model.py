@@ -138,7 +138,7 @@ class Task(BaseModel):
     read_only: bool = Field(
         default=False,
         description="The agent may only look: it is offered reading tools only, and any change "
-        "on disk fails the gate (read_only_changed).",
+        "on disk fails the gate (read_only_violated).",
         # Left out of dumps when false, so digests of tasks saved before it existed match.
         exclude_if=lambda read_only: not read_only,
     )

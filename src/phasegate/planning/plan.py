@@ -78,6 +78,11 @@ class Plan(_Model):
     context: dict[str, Any] = Field(default_factory=dict)
     responses: dict[str, Any] = Field(default_factory=dict, description="As {id: value}.")
     digests: PlanDigests
+    proposed: dict[str, InferredValue] = Field(
+        default_factory=dict,
+        description="Values the agent planner inferred that count (none: left out).",
+        exclude_if=lambda proposed: not proposed,
+    )
 
     def to_json(self) -> str:
         """The plan as JSON with sorted keys: the same plan always gives the same text."""

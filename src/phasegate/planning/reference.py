@@ -20,7 +20,7 @@ from phasegate.errors import InputProblem, UsageError
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
-from phasegate.planning.answers import Value
+from phasegate.planning.answers import Value, fit
 from phasegate.planning.ask_user_question import normalize_responses, to_ask_user_question
 from phasegate.planning.clarification import (
     DEFAULT_QUESTIONS_PER_TURN,
@@ -32,7 +32,7 @@ from phasegate.planning.clarification import (
     turn_after,
 )
 from phasegate.planning.facts import WorkdirFacts
-from phasegate.planning.inference import infer_values
+from phasegate.planning.inference import Inferred, infer_values
 from phasegate.planning.plan import (
     API_VERSION,
     InferredValue,
@@ -56,6 +56,7 @@ def plan_task(
     responses: Responses | None = None,
     questions_per_turn: int = DEFAULT_QUESTIONS_PER_TURN,
     environ: Mapping[str, str] | None = None,
+    proposed: Mapping[str, InferredValue] | None = None,
 ) -> Plan:
     """Plan ``definition`` (a task or a pipeline) for ``workdir``.
 
@@ -65,7 +66,10 @@ def plan_task(
     answers win); how the turn is derived from them is in
     :mod:`~phasegate.planning.clarification`.
     ``questions_per_turn``: 1 (default) or 2. ``environ``: the variables ``env`` rules read
-    (default: this process's environment). Raises :class:`~phasegate.errors.UsageError` for
+    (default: this process's environment). ``proposed``: values someone else inferred (the
+    agent planner), each with its source; they count where no rule found a value, before a
+    default, when they are valid answers, and the plan keeps them so planning again gives the
+    same plan. Raises :class:`~phasegate.errors.UsageError` for
     a work directory that is not one, and for a context, responses or count that cannot be
     used; problems with the answers themselves are in the plan's ``validation``.
     """
@@ -78,6 +82,8 @@ def plan_task(
     inputs = task_inputs(definition)
     facts = WorkdirFacts(root, environ)
     found = infer_values(inputs, facts, context_data)
+    kept_proposals = _proposals(inputs, found, proposed or {})
+    found |= {key: Inferred(entry.value, entry.source) for key, entry in kept_proposals.items()}
     inferred = {
         item.id: InferredValue(value=found[item.id].value, source=found[item.id].source)
         if item.id in found
@@ -139,7 +145,26 @@ def plan_task(
         context=context_data,
         responses=kept,
         digests=digests,
+        proposed=kept_proposals,
     )
+
+
+def _proposals(
+    inputs: Sequence[TaskInput],
+    found: Mapping[str, Inferred],
+    proposed: Mapping[str, InferredValue],
+) -> dict[str, InferredValue]:
+    """The proposed values that count: for inputs no rule inferred, valid as answers."""
+    kept: dict[str, InferredValue] = {}
+    for item in inputs:
+        entry = proposed.get(item.id)
+        if item.id in found or entry is None:
+            continue
+        raw = list(entry.value) if isinstance(entry.value, tuple) else entry.value
+        value = fit(item, raw)
+        if value is not None:
+            kept[item.id] = InferredValue(value=value, source=entry.source)
+    return kept
 
 
 def _turns_of(

@@ -77,6 +77,7 @@ def resolve_inputs(
         responses=plan.responses,
         questions_per_turn=plan.questions_per_turn,
         environ=environ,
+        proposed=plan.proposed,
     )
     if plan.api_version != API_VERSION or again.plan_id != plan.plan_id:
         raise StalePlanError(

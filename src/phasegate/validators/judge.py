@@ -153,7 +153,7 @@ def judge(
                 issues += check_required_tools(window, calls)
                 issues += check_changes(window, diff)
             reached = window.marker_at is not None or any(r.position in window for r in calls)
-        issues += check_read_only(window, diff, read_only=task.read_only)
+        issues += check_read_only(window, diff, calls, read_only=task.read_only)
         issues += [i for i in outside if (i.phase or last_index) == window.index]
         completed_by = (
             answer.source

@@ -65,11 +65,11 @@ def test_a_read_only_task_dumps_as_before_when_off_so_saved_digests_still_match(
     assert task_from_mapping({**COUNT_TASK, "read_only": True}).model_dump()["read_only"]
 
 
-def test_a_change_in_a_read_only_task_fails_the_gate_and_the_write_is_refused(
+def test_a_write_tried_in_a_read_only_task_is_refused_and_fails_the_gate(
     tmp_path: Path,
 ) -> None:
-    """The scripted agent refuses writes as the CLI's plan mode does; a file changed anyway
-    (here by the test, as a shell command might) is a read_only_changed issue."""
+    """The scripted agent refuses the write as Claude Code's plan mode does; the attempt
+    alone is a read_only_violated issue."""
     (tmp_path / "a.txt").write_text("a\n")
     script = Script.model_validate({"replies": [
         {"tools": [{"Write": {"file_path": "a.txt", "content": "changed\n"}}]},
@@ -78,12 +78,18 @@ def test_a_change_in_a_read_only_task_fails_the_gate_and_the_write_is_refused(
     task = task_from_mapping({**COUNT_TASK, "read_only": True})
     report = Runner(ScriptedAgent(script), mode="single-query").run_sync(task, tmp_path)
     assert (tmp_path / "a.txt").read_text() == "a\n"
-    assert report.verdict == "accepted"
-    (tmp_path / "b.txt").write_text("b\n")
+    assert report.verdict == "rejected"
+    assert [i.code.value for i in report.issues] == ["read_only_violated"]
+    assert "it called Write" in report.issues[0].message
+
+
+def test_a_change_on_disk_in_a_read_only_task_fails_the_gate(tmp_path: Path) -> None:
+    """A file changed behind the agent's back (as a shell command might) counts too."""
     script = Script.model_validate({"replies": [
         {"tools": [{"Read": {"file_path": "a.txt"}}]},
         {"text": '{"files": 1}'},
     ]})  # fmt: skip
+    (tmp_path / "a.txt").write_text("a\n")
     sneaky = ScriptedAgent(script)
     original = sneaky.run
 
@@ -92,7 +98,8 @@ def test_a_change_in_a_read_only_task_fails_the_gate_and_the_write_is_refused(
         return await original(request, observer)
 
     sneaky.run = run_and_write  # type: ignore[method-assign]
+    task = task_from_mapping({**COUNT_TASK, "read_only": True})
     report = Runner(sneaky, mode="single-query").run_sync(task, tmp_path)
     assert report.verdict == "rejected"
-    assert [i.code.value for i in report.issues] == ["read_only_changed"]
-    assert "b.txt" in report.issues[0].message
+    assert [i.code.value for i in report.issues] == ["read_only_violated"]
+    assert "files changed on disk: b.txt" in report.issues[0].message
