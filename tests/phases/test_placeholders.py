@@ -56,12 +56,15 @@ def test_a_required_input_without_value_or_default_is_refused_with_every_problem
 @pytest.mark.fuzz
 @given(text=hostile_text, value=hostile_text)
 def test_finding_and_filling_placeholders_never_fails_on_any_text(text: str, value: str) -> None:
-    """Any text and any value: no exception, memory bounded, every found id filled."""
+    """Any text and any value: no exception, memory bounded, nothing changes without values,
+    and every placeholder found becomes one copy of the value."""
     with bounded_memory():
         names = placeholders_in(text)
         filled = substitute(text, dict.fromkeys(names, value))
-    if value and not placeholders_in(value) and "{" not in value and "}" not in value:
-        assert placeholders_in(filled) == []
+        unchanged = substitute(text, {})
+    assert unchanged == text
+    if value and names:
+        assert filled.count(value) >= len(names)
 
 
 @pytest.mark.fuzz

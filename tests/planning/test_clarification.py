@@ -61,6 +61,15 @@ def test_asking_an_inferred_input_or_out_of_order_gets_feedback() -> None:
     assert any("declared order: target" in sentence for sentence in out_of_order)
 
 
+def test_answers_so_far_move_the_expected_questions_on() -> None:
+    """With target answered "Other (specify)", its follow-up target__other comes first;
+    with target answered, team."""
+    proposal = {"inferred": INFERRED, "questions": [{"id": "target__other"}]}
+    assert check_proposal(INPUTS, proposal, responses={"target": OTHER_LABEL}) == []
+    proposal = {"inferred": INFERRED, "questions": [{"id": "team"}]}
+    assert check_proposal(INPUTS, proposal, responses={"target": "AWS"}) == []
+
+
 def test_options_without_other_last_get_feedback() -> None:
     """A single choice's options are its own, then "Other (specify)"."""
     question = {"id": "target", "options": [{"label": "AWS"}, {"label": "Fly.io"}]}

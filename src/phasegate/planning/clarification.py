@@ -170,15 +170,18 @@ def check_proposal(
     proposal: object,
     *,
     questions_per_turn: int = DEFAULT_QUESTIONS_PER_TURN,
+    responses: Mapping[str, object] | None = None,
 ) -> list[str]:
     """The problems of a proposal someone else wrote, as feedback sentences (none: it
     follows the rules).
 
     ``proposal`` is ``{"inferred": {id: {"value": ..., "source": "..."}}, "questions":
     [{"id": ..., ...}]}``: inferred values must be valid answers with a source; the questions
-    must be the first missing inputs (required, not inferred, no default) in declared order,
-    at most ``questions_per_turn`` of them, with the declared text, header and options
-    (``Other (specify)`` last on a single choice) and no placeholder default.
+    must be the first missing inputs (required, not inferred, not answered in
+    ``responses`` ({id: value}), no default) in declared order, at most
+    ``questions_per_turn`` of them, with the declared text, header and options (``Other
+    (specify)`` last on a single choice) and no placeholder default. A single choice
+    answered "Other (specify)" without its text is asked as ``<id>__other``.
     """
     if not isinstance(proposal, Mapping):
         return ['Answer with one JSON object: {"inferred": {...}, "questions": [...]}.']
@@ -189,8 +192,10 @@ def check_proposal(
     ]
     by_id = {item.id: item for item in inputs}
     inferred = _check_inferred(by_id, proposal.get("inferred", {}), problems)
-    known = {**_defaults(inputs), **inferred}
-    expected = [q.id for q in pending_questions(inputs, known, frozenset())]
+    answered = read_answers(inputs, responses or {})
+    known = {**_defaults(inputs), **inferred, **answered.values}
+    expected = [q.id for q in pending_questions(inputs, known, answered.wants_other)]
+    follow_ups = {other_id(item): item for item in inputs if item.type == "choice"}
     limit = min(questions_per_turn, MAX_QUESTIONS_PER_TURN)
     questions = proposal.get("questions", [])
     if not isinstance(questions, list):
@@ -199,6 +204,9 @@ def check_proposal(
     asked: list[str] = []
     for position, question in enumerate(questions):
         ident = question.get("id") if isinstance(question, Mapping) else None
+        if isinstance(ident, str) and ident in follow_ups:
+            asked.append(ident)
+            continue
         if not isinstance(ident, str) or ident not in by_id:
             known_ids = ", ".join(by_id) or "none"
             problems.append(
@@ -213,7 +221,7 @@ def check_proposal(
             "wait for a later turn."
         )
     wanted = expected[:limit]
-    if asked[:limit] != wanted and not problems:
+    if asked[:limit] != wanted:
         want = ", ".join(wanted) if wanted else "no question (nothing is missing)"
         problems.append(
             f"Ask only missing inputs, first ones first, in declared order: {want}; you "
