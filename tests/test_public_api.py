@@ -41,7 +41,7 @@ PUBLIC_API = {
     # judging a saved transcript
     "judge_transcript", "read_transcript",
     # planning a task with inputs
-    "plan_task", "Plan",
+    "plan_task", "Plan", "plan_with_agent", "AgentPlan",
     # batches
     "Batch", "load_batch", "BatchRunner", "BatchSummary", "Executor", "LocalExecutor",
     "RayExecutor",

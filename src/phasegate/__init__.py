@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
     from phasegate.planning.plan import Plan
     from phasegate.planning.reference import plan_task
+    from phasegate.sdk.planning.agent_planner import AgentPlan, plan_with_agent
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
     from phasegate.sdk.agents.retry import RetryPolicy
@@ -111,6 +112,8 @@ _WHERE = {
     "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
     "plan_task": "phasegate.planning.reference",
+    "plan_with_agent": "phasegate.sdk.planning.agent_planner",
+    "AgentPlan": "phasegate.sdk.planning.agent_planner",
     "read_transcript": "phasegate.sdk.tasks.saved",
 }
 
@@ -119,6 +122,7 @@ __all__ = [
     "AgentError",
     "AgentFactory",
     "AgentObserver",
+    "AgentPlan",
     "AgentRequest",
     "Batch",
     "BatchFileError",
@@ -167,6 +171,7 @@ __all__ = [
     "load_pipeline",
     "load_task",
     "plan_task",
+    "plan_with_agent",
     "read_transcript",
 ]
 
