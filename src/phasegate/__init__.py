@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
     from phasegate.planning.plan import Plan
     from phasegate.planning.reference import plan_task
-    from phasegate.sdk.planning.agent_planner import AgentPlan, plan_with_agent
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
     from phasegate.sdk.agents.retry import RetryPolicy
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from phasegate.sdk.batches.units import Unit
     from phasegate.sdk.pipelines.report import PipelineReport
     from phasegate.sdk.pipelines.runner import PipelineRunner
+    from phasegate.sdk.planning.agent_planner import AgentPlan, plan_with_agent
     from phasegate.sdk.tasks.report import PhaseReport, RunReport
     from phasegate.sdk.tasks.runner import Runner
     from phasegate.sdk.tasks.saved import judge_transcript, read_transcript

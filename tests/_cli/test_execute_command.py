@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +35,14 @@ ANSWERS = json.dumps({"target": "Fly.io", "team": "core"})
 
 
 @pytest.fixture
-def setup(tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
+def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     """The CI task file, the Python project, and a plan of it with no answers yet."""
     task = tmp_path / "task.json"
     task.write_text(json.dumps(CI_TASK))
     project = python_project(tmp_path / "project")
     plan = tmp_path / "plan.json"
     plan.write_text(plan_task(ci_task(), project).to_json())
-    yield task, project, plan
+    return task, project, plan
 
 
 def execute(server: ScriptedModelServer, task: Path, project: Path, plan: Path,
@@ -144,15 +143,17 @@ def test_a_killed_execution_leaves_no_result_and_the_key_runs_again(
     command = [sys.executable, "-m", "phasegate", "execute", str(task), "--workdir",
                str(project), "--plan", str(plan), "--responses", ANSWERS,
                "--idempotency-key", "k"]  # fmt: skip
-    with ScriptedModelServer(HANGING) as server:
-        with subprocess.Popen(command, env={**os.environ, **server.env()}, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              start_new_session=True) as child:  # fmt: skip
-            assert child.stdout is not None
-            while json.loads(child.stdout.readline())["event"] != "phase.started":
-                pass
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait(timeout=30)
+    with (
+        ScriptedModelServer(HANGING) as server,
+        subprocess.Popen(command, env={**os.environ, **server.env()}, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         start_new_session=True) as child,
+    ):  # fmt: skip
+        assert child.stdout is not None
+        while json.loads(child.stdout.readline())["event"] != "phase.started":
+            pass
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
     kept = project / ".phasegate" / "executions"
     assert [p.suffix for p in kept.iterdir()] == [".lock"]
     with ScriptedModelServer(MODEL) as server:

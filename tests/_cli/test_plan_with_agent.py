@@ -18,9 +18,10 @@ from tests.helpers.inputs import CI_TASK, python_project, snapshot
 pytestmark = pytest.mark.cli
 
 TARGET = TaskInput.model_validate(next(i for i in CI_TASK["inputs"] if i["id"] == "target"))
-GOOD = {
+ASK_TARGET: dict[str, Any] = question_for(TARGET).model_dump(mode="json")
+GOOD: dict[str, Any] = {
     "inferred": {"team": {"value": "core", "source": "CODEOWNERS"}},
-    "questions": [question_for(TARGET).model_dump(mode="json")],
+    "questions": [ASK_TARGET],
 }
 """The team read from CODEOWNERS; the first missing input asked, as declared."""
 
@@ -70,7 +71,7 @@ def test_an_accepted_clarify_phase_adds_what_the_agent_read_and_changes_nothing(
     [
         ({**GOOD, "questions": [question_for(TaskInput.model_validate(i)).model_dump(mode="json")
                                 for i in CI_TASK["inputs"][:4]]}, "at most 1", "answer_refused"),
-        ({**GOOD, "questions": [{**GOOD["questions"][0], "default": "TBD"}]}, "placeholder",
+        ({**GOOD, "questions": [{**ASK_TARGET, "default": "TBD"}]}, "placeholder",
          "placeholder_value"),
     ],
     ids=["four questions", "a TBD default"],

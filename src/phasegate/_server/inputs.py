@@ -53,4 +53,3 @@ def run_values(resolved: ResolvedRequest, request: RunRequest, root: Path) -> In
                              field="plan") from None  # fmt: skip
     except UsageError as exc:
         raise RequestProblem(422, "invalid_inputs", str(exc), field=exc.option) from None
-

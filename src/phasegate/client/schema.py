@@ -91,7 +91,7 @@ class PlanRequest(DefinitionRequest):
 
     responses: dict[str, Any] | list[dict[str, Any]] | None = Field(
         default=None,
-        description="Answers so far: {id: value}, AskUserQuestion's {\"answers\": {question: "
+        description='Answers so far: {id: value}, AskUserQuestion\'s {"answers": {question: '
         "label}}, or a list of such objects, one per turn.",
     )
     questions_per_turn: int = Field(default=1, ge=1, le=2, description="Questions a turn asks.")

@@ -14,8 +14,10 @@ SETTINGS = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdit
 
 
 def options_for(request: AgentRequest) -> claude_agent_sdk.ClaudeAgentOptions:
-    return query_options(claude_agent_sdk, SETTINGS, request, hooks={}, mcp_servers={},
-                         stderr=lambda _line: None)  # fmt: skip
+    chosen: claude_agent_sdk.ClaudeAgentOptions = query_options(
+        claude_agent_sdk, SETTINGS, request, hooks={}, mcp_servers={}, stderr=lambda _: None
+    )
+    return chosen
 
 
 def test_a_read_only_request_gets_the_reading_tools_in_plan_mode(tmp_path: Path) -> None:
