@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("phasegate.evidence",),
     ("phasegate.phases",),
+    ("phasegate.planning",),  # task inputs: inference, clarification rules, the reference planner
     ("phasegate.validators",),
     ("phasegate.prompts",),
     ("phasegate.metrics",),
@@ -34,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.sdk.agents",),
     ("phasegate.sdk.workspace",),
     ("phasegate.sdk.tasks",),
+    ("phasegate.sdk.planning",),  # the agent planner: a read-only clarify phase, gated
     ("phasegate.sdk.pipelines",),
     ("phasegate.testing",),
     ("phasegate.sdk.batches",),  # above testing: a unit may replay a script offline

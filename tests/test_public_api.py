@@ -40,6 +40,8 @@ PUBLIC_API = {
     "RunEvent", "EventSink", "EventLog", "OtelSink",
     # judging a saved transcript
     "judge_transcript", "read_transcript",
+    # planning a task with inputs
+    "plan_task", "Plan", "plan_with_agent", "AgentPlan",
     # batches
     "Batch", "load_batch", "BatchRunner", "BatchSummary", "Executor", "LocalExecutor",
     "RayExecutor",
@@ -47,7 +49,7 @@ PUBLIC_API = {
     # errors
     "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError",
     "ScriptFileError", "PipelineFileError", "PipelineStateError", "PromptTemplateError",
-    "RunError", "AgentError",
+    "RunError", "AgentError", "InputsInvalidError", "StalePlanError", "PlanFileError",
 }  # fmt: skip
 
 

@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from phasegate.errors import (
         AgentError,
         BatchFileError,
+        InputsInvalidError,
         PhasegateError,
         PipelineFileError,
         PipelineStateError,
+        PlanFileError,
         PromptTemplateError,
         RunError,
         ScriptFileError,
+        StalePlanError,
         TaskFileError,
         UsageError,
     )
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from phasegate.phases.loading import load_task
     from phasegate.phases.model import Phase, Task
     from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
+    from phasegate.planning.plan import Plan
+    from phasegate.planning.reference import plan_task
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
     from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
     from phasegate.sdk.agents.retry import RetryPolicy
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
     from phasegate.sdk.batches.units import Unit
     from phasegate.sdk.pipelines.report import PipelineReport
     from phasegate.sdk.pipelines.runner import PipelineRunner
+    from phasegate.sdk.planning.agent_planner import AgentPlan, plan_with_agent
     from phasegate.sdk.tasks.report import PhaseReport, RunReport
     from phasegate.sdk.tasks.runner import Runner
     from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
@@ -68,6 +74,7 @@ _WHERE = {
     "EventSink": "phasegate.sdk.telemetry.events",
     "Executor": "phasegate.sdk.batches.executor",
     "ExecutorError": "phasegate.sdk.batches.executor",
+    "InputsInvalidError": "phasegate.errors",
     "Isolation": "phasegate.modes",
     "Issue": "phasegate.validators.issues",
     "IssueCode": "phasegate.validators.issues",
@@ -82,6 +89,8 @@ _WHERE = {
     "PipelineReport": "phasegate.sdk.pipelines.report",
     "PipelineRunner": "phasegate.sdk.pipelines.runner",
     "PipelineStateError": "phasegate.errors",
+    "Plan": "phasegate.planning.plan",
+    "PlanFileError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
     "RayExecutor": "phasegate.sdk.batches.ray_executor",
     "RetryPolicy": "phasegate.sdk.agents.retry",
@@ -91,6 +100,7 @@ _WHERE = {
     "Runner": "phasegate.sdk.tasks.runner",
     "ScriptFileError": "phasegate.errors",
     "Stage": "phasegate.phases.pipeline",
+    "StalePlanError": "phasegate.errors",
     "Task": "phasegate.phases.model",
     "TaskFileError": "phasegate.errors",
     "Unit": "phasegate.sdk.batches.units",
@@ -101,6 +111,9 @@ _WHERE = {
     "load_batch": "phasegate.sdk.batches.loading",
     "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
+    "plan_task": "phasegate.planning.reference",
+    "plan_with_agent": "phasegate.sdk.planning.agent_planner",
+    "AgentPlan": "phasegate.sdk.planning.agent_planner",
     "read_transcript": "phasegate.sdk.tasks.saved",
 }
 
@@ -109,6 +122,7 @@ __all__ = [
     "AgentError",
     "AgentFactory",
     "AgentObserver",
+    "AgentPlan",
     "AgentRequest",
     "Batch",
     "BatchFileError",
@@ -119,6 +133,7 @@ __all__ = [
     "EventSink",
     "Executor",
     "ExecutorError",
+    "InputsInvalidError",
     "Isolation",
     "Issue",
     "IssueCode",
@@ -133,6 +148,8 @@ __all__ = [
     "PipelineReport",
     "PipelineRunner",
     "PipelineStateError",
+    "Plan",
+    "PlanFileError",
     "PromptTemplateError",
     "RayExecutor",
     "RetryPolicy",
@@ -142,6 +159,7 @@ __all__ = [
     "Runner",
     "ScriptFileError",
     "Stage",
+    "StalePlanError",
     "Task",
     "TaskFileError",
     "Unit",
@@ -152,6 +170,8 @@ __all__ = [
     "load_batch",
     "load_pipeline",
     "load_task",
+    "plan_task",
+    "plan_with_agent",
     "read_transcript",
 ]
 

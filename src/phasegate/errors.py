@@ -9,6 +9,9 @@
     │   ├── PipelineFileError      a pipeline file is unreadable or invalid (file, field)
     │   ├── PipelineStateError     a pipeline state file cannot be resumed from (file, field)
     │   ├── LoopStateError         a Ralph loop state file is unreadable or invalid (file, line)
+    │   ├── PlanFileError          a plan file is unreadable or invalid (file, field)
+    │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
+    │   ├── StalePlanError         a plan no longer matches its task, context or work directory
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
     └── RunError                   the run itself failed (exit code 3)
         └── AgentError             the agent crashed, timed out or lost its API
@@ -22,6 +25,8 @@ library's exception.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -112,6 +117,13 @@ class LoopStateError(_FileFieldError):
     kind = "loop state"
 
 
+class PlanFileError(_FileFieldError):
+    """A plan file (the JSON a plan printed) is invalid; same fields as
+    :class:`TaskFileError`."""
+
+    kind = "plan"
+
+
 class PromptTemplateError(UsageError):
     """A prompt template is missing or uses a placeholder phasegate does not provide."""
 
@@ -122,6 +134,39 @@ class IdempotencyKeyError(UsageError):
 
 class IdempotencyKeyReusedError(IdempotencyKeyError):
     """An idempotency key sent again with a different request: a new request needs a new key."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputProblem:
+    """Why one input value cannot be used: the ``field`` (an input id, or ``<id>__other``),
+    the value ``provided`` (None when there is none), the ``problem`` and the
+    ``requirement`` a value must meet."""
+
+    field: str
+    provided: str | None
+    problem: str
+    requirement: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.problem}; {self.requirement}"
+
+
+class InputsInvalidError(UsageError):
+    """A task's input values cannot be used: a required one is missing, or an answer was
+    refused (TBD, not an option, not an input). ``errors`` lists every problem."""
+
+    def __init__(self, errors: Iterable[InputProblem]) -> None:
+        self.errors = tuple(errors)
+        lines = "; ".join(str(error) for error in self.errors)
+        super().__init__(f"the input values cannot be used: {lines}", option="inputs")
+
+
+class StalePlanError(UsageError):
+    """A plan was made for another version of the task, its context or its work directory:
+    planning again with the same context and responses gives another plan id."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, option="plan")
 
 
 class RunError(PhasegateError):

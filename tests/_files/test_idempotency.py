@@ -3,6 +3,9 @@ refused, and what is on disk is always a whole answer or none."""
 
 from __future__ import annotations
 
+import fcntl
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +62,28 @@ def test_the_key_itself_never_names_a_file(tmp_path: Path) -> None:
     store.remember("../../escape", "d", {"x": 1})
     (kept,) = (tmp_path / "keys").iterdir()
     assert kept.parent == tmp_path / "keys" and "escape" not in kept.name
+
+
+def test_a_second_holder_of_a_key_waits_until_the_first_is_done(tmp_path: Path) -> None:
+    """Two executions with one key never run at once: while another process holds the key,
+    its lock cannot be taken; once that process is done, it can."""
+    holder = (
+        "import sys, pathlib\n"
+        "from phasegate._files.idempotency import IdempotencyStore\n"
+        f"store = IdempotencyStore(pathlib.Path({str(tmp_path)!r}))\n"
+        "with store.holding('k'):\n"
+        "    print('held', flush=True)\n"
+        "    sys.stdin.readline()\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", holder], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as child:  # fmt: skip
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == "held\n"
+        (lock,) = tmp_path.glob("*.lock")
+        with lock.open("a") as handle, pytest.raises(BlockingIOError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.wait(timeout=30) == 0
+    with lock.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again

@@ -50,6 +50,18 @@ def _loop() -> Callable[..., Any]:
     return loop
 
 
+def _execute() -> Callable[..., Any]:
+    from phasegate._cli.execute import execute
+
+    return execute
+
+
+def _plan() -> Callable[..., Any]:
+    from phasegate._cli.plan import plan
+
+    return plan
+
+
 def _pipeline() -> typer.Typer:
     from phasegate._cli.pipeline import app as pipeline_app
 
@@ -63,6 +75,8 @@ def _batch() -> typer.Typer:
 
 
 _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
+    "plan": _plan,
+    "execute": _execute,
     "report": _report,
     "claude-cli": _claude_cli,
     "github": _github,

@@ -2,7 +2,12 @@
 
 from phasegate._files.confined import FILES_ROOT_OPTION, confined_path
 from phasegate._files.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, ParseProblem
-from phasegate._files.models import OptionValueError, read_mapping, validate_model
+from phasegate._files.models import (
+    LocatedValueError,
+    OptionValueError,
+    read_mapping,
+    validate_model,
+)
 from phasegate._files.parsing import parse_data, parse_json, read_text
 
 __all__ = [
@@ -10,6 +15,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_NODES",
+    "LocatedValueError",
     "OptionValueError",
     "ParseProblem",
     "confined_path",

@@ -8,8 +8,11 @@ treated as a key never seen (the request is carried out again and the file rewri
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,20 @@ class IdempotencyStore:
         """Keep ``answer`` as the answer to ``key`` with the request of ``request_digest``."""
         record = {"request_digest": request_digest, "answer": answer}
         write_atomic(self._path(key), json.dumps(record, sort_keys=True).encode("utf-8"))
+
+    @contextlib.contextmanager
+    def holding(self, key: str) -> Iterator[None]:
+        """Hold ``key`` while its request is carried out: another holder of the same key (in
+        any process) waits until this one is done, then finds its kept answer. The lock is
+        the operating system's, so a killed holder releases it."""
+        lock = self._path(key).with_suffix(".lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _path(self, key: str) -> Path:
         if not key or len(key) > MAX_KEY_LENGTH or not key.isascii() or not key.isprintable():

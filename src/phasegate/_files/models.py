@@ -43,6 +43,15 @@ class OptionValueError(ValueError):
         self.option = option
 
 
+class LocatedValueError(ValueError):
+    """A model validator's ValueError about one field below the model (``location``, as
+    pydantic locates fields), so the file error it becomes names that field."""
+
+    def __init__(self, message: str, *, location: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.location = location
+
+
 def read_mapping(path: Path, error: type[_FileFieldError]) -> dict[str, Any]:
     """Parse a YAML or JSON file whose top level must be a mapping.
 
@@ -91,8 +100,10 @@ def _as_file_error(
     option: str | None = None
     errors = exc.errors(include_url=False)
     for item in errors:
-        option = option or getattr(item.get("ctx", {}).get("error"), "option", None)
-        location = [str(part) for part in item["loc"]]
+        cause = item.get("ctx", {}).get("error")
+        option = option or getattr(cause, "option", None)
+        below = cause.location if isinstance(cause, LocatedValueError) else ()
+        location = [str(part) for part in (*item["loc"], *below)]
         if item["type"] == "too_short" and any(
             len(other["loc"]) > len(item["loc"]) and other["loc"][: len(item["loc"])] == item["loc"]
             for other in errors

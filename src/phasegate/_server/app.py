@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.sse import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
@@ -24,12 +25,14 @@ from phasegate.client.schema import (
     API_VERSION,
     ErrorBody,
     Health,
+    PlanRequest,
     RunInfo,
     RunList,
     RunRequest,
     RunStatus,
 )
 from phasegate.client.ui import ui_page
+from phasegate.planning.plan import Plan
 
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body accepted (an inline task or pipeline fits easily)."""
@@ -100,6 +103,12 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         if replayed:
             response.headers["Idempotent-Replayed"] = "true"
         return run_info(service, live)
+
+    @v1.post("/plans", response_model=Plan)
+    async def make_plan(body: PlanRequest) -> Plan:
+        """Plan a task or pipeline for a work directory: what the project shows, what to ask
+        (read-only; the same request gives the same plan)."""
+        return await run_in_threadpool(service.plan, body)
 
     @v1.get("/runs", response_model=RunList)
     async def list_runs(

@@ -74,6 +74,7 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
         process_log=folder / PROCESS_LOG,
         model_script=settings.model_script,
         cli_path=settings.cli_path,
+        inputs=record.inputs or None,
         secrets=settings.secrets,
     )
 

@@ -36,6 +36,8 @@ class RunJob:
     process_log: Path
     model_script: Path | None
     cli_path: str | None
+    inputs: dict[str, str] | None = None
+    """The values of the definition's inputs (None: it has none)."""
     secrets: tuple[str, ...] = ()
     """Text the run's event log hides besides the environment's secrets (the service's
     token)."""

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate._files.atomic import write_atomic
 from phasegate.client.schema import RunKind, RunStatus
@@ -50,6 +50,10 @@ class RunRecord(BaseModel):
     request: dict[str, object]
     """The request as it was accepted (``RunRequest``)."""
     request_digest: str
+    inputs: dict[str, str] = Field(default_factory=dict)
+    """The input values the run starts with, resolved when it was accepted."""
+    input_sources: dict[str, str] = Field(default_factory=dict)
+    """Where each input value came from: ``response``, an inference rule, ``default``."""
 
     @property
     def resumable(self) -> bool:

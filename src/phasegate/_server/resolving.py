@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from phasegate._server.problems import RequestProblem
-from phasegate.client.schema import RunRequest
+from phasegate.client.schema import DefinitionRequest
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.loading import load_task, task_from_mapping
 from phasegate.phases.model import Task
@@ -30,7 +30,7 @@ class ResolvedRequest:
     """The directory named in the request, resolved (the copy's source with ``copy_workdir``)."""
 
 
-def resolve_request(root: Path, request: RunRequest) -> ResolvedRequest:
+def resolve_request(root: Path, request: DefinitionRequest) -> ResolvedRequest:
     """Check the request's paths and load its definition; raises :class:`RequestProblem`."""
     workdir = inside_root(root, request.workdir, "workdir", "directory")
     if request.task is not None:
@@ -88,10 +88,10 @@ def _definition(root: Path, value: str | Mapping[str, Any], field: str) -> Task 
         where = f"{field}.{exc.field}" if exc.field and not isinstance(value, str) else field
         problem = exc.problem if not isinstance(value, str) else str(exc)
         raise RequestProblem(
-            400, f"invalid_{field}", _relative(problem, root), field=where
+            400, f"invalid_{field}", root_relative(problem, root), field=where
         ) from None
 
 
-def _relative(text: str, root: Path) -> str:
+def root_relative(text: str, root: Path) -> str:
     """Messages name paths relative to the root: a client has no business with the host's."""
     return text.replace(str(root.resolve()) + "/", "").replace(str(root.resolve()), ".")

@@ -79,12 +79,15 @@ async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
         if isinstance(job.definition, Task):
             runner = Runner(agent, mode=job.mode, max_attempts=job.max_attempts, on_event=sink,
                             retry=retry, timeout=job.timeout)  # fmt: skip
-            return await runner.run(job.definition, job.workdir, run_id=job.run_id, stop=stop)
+            return await runner.run(job.definition, job.workdir, run_id=job.run_id, stop=stop,
+                                    inputs=job.inputs)  # fmt: skip
         pipelines = PipelineRunner(agent, isolation=job.isolation, on_event=sink, retry=retry,
                                    timeout=job.timeout)  # fmt: skip
         if job.resume and state_path(job.workdir).exists():
-            return await pipelines.resume(job.definition, job.workdir, stop=stop)
-        return await pipelines.run(job.definition, job.workdir, run_id=job.run_id, stop=stop)
+            return await pipelines.resume(job.definition, job.workdir, stop=stop,
+                                          inputs=job.inputs)  # fmt: skip
+        return await pipelines.run(job.definition, job.workdir, run_id=job.run_id, stop=stop,
+                                   inputs=job.inputs)  # fmt: skip
 
 
 def _stop_run(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:

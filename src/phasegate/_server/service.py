@@ -18,6 +18,7 @@ from phasegate._files.idempotency import request_digest
 from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
+from phasegate._server.inputs import plan_for, run_values
 from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, not_found
@@ -34,7 +35,8 @@ from phasegate._server.records import (
 from phasegate._server.recovery import DONE_ONLY, repair
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import ServiceSettings
-from phasegate.client.schema import RunRequest
+from phasegate.client.schema import PlanRequest, RunRequest
+from phasegate.planning.plan import Plan
 from phasegate.sdk.telemetry.events import EventData, new_run_id
 from phasegate.sdk.telemetry.log import environment_secrets
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunQueued
@@ -104,6 +106,10 @@ class RunService:
                 await asyncio.wait(stuck)
 
     # -- requests ------------------------------------------------------------------------
+    def plan(self, request: PlanRequest) -> Plan:
+        """The reference plan ``request`` asks for (reads the work directory, writes nothing)."""
+        return plan_for(resolve_request(self.root, request), request)
+
     async def submit(self, request: RunRequest, key: str | None) -> tuple[LiveRun, bool]:
         """Accept ``request`` (or find the run its idempotency ``key`` started); whether it
         was found rather than started."""
@@ -115,6 +121,7 @@ class RunService:
             if key is not None and (found := self.keys.find(key, digest)) is not None:
                 return self.get(found), True
             resolved = resolve_request(self.root, request)
+            values = run_values(resolved, request, self.root)
             if not request.copy_workdir:
                 self._refuse_busy(resolved.workdir)
             run_id = new_run_id()
@@ -131,6 +138,8 @@ class RunService:
                 created_at=now(),
                 request=request.model_dump(mode="json"),
                 request_digest=digest,
+                inputs=values.as_text() if values is not None else {},
+                input_sources=values.provenance if values is not None else {},
             )
             save_record(self.root, record)
             if key is not None:

@@ -40,8 +40,18 @@ class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class RunRequest(_Body):
-    """``POST /v1/runs``: what to run, where, and within which limits."""
+def _bounded_tree(value: object) -> object:
+    """``value`` when a JSON tree that deep and that large may be read, else a ValueError."""
+    if isinstance(value, dict | list):
+        try:
+            check_tree(value)
+        except ParseProblem as problem:
+            raise ValueError(str(problem).replace("the file", "the object")) from None
+    return value
+
+
+class DefinitionRequest(_Body):
+    """A task or a pipeline, and the work directory it is for."""
 
     task: str | dict[str, Any] | None = Field(
         default=None,
@@ -53,6 +63,58 @@ class RunRequest(_Body):
     )
     workdir: str = Field(
         min_length=1, max_length=4096, description="The work directory, a path under the root."
+    )
+    context: dict[str, Any] | None = Field(
+        default=None, description="A JSON object the definition's context inference rules read."
+    )
+
+    @field_validator("task", "pipeline", "context")
+    @classmethod
+    def _bounded(cls, value: object) -> object:
+        return _bounded_tree(value)
+
+    @model_validator(mode="after")
+    def _one_definition(self) -> DefinitionRequest:
+        if (self.task is None) == (self.pipeline is None):
+            raise ValueError("give exactly one of task and pipeline")
+        return self
+
+    @property
+    def kind(self) -> RunKind:
+        """Whether this is about a task or a pipeline."""
+        return "task" if self.task is not None else "pipeline"
+
+
+class PlanRequest(DefinitionRequest):
+    """``POST /v1/plans``: plan a task or pipeline for a work directory (read-only; the
+    reference planner, the same as ``phasegate plan``)."""
+
+    responses: dict[str, Any] | list[dict[str, Any]] | None = Field(
+        default=None,
+        description='Answers so far: {id: value}, AskUserQuestion\'s {"answers": {question: '
+        "label}}, or a list of such objects, one per turn.",
+    )
+    questions_per_turn: int = Field(default=1, ge=1, le=2, description="Questions a turn asks.")
+
+    @field_validator("responses")
+    @classmethod
+    def _bounded_responses(cls, value: object) -> object:
+        return _bounded_tree(value)
+
+
+class RunRequest(DefinitionRequest):
+    """``POST /v1/runs``: what to run, where, with which input values, within which limits."""
+
+    inputs: dict[str, Any] | None = Field(
+        default=None,
+        description="Values of the definition's inputs: {id: value} or AskUserQuestion's "
+        "answer shape. What the project shows is inferred; a required input left without a "
+        "value, or a refused answer, is a 422 before the run is queued.",
+    )
+    plan: dict[str, Any] | None = Field(
+        default=None,
+        description="The plan (from POST /v1/plans) these inputs answer: a plan that no longer "
+        "matches the definition, its context or the work directory is a 409.",
     )
     copy_workdir: bool = Field(
         default=False,
@@ -72,30 +134,18 @@ class RunRequest(_Body):
     )
     max_cost: float | None = Field(default=None, ge=0, description="USD the run may cost.")
 
-    @field_validator("task", "pipeline")
+    @field_validator("inputs", "plan")
     @classmethod
-    def _bounded(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
-        if isinstance(value, dict):
-            try:
-                check_tree(value)
-            except ParseProblem as problem:
-                raise ValueError(str(problem).replace("the file", "the object")) from None
-        return value
+    def _bounded_values(cls, value: object) -> object:
+        return _bounded_tree(value)
 
     @model_validator(mode="after")
-    def _one_definition(self) -> RunRequest:
-        if (self.task is None) == (self.pipeline is None):
-            raise ValueError("give exactly one of task and pipeline")
+    def _settings_fit_the_kind(self) -> RunRequest:
         if self.pipeline is not None and (self.mode is not None or self.max_attempts is not None):
             raise ValueError("mode and max_attempts are for tasks; a pipeline has isolation")
         if self.task is not None and self.isolation is not None:
             raise ValueError("isolation is for pipelines; a task has mode")
         return self
-
-    @property
-    def kind(self) -> RunKind:
-        """Whether this runs a task or a pipeline."""
-        return "task" if self.task is not None else "pipeline"
 
 
 class RunLinks(_Answer):
@@ -125,6 +175,13 @@ class RunInfo(_Answer):
     started_at: str | None = None
     finished_at: str | None = None
     resumable: bool = Field(default=False, description="POST .../resume would continue it.")
+    inputs: dict[str, str] = Field(
+        default_factory=dict, description="The input values the run started with."
+    )
+    input_sources: dict[str, str] = Field(
+        default_factory=dict,
+        description="Where each input value came from: response, an inference rule, default.",
+    )
     links: RunLinks
     report: dict[str, Any] | None = Field(
         default=None, description="The run or pipeline report, once there is one."

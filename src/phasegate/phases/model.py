@@ -13,9 +13,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from phasegate.phases.completion import Completion
+from phasegate.phases.inputs import TaskInput
+from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import load_schema
 
 DEFAULT_MARKER_TEXT = "done"
@@ -124,6 +135,17 @@ class Task(BaseModel):
         description="Reading files outside the work directory is a finding; false fails the "
         "gate instead (path_outside_workdir). Changing files outside it always fails.",
     )
+    read_only: bool = Field(
+        default=False,
+        description="The agent may only look: it is offered reading tools only, and any change "
+        "on disk fails the gate (read_only_violated).",
+        # Left out of dumps when false, so digests of tasks saved before it existed match.
+        exclude_if=lambda read_only: not read_only,
+    )
+    inputs: tuple[TaskInput, ...] = Field(
+        default=(),
+        description="Values the instructions use as {{ id }}: inferred, asked, or given.",
+    )
 
     @field_validator("phases")
     @classmethod
@@ -136,6 +158,19 @@ class Task(BaseModel):
                     "the output phase must be the last phase"
                 )
         return phases
+
+    @model_validator(mode="after")
+    def _placeholders_name_inputs(self) -> Task:
+        refuse_repeated_ids(self.inputs)
+        texts = [(("phases", i, "instructions"), p.instructions) for i, p in enumerate(self.phases)]
+        check_placeholders(self.inputs, texts, where="instructions of a phase")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _inputs_only_when_declared(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A task without inputs dumps as it did before inputs existed, so digests of
+        # definitions saved earlier (pipeline state, batch units) still match.
+        return drop_empty_inputs(handler(self), self.inputs)
 
     @property
     def output_phase(self) -> Phase | None:
@@ -167,6 +202,13 @@ class Task(BaseModel):
 def _numbered(phases: tuple[Phase, ...]) -> tuple[tuple[Phase, ...], dict[int, int]]:
     """``phases`` with the 1-based number of each, by identity."""
     return phases, {id(phase): number for number, phase in enumerate(phases, start=1)}
+
+
+def drop_empty_inputs(data: Any, inputs: tuple[TaskInput, ...]) -> Any:
+    """``data`` (a model's dump) without its ``inputs`` key when there are none."""
+    if not inputs and isinstance(data, dict):
+        data.pop("inputs", None)
+    return data
 
 
 def refuse_repeated_names(kind: str, names: list[str]) -> None:

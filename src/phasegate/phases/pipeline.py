@@ -35,12 +35,15 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from phasegate._files import (
+    LocatedValueError,
     OptionValueError,
     ParseProblem,
     read_mapping,
@@ -49,8 +52,10 @@ from phasegate._files import (
 )
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.checks import Check
+from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
-from phasegate.phases.model import Task, refuse_repeated_names
+from phasegate.phases.model import Task, drop_empty_inputs, refuse_repeated_names
+from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import base_dir, files_root, named_file
 
 DEFAULT_RETRY = 2
@@ -181,6 +186,10 @@ class Pipeline(BaseModel):
         le=MAX_REVISIONS,
         description="How many times in one run a stage may send the pipeline back (back_to).",
     )
+    inputs: tuple[TaskInput, ...] = Field(
+        default=(),
+        description="Values the stage prompts (and stage tasks) use as {{ id }}.",
+    )
 
     @field_validator("stages")
     @classmethod
@@ -202,6 +211,42 @@ class Pipeline(BaseModel):
                     f"not {target!r} (a stage retries itself with on_fail.retry)"
                 )
         return stages
+
+    @model_validator(mode="after")
+    def _placeholders_name_inputs(self) -> Pipeline:
+        refuse_repeated_ids(self.inputs)
+        own = {item.id: item for item in self.inputs}
+        texts: list[tuple[tuple[str | int, ...], str]] = []
+        for index, stage in enumerate(self.stages):
+            texts.append((("stages", index, "prompt"), stage.prompt or ""))
+            if stage.task is None:
+                continue
+            for phase_index, phase in enumerate(stage.task.phases):
+                where = ("stages", index, "task", "phases", phase_index, "instructions")
+                texts.append((where, phase.instructions))
+            for item in stage.task.inputs:
+                if own.setdefault(item.id, item) != item:
+                    raise LocatedValueError(
+                        f"the task declares input {item.id!r} unlike the pipeline or an earlier "
+                        "stage's task; declare it the same way everywhere, or rename one",
+                        location=("stages", index, "task", "inputs"),
+                    )
+        check_placeholders(self.inputs, texts, where="stage prompts or stage tasks", also_known=own)
+        return self
+
+    @model_serializer(mode="wrap")
+    def _inputs_only_when_declared(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # As for Task: a pipeline without inputs keeps the digest it had before inputs.
+        return drop_empty_inputs(handler(self), self.inputs)
+
+    @property
+    def all_inputs(self) -> tuple[TaskInput, ...]:
+        """The pipeline's inputs, then those its stage tasks declare (each id once)."""
+        found = {item.id: item for item in self.inputs}
+        for stage in self.stages:
+            for item in stage.task.inputs if stage.task is not None else ():
+                found.setdefault(item.id, item)
+        return tuple(found.values())
 
     def index_of(self, name: str) -> int:
         """The 0-based position of the stage called ``name``."""

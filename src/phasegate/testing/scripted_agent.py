@@ -142,6 +142,9 @@ class ScriptedAgent:
             try:
                 if handler is None:
                     raise _ToolError(f"No such tool available: {step.tool}")
+                if request.read_only and step.tool != "Read":
+                    # As Claude Code in plan mode: a read-only session writes nothing.
+                    raise _ToolError(f"Cannot use {step.tool} in a read-only session")
                 content, ok = handler(workdir, arguments), True
             except _ToolError as exc:
                 content, ok = f"<tool_use_error>{exc}</tool_use_error>", False

@@ -40,6 +40,8 @@ class IssueCode(StrEnum):
     EDIT_NOT_ON_DISK = "edit_not_on_disk"
     CHANGE_WITHOUT_TOOL = "change_without_tool"
     READ_OUTSIDE_WORKDIR = "read_outside_workdir"
+    READ_ONLY_VIOLATED = "read_only_violated"
+    ANSWER_REFUSED = "answer_refused"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {

@@ -8,6 +8,7 @@ verdict, so a phase fixed after feedback is judged on the latest evidence.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +33,14 @@ from phasegate.validators.work import (
     check_changes,
     check_marker,
     check_order,
+    check_read_only,
     check_required_tools,
     find_late_work,
 )
+
+AnswerCheck = Callable[[dict[str, Any]], Sequence[str]]
+"""Reviews the output phase's JSON once it fits the schema: each returned sentence is an
+``answer_refused`` issue (none: the answer is accepted)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,13 +103,15 @@ def judge(
     *,
     workdir: str,
     markers: bool = True,
+    check_answer: AnswerCheck | None = None,
 ) -> Judgment:
     """Judge every phase of ``task`` on ``transcript`` and the disk changes in ``timeline``.
 
     ``workdir`` is the work directory as the agent saw it (tool paths are resolved against
     it). ``markers=False`` judges the unstructured baseline: completion claims and ordering
     rules are off and every phase is judged on the whole transcript. The task's
-    ``completion`` mode says which claims and answers count.
+    ``completion`` mode says which claims and answers count. ``check_answer`` reviews an
+    output that breaks no other rule.
     """
     windows = phase_windows(task, transcript, markers=markers)
     calls = tool_calls(transcript)
@@ -129,6 +137,8 @@ def judge(
             issues += json_issues
             if answer is not None:
                 issues += _output_rules(window, answer, changed, workdir)
+                if not issues and check_answer is not None:
+                    issues += _refused(window.index, check_answer(answer_value(answer) or {}))
                 if window.phase.claims_files:
                     claimed = files_claimed = claimed_files(
                         window.phase.claims_files, answer_value(answer), workdir
@@ -143,6 +153,7 @@ def judge(
                 issues += check_required_tools(window, calls)
                 issues += check_changes(window, diff)
             reached = window.marker_at is not None or any(r.position in window for r in calls)
+        issues += check_read_only(window, diff, calls, read_only=task.read_only)
         issues += [i for i in outside if (i.phase or last_index) == window.index]
         completed_by = (
             answer.source
@@ -208,3 +219,16 @@ def _phase_judgment(
         files_changed=changed,
         reconciliation=reconcile(tool_reported_paths(mine, workdir), changed, claimed),
     )
+
+
+def _refused(phase: int, problems: Sequence[str]) -> list[Issue]:
+    return [
+        Issue.of(
+            IssueCode.ANSWER_REFUSED,
+            problem,
+            phase=phase,
+            field="answer",
+            requirement="Correct the answer as the message says.",
+        )
+        for problem in problems
+    ]

@@ -8,11 +8,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.phases.completion import PHASE_COMPLETE, Completion, claim_ways
+from phasegate.phases.completion import (
+    COMPLETION_TOOLS,
+    PHASE_COMPLETE,
+    STRUCTURED_OUTPUT_TOOL,
+    Completion,
+    claim_ways,
+)
 from phasegate.phases.markers import marker_line
 from phasegate.validators.issues import Issue, IssueCode
+from phasegate.validators.paths import READ_TOOLS
 from phasegate.validators.tools import CallRecord, is_required_work
 from phasegate.validators.windows import PhaseWindow
+
+_MAY_READ = READ_TOOLS | COMPLETION_TOOLS | {STRUCTURED_OUTPUT_TOOL}
+"""What a read-only task may call: tools that read, and the ways of answering."""
 
 
 def check_marker(window: PhaseWindow, completion: Completion = "marker") -> list[Issue]:
@@ -135,6 +145,37 @@ def check_changes(window: PhaseWindow, diff: WorkspaceDiff) -> list[Issue]:
             field="files",
             requirement="Change the files on disk with your editing tools; describing a change "
             "does not make it.",
+        )
+    ]
+
+
+def check_read_only(
+    window: PhaseWindow, diff: WorkspaceDiff, calls: Sequence[CallRecord], *, read_only: bool
+) -> list[Issue]:
+    """``read_only_violated``: the task may only read, yet the phase called a tool that is
+    not a reading tool (even one the runtime refused) or files changed on disk."""
+    if not read_only:
+        return []
+    tried = sorted(
+        {r.call.name for r in calls if r.position in window and r.call.name not in _MAY_READ}
+    )
+    found: list[str] = []
+    if tried:
+        found.append(f"it called {', '.join(tried)}")
+    if diff:
+        found.append(f"files changed on disk: {', '.join(diff.paths)}")
+    if not found:
+        return []
+    return [
+        Issue.of(
+            IssueCode.READ_ONLY_VIOLATED,
+            f"Phase {window.index} ({window.phase.name}) belongs to a read-only task, but "
+            + "; ".join(found)
+            + ".",
+            phase=window.index,
+            field="tools" if tried else "files",
+            provided=", ".join([*tried, *diff.paths]),
+            requirement="Only read the project (Read, Grep, Glob): change nothing, run nothing.",
         )
     ]
 

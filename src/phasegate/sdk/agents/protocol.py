@@ -40,6 +40,8 @@ class AgentRequest:
     """Completion tools to offer the model; calls go to :meth:`AgentObserver.on_tool_call`."""
     output_schema: dict[str, Any] | None = None
     """Ask the runtime for output constrained to this JSON Schema (Claude Code: output_format)."""
+    read_only: bool = False
+    """Offer only tools that read; the runtime refuses any write (Claude Code: plan mode)."""
 
 
 class AgentObserver(Protocol):

@@ -23,10 +23,12 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate.errors import PipelineStateError, UsageError
 from phasegate.modes import ISOLATIONS, Isolation
+from phasegate.phases.filled import pipeline_with_values
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agents.protocol import Agent
@@ -86,15 +88,20 @@ class PipelineRunner:
         workdir: str | Path,
         *,
         restart: bool = False,
+        inputs: Mapping[str, str] | None = None,
         run_id: str | None = None,
         stop: asyncio.Event | None = None,
     ) -> PipelineReport:
         """Run ``pipeline`` from its first stage in ``workdir``.
 
         An unfinished run's state in ``workdir`` is never overwritten silently: resume it, or
-        pass ``restart=True`` to start over. ``run_id``: the id its events and report carry
-        (default: a fresh one). ``stop``: set it to end the run early, as the timeout would.
+        pass ``restart=True`` to start over. ``inputs``: the values of the pipeline's inputs
+        (and its stage tasks'), as text, filled into stage prompts and stage tasks before
+        anything runs; the rules of :meth:`Runner.run <phasegate.Runner.run>` apply.
+        ``run_id``: the id its events and report carry (default: a fresh one). ``stop``: set
+        it to end the run early, as the timeout would.
         """
+        pipeline = pipeline_with_values(pipeline, inputs)
         root = work_directory(workdir)
         if not restart:
             refuse_to_overwrite(root)
@@ -109,14 +116,21 @@ class PipelineRunner:
         return await PipelineSession(self._settings(stop), pipeline, root, state).start()
 
     async def resume(
-        self, pipeline: Pipeline, workdir: str | Path, *, stop: asyncio.Event | None = None
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        inputs: Mapping[str, str] | None = None,
+        stop: asyncio.Event | None = None,
     ) -> PipelineReport:
-        """Continue the interrupted run in ``workdir`` from the stage it was in (``stop``: as
-        for :meth:`run`).
+        """Continue the interrupted run in ``workdir`` from the stage it was in (``inputs``,
+        ``stop``: as for :meth:`run`; give the same input values the run started with).
 
         Raises :class:`~phasegate.errors.PipelineStateError` when there is no state, when it
-        is corrupt, finished, or belongs to another pipeline definition.
+        is corrupt, finished, or belongs to another pipeline definition (other input values
+        make another definition).
         """
+        pipeline = pipeline_with_values(pipeline, inputs)
         root = work_directory(workdir)
         state = load_state(root)
         where = state_path(root)
@@ -156,14 +170,21 @@ class PipelineRunner:
         )
 
     def run_sync(
-        self, pipeline: Pipeline, workdir: str | Path, *, restart: bool = False
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        restart: bool = False,
+        inputs: Mapping[str, str] | None = None,
     ) -> PipelineReport:
         """:meth:`run` for code that is not async."""
-        return asyncio.run(self.run(pipeline, workdir, restart=restart))
+        return asyncio.run(self.run(pipeline, workdir, restart=restart, inputs=inputs))
 
-    def resume_sync(self, pipeline: Pipeline, workdir: str | Path) -> PipelineReport:
+    def resume_sync(
+        self, pipeline: Pipeline, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+    ) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
-        return asyncio.run(self.resume(pipeline, workdir))
+        return asyncio.run(self.resume(pipeline, workdir, inputs=inputs))
 
 
 def _refuse_unwritable(root: Path) -> None:

@@ -23,7 +23,7 @@ from phasegate.prompts.completion_tools import (
 )
 from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.validators.judge import Judgment, judge
+from phasegate.validators.judge import AnswerCheck, Judgment, judge
 from phasegate.validators.windows import work_phase_number
 
 
@@ -63,8 +63,10 @@ class PhaseGate:
         mode: Mode = "gate",
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         templates: PromptTemplates | None = None,
+        check_answer: AnswerCheck | None = None,
     ) -> None:
         _refuse_unusable_schemas(task)
+        self.check_answer = check_answer
         self.task = task
         self.workdir = workdir
         self.mode = mode
@@ -155,6 +157,7 @@ class PhaseGate:
             timeline,
             workdir=self.workdir,
             markers=self.mode != "unstructured",
+            check_answer=self.check_answer,
         )
 
     def phase_attempts(self, index: int) -> int:

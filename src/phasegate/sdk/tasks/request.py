@@ -31,11 +31,12 @@ def first_request(
     task asks for (the unstructured baseline gets neither)."""
     prompt = first_prompt(task, mode, templates)
     if mode == "unstructured":
-        return AgentRequest(prompt=prompt, workdir=workdir)
+        return AgentRequest(prompt=prompt, workdir=workdir, read_only=task.read_only)
     output = task.output_phase
     return AgentRequest(
         prompt=prompt,
         workdir=workdir,
         tools=completion_tools(task),
         output_schema=output.output_schema if output and output.structured_output else None,
+        read_only=task.read_only,
     )

@@ -10,10 +10,12 @@ that drives the agent, lets the gate judge, and returns a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate.errors import UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES, Mode
+from phasegate.phases.filled import task_with_values
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.agents.protocol import Agent, AgentRequest
@@ -23,6 +25,7 @@ from phasegate.sdk.tasks.request import first_prompt, first_request
 from phasegate.sdk.tasks.session import RunSettings, TaskSession
 from phasegate.sdk.telemetry.events import EventSink, output_files
 from phasegate.sdk.workspace.observer import work_directory
+from phasegate.validators.judge import AnswerCheck
 
 
 class Runner:
@@ -35,7 +38,9 @@ class Runner:
     :class:`~phasegate.sdk.telemetry.events.RunEvent`; ``retry`` bounds restarts after transient
     failures; ``timeout`` (seconds) bounds the whole run, retries included. The files the
     sink writes (its ``output_files``, as an :class:`~phasegate.sdk.telemetry.log.EventLog`
-    has) are never counted as the agent's work.
+    has) are never counted as the agent's work. ``check_answer`` reviews the output phase's
+    JSON once it fits the schema: each sentence it returns refuses the answer and is fed back
+    (``answer_refused``), so meaning can be checked where a schema cannot reach.
     """
 
     def __init__(
@@ -48,6 +53,7 @@ class Runner:
         on_event: EventSink | None = None,
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
+        check_answer: AnswerCheck | None = None,
     ) -> None:
         if mode not in MODES:
             raise UsageError(
@@ -64,6 +70,7 @@ class Runner:
         self.on_event = on_event
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        self.check_answer = check_answer
 
     def prompt_for(self, task: Task) -> str:
         """The first prompt this runner sends for ``task`` in its mode."""
@@ -79,21 +86,29 @@ class Runner:
         task: Task,
         workdir: str | Path,
         *,
+        inputs: Mapping[str, str] | None = None,
         run_id: str | None = None,
         stop: asyncio.Event | None = None,
     ) -> RunReport:
         """Run ``task`` in ``workdir`` and return its report (never raises for a bad run).
 
-        ``run_id``: the id its events and report carry (default: a fresh one). ``stop``: set
-        it to end the run early, as the timeout would; the report's error then says so and
-        ``on_reject: revert`` still applies.
+        ``inputs``: the values of the task's inputs, as text; each ``{{ id }}`` in the
+        instructions becomes its value (a default where none is given) before any prompt is
+        built. A required input without a value, a placeholder value (TBD) or an id the task
+        does not declare raises :class:`~phasegate.errors.InputsInvalidError` before the
+        agent starts. ``run_id``: the id its events and report carry (default: a fresh one).
+        ``stop``: set it to end the run early, as the timeout would; the report's error then
+        says so and ``on_reject: revert`` still applies.
         """
+        task = task_with_values(task, inputs)
         session = TaskSession(self._settings(stop), task, work_directory(workdir), run_id)
         return await session.run()
 
-    def run_sync(self, task: Task, workdir: str | Path) -> RunReport:
+    def run_sync(
+        self, task: Task, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+    ) -> RunReport:
         """:meth:`run` for code that is not async."""
-        return asyncio.run(self.run(task, workdir))
+        return asyncio.run(self.run(task, workdir, inputs=inputs))
 
     def _settings(self, stop: asyncio.Event | None = None) -> RunSettings:
         """The settings as they stand now, fixed for one run."""
@@ -107,4 +122,5 @@ class Runner:
             retry=self.retry,
             timeout=self.timeout,
             unobserved=output_files(self.on_event),
+            check_answer=self.check_answer,
         )

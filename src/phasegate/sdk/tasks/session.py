@@ -36,7 +36,7 @@ from phasegate.sdk.telemetry.events import EventData, RunEvent, new_run_id
 from phasegate.sdk.telemetry.task_events import RunStarted
 from phasegate.sdk.workspace.observer import WorkspaceObserver
 from phasegate.sdk.workspace.revert import RevertReport, WorkspaceBackup
-from phasegate.validators.judge import Judgment
+from phasegate.validators.judge import AnswerCheck, Judgment
 from phasegate.validators.windows import entry_claims, phase_windows
 
 
@@ -46,6 +46,7 @@ class RunSettings(SessionSettings):
 
     mode: Mode
     max_attempts: int
+    check_answer: AnswerCheck | None = None
 
 
 class TaskSession(AgentSession):
@@ -69,6 +70,7 @@ class TaskSession(AgentSession):
             mode=settings.mode,
             max_attempts=settings.max_attempts,
             templates=settings.templates,
+            check_answer=settings.check_answer,
         )
         self.progress = PhaseProgress(task)
         self.started = time.monotonic()

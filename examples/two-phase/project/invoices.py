@@ -1,0 +1,2 @@
+def total(lines):
+    return sum(line["amount"] for line in lines)

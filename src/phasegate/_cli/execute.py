@@ -1,0 +1,193 @@
+"""``phasegate execute``: run a planned task with the answers, as JSON lines on stdout.
+
+The plan (from ``phasegate plan``) is checked against the task, its context and the work
+directory first; the answers are merged over what the plan inferred and checked by the
+clarification rules; only then does an agent start. With ``--idempotency-key`` the result is
+kept in the work directory's ``.phasegate/executions/``: the same key and request print the
+kept result again without running anything, the same key with another request is refused.
+A failed run (the agent, not the gate) is not kept, so retrying with the same key runs again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from phasegate._cli.execution_lines import ProgressLines, error_line, result_line, write_line
+from phasegate._cli.options import (
+    AgentChoice,
+    AgentOptions,
+    CliPath,
+    FilesRoot,
+    LogFile,
+    LogFormatChoice,
+    Model,
+    ModelScript,
+    OutputOptions,
+    PromptsDir,
+    Retries,
+    Script,
+    TaskFile,
+    Workdir,
+)
+from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
+from phasegate.errors import PhasegateError, UsageError
+from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
+
+if TYPE_CHECKING:
+    from phasegate.phases.model import Task
+    from phasegate.sdk.tasks.runner import Runner
+
+PlanFile = Annotated[Path, typer.Option("--plan", help="The plan `phasegate plan` printed.")]
+Responses = Annotated[
+    str | None,
+    typer.Option(
+        "--responses",
+        help='Answers as JSON ({"id": "value"} or AskUserQuestion\'s {"answers": {...}}), '
+        "or @FILE.",
+    ),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    typer.Option(
+        "--idempotency-key",
+        help="Run once per key: the same key and request print the kept result again.",
+    ),
+]
+
+
+def execute(
+    task_file: TaskFile,
+    plan_file: PlanFile,
+    workdir: Workdir = Path(),
+    responses: Responses = None,
+    idempotency_key: IdempotencyKey = None,
+    mode: Annotated[Mode, typer.Option(help="How the task is run and judged.")] = "gate",
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="Gate checks per run (gate mode).")
+    ] = DEFAULT_MAX_ATTEMPTS,
+    agent: AgentChoice = "claude",
+    script: Script = None,
+    model_script: ModelScript = None,
+    model: Model = None,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
+    ] = 1800.0,
+    cli_path: CliPath = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
+    ] = None,
+    retries: Retries = 2,
+    prompts_dir: PromptsDir = None,
+    files_root: FilesRoot = None,
+    log_file: LogFile = None,
+    log_format: LogFormatChoice = "json",
+) -> None:
+    """Run a planned task with the answers to its questions; JSON lines on stdout.
+
+    Progress lines come as the phases go; the last line is the result. Exit codes as for
+    `run`: 0 accepted, 1 rejected, 2 bad input (a stale plan, a missing or refused answer),
+    3 the agent failed.
+    """
+    from phasegate._cli.json_arguments import json_argument
+    from phasegate._files.idempotency import IdempotencyStore, request_digest
+    from phasegate.phases.loading import load_task
+    from phasegate.planning.plan import load_plan
+    from phasegate.planning.reference import definition_digest
+    from phasegate.planning.values import resolve_inputs
+    from phasegate.sdk.agents.retry import RetryPolicy
+    from phasegate.sdk.pipelines.state import STATE_DIR
+    from phasegate.sdk.tasks.runner import Runner
+    from phasegate.sdk.telemetry.events import fan_out
+
+    with _result_on_error(), contextlib.ExitStack() as stack:
+        if not workdir.is_dir():
+            raise UsageError(f"--workdir {workdir} is not a directory")
+        task = load_task(task_file, files_root=files_root)
+        plan = load_plan(plan_file)
+        answers = json_argument(responses, "--responses") or {}
+        refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
+        request = request_digest(
+            {
+                "task": definition_digest(task),
+                "plan_id": plan.plan_id,
+                "responses": answers,
+                "workdir": str(workdir.resolve()),
+                "run": [mode, max_attempts, agent, model, max_cost, str(model_script or script)],
+            }
+        )
+        store = IdempotencyStore(workdir / STATE_DIR / "executions")
+        if idempotency_key is not None:
+            stack.enter_context(store.holding(idempotency_key))
+            kept = store.find(idempotency_key, request)
+            if kept is not None:
+                _replay(kept)
+        values = resolve_inputs(task, workdir, plan, answers)
+        logged = event_sink(
+            stack, OutputOptions(quiet=True, log_file=log_file, log_format=log_format)
+        )
+        runner = Runner(
+            build_agent(
+                stack,
+                AgentOptions(
+                    agent,
+                    script=script,
+                    model_script=model_script,
+                    model=model,
+                    timeout=timeout,
+                    cli_path=cli_path,
+                    max_cost=max_cost,
+                ),
+            ),
+            mode=mode,
+            max_attempts=max_attempts,
+            prompts_dir=prompts_dir,
+            on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
+            retry=RetryPolicy(session_retries=retries, max_total=timeout),
+            timeout=timeout,
+        )
+        code, line = _run(runner, task, workdir, values.as_text(), log_file)
+        line["inputs"] = values.provenance
+        if idempotency_key is not None and line["verdict"] != "error":
+            store.remember(idempotency_key, request, {"exit": code, "line": line})
+    write_line(line)
+    raise typer.Exit(code)
+
+
+def _run(
+    runner: Runner, task: Task, workdir: Path, inputs: dict[str, str], log_file: Path | None
+) -> tuple[int, dict[str, Any]]:
+    """Run ``task`` with ``inputs``; the exit code and the result line (with the files the
+    run created and modified)."""
+    from phasegate.evidence.workspace import WorkspaceDiff
+    from phasegate.sdk.workspace.observer import WorkspaceObserver
+
+    observer = WorkspaceObserver(workdir, unobserved=[log_file] if log_file else [])
+    before = observer.snapshot()
+    report = asyncio.run(runner.run(task, workdir, inputs=inputs))
+    return report.exit_code, result_line(report, WorkspaceDiff.between(before, observer.snapshot()))
+
+
+def _replay(kept: dict[str, Any]) -> None:
+    line = dict(kept["line"])
+    line["replayed"] = True
+    write_line(line)
+    raise typer.Exit(int(kept["exit"]))
+
+
+@contextlib.contextmanager
+def _result_on_error() -> Iterator[None]:
+    """A phasegate error still ends with a result line (and its exit code), so a program
+    reading stdout always gets one."""
+    try:
+        yield
+    except PhasegateError as exc:
+        message = error_message(exc).removeprefix("phasegate: error: ")
+        write_line(error_line(exc, message))
+        typer.echo(error_message(exc), err=True)
+        raise typer.Exit(exc.exit_code) from None

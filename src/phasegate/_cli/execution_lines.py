@@ -1,0 +1,130 @@
+"""What ``phasegate execute`` writes to stdout: JSON lines a calling program reads as they come.
+
+Each phase and gate event of the run is one ``{"type": "progress", ...}`` line (a running
+``step`` count, the ``event``, the ``phase`` and its number, and ``percent``: the share of
+phases accepted so far). The last line is one ``{"type": "result", ...}``: ``success``, a
+``message``, the ``verdict``, the ``created_files`` and ``modified_files`` of the work
+directory, the full ``report``, and on failure an ``error`` with a ``code``, the
+``message`` and a ``recovery`` hint saying what to do next.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from phasegate.errors import (
+    IdempotencyKeyError,
+    IdempotencyKeyReusedError,
+    InputsInvalidError,
+    PhasegateError,
+    RunError,
+    StalePlanError,
+)
+from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.sdk.tasks.report import RunReport
+from phasegate.sdk.telemetry.events import RunEvent
+
+_PROGRESS_EVENTS = ("run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed")
+
+_RECOVERY = {
+    "stale_plan": "run `phasegate plan` again with the same context, answer its questions, "
+    "then execute the new plan",
+    "invalid_inputs": "answer every input listed in errors with one of its options or a "
+    "concrete value, then execute again",
+    "idempotency_key_reused": "use a new --idempotency-key for a new request, or repeat the "
+    "first request exactly",
+    "bad_idempotency_key": "use a key of 1 to 255 printable ASCII characters",
+    "bad_input": "fix the input the message names, then execute again",
+    "agent_failed": "check the agent's credentials and network, then execute again (the "
+    "same --idempotency-key is safe: a failed run is not kept)",
+    "rejected": "read report.phases[].issues for what the gate refused; answer differently "
+    "or fix the project, then execute again with a new --idempotency-key",
+}
+
+
+def write_line(line: dict[str, Any]) -> None:
+    """One JSON object on one line of stdout, flushed so a reader sees it at once."""
+    sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+@dataclass
+class ProgressLines:
+    """An event sink writing a progress line for each phase and gate event."""
+
+    step: int = 0
+    phases: int = 0
+    accepted: frozenset[int] = frozenset()
+
+    def __call__(self, event: RunEvent) -> None:
+        if event.event not in _PROGRESS_EVENTS:
+            return
+        fields = event.fields
+        if event.event == "run.started":
+            self.phases = int(fields["phases"])
+        elif event.event == "phase.gate" and fields["accepted"]:
+            self.accepted |= {int(fields["phase"])}
+        self.step += 1
+        line: dict[str, Any] = {"type": "progress", "step": self.step, "event": event.event}
+        if "phase" in fields:
+            line |= {"phase": fields["name"], "phase_number": fields["phase"]}
+        if event.event == "phase.gate":
+            line |= {"accepted": fields["accepted"], "issues": fields["issues"]}
+        line["percent"] = round(100 * len(self.accepted) / self.phases) if self.phases else 0
+        write_line(line)
+
+
+def result_line(report: RunReport, changes: WorkspaceDiff) -> dict[str, Any]:
+    """The result line of a run that produced a report (accepted, rejected or failed)."""
+    line: dict[str, Any] = {
+        "type": "result",
+        "success": report.success,
+        "message": _message(report),
+        "verdict": report.verdict,
+        "created_files": list(changes.added),
+        "modified_files": list(changes.modified),
+        "report": report.model_dump(mode="json"),
+    }
+    if not report.success:
+        code = "agent_failed" if report.verdict == "error" else "rejected"
+        line["error"] = {"code": code, "message": line["message"], "recovery": _RECOVERY[code]}
+    return line
+
+
+def error_line(error: PhasegateError, message: str) -> dict[str, Any]:
+    """The result line of an execution refused or failed before any report (``message`` is
+    the error as the command line words it)."""
+    code = _code(error)
+    body: dict[str, Any] = {"code": code, "message": message, "recovery": _RECOVERY[code]}
+    if isinstance(error, InputsInvalidError):
+        body["errors"] = [
+            {"field": e.field, "provided": e.provided, "problem": e.problem,
+             "requirement": e.requirement}
+            for e in error.errors
+        ]  # fmt: skip
+    return {"type": "result", "success": False, "message": message, "verdict": None,
+            "created_files": [], "modified_files": [], "report": None, "error": body}  # fmt: skip
+
+
+def _code(error: PhasegateError) -> str:
+    if isinstance(error, StalePlanError):
+        return "stale_plan"
+    if isinstance(error, InputsInvalidError):
+        return "invalid_inputs"
+    if isinstance(error, IdempotencyKeyReusedError):
+        return "idempotency_key_reused"
+    if isinstance(error, IdempotencyKeyError):
+        return "bad_idempotency_key"
+    return "agent_failed" if isinstance(error, RunError) else "bad_input"
+
+
+def _message(report: RunReport) -> str:
+    if report.success:
+        return f"{report.task}: every phase accepted"
+    if report.verdict == "error":
+        return f"{report.task}: the run failed: {report.error}"
+    refused = [p.name for p in report.phases if p.status != "accepted"]
+    return f"{report.task}: {report.verdict}; not accepted: {', '.join(refused) or 'none'}"

@@ -1,0 +1,53 @@
+"""A task or pipeline with its input values filled in, ready to become prompts.
+
+Every phase's instructions (a pipeline's stage prompts and stage tasks' instructions too)
+get their ``{{ id }}`` replaced by the values, as text, in one pass
+(:func:`~phasegate.phases.placeholders.substitute`). Values come from
+:func:`~phasegate.phases.placeholders.text_values`: given ones, then defaults; a required
+input without either raises before anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from phasegate.phases.model import Task
+from phasegate.phases.pipeline import Pipeline, Stage
+from phasegate.phases.placeholders import substitute, text_values
+
+
+def task_with_values(task: Task, given: Mapping[str, str] | None) -> Task:
+    """``task`` with every phase's instructions filled in from ``given`` and the defaults.
+
+    A task without inputs and no values given comes back as it is. Raises
+    :class:`~phasegate.errors.InputsInvalidError` (before anything runs) for a required
+    input without a value, a placeholder value (TBD) or an id the task does not declare.
+    """
+    if not task.inputs and not given:
+        return task
+    return _filled_task(task, text_values(task.inputs, given))
+
+
+def pipeline_with_values(pipeline: Pipeline, given: Mapping[str, str] | None) -> Pipeline:
+    """``pipeline`` with its stage prompts and stage tasks filled in; as for
+    :func:`task_with_values`, over the pipeline's inputs and its stage tasks'."""
+    inputs = pipeline.all_inputs
+    if not inputs and not given:
+        return pipeline
+    values = text_values(inputs, given)
+    stages = tuple(_filled_stage(stage, values) for stage in pipeline.stages)
+    return pipeline.model_copy(update={"stages": stages})
+
+
+def _filled_stage(stage: Stage, values: Mapping[str, str]) -> Stage:
+    prompt = substitute(stage.prompt, values) if stage.prompt is not None else None
+    task = _filled_task(stage.task, values) if stage.task is not None else None
+    return stage.model_copy(update={"prompt": prompt, "task": task})
+
+
+def _filled_task(task: Task, values: Mapping[str, str]) -> Task:
+    phases = tuple(
+        phase.model_copy(update={"instructions": substitute(phase.instructions, values)})
+        for phase in task.phases
+    )
+    return task.model_copy(update={"phases": phases})

@@ -1,0 +1,104 @@
+"""`phasegate plan --agent claude` through the real CLI and the scripted model: a read-only
+clarify phase, checked by the clarification rules, that can neither write nor bend the rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phasegate.phases.inputs import TaskInput
+from phasegate.planning.questions import question_for
+from tests.helpers.cli import phasegate
+from tests.helpers.inputs import CI_TASK, python_project, snapshot
+
+pytestmark = pytest.mark.cli
+
+TARGET = TaskInput.model_validate(next(i for i in CI_TASK["inputs"] if i["id"] == "target"))
+ASK_TARGET: dict[str, Any] = question_for(TARGET).model_dump(mode="json")
+GOOD: dict[str, Any] = {
+    "inferred": {"team": {"value": "core", "source": "CODEOWNERS"}},
+    "questions": [ASK_TARGET],
+}
+"""The team read from CODEOWNERS; the first missing input asked, as declared."""
+
+
+def answer(proposal: dict[str, Any]) -> str:
+    return f"```json\n{json.dumps(proposal)}\n```"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    """The CI task file and a Python project whose CODEOWNERS names the team."""
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(CI_TASK))
+    root = python_project(tmp_path / "project")
+    (root / "CODEOWNERS").write_text("* @core\n")
+    return task, root
+
+
+def plan_with(tmp_path: Path, task: Path, root: Path, replies: list[dict[str, Any]]) -> Any:
+    """Run `phasegate plan --agent claude` with a scripted model giving ``replies``."""
+    script = tmp_path / "model.yaml"
+    script.write_text(yaml.safe_dump({"replies": replies}))
+    return phasegate("plan", task, "--workdir", root, "--agent", "claude",
+                     "--model-script", script, "--max-attempts", "2")  # fmt: skip
+
+
+def test_an_accepted_clarify_phase_adds_what_the_agent_read_and_changes_nothing(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    task, root = project
+    before = snapshot(root)
+    done = plan_with(tmp_path, task, root, [
+        {"tools": [{"Read": {"file_path": "CODEOWNERS"}}]},
+        {"text": answer(GOOD)},
+    ])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["inferred"]["team"] == {"value": "core", "source": "agent: CODEOWNERS"}
+    assert plan["inferred"]["project"]["source"].startswith("file_value")  # the rules first
+    assert [q["id"] for q in plan["questions"]] == ["target"]
+    assert plan["missing_info"] == ["target"]
+    assert snapshot(root) == before
+
+
+@pytest.mark.parametrize(
+    ("wrong", "feedback", "code"),
+    [
+        ({**GOOD, "questions": [question_for(TaskInput.model_validate(i)).model_dump(mode="json")
+                                for i in CI_TASK["inputs"][:4]]}, "at most 1", "answer_refused"),
+        ({**GOOD, "questions": [{**ASK_TARGET, "default": "TBD"}]}, "placeholder",
+         "placeholder_value"),
+    ],
+    ids=["four questions", "a TBD default"],
+)  # fmt: skip
+def test_a_proposal_that_breaks_the_rules_gets_feedback_and_is_corrected(
+    project: tuple[Path, Path], tmp_path: Path, wrong: dict[str, Any], feedback: str, code: str
+) -> None:
+    """The corrected answer comes only after feedback naming the broken rule."""
+    task, root = project
+    done = plan_with(tmp_path, task, root, [
+        {"text": answer(wrong)},
+        {"when": "user", "contains": feedback, "text": answer(GOOD)},
+    ])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"gate check 1: phase 1 (clarify): {code}" in done.stderr
+    assert json.loads(done.stdout)["inferred"]["team"]["source"] == "agent: CODEOWNERS"
+
+
+def test_a_clarify_phase_that_tries_to_edit_a_file_is_rejected_and_the_file_unchanged(
+    project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Claude Code refuses the edit in plan mode; the attempt alone rejects the plan."""
+    task, root = project
+    before = snapshot(root)
+    edit = {"Edit": {"file_path": "app.py", "old_string": "hi", "new_string": "bye"}}
+    done = plan_with(tmp_path, task, root, [{"tools": [edit]}, {"text": answer(GOOD)}])
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "read-only" in done.stderr and "Edit" in done.stderr
+    assert snapshot(root) == before
