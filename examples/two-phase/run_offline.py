@@ -22,8 +22,7 @@ import tempfile
 from pathlib import Path
 
 from phasegate import Runner, load_task
-from phasegate.evidence.transcript import ToolCall, ToolResult
-from phasegate.testing.model_server import ScriptedModelServer
+from phasegate.testing import ScriptedModelServer
 
 HERE = Path(__file__).resolve().parent
 
@@ -52,9 +51,9 @@ def main() -> int:
         report = Runner(agent).run_sync(load_task(workdir / "orchestrate.yaml"), workdir)
     calls = {}
     for entry in report.transcript.entries if report.transcript else ():
-        if isinstance(entry, ToolCall):
+        if entry.kind == "tool_call":
             calls[entry.id] = entry
-        elif isinstance(entry, ToolResult) and entry.tool_use_id in calls:
+        elif entry.kind == "tool_result" and entry.tool_use_id in calls:
             call = calls[entry.tool_use_id]
             shown = call.input.get("command") or call.input.get("file_path") or "(questions)"
             print(f"$ {call.name}: {shown}\n{entry.content.strip()}\n")
