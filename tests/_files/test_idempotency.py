@@ -4,6 +4,7 @@ refused, and what is on disk is always a whole answer or none."""
 from __future__ import annotations
 
 import fcntl
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,15 @@ def test_a_second_holder_of_a_key_waits_until_the_first_is_done(tmp_path: Path) 
         assert child.wait(timeout=30) == 0
     with lock.open("a") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again
+
+
+def test_a_key_kept_before_answers_were_nested_still_answers(tmp_path: Path) -> None:
+    """The service's first version kept ``{"run_id", "request_digest"}``: after an upgrade
+    the same key and request must find the same run, not start a second one."""
+    store = IdempotencyStore(tmp_path)
+    store.remember("k", "d", {"run_id": "abc"})
+    (kept,) = tmp_path.glob("*.json")
+    kept.write_text(json.dumps({"run_id": "abc", "request_digest": "d"}))
+    assert store.find("k", "d") == {"run_id": "abc"}
+    with pytest.raises(IdempotencyKeyReusedError):
+        store.find("k", "other")

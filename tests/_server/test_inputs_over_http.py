@@ -99,3 +99,20 @@ def test_a_plan_for_a_directory_outside_the_root_is_refused_naming_the_field(roo
         answer = service.client().post("/v1/plans", json={"task": "ci.json", "workdir": ".."})
     assert answer.status_code == 400
     assert answer.json()["error"]["field"] == "workdir"
+
+
+def test_an_env_rule_never_reads_the_service_s_environment(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any client may send a task: an env rule naming a secret must not hand it back."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-for-clients-1234567890")
+    task = {"name": "leak", "phases": [{"name": "a", "instructions": "Key {{ key }}."}],
+            "inputs": [{"id": "key", "question": "Which key?", "header": "Key",
+                        "infer": [{"env": "ANTHROPIC_API_KEY"}]}]}  # fmt: skip
+    with running_service(root) as service:
+        client = service.client()
+        plan = client.post("/v1/plans", json={"task": task, "workdir": "project"})
+        run = client.post("/v1/runs", json={"task": task, "workdir": "project"})
+    assert "sk-ant-not-for-clients" not in plan.text + run.text
+    assert plan.json()["missing_info"] == ["key"]
+    assert run.status_code == 422 and run.json()["error"]["code"] == "invalid_inputs"

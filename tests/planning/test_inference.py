@@ -102,3 +102,27 @@ def test_a_glob_never_reaches_outside_the_work_directory(tmp_path: Path) -> None
     (work / "link").symlink_to(outside)
     assert inferred(work, [{"file_exists": "link/*.yml"}]) is None
     assert inferred(work, [{"file_value": {"path": "link/secret.yml", "key": "a"}}]) is None
+
+
+def test_a_fifo_planted_as_git_config_does_not_hang_planning(tmp_path: Path) -> None:
+    """An earlier agent can run mkfifo: reading git's remote must refuse it, not wait."""
+    import os
+    import subprocess
+    import sys
+
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    os.mkfifo(project / ".git" / "config")
+    code = (
+        "import sys\n"
+        "from phasegate.phases.loading import task_from_mapping\n"
+        "from phasegate.planning.reference import plan_task\n"
+        "task = task_from_mapping({'name': 't', 'phases': [{'name': 'a', 'instructions': "
+        "'Push to {{ remote }}.'}], 'inputs': [{'id': 'remote', 'question': 'Where?', "
+        "'header': 'Remote', 'infer': [{'git': {'fact': 'remote_url'}}]}]})\n"
+        "print(plan_task(task, sys.argv[1]).missing_info)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.stdout.strip() == "('remote',)", done.stderr

@@ -110,7 +110,7 @@ def execute(
             raise UsageError(f"--workdir {workdir} is not a directory")
         task = load_task(task_file, files_root=files_root)
         plan = load_plan(plan_file)
-        answers = json_argument(responses, "--responses") or {}
+        answers = json_argument(responses, "--responses", lists=True) or {}
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
         request = request_digest(
             {
@@ -121,10 +121,16 @@ def execute(
                 "run": [mode, max_attempts, agent, model, max_cost, str(model_script or script)],
             }
         )
-        store = IdempotencyStore(workdir / STATE_DIR / "executions")
+        store: IdempotencyStore | None = None
         if idempotency_key is not None:
-            stack.enter_context(store.holding(idempotency_key))
-            kept = store.find(idempotency_key, request)
+            store = IdempotencyStore(_state_folder(workdir, STATE_DIR) / "executions")
+            try:
+                stack.enter_context(store.holding(idempotency_key))
+                kept = store.find(idempotency_key, request)
+            except OSError as exc:
+                raise UsageError(f"cannot keep results in {store.folder}: "
+                                 f"{exc.strerror or exc}; make it writable, or drop "
+                                 "--idempotency-key") from None  # fmt: skip
             if kept is not None:
                 _replay(kept)
         values = resolve_inputs(task, workdir, plan, answers)
@@ -153,8 +159,12 @@ def execute(
         )
         code, line = _run(runner, task, workdir, values.as_text(), log_file)
         line["inputs"] = values.provenance
-        if idempotency_key is not None and line["verdict"] != "error":
-            store.remember(idempotency_key, request, {"exit": code, "line": line})
+        if store is not None and idempotency_key is not None and line["verdict"] != "error":
+            try:
+                store.remember(idempotency_key, request, {"exit": code, "line": line})
+            except OSError as exc:  # the run happened: its result is still printed
+                typer.echo(f"phasegate: warning: the result was not kept in {store.folder}: "
+                           f"{exc.strerror or exc}", err=True)  # fmt: skip
     write_line(line)
     raise typer.Exit(code)
 
@@ -171,6 +181,16 @@ def _run(
     before = observer.snapshot()
     report = asyncio.run(runner.run(task, workdir, inputs=inputs))
     return report.exit_code, result_line(report, WorkspaceDiff.between(before, observer.snapshot()))
+
+
+def _state_folder(workdir: Path, name: str) -> Path:
+    """The work directory's ``.phasegate`` folder, refused when it is a symbolic link or
+    not a folder: a project cannot send phasegate's records elsewhere."""
+    folder = workdir / name
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise UsageError(f"{folder} is not a folder phasegate can keep results in (a symbolic "
+                         "link or a file); remove it, or drop --idempotency-key")  # fmt: skip
+    return folder
 
 
 def _replay(kept: dict[str, Any]) -> None:

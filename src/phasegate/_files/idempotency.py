@@ -39,6 +39,9 @@ class IdempotencyStore:
             kept = json.loads(path.read_bytes())
         except (OSError, ValueError):
             return None
+        if isinstance(kept, dict) and "answer" not in kept and "request_digest" in kept:
+            # Written before answers were nested: the answer's fields sat beside the digest.
+            kept = {"request_digest": kept.pop("request_digest"), "answer": kept}
         if not isinstance(kept, dict) or not isinstance(kept.get("answer"), dict):
             return None
         if kept.get("request_digest") != request_digest:
@@ -78,5 +81,5 @@ class IdempotencyStore:
 
 def request_digest(request: object) -> str:
     """A digest of a JSON-ready request: equal requests (key order aside) give equal digests."""
-    text = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(request, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -7,7 +7,10 @@ fails with a sentence instead of a traceback, a hang or a ``MemoryError``.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +25,19 @@ from phasegate._files.limits import (
 from phasegate._files.yaml_reading import parse_yaml
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, *, regular_only: bool = False) -> str:
     """The UTF-8 text of ``path`` (a byte-order mark dropped), refused past MAX_FILE_BYTES.
 
-    Raises OSError when the file cannot be read, ParseProblem when it is too large or not
-    UTF-8. Never reads more than the limit, even from a file that does not end.
+    ``regular_only``: refuse anything but a regular file (for files a project, not a person,
+    provides: a FIFO planted under the name must not hang the reader). Raises OSError when
+    the file cannot be read, ParseProblem when it is too large or not UTF-8. Never reads
+    more than the limit, even from a file that does not end.
     """
-    with path.open("rb") as file:
+    flags = os.O_RDONLY | os.O_CLOEXEC | (os.O_NONBLOCK if regular_only else 0)
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as file:
+        if regular_only and not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         raw = file.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise ParseProblem(

@@ -13,6 +13,7 @@ import os
 from collections import deque
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
+from typing import Any
 
 from phasegate._files.idempotency import request_digest
 from phasegate._server.event_files import append_events, service_event
@@ -33,10 +34,11 @@ from phasegate._server.records import (
     save_record,
 )
 from phasegate._server.recovery import DONE_ONLY, repair
-from phasegate._server.resolving import resolve_request
+from phasegate._server.resolving import ResolvedRequest, resolve_request
 from phasegate._server.settings import ServiceSettings
 from phasegate.client.schema import PlanRequest, RunRequest
 from phasegate.planning.plan import Plan
+from phasegate.planning.values import InputValues
 from phasegate.sdk.telemetry.events import EventData, new_run_id
 from phasegate.sdk.telemetry.log import environment_secrets
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunQueued
@@ -106,6 +108,10 @@ class RunService:
                 await asyncio.wait(stuck)
 
     # -- requests ------------------------------------------------------------------------
+    def _resolve(self, request: RunRequest) -> tuple[ResolvedRequest, InputValues | None]:
+        resolved = resolve_request(self.root, request)
+        return resolved, run_values(resolved, request, self.root)
+
     def plan(self, request: PlanRequest) -> Plan:
         """The reference plan ``request`` asks for (reads the work directory, writes nothing)."""
         return plan_for(resolve_request(self.root, request), request)
@@ -116,12 +122,13 @@ class RunService:
         if not self.accepting:
             raise RequestProblem(503, "shutting_down", "the service is shutting down; retry "
                                  "against its next instance")  # fmt: skip
-        digest = request_digest(request.model_dump(mode="json"))
+        digest = request_digest(_as_first_sent(request))
         async with self._lock:
             if key is not None and (found := self.keys.find(key, digest)) is not None:
                 return self.get(found), True
-            resolved = resolve_request(self.root, request)
-            values = run_values(resolved, request, self.root)
+            # Reading the work directory may block (a planted FIFO, a slow disk): in a
+            # thread, so the event loop keeps serving streams meanwhile.
+            resolved, values = await asyncio.to_thread(self._resolve, request)
             if not request.copy_workdir:
                 self._refuse_busy(resolved.workdir)
             run_id = new_run_id()
@@ -270,3 +277,13 @@ class RunService:
     def _next_seq(self) -> int:
         self._last_seq += 1
         return self._last_seq
+
+
+_ADDED_LATER = ("context", "inputs", "plan")
+"""Request fields newer than the first version; left out of a request's digest when unset,
+so an idempotency key kept before they existed still matches the same request."""
+
+
+def _as_first_sent(request: RunRequest) -> dict[str, Any]:
+    dump = request.model_dump(mode="json")
+    return {k: v for k, v in dump.items() if not (k in _ADDED_LATER and v is None)}

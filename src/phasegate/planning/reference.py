@@ -75,7 +75,7 @@ def plan_task(
     """
     per_turn = questions_per_turn_checked(questions_per_turn)
     context_data = json_object(context, "context")
-    turns = _turns_of(responses)
+    turns = response_turns(responses)
     root = Path(workdir)
     if not root.is_dir():
         raise UsageError(f"the work directory {root} is not a directory", option="workdir")
@@ -167,7 +167,7 @@ def _proposals(
     return kept
 
 
-def _turns_of(
+def response_turns(
     responses: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
 ) -> list[dict[str, Any]]:
     """The answers as a list of objects: one per turn answered, or the one object given."""

@@ -25,7 +25,7 @@ from phasegate.planning.answers import Value, other_id
 from phasegate.planning.ask_user_question import normalize_responses
 from phasegate.planning.clarification import missing_inputs, read_answers
 from phasegate.planning.plan import API_VERSION, Plan
-from phasegate.planning.reference import json_object, plan_task, task_inputs
+from phasegate.planning.reference import Responses, plan_task, response_turns, task_inputs
 
 RESPONSE_SOURCE = "response"
 """The provenance of a value somebody answered."""
@@ -58,12 +58,13 @@ def resolve_inputs(
     definition: Task | Pipeline,
     workdir: str | Path,
     plan: Plan,
-    responses: Mapping[str, Any] | None = None,
+    responses: Responses | None = None,
     *,
     environ: Mapping[str, str] | None = None,
 ) -> InputValues:
     """The values to run ``definition`` with: ``plan``'s inferred values and responses, then
-    ``responses`` ({id: value} or AskUserQuestion's answer shape) over them.
+    ``responses`` ({id: value} or AskUserQuestion's answer shape, or a list of such objects,
+    one per turn, later ones winning) over them.
 
     Raises :class:`~phasegate.errors.StalePlanError` when ``plan`` no longer matches the
     definition, its context or the work directory, and
@@ -86,7 +87,12 @@ def resolve_inputs(
             "context and answer its questions"
         )
     inputs = task_inputs(definition)
-    new, problems = normalize_responses(inputs, json_object(responses, "responses"))
+    new: dict[str, Any] = {}
+    problems: list[InputProblem] = []
+    for answered in response_turns(responses):
+        more, shape_problems = normalize_responses(inputs, answered)
+        new.update(more)
+        problems += shape_problems
     answers = read_answers(inputs, {**plan.responses, **new})
     problems += answers.problems
     values: dict[str, Value] = {}

@@ -82,7 +82,3 @@ async def plan_with_agent(
 
 def _value(raw: object) -> str | tuple[str, ...]:
     return tuple(str(item) for item in raw) if isinstance(raw, list) else str(raw)
-
-
-def _source(said: object) -> str:
-    return f"{AGENT_SOURCE}: {said}"

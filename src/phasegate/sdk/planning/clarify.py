@@ -50,15 +50,11 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
 
 
 def known_values(plan: Plan) -> dict[str, dict[str, Any]]:
-    """What the reference plan already knows, as proposal entries: what the rules inferred
-    (and defaults), then the answers so far."""
-    known: dict[str, dict[str, Any]] = {
+    """What the reference plan's rules inferred (and the defaults), as proposal entries."""
+    return {
         key: {"value": _plain(entry.value), "source": entry.source}
         for key, entry in plan.inferred.items()
     }
-    for key, value in plan.responses.items():
-        known[key] = {"value": value, "source": "response"}
-    return known
 
 
 def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
@@ -75,6 +71,10 @@ def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
             "",
             "Already known (keep these; do not ask them):",
             _quoted(known_values(plan)),
+            "",
+            "Answered by the person so far (do not ask these; an answer "
+            f"{OTHER_LABEL!r} without its text is asked as <id>__other):",
+            _quoted(plan.responses),
             "",
             "Answer with one JSON object:",
             '{"inferred": {"<input id>": {"value": ..., "source": "<the file or fact it came '
@@ -101,6 +101,7 @@ def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
             ],
             "completion": "marker",
             "read_only": True,
+            "allow_reads_outside": False,
             "on_reject": "revert",
         }
     )
@@ -108,15 +109,16 @@ def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
 
 def proposal_check(inputs: Sequence[TaskInput], plan: Plan) -> AnswerCheck:
     """The answer check of the clarify phase: the clarification rules, applied to the
-    proposal with what the reference plan already knows added (the agent need not repeat
-    it, and cannot override it)."""
+    proposal with what the reference plan's rules inferred added (the agent need not repeat
+    it, and cannot override it) and the person's answers so far."""
 
     def check(answer: dict[str, Any]) -> list[str]:
         proposal = dict(answer)
         given = answer.get("inferred")
         proposal["inferred"] = {**(given if isinstance(given, dict) else {}),
                                 **known_values(plan)}  # fmt: skip
-        problems = check_proposal(inputs, proposal, questions_per_turn=plan.questions_per_turn)
+        problems = check_proposal(inputs, proposal, questions_per_turn=plan.questions_per_turn,
+                                  responses=plan.responses)  # fmt: skip
         if not isinstance(given, dict):
             problems.append('Give inferred as an object: {"<input id>": {...}}.')
         return problems

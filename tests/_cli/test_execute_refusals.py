@@ -1,0 +1,69 @@
+"""`phasegate execute` refusing what it cannot keep its promises with: a `.phasegate` that is
+a file or a symbolic link out of the work directory. A result line and exit 2, never a
+traceback, and nothing written outside."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from phasegate.planning.reference import plan_task
+from tests.helpers.cli import phasegate
+from tests.helpers.inputs import CI_TASK, ci_task, python_project
+
+ANSWERS = json.dumps({"target": "Fly.io", "team": "core"})
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """The task file, the project, its plan, and a scripted model that marks the phase."""
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(CI_TASK))
+    project = python_project(tmp_path / "project")
+    plan = tmp_path / "plan.json"
+    plan.write_text(plan_task(ci_task(), project).to_json())
+    script = tmp_path / "model.yaml"
+    script.write_text('replies:\n  - text: "PHASE 1 COMPLETE: configured"\n')
+    return task, project, plan, script
+
+
+def execute_with_key(files: tuple[Path, Path, Path, Path]) -> tuple[int, dict[str, object], str]:
+    task, project, plan, script = files
+    done = phasegate("execute", task, "--workdir", project, "--plan", plan, "--responses",
+                     ANSWERS, "--agent", "scripted", "--script", script,
+                     "--idempotency-key", "k")  # fmt: skip
+    (line,) = [json.loads(text) for text in done.stdout.splitlines()]
+    return done.returncode, line, done.stderr
+
+
+def test_a_phasegate_file_where_its_folder_goes_is_refused_with_a_result_line(
+    files: tuple[Path, Path, Path, Path],
+) -> None:
+    (files[1] / ".phasegate").write_text("not a folder\n")
+    code, line, stderr = execute_with_key(files)
+    assert code == 2 and "Traceback" not in stderr
+    assert line["success"] is False and line["error"]["code"] == "bad_input"  # type: ignore[index]
+
+
+def test_a_phasegate_link_out_of_the_work_directory_is_refused_and_nothing_written_there(
+    files: tuple[Path, Path, Path, Path], tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (files[1] / ".phasegate").symlink_to(outside)
+    code, line, _ = execute_with_key(files)
+    assert code == 2 and "symbolic link" in str(line["message"])
+    assert list(outside.iterdir()) == []
+
+
+def test_without_a_key_nothing_is_kept_and_an_odd_phasegate_entry_does_not_matter(
+    files: tuple[Path, Path, Path, Path],
+) -> None:
+    task, project, plan, script = files
+    (project / ".phasegate").write_text("not a folder\n")
+    done = phasegate("execute", task, "--workdir", project, "--plan", plan, "--responses",
+                     ANSWERS, "--agent", "scripted", "--script", script)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["success"] is True
