@@ -12,6 +12,8 @@
     │   ├── PlanFileError          a plan file is unreadable or invalid (file, field)
     │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
+    │   ├── IdempotencyKeyError    an idempotency key that cannot be one
+    │   │   └── IdempotencyKeyReusedError  the same key sent with another request
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
     └── RunError                   the run itself failed (exit code 3)
         └── AgentError             the agent crashed, timed out or lost its API

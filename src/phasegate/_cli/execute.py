@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -40,8 +41,8 @@ from phasegate.errors import PhasegateError, UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
 if TYPE_CHECKING:
-    from phasegate.phases.model import Task
-    from phasegate.sdk.tasks.runner import Runner
+    from phasegate.sdk.pipelines.report import PipelineReport
+    from phasegate.sdk.tasks.report import RunReport
 
 PlanFile = Annotated[Path, typer.Option("--plan", help="The plan `phasegate plan` printed.")]
 Responses = Annotated[
@@ -95,12 +96,14 @@ def execute(
     3 the agent failed.
     """
     from phasegate._cli.json_arguments import json_argument
+    from phasegate._cli.plan import load_definition
     from phasegate._files.idempotency import IdempotencyStore, request_digest
-    from phasegate.phases.loading import load_task
+    from phasegate.phases.model import Task
     from phasegate.planning.plan import load_plan
     from phasegate.planning.reference import definition_digest
     from phasegate.planning.values import resolve_inputs
     from phasegate.sdk.agents.retry import RetryPolicy
+    from phasegate.sdk.pipelines.runner import PipelineRunner
     from phasegate.sdk.pipelines.state import STATE_DIR
     from phasegate.sdk.tasks.runner import Runner
     from phasegate.sdk.telemetry.events import fan_out
@@ -108,7 +111,7 @@ def execute(
     with _result_on_error(), contextlib.ExitStack() as stack:
         if not workdir.is_dir():
             raise UsageError(f"--workdir {workdir} is not a directory")
-        task = load_task(task_file, files_root=files_root)
+        task = load_definition(task_file, files_root)
         plan = load_plan(plan_file)
         answers = json_argument(responses, "--responses", lists=True) or {}
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
@@ -118,7 +121,19 @@ def execute(
                 "plan_id": plan.plan_id,
                 "responses": answers,
                 "workdir": str(workdir.resolve()),
-                "run": [mode, max_attempts, agent, model, max_cost, str(model_script or script)],
+                "run": [
+                    mode,
+                    max_attempts,
+                    agent,
+                    model,
+                    max_cost,
+                    timeout,
+                    retries,
+                    str(cli_path),
+                    str(prompts_dir),
+                    str(files_root),
+                    _digest_of(model_script or script),
+                ],
             }
         )
         store: IdempotencyStore | None = None
@@ -137,27 +152,25 @@ def execute(
         logged = event_sink(
             stack, OutputOptions(quiet=True, log_file=log_file, log_format=log_format)
         )
-        runner = Runner(
-            build_agent(
-                stack,
-                AgentOptions(
-                    agent,
-                    script=script,
-                    model_script=model_script,
-                    model=model,
-                    timeout=timeout,
-                    cli_path=cli_path,
-                    max_cost=max_cost,
-                ),
-            ),
-            mode=mode,
-            max_attempts=max_attempts,
-            prompts_dir=prompts_dir,
-            on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
-            retry=RetryPolicy(session_retries=retries, max_total=timeout),
-            timeout=timeout,
+        agent_options = AgentOptions(agent, script=script, model_script=model_script,
+                                     model=model, timeout=timeout, cli_path=cli_path,
+                                     max_cost=max_cost)  # fmt: skip
+        settings: dict[str, Any] = {
+            "prompts_dir": prompts_dir,
+            "on_event": fan_out([ProgressLines(), *([logged] if logged else [])]),
+            "retry": RetryPolicy(session_retries=retries, max_total=timeout),
+            "timeout": timeout,
+        }
+        chosen = build_agent(stack, agent_options)
+        inputs = values.as_text()
+        run = (
+            Runner(chosen, mode=mode, max_attempts=max_attempts, **settings).run(
+                task, workdir, inputs=inputs
+            )
+            if isinstance(task, Task)
+            else PipelineRunner(chosen, **settings).run(task, workdir, inputs=inputs)
         )
-        code, line = _run(runner, task, workdir, values.as_text(), log_file)
+        code, line = _observed(run, workdir, log_file)
         line["inputs"] = values.provenance
         if store is not None and idempotency_key is not None and line["verdict"] != "error":
             try:
@@ -169,17 +182,17 @@ def execute(
     raise typer.Exit(code)
 
 
-def _run(
-    runner: Runner, task: Task, workdir: Path, inputs: dict[str, str], log_file: Path | None
+def _observed(
+    run: Coroutine[Any, Any, RunReport | PipelineReport], workdir: Path, log_file: Path | None
 ) -> tuple[int, dict[str, Any]]:
-    """Run ``task`` with ``inputs``; the exit code and the result line (with the files the
-    run created and modified)."""
+    """Carry out ``run``; its exit code and result line, with the files it created and
+    modified in ``workdir``."""
     from phasegate.evidence.workspace import WorkspaceDiff
     from phasegate.sdk.workspace.observer import WorkspaceObserver
 
     observer = WorkspaceObserver(workdir, unobserved=[log_file] if log_file else [])
     before = observer.snapshot()
-    report = asyncio.run(runner.run(task, workdir, inputs=inputs))
+    report = asyncio.run(run)
     return report.exit_code, result_line(report, WorkspaceDiff.between(before, observer.snapshot()))
 
 
@@ -191,6 +204,14 @@ def _state_folder(workdir: Path, name: str) -> Path:
         raise UsageError(f"{folder} is not a folder phasegate can keep results in (a symbolic "
                          "link or a file); remove it, or drop --idempotency-key")  # fmt: skip
     return folder
+
+
+def _digest_of(path: Path | None) -> str | None:
+    """A script's content digest: the same path with another script is another request."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
+    except OSError:
+        return str(path)  # unreadable: loading it reports the problem
 
 
 def _replay(kept: dict[str, Any]) -> None:

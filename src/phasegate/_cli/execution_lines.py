@@ -2,8 +2,9 @@
 
 Each phase and gate event of the run is one ``{"type": "progress", ...}`` line (a running
 ``step`` count, the ``event``, the ``phase`` and its number, and ``percent``: the share of
-phases accepted so far). The last line is one ``{"type": "result", ...}``: ``success``, a
-``message``, the ``verdict``, the ``created_files`` and ``modified_files`` of the work
+phases accepted so far); a pipeline's lines name its ``stage`` instead. The last line is
+one ``{"type": "result", ...}``: ``success``, a ``message``, the ``verdict``, the
+``created_files`` and ``modified_files`` of the work
 directory, the full ``report``, and on failure an ``error`` with a ``code``, the
 ``message`` and a ``recovery`` hint saying what to do next.
 """
@@ -24,10 +25,16 @@ from phasegate.errors import (
     StalePlanError,
 )
 from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.telemetry.events import RunEvent
 
-_PROGRESS_EVENTS = ("run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed")
+_PROGRESS_EVENTS = frozenset({
+    "run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed",
+    "pipeline.started", "stage.started", "stage.checked", "stage.completed",
+})  # fmt: skip
+_TOTALS = {"run.started": "phases", "pipeline.started": "stages"}
+"""The event that says how many units (phases, stages) the run has, and its field."""
 
 _RECOVERY = {
     "stale_plan": "run `phasegate plan` again with the same context, answer its questions, "
@@ -40,8 +47,8 @@ _RECOVERY = {
     "bad_input": "fix the input the message names, then execute again",
     "agent_failed": "check the agent's credentials and network, then execute again (the "
     "same --idempotency-key is safe: a failed run is not kept)",
-    "rejected": "read report.phases[].issues for what the gate refused; answer differently "
-    "or fix the project, then execute again with a new --idempotency-key",
+    "rejected": "read the report's phases (or stages) for what the gate refused; answer "
+    "differently or fix the project, then execute again with a new --idempotency-key",
 }
 
 
@@ -63,21 +70,24 @@ class ProgressLines:
         if event.event not in _PROGRESS_EVENTS:
             return
         fields = event.fields
-        if event.event == "run.started":
-            self.phases = int(fields["phases"])
-        elif event.event == "phase.gate" and fields["accepted"]:
-            self.accepted |= {int(fields["phase"])}
+        if event.event in _TOTALS:
+            self.phases = int(fields[_TOTALS[event.event]])
+        unit = "stage" if "stage" in fields and event.event != "pipeline.started" else "phase"
+        accepted = fields.get("accepted", fields.get("passed"))
+        if event.event in ("phase.gate", "stage.checked") and accepted:
+            self.accepted |= {int(fields[unit])}
         self.step += 1
         line: dict[str, Any] = {"type": "progress", "step": self.step, "event": event.event}
-        if "phase" in fields:
-            line |= {"phase": fields["name"], "phase_number": fields["phase"]}
-        if event.event == "phase.gate":
-            line |= {"accepted": fields["accepted"], "issues": fields["issues"]}
+        if unit in fields and "name" in fields:
+            line |= {unit: fields["name"], f"{unit}_number": fields[unit]}
+        if event.event in ("phase.gate", "stage.checked"):
+            issues = fields.get("issues", fields.get("failed"))
+            line |= {"accepted": bool(accepted), "issues": issues}
         line["percent"] = round(100 * len(self.accepted) / self.phases) if self.phases else 0
         write_line(line)
 
 
-def result_line(report: RunReport, changes: WorkspaceDiff) -> dict[str, Any]:
+def result_line(report: RunReport | PipelineReport, changes: WorkspaceDiff) -> dict[str, Any]:
     """The result line of a run that produced a report (accepted, rejected or failed)."""
     line: dict[str, Any] = {
         "type": "result",
@@ -121,10 +131,15 @@ def _code(error: PhasegateError) -> str:
     return "agent_failed" if isinstance(error, RunError) else "bad_input"
 
 
-def _message(report: RunReport) -> str:
+def _message(report: RunReport | PipelineReport) -> str:
+    name, units = (
+        (report.task, report.phases) if isinstance(report, RunReport)
+        else (report.pipeline, report.stages)
+    )  # fmt: skip
+    what = "phase" if isinstance(report, RunReport) else "stage"
     if report.success:
-        return f"{report.task}: every phase accepted"
+        return f"{name}: every {what} accepted"
     if report.verdict == "error":
-        return f"{report.task}: the run failed: {report.error}"
-    refused = [p.name for p in report.phases if p.status != "accepted"]
-    return f"{report.task}: {report.verdict}; not accepted: {', '.join(refused) or 'none'}"
+        return f"{name}: the run failed: {report.error}"
+    refused = [unit.name for unit in units if unit.status != "accepted"]
+    return f"{name}: {report.verdict}; not accepted: {', '.join(refused) or 'none'}"

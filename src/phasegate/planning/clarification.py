@@ -196,7 +196,7 @@ def check_proposal(
     known = {**_defaults(inputs), **inferred, **answered.values}
     expected = [q.id for q in pending_questions(inputs, known, answered.wants_other)]
     follow_ups = {other_id(item): item for item in inputs if item.type == "choice"}
-    limit = min(questions_per_turn, MAX_QUESTIONS_PER_TURN)
+    limit = questions_per_turn_checked(questions_per_turn)
     questions = proposal.get("questions", [])
     if not isinstance(questions, list):
         problems.append("Give questions as a list (empty when nothing is missing).")
