@@ -148,3 +148,18 @@ def test_a_task_that_does_not_load_is_named_by_its_own_file(
     with pytest.raises(TaskFileError) as raised:
         load_batch(path)
     assert raised.value.path == tmp_path / "example" / "task.yaml"
+
+
+def test_a_task_with_required_inputs_is_refused_at_load_naming_them(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    """Nothing in a batch gives input values: refused before any unit starts."""
+    batch = write_batch([ITEM])
+    task = tmp_path / "example" / "task.yaml"
+    task.write_text(
+        "name: t\nphases:\n  - name: a\n    instructions: For {{ team }}, keep {{ tone }}.\n"
+        "inputs:\n  - {id: team, question: Which team?, header: Team}\n"
+        "  - {id: tone, question: Which tone?, header: Tone, default: calm}\n"
+    )
+    with pytest.raises(BatchFileError, match=r"required inputs without a default \(team\)"):
+        load_batch(batch)

@@ -124,7 +124,19 @@ class _Loader:
         self.file, self.index, self.item, self.base = file, index, item, base
 
     def definition(self, item: BatchItem, path: Path) -> Task | Pipeline:
-        return load_task(path) if item.task is not None else load_pipeline(path)
+        loaded = load_task(path) if item.task is not None else load_pipeline(path)
+        inputs = loaded.inputs if isinstance(loaded, Task) else loaded.all_inputs
+        needed = [i.id for i in inputs if i.required and i.default is None]
+        if needed:
+            # A unit runs unattended: nothing would give these values, and every unit
+            # would fail the same way after its work directory was set up.
+            raise BatchFileError(
+                self.file, f"items.{self.index}",
+                f"{path.name} declares required inputs without a default ({', '.join(needed)}), "
+                "which a batch cannot give; give each a default, or run it with its values "
+                "from Python or over HTTP:",
+            )  # fmt: skip
+        return loaded
 
     def units(self, name: str, path: Path, definition: Task | Pipeline) -> list[Unit]:
         item = self.item
