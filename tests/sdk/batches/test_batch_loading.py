@@ -158,8 +158,8 @@ def test_a_task_with_required_inputs_is_refused_at_load_naming_them(
     task = tmp_path / "example" / "task.yaml"
     task.write_text(
         "name: t\nphases:\n  - name: a\n    instructions: For {{ team }}, keep {{ tone }}.\n"
-        "inputs:\n  - {id: team, question: Which team?, header: Team}\n"
-        "  - {id: tone, question: Which tone?, header: Tone, default: calm}\n"
+        "inputs:\n  - {id: team, question: 'Which team?', header: Team}\n"
+        "  - {id: tone, question: 'Which tone?', header: Tone, default: calm}\n"
     )
     with pytest.raises(BatchFileError, match=r"required inputs without a default \(team\)"):
         load_batch(batch)
