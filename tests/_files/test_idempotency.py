@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from phasegate._files.idempotency import IdempotencyStore, request_digest
+from phasegate._files.digests import json_digest
+from phasegate._files.idempotency import IdempotencyStore
 from phasegate.errors import IdempotencyKeyError, IdempotencyKeyReusedError
 
 
@@ -19,7 +20,7 @@ def test_a_new_key_has_no_answer_and_a_kept_one_comes_back_for_the_same_request(
     tmp_path: Path,
 ) -> None:
     store = IdempotencyStore(tmp_path / "keys")
-    digest = request_digest({"task": "t.yaml", "responses": {"ci": "GitHub Actions"}})
+    digest = json_digest({"task": "t.yaml", "responses": {"ci": "GitHub Actions"}})
     assert store.find("k-1", digest) is None
     store.remember("k-1", digest, {"exit_code": 0, "result": {"success": True}})
     again = IdempotencyStore(tmp_path / "keys")  # another process, the same folder
@@ -28,15 +29,15 @@ def test_a_new_key_has_no_answer_and_a_kept_one_comes_back_for_the_same_request(
 
 def test_the_same_key_with_another_request_is_refused_with_what_to_do(tmp_path: Path) -> None:
     store = IdempotencyStore(tmp_path)
-    store.remember("k", request_digest({"a": 1}), {"x": 1})
+    store.remember("k", json_digest({"a": 1}), {"x": 1})
     with pytest.raises(IdempotencyKeyReusedError, match="use a new key") as raised:
-        store.find("k", request_digest({"a": 2}))
+        store.find("k", json_digest({"a": 2}))
     assert raised.value.exit_code == 2
 
 
 def test_the_digest_ignores_key_order_and_sees_every_value() -> None:
-    assert request_digest({"a": 1, "b": [1, 2]}) == request_digest({"b": [1, 2], "a": 1})
-    assert request_digest({"a": 1, "b": [1, 2]}) != request_digest({"a": 1, "b": [2, 1]})
+    assert json_digest({"a": 1, "b": [1, 2]}) == json_digest({"b": [1, 2], "a": 1})
+    assert json_digest({"a": 1, "b": [1, 2]}) != json_digest({"a": 1, "b": [2, 1]})
 
 
 @pytest.mark.parametrize("key", ["", "x" * 256, "naïve", "line\nbreak"])

@@ -197,3 +197,11 @@ def test_an_input_with_examples_offers_them_as_options() -> None:
         {"id": "n", "question": "Name?", "header": "Name", "options": [{"label": "demo"}]}
     )
     assert [o.label for o in question_for(item).options] == ["demo", OTHER_LABEL]
+
+
+def test_a_huge_refused_answer_is_not_echoed_back_whole() -> None:
+    """A problem repeats enough of a refused value to recognise it, not megabytes of it."""
+    from phasegate.planning.answers import SHOWN_CHARS, shown_value
+
+    assert shown_value("x" * 5_000_000) == "x" * SHOWN_CHARS + "…"
+    assert shown_value("TBD") == "TBD" and shown_value(["a"]) == "['a']"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +78,10 @@ def test_a_plan_read_back_from_its_json_resolves_the_same(project: Path) -> None
 def test_answers_given_as_a_list_of_turns_resolve_as_plan_reads_them(project: Path) -> None:
     """The per-turn list plan takes works here too; later turns win."""
     plan = plan_task(ci_task(), project)
-    turns = [{"target": "AWS"}, {"answers": {"Which team owns it?": "core"}}, {"target": "Fly.io"}]
+    turns: list[dict[str, Any]] = [
+        {"target": "AWS"},
+        {"answers": {"Which team owns it?": "core"}},
+        {"target": "Fly.io"},
+    ]
     values = resolve_inputs(ci_task(), project, plan, turns)
     assert (values.as_text()["target"], values.as_text()["team"]) == ("Fly.io", "core")

@@ -97,7 +97,8 @@ def execute(
     """
     from phasegate._cli.json_arguments import json_argument
     from phasegate._cli.plan import load_definition
-    from phasegate._files.idempotency import IdempotencyStore, request_digest
+    from phasegate._files.digests import json_digest
+    from phasegate._files.idempotency import IdempotencyStore
     from phasegate.phases.model import Task
     from phasegate.planning.plan import load_plan
     from phasegate.planning.reference import definition_digest
@@ -115,7 +116,7 @@ def execute(
         plan = load_plan(plan_file)
         answers = json_argument(responses, "--responses", lists=True) or {}
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
-        request = request_digest(
+        request = json_digest(
             {
                 "task": definition_digest(task),
                 "plan_id": plan.plan_id,

@@ -77,9 +77,3 @@ class IdempotencyStore:
                 f"an idempotency key is 1 to {MAX_KEY_LENGTH} printable ASCII characters"
             )
         return self.folder / (hashlib.sha256(key.encode("ascii")).hexdigest() + ".json")
-
-
-def request_digest(request: object) -> str:
-    """A digest of a JSON-ready request: equal requests (key order aside) give equal digests."""
-    text = json.dumps(request, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

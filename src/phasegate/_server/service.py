@@ -15,7 +15,7 @@ from multiprocessing.context import ForkServerContext
 from pathlib import Path
 from typing import Any
 
-from phasegate._files.idempotency import request_digest
+from phasegate._files.digests import json_digest
 from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
@@ -122,7 +122,7 @@ class RunService:
         if not self.accepting:
             raise RequestProblem(503, "shutting_down", "the service is shutting down; retry "
                                  "against its next instance")  # fmt: skip
-        digest = request_digest(_as_first_sent(request))
+        digest = json_digest(_as_first_sent(request))
         async with self._lock:
             if key is not None and (found := self.keys.find(key, digest)) is not None:
                 return self.get(found), True

@@ -53,7 +53,7 @@ def check_answer(
     if item.type == "multi_choice":
         return _check_labels(item, raw)
     if not isinstance(raw, str):
-        return None, [InputProblem(item.id, _shown(raw), "is not text", requirement(item))]
+        return None, [InputProblem(item.id, shown_value(raw), "is not text", requirement(item))]
     if item.type == "choice" and raw.strip() == OTHER_LABEL:
         return _check_other(item, responses.get(other_id(item)))
     if item.type == "text" and raw.strip() == OTHER_LABEL:
@@ -100,7 +100,7 @@ def _check_other(item: TaskInput, other: object) -> tuple[Value | None, list[Inp
     if other is None:  # not refused: still to be asked (the follow-up question)
         return None, []
     if not isinstance(other, str):
-        return None, [InputProblem(field, _shown(other), "is not text", need)]
+        return None, [InputProblem(field, shown_value(other), "is not text", need)]
     problem = placeholder_problem(other)
     if problem is None and other.strip() == OTHER_LABEL:
         problem = "is the option's label, not a value"
@@ -116,13 +116,13 @@ def _check_labels(item: TaskInput, raw: object) -> tuple[Value | None, list[Inpu
         parts = [part.strip() for part in raw]
     else:
         return None, [
-            InputProblem(item.id, _shown(raw), "is not a list of labels", requirement(item))
+            InputProblem(item.id, shown_value(raw), "is not a list of labels", requirement(item))
         ]
     parts = [part for part in parts if part]
     unknown = [part for part in parts if _label(item, part) is None]
     if not parts or unknown:
         problem = f"{unknown[0]!r} is not an option" if unknown else "chooses nothing"
-        return None, [InputProblem(item.id, _shown(raw), problem, requirement(item))]
+        return None, [InputProblem(item.id, shown_value(raw), problem, requirement(item))]
     chosen = {_label(item, part) for part in parts}
     return tuple(label for label in item.labels if label in chosen), []
 
@@ -136,5 +136,12 @@ def _label(item: TaskInput, text: str) -> str | None:
     return None
 
 
-def _shown(value: object) -> str:
-    return value if isinstance(value, str) else repr(value)[:200]
+SHOWN_CHARS = 200
+"""How much of a refused value a problem repeats: enough to recognise it."""
+
+
+def shown_value(value: object) -> str:
+    """A refused value as a problem shows it: text as it is, anything else as its repr,
+    either cut to :data:`SHOWN_CHARS` characters (an answer can be megabytes long)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"

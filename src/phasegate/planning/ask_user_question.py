@@ -15,7 +15,7 @@ from typing import Any
 
 from phasegate.errors import InputProblem
 from phasegate.phases.inputs import TaskInput
-from phasegate.planning.answers import other_id
+from phasegate.planning.answers import other_id, shown_value
 from phasegate.planning.questions import Question, follow_up_text
 
 _TOOL_KEYS = frozenset({"answers", "questions", "annotations"})
@@ -63,7 +63,7 @@ def responses_from_ask_user_question(
             problems.append(
                 InputProblem(
                     str(text)[:200],
-                    _shown(value),
+                    shown_value(value),
                     "answers no question of this task",
                     "answer the questions of the plan, with their text unchanged",
                 )
@@ -93,7 +93,7 @@ def normalize_responses(
     problems = [
         InputProblem(
             str(key)[:200],
-            _shown(value),
+            shown_value(value),
             "is not an input of this task",
             f"answer with the ids of its inputs: {', '.join(sorted(known)) or 'none'}",
         )
@@ -101,7 +101,3 @@ def normalize_responses(
         if key not in known
     ]
     return responses, problems
-
-
-def _shown(value: object) -> str:
-    return value if isinstance(value, str) else repr(value)[:200]

@@ -11,13 +11,13 @@ never runs a program, and never follows a path or symbolic link out of the work 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate._files import ParseProblem, parse_json, read_text
+from phasegate._files.digests import json_digest
 from phasegate._files.globs import glob_matches
 from phasegate._files.yaml_reading import parse_yaml
 
@@ -38,8 +38,7 @@ class WorkdirFacts:
 
     def digest(self) -> str:
         """A fingerprint of everything read so far."""
-        text = json.dumps(self.read, sort_keys=True, ensure_ascii=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        return json_digest(self.read)[:32]
 
     def glob(self, pattern: str) -> list[str]:
         """The paths (files and directories, relative, POSIX) matching ``pattern``, sorted."""

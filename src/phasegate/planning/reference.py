@@ -10,12 +10,12 @@ plan is checked against.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from phasegate._files.digests import json_digest
 from phasegate.errors import InputProblem, UsageError
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.model import Task
@@ -220,5 +220,4 @@ def _status(
 
 
 def _digest(data: object) -> str:
-    text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return json_digest(data)[:32]
