@@ -27,18 +27,22 @@ from phasegate._cli.options import (
     FilesRoot,
     LogFile,
     LogFormatChoice,
+    MaxAttempts,
+    MaxCost,
     Model,
     ModelScript,
     OutputOptions,
     PromptsDir,
     Retries,
+    RunMode,
+    RunTimeout,
     Script,
     TaskFile,
     Workdir,
 )
 from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
 from phasegate.errors import PhasegateError, UsageError
-from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
+from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 
 if TYPE_CHECKING:
     from phasegate.sdk.pipelines.report import PipelineReport
@@ -68,21 +72,15 @@ def execute(
     workdir: Workdir = Path(),
     responses: Responses = None,
     idempotency_key: IdempotencyKey = None,
-    mode: Annotated[Mode, typer.Option(help="How the task is run and judged.")] = "gate",
-    max_attempts: Annotated[
-        int, typer.Option(min=1, help="Gate checks per run (gate mode).")
-    ] = DEFAULT_MAX_ATTEMPTS,
+    mode: RunMode = "gate",
+    max_attempts: MaxAttempts = DEFAULT_MAX_ATTEMPTS,
     agent: AgentChoice = "claude",
     script: Script = None,
     model_script: ModelScript = None,
     model: Model = None,
-    timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
-    ] = 1800.0,
+    timeout: RunTimeout = 1800.0,
     cli_path: CliPath = None,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
-    ] = None,
+    max_cost: MaxCost = None,
     retries: Retries = 2,
     prompts_dir: PromptsDir = None,
     files_root: FilesRoot = None,

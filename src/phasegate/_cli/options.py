@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from phasegate.modes import LogFormat
+from phasegate.modes import LogFormat, Mode
 
 AgentName = Literal["claude", "scripted"]
 """Values of ``--agent``: the Claude Code CLI, or phasegate's in-process scripted agent."""
@@ -53,6 +53,14 @@ CliPath = Annotated[
 ]
 Retries = Annotated[
     int, typer.Option(min=0, help="Session restarts after a transient failure (API, crash).")
+]
+RunMode = Annotated[Mode, typer.Option(help="How the task is run and judged.")]
+MaxAttempts = Annotated[int, typer.Option(min=1, help="Gate checks per run (gate mode).")]
+RunTimeout = Annotated[
+    float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
+]
+MaxCost = Annotated[
+    float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]

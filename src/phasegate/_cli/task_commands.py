@@ -16,6 +16,8 @@ from phasegate._cli.options import (
     JsonOutput,
     LogFile,
     LogFormatChoice,
+    MaxAttempts,
+    MaxCost,
     Model,
     ModelScript,
     Otel,
@@ -23,6 +25,8 @@ from phasegate._cli.options import (
     PromptsDir,
     Quiet,
     Retries,
+    RunMode,
+    RunTimeout,
     Script,
     TaskFile,
     Workdir,
@@ -54,21 +58,15 @@ def check(
 def run(
     task_file: TaskFile,
     workdir: Workdir = Path(),
-    mode: Annotated[Mode, typer.Option(help="How the task is run and judged.")] = "gate",
-    max_attempts: Annotated[
-        int, typer.Option(min=1, help="Gate checks per run (gate mode).")
-    ] = DEFAULT_MAX_ATTEMPTS,
+    mode: RunMode = "gate",
+    max_attempts: MaxAttempts = DEFAULT_MAX_ATTEMPTS,
     agent: AgentChoice = "claude",
     script: Script = None,
     model_script: ModelScript = None,
     model: Model = None,
-    timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the whole run may take, retries included.")
-    ] = 1800.0,
+    timeout: RunTimeout = 1800.0,
     cli_path: CliPath = None,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0, help="Stop the run once it has cost this many USD.")
-    ] = None,
+    max_cost: MaxCost = None,
     retries: Retries = 2,
     json_output: JsonOutput = False,
     quiet: Quiet = False,
