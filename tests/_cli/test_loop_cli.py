@@ -108,6 +108,22 @@ def test_a_loop_that_never_says_its_promise_stops_at_max_iterations_with_exit_on
     assert "■ rejected after 4 iterations" in done.stderr
 
 
+@pytest.mark.cli
+def test_a_loop_prompt_holding_a_template_variable_reaches_the_model_as_written(
+    work: Path, tmp_path: Path
+) -> None:
+    """A loop declares no inputs: {{ name }} is text, never a load error or a traceback."""
+    script = tmp_path / "says.yaml"
+    reply = {"contains": "Hello {{ name }}!", "text": "Filled.\n\n<promise>DONE</promise>"}
+    script.write_text(yaml.safe_dump({"replies": [reply]}))  # answers only the literal text
+    done = run_cli(
+        "loop", "Fill the template: Hello {{ name }}!", "--promise", "DONE", "--workdir", work,
+        "--model-script", script, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["iterations"] == 1
+
+
 @pytest.mark.parametrize(
     ("front", "where"),
     [

@@ -77,6 +77,15 @@ def test_prompt_files_are_read_from_the_work_directory_with_prd_path_filled_in(
     assert pipeline.stages[0].prompt == "You are the architect. Read /abs/prd.md.\n"
 
 
+def test_a_prompt_file_mentioning_a_template_variable_loads_unchanged(work: Path) -> None:
+    """pagent prompts run as they are: {{ title }} is no phasegate input, and stays text."""
+    path = pagent_file(work)
+    architect = work / ".claude" / "prompts" / "architect.txt"
+    architect.write_text("Use the mustache template {{ title }} for headings.\n")
+    pipeline = load_pipeline_file(path, workdir=work)
+    assert pipeline.stages[0].prompt == "Use the mustache template {{ title }} for headings.\n"
+
+
 def test_max_stages_keeps_that_many_stages(work: Path) -> None:
     """pagent stops before the stage at index max_stages."""
     pipeline = load_pipeline_file(pagent_file(work, max_stages=2), workdir=work)

@@ -90,6 +90,14 @@ def test_a_loop_is_one_stage_gated_on_said_with_the_iteration_limit_as_its_budge
     assert unbounded.pipeline().stages[0].on_fail.retry == UNLIMITED_ITERATIONS - 1
 
 
+def test_a_loop_prompt_holding_a_template_variable_runs_as_written() -> None:
+    """A loop declares no inputs: {{ name }} is literal text, never a load error."""
+    loop = make_loop(
+        prompt="Fill the template: Hello {{ name }}!", promise="DONE", max_iterations=3
+    )
+    assert loop.pipeline().stages[0].prompt == "Fill the template: Hello {{ name }}!"
+
+
 @pytest.mark.parametrize(
     ("settings", "option"),
     [
