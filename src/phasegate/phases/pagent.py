@@ -81,7 +81,8 @@ def load_pipeline_file(
 ) -> Pipeline:
     """Read a phasegate or pagent pipeline file (``file_format``: ``auto`` tells them apart,
     see :func:`is_pagent`). A pagent file's prompt files are read from ``workdir``; a
-    phasegate file's are relative to it (``files_root`` as for :func:`~phasegate.phases.pipeline.load_pipeline`)."""
+    phasegate file's are relative to it (``files_root`` as for
+    :func:`~phasegate.phases.pipeline.load_pipeline`)."""
     file = Path(path)
     if file_format == "phasegate":
         return load_pipeline(file, files_root=files_root)
