@@ -19,8 +19,8 @@ from phasegate.testing.script import Script
 Completed = subprocess.CompletedProcess[str]
 PROMISE = "<promise>ALL TESTS PASS</promise>"
 SAID_ON_THREE: list[dict[str, Any]] = [
-    {"text": "First pass: two tests still fail."},
-    {"when": "user", "text": f"The format to use later:\n\n```\n{PROMISE}\n```"},  # code: not said
+    {"text": f"The format to use later:\n\n```\n{PROMISE}\n```"},  # code: not said
+    {"when": "user", "text": f"One test still fails, so I cannot output {PROMISE} yet."},
     {"when": "user", "text": f"Every test passes now.\n\n{PROMISE}"},
     {"when": "user", "text": "A fourth iteration must never be asked for."},
 ]
@@ -50,8 +50,9 @@ def work(tmp_path: Path) -> Path:
 def test_a_loop_whose_promise_is_said_on_iteration_three_stops_after_three(
     work: Path, tmp_path: Path
 ) -> None:
-    """Iteration 2 quotes the promise in code (not said); iteration 3 says it; no 4th
-    instruction reaches the model. The report and the events count 3 iterations."""
+    """Iteration 1 quotes the promise in code and iteration 2 mentions it mid-sentence
+    (neither is said); iteration 3 says it on its own line; no 4th instruction reaches the
+    model. The report and the events count 3 iterations."""
     log = tmp_path / "events.jsonl"
     with ScriptedModelServer(Script.model_validate({"replies": SAID_ON_THREE})) as server:
         done = run_cli(
@@ -73,7 +74,8 @@ def test_a_loop_whose_promise_is_said_on_iteration_three_stops_after_three(
         instructions[0].startswith("Stage 1 of 1: loop")
         and "Make every test pass." in instructions[0]
     )
-    assert "appears in your replies only inside code" in instructions[2]
+    assert "appears in your replies only inside code" in instructions[1]
+    assert "only inside a sentence or a quote, not on a line of its own" in instructions[2]
     events = [json.loads(line) for line in log.read_text().splitlines()]
     started = next(e for e in events if e["event"] == "pipeline.started")
     completed = next(e for e in events if e["event"] == "pipeline.completed")
@@ -104,6 +106,22 @@ def test_a_loop_that_never_says_its_promise_stops_at_max_iterations_with_exit_on
         "you did not say <promise>ALL TESTS PASS</promise> in this stage"
     )
     assert "■ rejected after 4 iterations" in done.stderr
+
+
+@pytest.mark.cli
+def test_a_loop_prompt_holding_a_template_variable_reaches_the_model_as_written(
+    work: Path, tmp_path: Path
+) -> None:
+    """A loop declares no inputs: {{ name }} is text, never a load error or a traceback."""
+    script = tmp_path / "says.yaml"
+    reply = {"contains": "Hello {{ name }}!", "text": "Filled.\n\n<promise>DONE</promise>"}
+    script.write_text(yaml.safe_dump({"replies": [reply]}))  # answers only the literal text
+    done = run_cli(
+        "loop", "Fill the template: Hello {{ name }}!", "--promise", "DONE", "--workdir", work,
+        "--model-script", script, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["iterations"] == 1
 
 
 @pytest.mark.parametrize(

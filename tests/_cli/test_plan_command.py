@@ -100,9 +100,12 @@ def test_bad_arguments_exit_2_with_a_message_naming_the_option(
 def test_a_task_with_an_unknown_placeholder_exits_2_naming_file_and_field(
     tmp_path: Path, project: Path
 ) -> None:
-    """The load-time check, through the command."""
+    """The load-time check, through the command (it applies to a task declaring inputs)."""
     path = tmp_path / "task.yaml"
-    path.write_text("name: t\nphases: [{name: w, instructions: 'Use {{ nope }}'}]\n")
+    path.write_text(
+        "name: t\nphases: [{name: w, instructions: 'Use {{ nope }} in {{ lang }}'}]\n"
+        "inputs: [{id: lang, question: Which language, header: Language}]\n"
+    )
     result = phasegate("plan", path, "--workdir", project)
     assert result.returncode == 2
     assert f"{path}: phases.0.instructions: {{{{ nope }}}} names no input" in result.stderr

@@ -64,6 +64,13 @@ def test_a_placeholder_naming_no_input_fails_naming_the_file_and_the_field(tmp_p
     assert str(caught.value).startswith(f"{file}: phases.0.instructions: {{{{ langauge }}}}")
 
 
+def test_a_task_without_inputs_keeps_every_placeholder_as_literal_text() -> None:
+    """Nothing declared, nothing checked: a task may ask for a template holding {{ title }}."""
+    text = "Write a Jinja template that shows {{ title }} and {{ body }}."
+    task = task_from_mapping({"name": "t", "phases": [{"name": "w", "instructions": text}]})
+    assert task.phases[0].instructions == text
+
+
 def test_an_input_no_instruction_uses_fails_naming_it() -> None:
     """An unused input is a load error at inputs.N."""
     with pytest.raises(TaskFileError) as caught:
@@ -142,8 +149,9 @@ def test_a_pipeline_placeholder_naming_no_input_names_the_stage_prompt(tmp_path:
     """The error points at stages.N.prompt."""
     file = tmp_path / "pipeline.yaml"
     file.write_text(
-        "name: p\nstages:\n  - name: s\n    prompt: 'Build {{ target }}'\n"
+        "name: p\nstages:\n  - name: s\n    prompt: 'Build {{ target }} in {{ language }}'\n"
         "    exit_when: [{file_exists: a}]\n"
+        "inputs: [{id: language, question: Which language, header: Language}]\n"
     )
     with pytest.raises(PipelineFileError) as caught:
         load_pipeline(file)

@@ -77,6 +77,15 @@ def test_prompt_files_are_read_from_the_work_directory_with_prd_path_filled_in(
     assert pipeline.stages[0].prompt == "You are the architect. Read /abs/prd.md.\n"
 
 
+def test_a_prompt_file_mentioning_a_template_variable_loads_unchanged(work: Path) -> None:
+    """pagent prompts run as they are: {{ title }} is no phasegate input, and stays text."""
+    path = pagent_file(work)
+    architect = work / ".claude" / "prompts" / "architect.txt"
+    architect.write_text("Use the mustache template {{ title }} for headings.\n")
+    pipeline = load_pipeline_file(path, workdir=work)
+    assert pipeline.stages[0].prompt == "Use the mustache template {{ title }} for headings.\n"
+
+
 def test_max_stages_keeps_that_many_stages(work: Path) -> None:
     """pagent stops before the stage at index max_stages."""
     pipeline = load_pipeline_file(pagent_file(work, max_stages=2), workdir=work)
@@ -130,18 +139,51 @@ def test_a_missing_prompt_file_is_an_error_not_a_prompt_saying_so(work: Path) ->
         load_pipeline_file(path, workdir=work)
 
 
-def test_shape_tells_a_pagent_file_from_a_phasegate_one(work: Path) -> None:
-    """A phasegate pipeline lists its checks; pagent has one condition object."""
+def test_pagent_is_told_by_its_run_state_or_its_file_name(work: Path) -> None:
+    """What only pagent has decides: its run-state keys, or the name pagent-pipeline.json."""
     phasegate = {
         "name": "p",
         "stages": [{"name": "a", "prompt": "x", "exit_when": [{"said": "X"}]}],
     }
     assert not is_pagent(phasegate)
     assert is_pagent(json.loads(pagent_file(work).read_text()))
-    assert is_pagent({"stages": [{"name": "a", "exit_when": {"file_exists": "a"}}]})
+    bare = {"stages": [{"name": "a", "exit_when": {"file_exists": "a"}}]}
+    assert not is_pagent(bare)
+    assert is_pagent(bare, file=work / ".claude" / "pagent-pipeline.json")
+    assert is_pagent({**bare, "iterations": {}})
     yaml_file = work / "p.yaml"
     yaml_file.write_text(yaml.safe_dump(phasegate))
     assert load_pipeline_file(yaml_file, workdir=work).name == "p"
+
+
+def test_a_phasegate_stage_with_one_mis_shaped_exit_when_is_refused_as_phasegate(
+    work: Path,
+) -> None:
+    """`exit_when: {file_exists: a.md}` is a slip in a phasegate file, not pagent's format:
+    refused as phasegate refuses it, and max_revisions is never dropped silently."""
+    file = work / "p3.yaml"
+    file.write_text(
+        "name: p3\nmax_revisions: 1\nstages:\n"
+        "  - {name: one, prompt: go, exit_when: {file_exists: a.md}}\n"
+    )
+    with pytest.raises(PipelineFileError) as caught:
+        load_pipeline_file(file, workdir=work)
+    assert caught.value.field is not None
+    assert caught.value.field.startswith("stages.0.exit_when")
+    assert "pagent" not in str(caught.value)
+
+
+def test_a_pagent_file_with_an_unknown_top_level_key_is_refused_listing_the_known_ones(
+    work: Path,
+) -> None:
+    """A key pagent never writes (here phasegate's max_revisions) is not dropped silently."""
+    path = pagent_file(work, max_revisions=3)
+    with pytest.raises(PipelineFileError) as caught:
+        load_pipeline_file(path, workdir=work)
+    assert caught.value.exit_code == 2
+    assert caught.value.field == "max_revisions"
+    assert "unknown key(s) max_revisions" in caught.value.problem
+    assert "stage, max_stages, iterations, prd_path" in caught.value.problem
 
 
 def test_the_converted_yaml_loads_as_the_same_pipeline(work: Path) -> None:

@@ -7,19 +7,65 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.helpers.fuzz import bounded_memory, hostile_text
 
-from phasegate.phases.promises import said_promises, tagged
+from phasegate.phases.promises import mentioned_promises, said_promises, tagged
 
 
-def test_a_promise_in_prose_is_said_whitespace_normalised() -> None:
+def test_a_promise_on_a_line_of_its_own_is_said_whitespace_normalised() -> None:
     """Leading, trailing and inner runs of whitespace do not matter, as in Ralph's hook."""
-    assert said_promises("All green.\n<promise>  ALL\n  TESTS   PASS </promise>") == [
+    assert said_promises("All green.\n<promise>  ALL \t TESTS   PASS </promise>") == [
         "ALL TESTS PASS"
     ]
 
 
-def test_every_promise_of_a_text_is_found_in_order() -> None:
-    """Two promises in one block are both said."""
-    assert said_promises("<promise>A</promise> then <promise>B</promise>") == ["A", "B"]
+def test_every_promise_on_a_line_of_its_own_is_found_in_order() -> None:
+    """Two promises, each on its line, are both said."""
+    assert said_promises("<promise>A</promise>\nthen\n<promise>B</promise>\n") == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "   <promise>DONE</promise>",
+        "## <promise>DONE</promise>",
+        "**<promise>DONE</promise>**  ",
+        "Tests pass.\n__<promise>DONE</promise>__\nBye.",
+    ],
+    ids=["three-spaces", "heading", "bold", "bold-underscores"],
+)
+def test_a_promise_with_the_decoration_markers_allow_is_said(text: str) -> None:
+    """Up to three spaces, a heading, bold: models decorate, as with phase markers."""
+    assert said_promises(text) == ["DONE"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The tests still fail, so I cannot output <promise>DONE</promise> yet.",
+        "I'll output <promise>DONE</promise>\nonce the tests pass.",
+        "Done: <promise>DONE</promise>",
+        "<promise>DONE</promise> is what I will say later.",
+        "> <promise>DONE</promise>",
+        "You asked:\n> Output <promise>DONE</promise> only when it is true.",
+        "- <promise>DONE</promise>",
+        "<promise>DONE</promise> <promise>DONE</promise>",
+        "<promise>DO\nNE</promise>",
+    ],
+    ids=[
+        "negated",
+        "future",
+        "after-text",
+        "before-text",
+        "block-quote",
+        "quoted-instruction",
+        "list-item",
+        "two-on-a-line",
+        "over-lines",
+    ],
+)
+def test_a_promise_mentioned_in_a_sentence_or_quoted_is_not_said(text: str) -> None:
+    """Only a promise on a line of its own counts; a mention still stands in prose."""
+    assert said_promises(text) == []
+    assert mentioned_promises(text) != []
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.helpers.fuzz import bounded_memory, hostile_text
 
-from phasegate.errors import LoopStateError, UsageError
+from phasegate.errors import LoopStateError, PhasegateError, UsageError
 from phasegate.phases.checks import Said
 from phasegate.phases.loop import UNLIMITED_ITERATIONS, make_loop
 from phasegate.phases.ralph import read_ralph_state
@@ -46,6 +50,29 @@ def test_the_file_ralph_s_setup_writes_reads_as_its_prompt_promise_and_limit(
     assert state.iterations_left == 20
 
 
+@pytest.mark.parametrize(
+    ("line", "promise"),
+    [
+        ('completion_promise: "C:\\Done"', "C:\\Done"),
+        ('completion_promise: "say "ok" now"', 'say "ok" now'),
+        ('completion_promise: "tab\\tstays"', "tab\\tstays"),
+        ("completion_promise:   DONE: really  ", "DONE: really"),
+        ("completion_promise: 'single'", "'single'"),
+        ("completion_promise: null", None),
+        ("completion_promise:", None),
+    ],
+    ids=["backslash", "inner-quotes", "escape-not-read", "unquoted", "single-quotes", "null",
+         "empty"],
+)  # fmt: skip
+def test_the_promise_is_read_as_ralph_s_hook_reads_it(
+    tmp_path: Path, line: str, promise: str | None
+) -> None:
+    """After `completion_promise:` and its spaces, one pair of double quotes removed, nothing
+    else interpreted: Ralph writes the promise unescaped, and its hook compares it as is."""
+    text = SETUP_WRITES.replace('completion_promise: "TASK COMPLETE"', line)
+    assert read_ralph_state(state_file(tmp_path, text)).promise == promise
+
+
 def test_a_loop_in_progress_has_only_the_iterations_its_limit_leaves(tmp_path: Path) -> None:
     """iteration 18 of 20: three left (18, 19, 20); no limit: None."""
     text = SETUP_WRITES.replace("iteration: 1", "iteration: 18")
@@ -61,12 +88,15 @@ def test_a_loop_in_progress_has_only_the_iterations_its_limit_leaves(tmp_path: P
         ("---\niteration: 1\n", "line 1", "never closed"),
         (SETUP_WRITES.replace("iteration: 1", "iteration: 1.5"), "line 3 (iteration)", "1.5"),
         (SETUP_WRITES.replace("max_iterations: 20\n", ""), "line 1 (max_iterations)", "missing"),
-        (SETUP_WRITES.replace('"TASK COMPLETE"', "[a, b]"), "line 6 (completion_promise)",
-         "text or null"),
+        (SETUP_WRITES.replace("max_iterations: 20", "max_iterations: -2"),
+         "line 5 (max_iterations)", "whole number"),
         (SETUP_WRITES.split("---\n\n")[0] + "---\n\n\n", "line 9", "no prompt"),
-        ("---\niteration: [\n---\nx\n", "front matter", "line 2"),
+        ("---\niteration: [\nmax_iterations: 3\n---\nx\n", "line 2 (iteration)", "'['"),
+        (SETUP_WRITES.replace("iteration: 1", "iteration: " + "9" * 5000), "line 3 (iteration)",
+         "at most 18 digits"),
     ],
-    ids=["no-fence", "unclosed", "fraction", "missing", "list-promise", "no-prompt", "yaml"],
+    ids=["no-fence", "unclosed", "fraction", "missing", "negative", "no-prompt", "not-a-number",
+         "huge"],
 )  # fmt: skip
 def test_a_broken_state_file_names_the_line_and_is_left_as_it_was(
     tmp_path: Path, text: str, field: str, problem: str
@@ -90,6 +120,14 @@ def test_a_loop_is_one_stage_gated_on_said_with_the_iteration_limit_as_its_budge
     assert unbounded.pipeline().stages[0].on_fail.retry == UNLIMITED_ITERATIONS - 1
 
 
+def test_a_loop_prompt_holding_a_template_variable_runs_as_written() -> None:
+    """A loop declares no inputs: {{ name }} is literal text, never a load error."""
+    loop = make_loop(
+        prompt="Fill the template: Hello {{ name }}!", promise="DONE", max_iterations=3
+    )
+    assert loop.pipeline().stages[0].prompt == "Fill the template: Hello {{ name }}!"
+
+
 @pytest.mark.parametrize(
     ("settings", "option"),
     [
@@ -105,3 +143,13 @@ def test_a_loop_that_cannot_run_is_a_usage_error_naming_its_setting(
     with pytest.raises(UsageError) as caught:
         make_loop(**settings)  # type: ignore[arg-type]  # deliberately wrong values
     assert caught.value.option == option
+
+
+@pytest.mark.fuzz
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(front=st.one_of(hostile_text, st.text(alphabet='iteraxm_nspcol: "\\\n0123-', max_size=300)))
+def test_any_front_matter_reads_or_fails_with_a_phasegate_error(tmp_path: Path, front: str) -> None:
+    """Only PhasegateError subclasses escape, within the memory bound."""
+    path = state_file(tmp_path, f"---\n{front}\n---\nDo it.\n")
+    with bounded_memory(), contextlib.suppress(PhasegateError):
+        read_ralph_state(path)

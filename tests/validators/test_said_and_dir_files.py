@@ -14,7 +14,7 @@ CREATE_SRC = "create the directory src holding at least 2 files"
 
 
 def test_said_holds_when_the_agent_says_the_promise_in_prose() -> None:
-    """Its own text, outside code, whitespace-normalised."""
+    """Its own text, on a line of its own, outside code, whitespace-normalised."""
     outcome = evaluate(Said(text="DONE"), FakeEvidence(texts=["Done.\n<promise> DONE </promise>"]))
     assert outcome.ok
     assert outcome.detail == "you said <promise>DONE</promise>"
@@ -26,8 +26,26 @@ def test_said_fails_when_the_promise_is_only_in_code_and_says_how_to_fix_it() ->
     outcome = evaluate(Said(text="DONE"), evidence)
     assert not outcome.ok
     assert outcome.detail == "<promise>DONE</promise> appears in your replies only inside code"
-    assert "say <promise>DONE</promise> in your own reply, as prose outside code" in outcome.remedy
-    assert "a file or a tool call does not count" in outcome.remedy
+    assert "say <promise>DONE</promise> on a line of its own in your own reply" in outcome.remedy
+    assert "a file or a tool call, does not count" in outcome.remedy
+
+
+def test_said_fails_when_the_promise_is_only_mentioned_in_a_sentence() -> None:
+    """Saying "I cannot output it yet" is the opposite: the feedback asks for its own line."""
+    evidence = FakeEvidence(texts=["Tests fail, so I cannot output <promise>DONE</promise> yet."])
+    outcome = evaluate(Said(text="DONE"), evidence)
+    assert not outcome.ok
+    assert outcome.detail == (
+        "<promise>DONE</promise> appears in your replies only inside a sentence or a quote, "
+        "not on a line of its own"
+    )
+    assert "mentioning it in a sentence" in outcome.remedy
+
+
+def test_said_fails_when_the_promise_is_only_quoted() -> None:
+    """A block quote of the instruction is not the agent saying it."""
+    evidence = FakeEvidence(texts=["You said:\n\n> <promise>DONE</promise>"])
+    assert not evaluate(Said(text="DONE"), evidence).ok
 
 
 def test_said_fails_naming_the_other_promise_the_agent_made() -> None:
@@ -45,7 +63,8 @@ def test_said_fails_when_nothing_was_said() -> None:
     assert outcome.detail == "you did not say <promise>DONE</promise> in this stage"
     assert (
         outcome.description
-        == "you say <promise>DONE</promise> yourself in this stage, outside code"
+        == "you say <promise>DONE</promise> yourself in this stage, on a line of its own, "
+        "outside code"
     )
 
 

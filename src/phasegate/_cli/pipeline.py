@@ -1,6 +1,6 @@
 """``phasegate pipeline check | run | resume | convert``: multi-stage pipelines from the
 command line. Each reads a phasegate pipeline file or pagent's ``.claude/pagent-pipeline.json``
-(told apart by shape, or ``--format``).
+(told apart by pagent's run-state keys or file name, or ``--format``).
 
 Exit codes as ``phasegate run``: 0 every stage accepted; 1 a stage was rejected for good;
 2 bad input (pipeline file, state file, arguments); 3 the agent or its infrastructure failed
@@ -55,7 +55,8 @@ Format = Annotated[
     PipelineFormat,
     typer.Option(
         "--format",
-        help="auto: told apart by shape; phasegate: a phasegate pipeline file; pagent: "
+        help="auto: pagent's when it has pagent's run state (stage, max_stages, iterations) or "
+        "is named pagent-pipeline.json; phasegate: a phasegate pipeline file; pagent: "
         "pagent's .claude/pagent-pipeline.json (prompt files read from the work directory).",
     ),
 ]

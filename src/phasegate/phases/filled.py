@@ -4,7 +4,8 @@ Every phase's instructions (a pipeline's stage prompts and stage tasks' instruct
 get their ``{{ id }}`` replaced by the values, as text, in one pass
 (:func:`~phasegate.phases.placeholders.substitute`). Values come from
 :func:`~phasegate.phases.placeholders.text_values`: given ones, then defaults; a required
-input without either raises before anything runs.
+input without either raises before anything runs. A definition that declares no inputs is
+never filled in: its ``{{ ... }}`` are literal text.
 """
 
 from __future__ import annotations
@@ -19,22 +20,21 @@ from phasegate.phases.placeholders import substitute, text_values
 def task_with_values(task: Task, given: Mapping[str, str] | None) -> Task:
     """``task`` with every phase's instructions filled in from ``given`` and the defaults.
 
-    A task without inputs and no values given comes back as it is. Raises
+    A task without inputs comes back as it is, ``{{ ... }}`` included. Raises
     :class:`~phasegate.errors.InputsInvalidError` (before anything runs) for a required
     input without a value, a placeholder value (TBD) or an id the task does not declare.
     """
-    if not task.inputs and not given:
-        return task
-    return _filled_task(task, text_values(task.inputs, given))
+    values = text_values(task.inputs, given)  # refuses values for undeclared ids, too
+    return _filled_task(task, values) if task.inputs else task
 
 
 def pipeline_with_values(pipeline: Pipeline, given: Mapping[str, str] | None) -> Pipeline:
     """``pipeline`` with its stage prompts and stage tasks filled in; as for
     :func:`task_with_values`, over the pipeline's inputs and its stage tasks'."""
     inputs = pipeline.all_inputs
-    if not inputs and not given:
-        return pipeline
     values = text_values(inputs, given)
+    if not inputs:
+        return pipeline
     stages = tuple(_filled_stage(stage, values) for stage in pipeline.stages)
     return pipeline.model_copy(update={"stages": stages})
 

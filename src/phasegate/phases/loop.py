@@ -12,7 +12,14 @@ timeout and cost cap still apply.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from phasegate.errors import UsageError
 from phasegate.phases.checks import Said, promise_text
@@ -51,6 +58,17 @@ class Loop(BaseModel):
     def _a_promise(cls, promise: str) -> str:
         return promise_text(promise)  # the said check's own rules: normalised, untagged
 
+    @model_validator(mode="after")
+    def _runs_as_a_pipeline(self) -> Loop:
+        # What the loop checks must be all its pipeline needs: a loop that validates never
+        # fails later, when it is run, with a stage's validation error.
+        try:
+            self.pipeline()
+        except ValidationError as exc:
+            problem = str(exc.errors(include_url=False)[0]["msg"])
+            raise ValueError(problem.removeprefix("Value error, ")) from None
+        return self
+
     @property
     def iteration_budget(self) -> int:
         """How many iterations the loop may take."""
@@ -78,6 +96,8 @@ def make_loop(*, prompt: str, promise: str, max_iterations: int | None, name: st
         return Loop.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        field = str(first["loc"][0]) if first["loc"] else "loop"
         problem = str(first["msg"]).removeprefix("Value error, ")
+        if not first["loc"]:
+            raise UsageError(f"the loop cannot run: {problem}") from None
+        field = str(first["loc"][0])
         raise UsageError(f"the loop's {field}: {problem}", option=field) from None

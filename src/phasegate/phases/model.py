@@ -162,8 +162,11 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _placeholders_name_inputs(self) -> Task:
         refuse_repeated_ids(self.inputs)
-        texts = [(("phases", i, "instructions"), p.instructions) for i, p in enumerate(self.phases)]
-        check_placeholders(self.inputs, texts, where="instructions of a phase")
+        if self.inputs:  # without inputs, {{ ... }} is literal text: nothing to check
+            texts = [
+                (("phases", i, "instructions"), p.instructions) for i, p in enumerate(self.phases)
+            ]
+            check_placeholders(self.inputs, texts, where="instructions of a phase")
         return self
 
     @model_serializer(mode="wrap")

@@ -13,7 +13,8 @@ a phasegate :class:`~phasegate.phases.pipeline.Stage`:
   a file and read back, or said in an earlier stage, would pass there and not here).
 
 An unknown condition kind, an option another kind owns and a stage without a condition are
-refused, naming the stage: pagent lets each of them pass. ``prompt_file`` is read relative
+refused, naming the stage: pagent lets each of them pass. So is a top-level key pagent
+never writes. ``prompt_file`` is read relative
 to the work directory and must lie inside it; ``PRD_PATH`` in a prompt becomes the file's
 ``prd_path``, as pagent's hook does. ``max_stages`` > 0 keeps that many stages. The rest of
 pagent's run state (``stage``, ``iterations``, timestamps) is pagent's own: a phasegate run
@@ -32,7 +33,7 @@ from phasegate.errors import PipelineFileError
 from phasegate.phases.pipeline import Pipeline, load_pipeline, pipeline_from_mapping
 
 PipelineFormat = Literal["auto", "phasegate", "pagent"]
-"""How a pipeline file is read: told apart by its shape, or as one format."""
+"""How a pipeline file is read: told apart (:func:`is_pagent`), or as one format."""
 
 CONDITIONS: Mapping[str, tuple[str, ...]] = {
     "file_exists": ("min_lines",),
@@ -40,20 +41,35 @@ CONDITIONS: Mapping[str, tuple[str, ...]] = {
     "promise_in_output": (),
 }
 """pagent's condition kinds, each with the options it may carry."""
+PAGENT_FILE_NAME = "pagent-pipeline.json"
+"""The name pagent gives its file (in ``.claude/``): such a file is read as pagent's."""
 _STATE_KEYS = ("stage", "max_stages", "iterations")
 # Keys only pagent's file has: a phasegate pipeline refuses them.
+_TOP_KEYS = (
+    "stages",
+    *_STATE_KEYS,
+    "prd_path",
+    "prd_file",
+    "workflow_type",
+    "started_at",
+    "completed_at",
+    "name",
+    "description",
+)
+# What pagent's setup writes and its hook adds, and the two keys read for the name.
 _STAGE_KEYS = ("name", "prompt", "prompt_file", "exit_when")
 
 
-def is_pagent(data: Mapping[str, Any]) -> bool:
-    """Whether parsed pipeline data has pagent's shape: its run-state keys, or a stage whose
-    ``exit_when`` is one object (a phasegate stage lists its checks)."""
-    stages = data.get("stages")
-    if not isinstance(stages, list):
+def is_pagent(data: Mapping[str, Any], *, file: Path | None = None) -> bool:
+    """Whether parsed pipeline data is pagent's: it has ``stages`` and what only pagent has,
+    its run-state keys (``stage``, ``max_stages``, ``iterations``) or the file name
+    :data:`PAGENT_FILE_NAME`. A stage's shape never decides: a phasegate stage whose
+    ``exit_when`` is one object by mistake must be refused as such, not read as pagent's."""
+    if not isinstance(data.get("stages"), list):
         return False
-    if any(key in data for key in _STATE_KEYS):
-        return True
-    return any(isinstance(s, dict) and isinstance(s.get("exit_when"), dict) for s in stages)
+    return any(key in data for key in _STATE_KEYS) or (
+        file is not None and file.name == PAGENT_FILE_NAME
+    )
 
 
 def load_pipeline_file(
@@ -63,14 +79,15 @@ def load_pipeline_file(
     files_root: str | Path | None = None,
     file_format: PipelineFormat = "auto",
 ) -> Pipeline:
-    """Read a phasegate or pagent pipeline file (``file_format``: ``auto`` tells them apart by
-    shape). A pagent file's prompt files are read from ``workdir``; a phasegate file's are
-    relative to it (``files_root`` as for :func:`~phasegate.phases.pipeline.load_pipeline`)."""
+    """Read a phasegate or pagent pipeline file (``file_format``: ``auto`` tells them apart,
+    see :func:`is_pagent`). A pagent file's prompt files are read from ``workdir``; a
+    phasegate file's are relative to it (``files_root`` as for
+    :func:`~phasegate.phases.pipeline.load_pipeline`)."""
     file = Path(path)
     if file_format == "phasegate":
         return load_pipeline(file, files_root=files_root)
     data = read_mapping(file, PipelineFileError)
-    if file_format == "pagent" or is_pagent(data):
+    if file_format == "pagent" or is_pagent(data, file=file):
         return pagent_pipeline(data, source=file, workdir=Path(workdir))
     return load_pipeline(file, files_root=files_root)
 
@@ -80,6 +97,13 @@ def pagent_pipeline(data: Mapping[str, Any], *, source: Path, workdir: Path) -> 
 
     Raises :class:`~phasegate.errors.PipelineFileError` naming ``source`` and the field.
     """
+    unknown = sorted(str(key) for key in data if key not in _TOP_KEYS)
+    if unknown:
+        raise PipelineFileError(
+            source,
+            unknown[0],
+            f"unknown key(s) {', '.join(unknown)}; a pagent file has: {', '.join(_TOP_KEYS)}",
+        )
     stages = data.get("stages")
     if not isinstance(stages, list) or not stages:
         raise PipelineFileError(source, "stages", "must be a non-empty list of stages")

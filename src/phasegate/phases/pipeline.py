@@ -43,7 +43,6 @@ from pydantic import (
 )
 
 from phasegate._files import (
-    LocatedValueError,
     OptionValueError,
     ParseProblem,
     read_mapping,
@@ -55,7 +54,7 @@ from phasegate.phases.checks import Check
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
 from phasegate.phases.model import Task, drop_empty_inputs, refuse_repeated_names
-from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
+from phasegate.phases.pipeline_inputs import all_inputs, check_pipeline_inputs
 from phasegate.phases.schemas import base_dir, files_root, named_file
 
 DEFAULT_RETRY = 2
@@ -214,24 +213,7 @@ class Pipeline(BaseModel):
 
     @model_validator(mode="after")
     def _placeholders_name_inputs(self) -> Pipeline:
-        refuse_repeated_ids(self.inputs)
-        own = {item.id: item for item in self.inputs}
-        texts: list[tuple[tuple[str | int, ...], str]] = []
-        for index, stage in enumerate(self.stages):
-            texts.append((("stages", index, "prompt"), stage.prompt or ""))
-            if stage.task is None:
-                continue
-            for phase_index, phase in enumerate(stage.task.phases):
-                where = ("stages", index, "task", "phases", phase_index, "instructions")
-                texts.append((where, phase.instructions))
-            for item in stage.task.inputs:
-                if own.setdefault(item.id, item) != item:
-                    raise LocatedValueError(
-                        f"the task declares input {item.id!r} unlike the pipeline or an earlier "
-                        "stage's task; declare it the same way everywhere, or rename one",
-                        location=("stages", index, "task", "inputs"),
-                    )
-        check_placeholders(self.inputs, texts, where="stage prompts or stage tasks", also_known=own)
+        check_pipeline_inputs(self.inputs, self.stages)
         return self
 
     @model_serializer(mode="wrap")
@@ -242,11 +224,7 @@ class Pipeline(BaseModel):
     @property
     def all_inputs(self) -> tuple[TaskInput, ...]:
         """The pipeline's inputs, then those its stage tasks declare (each id once)."""
-        found = {item.id: item for item in self.inputs}
-        for stage in self.stages:
-            for item in stage.task.inputs if stage.task is not None else ():
-                found.setdefault(item.id, item)
-        return tuple(found.values())
+        return all_inputs(self.inputs, self.stages)
 
     def index_of(self, name: str) -> int:
         """The 0-based position of the stage called ``name``."""

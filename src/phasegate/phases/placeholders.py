@@ -4,6 +4,10 @@ A placeholder is ``{{``, optional spaces, an input id, optional spaces, ``}}``. 
 ``${{ secrets.TOKEN }}`` (a GitHub Actions expression) or ``{{ a.b }}`` is not one and stays
 as it is. Values are substituted as text in one pass: a value that itself contains
 ``{{ other }}`` is never filled in again, and nothing in a value is evaluated.
+
+Placeholders are checked and filled only in a definition that declares inputs: in one that
+declares none, ``{{ anything }}`` is literal text (a template the agent should write, a
+pagent or Ralph prompt) and stays as it is.
 """
 
 from __future__ import annotations

@@ -56,7 +56,10 @@ def describe(check: Check) -> str:
                 f"{check.path} holds at least {counted(check.min, 'file')} (subdirectories count)"
             )
         case Said():
-            return f"you say {promise_tag(check.text)} yourself in this stage, outside code"
+            return (
+                f"you say {promise_tag(check.text)} yourself in this stage, on a line of its "
+                "own, outside code"
+            )
         case _:
             assert_never(check)
 

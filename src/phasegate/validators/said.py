@@ -1,8 +1,9 @@
 """Judging the ``said`` exit check: did the agent keep its promise in its own words?
 
-The agent's text blocks of the stage are searched for ``<promise>TEXT</promise>`` as prose
-(:mod:`phasegate.phases.promises`). When the promise was not said, the detail tells the
-agent what it said instead: another promise, or the right one only inside code.
+The agent's text blocks of the stage are searched for ``<promise>TEXT</promise>`` on a line
+of prose of its own (:mod:`phasegate.phases.promises`). When the promise was not said, the
+detail tells the agent what it said instead: another promise, the right one only mentioned
+inside a sentence or a quote, or only inside code.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from phasegate.phases.checks import Said
-from phasegate.phases.promises import promise_tag, said_promises, tagged
+from phasegate.phases.promises import mentioned_promises, promise_tag, said_promises, tagged
 from phasegate.validators.exit_describe import listing
 
 PROMISE_SHOWN = 80
@@ -21,19 +22,29 @@ def said_verdict(check: Said, texts: Iterable[str]) -> tuple[bool, str, str]:
     """(ok, detail, remedy) of ``check`` against the agent's text blocks of the stage."""
     wanted = promise_tag(check.text)
     said: list[str] = []
+    mentioned: list[str] = []
     quoted: list[str] = []
     for text in texts:
         said.extend(said_promises(text))
+        mentioned.extend(mentioned_promises(text))
         quoted.extend(tagged(text))
     remedy = (
-        f"only when it is true, say {wanted} in your own reply, as prose outside code; writing "
-        "it into a file or a tool call does not count"
+        f"only when it is true, say {wanted} on a line of its own in your own reply, as prose "
+        "outside code and quotes; mentioning it in a sentence, or writing it into a file or a "
+        "tool call, does not count"
     )
     if check.text in said:
         return True, f"you said {wanted}", ""
     if said:
         other = sorted({promise_tag(_clipped(promise)) for promise in said})
         return False, f"you said {listing(other)}, not {wanted}", remedy
+    if check.text in mentioned:
+        return (
+            False,
+            f"{wanted} appears in your replies only inside a sentence or a quote, not on a "
+            "line of its own",
+            remedy,
+        )
     if check.text in quoted:
         return False, f"{wanted} appears in your replies only inside code", remedy
     return False, f"you did not say {wanted} in this stage", remedy
