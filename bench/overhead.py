@@ -7,7 +7,8 @@ tools. Each run gets a fresh copy of the project. Compared, in alternating pairs
 flipped every pair):
 
 1. in one warm process: ``Runner.run`` against a bare ``query()`` loop with the same prompt
-   (bench/bare_query.py's ``run``);
+   (bench/bare_query.py's ``run``), then again with the task's completion set to
+   ``marker``, which offers no completion tools and so starts no MCP server in the CLI;
 2. as whole processes: ``python -m phasegate run TASK --workdir W`` against ``python
    bench/bare_query.py PROMPT W``, both pointed at the model server by their environment;
 3. for information: the CLI alone, ``claude -p PROMPT``.
@@ -46,7 +47,11 @@ from phasegate.testing.script import Script
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "fix-vulnerability"
-TARGETS = {"in one process": 1.03, "whole processes": 1.05}
+TARGETS = {
+    "in one process": 1.03,
+    "in one process, marker completion": 1.03,
+    "whole processes": 1.05,
+}
 BUGGY = "    return eval(expression)  # runs any Python the user sends, not just arithmetic\n"
 FIXED = "    return float(expression)  # only numbers\n"
 SUMMARY = '{"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}'
@@ -104,10 +109,18 @@ def timed(side: Side, runs: Runs, scratch: Path, number: int) -> None:
         fail(f"{side.label}: the model's edit is not on disk")
 
 
-def runner_in_process(server: ScriptedModelServer, work: Path) -> None:
-    report = asyncio.run(Runner(server.claude_agent()).run(load_task(EXAMPLE / "task.yaml"), work))
-    if report.verdict != "accepted":
-        fail(f"Runner.run ended {report.verdict}: {report.error}")
+def runner_in_process(completion: str | None = None) -> Runs:
+    """``Runner.run`` of the example task (with ``completion`` instead of its own)."""
+    task = load_task(EXAMPLE / "task.yaml")
+    if completion is not None:
+        task = task.model_copy(update={"completion": completion})
+
+    def runs(server: ScriptedModelServer, work: Path) -> None:
+        report = asyncio.run(Runner(server.claude_agent()).run(task, work))
+        if report.verdict != "accepted":
+            fail(f"Runner.run ended {report.verdict}: {report.error}")
+
+    return runs
 
 
 def bare_in_process(prompt: str) -> Runs:
@@ -179,9 +192,14 @@ def main() -> None:
         prompt_file = scratch / "prompt.txt"
         prompt_file.write_text(prompt, encoding="utf-8")
         python = [sys.executable, "-X", "frozen_modules=on"]
-        compare("in one process", ((Side("Runner.run"), runner_in_process),
+        compare("in one process", ((Side("Runner.run"), runner_in_process()),
                                    (Side("bare query() loop"), bare_in_process(prompt))),
                 arguments.pairs, scratch)  # fmt: skip
+        # Without the completion tools' MCP server, whose handshake the CLI makes at start.
+        compare("in one process, marker completion", (
+            (Side("Runner.run, markers only"), runner_in_process("marker")),
+            (Side("bare query() loop"), bare_in_process(prompt)),
+        ), arguments.pairs, scratch)  # fmt: skip
         gated_command = [*python, "-m", "phasegate", "run", str(task), "--workdir"]
         bare_command = [*python, str(HERE / "bare_query.py"), str(prompt_file)]
         compare("whole processes", (
