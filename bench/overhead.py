@@ -97,7 +97,8 @@ Runs = Callable[[ScriptedModelServer, Path], None]
 
 def timed(side: Side, runs: Runs, scratch: Path, number: int) -> None:
     """One run of ``runs`` in a fresh copy of the project against a fresh model server."""
-    work = scratch / f"{side.label.replace(' ', '-')}-{number}"
+    folder = tempfile.mkdtemp(prefix=f"{side.label.replace(' ', '-')}-{number}-", dir=scratch)
+    work = Path(folder) / "project"
     shutil.copytree(EXAMPLE / "project", work)
     with ScriptedModelServer(GOOD_MODEL) as server:
         started, cpu = time.perf_counter(), _cpu_seconds()

@@ -10,11 +10,9 @@ directory and may not leave it. Judging them is :mod:`phasegate.validators.exit_
 
 from __future__ import annotations
 
-import posixpath
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -25,28 +23,12 @@ from pydantic import (
 
 from phasegate.phases.promises import CLOSE_TAG, OPEN_TAG, normalize_promise
 from phasegate.phases.schemas import load_schema
+from phasegate.phases.workdir_paths import WorkdirPath
 
 COMMAND_TIMEOUT_SECONDS = 120.0
 """How long a check's command may run, unless the check says."""
 MAX_COMMAND_TIMEOUT_SECONDS = 86_400
 """The longest timeout a check's command may ask for: one day."""
-
-
-def _inside_workdir(value: str) -> str:
-    """A relative POSIX path (or glob) that stays inside the work directory."""
-    text = value.strip()
-    if not text:
-        raise ValueError("must not be empty")
-    normal = posixpath.normpath(text.replace("\\", "/"))
-    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
-        raise ValueError(
-            f"{value!r} leaves the work directory; write a path relative to it, without '..'"
-        )
-    return normal
-
-
-WorkdirPath = Annotated[str, AfterValidator(_inside_workdir)]
-"""A path or glob relative to the work directory."""
 
 
 class _Check(BaseModel):

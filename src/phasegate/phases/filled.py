@@ -11,10 +11,13 @@ never filled in: its ``{{ ... }}`` are literal text.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from phasegate.phases.model import Task
-from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.phases.placeholders import substitute, text_values
+
+if TYPE_CHECKING:  # a task's run needs no pipeline module
+    from phasegate.phases.pipeline import Pipeline, Stage
 
 
 def task_with_values(task: Task, given: Mapping[str, str] | None) -> Task:

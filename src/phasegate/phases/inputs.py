@@ -34,7 +34,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from phasegate.phases.checks import WorkdirPath
+from phasegate.phases.workdir_paths import WorkdirPath
 
 MAX_HEADER = 12
 """The most characters a question's header may have (Claude Code's AskUserQuestion limit)."""
