@@ -254,32 +254,3 @@ def test_the_command_line_imports_other_commands_only_when_they_are_called() -> 
     assert lines[0] == "[]"
     assert "--max-concurrent" in done.stdout
     assert lines[-1] == "True"
-
-
-def test_the_command_line_starts_without_the_cycle_collector_and_turns_it_back_on(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Off while starting up (fewer collections over long-lived objects), back on by a
-    daemon timer whatever the command, so long commands (serve, batch) collect cycles."""
-    import gc
-    import threading
-
-    from phasegate._cli import app as cli_app
-
-    timers: list[threading.Timer] = []
-
-    class Recorded(threading.Timer):
-        def start(self) -> None:
-            timers.append(self)
-
-    monkeypatch.setattr(threading, "Timer", Recorded)
-    monkeypatch.setattr(sys, "argv", ["phasegate", "claude-cli"])
-    try:
-        with pytest.raises(SystemExit):
-            cli_app.main()
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-    (timer,) = timers
-    assert timer.daemon and timer.interval == cli_app.STARTUP_SECONDS
-    assert timer.function is gc.enable

@@ -7,9 +7,7 @@ failed. Progress goes to stderr, results to stdout, so ``--json`` output can be 
 
 from __future__ import annotations
 
-import gc
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -127,22 +125,8 @@ app.command()(task_commands.judge)
 app.command()(task_commands.demo)
 
 
-STARTUP_SECONDS = 5.0
-"""How long the command line runs without the cycle collector (see :func:`main`)."""
-
-
 def main() -> NoReturn:
-    """Console entry point: phasegate errors become a message and an exit code, not a trace.
-
-    The cycle collector is off for the first :data:`STARTUP_SECONDS`: starting up (the agent's
-    SDK, the library) allocates objects that live as long as the process, and collecting
-    them again and again as they pile up costs about a tenth of a second. The work after
-    that needs the collector, so a timer turns it back on whatever the command.
-    """
-    gc.disable()
-    collector = threading.Timer(STARTUP_SECONDS, gc.enable)
-    collector.daemon = True
-    collector.start()
+    """Console entry point: phasegate errors become a message and an exit code, not a trace."""
     try:
         # Outside standalone mode, click returns a command's exit code instead of exiting.
         code = app(standalone_mode=False)
