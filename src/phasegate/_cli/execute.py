@@ -1,6 +1,6 @@
-"""``phasegate execute``: run a planned task with the answers, as JSON lines on stdout.
+"""``phasegate execute``: run a planned task or pipeline with the answers, as JSON lines.
 
-The plan (from ``phasegate plan``) is checked against the task, its context and the work
+The plan (from ``phasegate plan``) is checked against the definition, its context and the work
 directory first; the answers are merged over what the plan inferred and checked by the
 clarification rules; only then does an agent start. With ``--idempotency-key`` the result is
 kept in the work directory's ``.phasegate/executions/``: the same key and request print the
@@ -87,7 +87,7 @@ def execute(
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
 ) -> None:
-    """Run a planned task with the answers to its questions; JSON lines on stdout.
+    """Run a planned task or pipeline with the answers to its questions; JSON lines on stdout.
 
     Progress lines come as the phases go; the last line is the result. Exit codes as for
     `run`: 0 accepted, 1 rejected, 2 bad input (a stale plan, a missing or refused answer),
