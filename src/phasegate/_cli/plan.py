@@ -110,13 +110,13 @@ def plan(
 
 
 def load_definition(path: Path, files_root: Path | None) -> Task | Pipeline:
-    """The task or pipeline in ``path``: a file with ``stages`` is a pipeline."""
+    """The task or pipeline in ``path`` (read once): a file with ``stages`` is a pipeline."""
     from phasegate._files import read_mapping
     from phasegate.errors import TaskFileError
-    from phasegate.phases.loading import load_task
-    from phasegate.phases.pipeline import load_pipeline
+    from phasegate.phases.loading import task_from_file_data
+    from phasegate.phases.pipeline import pipeline_from_file_data
 
     data = read_mapping(path, TaskFileError)
     if "stages" in data and "phases" not in data:
-        return load_pipeline(path, files_root=files_root)
-    return load_task(path, files_root=files_root)
+        return pipeline_from_file_data(path, data, files_root)
+    return task_from_file_data(path, data, files_root)

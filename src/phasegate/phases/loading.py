@@ -27,7 +27,13 @@ def load_task(path: str | Path, *, files_root: str | Path | None = None) -> Task
     or a named file outside ``files_root`` (its ``option`` is then ``files_root``).
     """
     file = Path(path)
-    data = read_mapping(file, TaskFileError)
+    return task_from_file_data(file, read_mapping(file, TaskFileError), files_root)
+
+
+def task_from_file_data(
+    file: Path, data: Mapping[str, Any], files_root: str | Path | None = None
+) -> Task:
+    """:func:`load_task` for a file already read into ``data``."""
     if "stages" in data and "phases" not in data:
         raise TaskFileError(
             file,

@@ -30,7 +30,12 @@ from typing import Any, Literal
 from phasegate._files import ParseProblem, confined_path, read_mapping, read_text
 from phasegate._files.models import OptionValueError
 from phasegate.errors import PipelineFileError
-from phasegate.phases.pipeline import Pipeline, load_pipeline, pipeline_from_mapping
+from phasegate.phases.pipeline import (
+    Pipeline,
+    load_pipeline,
+    pipeline_from_file_data,
+    pipeline_from_mapping,
+)
 
 PipelineFormat = Literal["auto", "phasegate", "pagent"]
 """How a pipeline file is read: told apart (:func:`is_pagent`), or as one format."""
@@ -89,7 +94,7 @@ def load_pipeline_file(
     data = read_mapping(file, PipelineFileError)
     if file_format == "pagent" or is_pagent(data, file=file):
         return pagent_pipeline(data, source=file, workdir=Path(workdir))
-    return load_pipeline(file, files_root=files_root)
+    return pipeline_from_file_data(file, data, files_root)
 
 
 def pagent_pipeline(data: Mapping[str, Any], *, source: Path, workdir: Path) -> Pipeline:

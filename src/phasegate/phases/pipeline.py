@@ -257,7 +257,13 @@ def load_pipeline(path: str | Path, *, files_root: str | Path | None = None) -> 
     for a named file outside ``files_root`` its ``option`` is ``files_root``.
     """
     file = Path(path)
-    data = read_mapping(file, PipelineFileError)
+    return pipeline_from_file_data(file, read_mapping(file, PipelineFileError), files_root)
+
+
+def pipeline_from_file_data(
+    file: Path, data: Mapping[str, Any], files_root: str | Path | None = None
+) -> Pipeline:
+    """:func:`load_pipeline` for a file already read into ``data``."""
     if "phases" in data and "stages" not in data:
         raise PipelineFileError(
             file,
