@@ -63,7 +63,8 @@ class ProgressLines:
     """An event sink writing a progress line for each phase and gate event."""
 
     step: int = 0
-    phases: int = 0
+    units: int = 0
+    """Phases of the task, or stages of the pipeline."""
     accepted: frozenset[int] = frozenset()
 
     def __call__(self, event: RunEvent) -> None:
@@ -71,7 +72,7 @@ class ProgressLines:
             return
         fields = event.fields
         if event.event in _TOTALS:
-            self.phases = int(fields[_TOTALS[event.event]])
+            self.units = int(fields[_TOTALS[event.event]])
         unit = "stage" if "stage" in fields and event.event != "pipeline.started" else "phase"
         accepted = fields.get("accepted", fields.get("passed"))
         if event.event in ("phase.gate", "stage.checked") and accepted:
@@ -83,7 +84,7 @@ class ProgressLines:
         if event.event in ("phase.gate", "stage.checked"):
             issues = fields.get("issues", fields.get("failed"))
             line |= {"accepted": bool(accepted), "issues": issues}
-        line["percent"] = round(100 * len(self.accepted) / self.phases) if self.phases else 0
+        line["percent"] = round(100 * len(self.accepted) / self.units) if self.units else 0
         write_line(line)
 
 

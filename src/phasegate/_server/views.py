@@ -6,10 +6,13 @@ from typing import Any
 
 from phasegate._server.lifecycle import ENDED
 from phasegate._server.live import LiveRun
-from phasegate._server.records import load_report
+from phasegate._server.records import RunRecord, load_report
 from phasegate._server.service import RunService
 from phasegate.client.schema import API_VERSION, RunInfo, RunLinks
 from phasegate.sdk.telemetry.log import redact
+
+_AS_RECORDED = (set(RunInfo.model_fields) & set(RunRecord.model_fields)) - {"error", "inputs"}
+"""The fields a run's answer takes from its record unchanged (those two are redacted)."""
 
 
 def run_info(service: RunService, live: LiveRun, *, with_report: bool = True) -> RunInfo:
@@ -20,21 +23,10 @@ def run_info(service: RunService, live: LiveRun, *, with_report: bool = True) ->
         load_report(service.root, record.id) if with_report and record.status in ENDED else None
     )
     return RunInfo(
-        id=record.id,
-        kind=record.kind,
-        name=record.name,
-        status=record.status,
-        verdict=record.verdict,
+        **record.model_dump(include=_AS_RECORDED),
         error=hidden(service, record.error),
-        workdir=record.workdir,
-        mode=record.mode,
-        isolation=record.isolation,
-        created_at=record.created_at,
-        started_at=record.started_at,
-        finished_at=record.finished_at,
         resumable=record.resumable,
         inputs=hidden(service, record.inputs),
-        input_sources=record.input_sources,
         links=RunLinks(
             self=base,
             events=f"{base}/events",
