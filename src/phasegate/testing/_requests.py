@@ -1,4 +1,12 @@
-"""Reading Messages API requests the way the Claude Code CLI (2.1.x) writes them."""
+"""Reading Messages API requests the way the Claude Code CLI (2.1.x) writes them.
+
+The CLI wraps its own notes to the model in ``<system-reminder>`` blocks; they are not the
+user's words and are left out of a message's text. Since Claude Code 2.1.332 the output of a
+hook (a Stop hook's ``reason``: the gate's feedback, a next stage's prompt) comes wrapped the
+same way, after a preamble and a ``Stop hook feedback:`` line; up to 2.1.330 it came as plain
+user text starting with that line. Both read as the same text: ``Stop hook feedback:`` and
+the hook's own words. The recorded requests in ``tests/fixtures/cli_requests/`` pin both.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,9 @@ from typing import Any
 from phasegate.testing.script import LastInput
 
 _WORKDIR = re.compile(r"^ - Primary working directory: (.+?)\s*$", re.MULTILINE)
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_REMINDER = re.compile(r"<system-reminder>(.*?)</system-reminder>", re.DOTALL)
+# The line that starts a hook's output inside a reminder ("Stop hook feedback:" and so on).
+_HOOK_OUTPUT = re.compile(r"^[A-Za-z]+ hook feedback:\n", re.MULTILINE)
 
 
 def route(path: str) -> str:
@@ -35,12 +45,18 @@ def _blocks(content: object) -> list[dict[str, Any]]:
     return []
 
 
+def _hook_output(reminder: re.Match[str]) -> str:
+    """A reminder's hook output from its ``... hook feedback:`` line on; "" for the CLI's own."""
+    found = _HOOK_OUTPUT.search(reminder.group(1))
+    return "" if found is None else reminder.group(1)[found.start() :].strip()
+
+
 def _text_of(content: object) -> str:
-    """Text a human or the harness wrote, without the CLI's ``<system-reminder>`` blocks."""
+    """Text a human or a hook wrote, without the CLI's own ``<system-reminder>`` blocks."""
     parts = []
     for block in _blocks(content):
         if block.get("type") == "text" and isinstance(block.get("text"), str):
-            text = _REMINDER.sub("", block["text"]).strip()
+            text = _REMINDER.sub(_hook_output, block["text"]).strip()
             if text:
                 parts.append(text)
     return "\n".join(parts)
