@@ -81,6 +81,29 @@ def test_run_with_a_model_script_drives_the_real_cli_offline(tmp_path: Path) -> 
     assert "eval(" not in (work / "app.py").read_text()
 
 
+def test_a_script_that_stops_matching_is_named_in_a_warning_after_the_run(tmp_path: Path) -> None:
+    """--script too: a reply waiting for feedback that never comes is a warning on stderr
+    naming the script, the reply, what it expected and what came."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    script = tmp_path / "waits.yaml"
+    script.write_text(
+        "replies:\n  - text: I looked.\n"
+        "  - when: user\n    contains: no feedback says this\n    text: fixed\n"
+    )
+    done = phasegate(
+        "run", EXAMPLE / "task.yaml", "-w", work, "--agent", "scripted", "--script", script,
+        "--quiet", "--max-attempts", "2",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("phasegate: warning")]
+    assert len(warnings) == 1, done.stderr  # one per unmatched request: one feedback turn
+    assert (
+        f"model script {script}: script reply 2 (when: user, contains: 'no feedback"
+        in (warnings[0])
+    )
+
+
 def test_a_library_error_names_the_flag_that_fixes_it(tmp_path: Path) -> None:
     """The library names a keyword argument; the command line adds its own spelling of it."""
     done = phasegate("check", EXAMPLE / "task.yaml", "--prompts-dir", tmp_path / "absent")

@@ -109,6 +109,31 @@ def test_a_loop_that_never_says_its_promise_stops_at_max_iterations_with_exit_on
 
 
 @pytest.mark.cli
+def test_a_model_script_that_stops_matching_is_named_in_a_warning(
+    work: Path, tmp_path: Path
+) -> None:
+    """A reply waiting for words the feedback never holds: the run says which reply and what
+    came, on stderr and in the model's last word, instead of ending in silence."""
+    script = tmp_path / "waits.yaml"
+    script.write_text(yaml.safe_dump({"replies": [
+        {"text": "Working on it."},
+        {"when": "user", "contains": "words no feedback holds", "text": "Done.\n\n" + PROMISE},
+    ]}))  # fmt: skip
+    done = run_cli(
+        "loop", "Make every test pass.", "--promise", "ALL TESTS PASS", "--max-iterations", "2",
+        "--workdir", work, "--model-script", script, "--json", "-q",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "phasegate: warning:" in line]
+    assert warnings, done.stderr
+    assert f"model script {script}: script reply 2 " in warnings[0]
+    assert "(when: user, contains: 'words no feedback holds')" in warnings[0]
+    assert "which held user: 'Stop hook feedback:" in warnings[0]
+    report = json.loads(done.stdout)
+    assert report["final_message"].startswith(ScriptedModelServer.UNMATCHED_PREFIX)
+
+
+@pytest.mark.cli
 def test_a_loop_prompt_holding_a_template_variable_reaches_the_model_as_written(
     work: Path, tmp_path: Path
 ) -> None:

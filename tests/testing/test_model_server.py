@@ -221,8 +221,36 @@ def test_a_finished_script_ends_the_turn() -> None:
             call(server, request_body(user("Fix"), assistant("only"), user("More"))).body
         )
         assert server.exhausted
+        assert server.unmatched == []  # nothing was left to match: not a mismatch
     assert message["content"] == [{"type": "text", "text": ScriptedModelServer.FINISHED_TEXT}]
     assert message["stop_reason"] == "end_turn"
+
+
+def test_a_request_no_reply_left_matches_is_recorded_and_the_answer_says_why() -> None:
+    """Replies left, none matching: the server lists it and the model's answer names the
+    reply it expected and what came, instead of a quiet end of the script."""
+    waiting = script(
+        {"text": "first"},
+        {"when": "user", "contains": "marker_missing", "text": "fixed"},
+    )
+    feedback = "Stop hook feedback:\nThe gate found claimed_not_changed: app.py"
+    with ScriptedModelServer(waiting) as server:
+        call(server, request_body(user("Fix")))
+        answer = call(server, request_body(user("Fix"), assistant("first"), user(feedback)))
+        unmatched = server.unmatched
+        last_record = server.requests[-1]
+        assert not server.exhausted
+    assert len(unmatched) == 1
+    assert unmatched[0].reply == 2
+    assert unmatched[0].came == "user"
+    assert unmatched[0].expected == "when: user, contains: 'marker_missing'"
+    assert unmatched[0].text == " ".join(feedback.split())
+    assert last_record.unmatched == unmatched[0] and last_record.reply is None
+    text = sse_message(answer.body)["content"][0]["text"]
+    assert text.startswith(ScriptedModelServer.UNMATCHED_PREFIX)
+    assert "script reply 2 (when: user, contains: 'marker_missing')" in text
+    assert "claimed_not_changed: app.py" in text
+    assert sse_message(answer.body)["stop_reason"] == "end_turn"
 
 
 def test_fail_all_fails_every_request_until_cleared() -> None:

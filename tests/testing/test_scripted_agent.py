@@ -179,6 +179,29 @@ def test_the_next_reply_follows_what_the_last_request_held(tmp_path: Path) -> No
     assert isinstance(recorder.entries[-1], RunResult)
 
 
+def test_a_turn_no_reply_left_matches_is_said_in_the_transcript_and_listed(
+    tmp_path: Path,
+) -> None:
+    """A follow-up the waiting reply does not match: the agent says which reply it expected
+    and what came, lists it in ``unmatched``, and stops."""
+    script = Script.model_validate(
+        {
+            "replies": [
+                {"text": "first"},
+                {"when": "user", "contains": "marker_missing", "text": "fixed"},
+            ]
+        }
+    )
+    agent = ScriptedAgent(script)
+    recorder = _Recorder(follow_ups=["the gate found no_changes"])
+    asyncio.run(agent.run(AgentRequest(prompt="go", workdir=tmp_path), recorder))
+    texts = [getattr(e, "text", "") for e in recorder.entries if e.kind == "assistant"]
+    assert texts[0] == "first"
+    assert texts[1].startswith("(script stopped matching) script reply 2 (when: user")
+    assert "'the gate found no_changes'" in texts[1]
+    assert [(u.reply, u.came) for u in agent.unmatched] == [(2, "user")]
+
+
 def test_the_same_script_gives_the_same_transcript(tmp_path: Path) -> None:
     """Deterministic: ids, order and content repeat exactly."""
     write = {"Write": {"file_path": "f.txt", "content": "x"}}

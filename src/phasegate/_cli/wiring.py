@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import typer
 
 from phasegate._cli.options import FLAGS, AgentOptions, OutputOptions
 from phasegate._cli.output import print_progress
@@ -19,6 +21,7 @@ from phasegate.errors import PhasegateError, UsageError
 if TYPE_CHECKING:
     from phasegate.sdk.agents.protocol import Agent
     from phasegate.sdk.telemetry.events import EventSink
+    from phasegate.testing.script import Unmatched
 
 
 def build_agent(
@@ -37,13 +40,16 @@ def build_agent(
         from phasegate.testing.script import load_script
         from phasegate.testing.scripted_agent import ScriptedAgent
 
-        return ScriptedAgent(load_script(options.script), continue_script=continue_script)
+        agent = ScriptedAgent(load_script(options.script), continue_script=continue_script)
+        _warn_when_unmatched(stack, options.script, lambda: agent.unmatched)
+        return agent
     if options.script is not None:
         raise UsageError("--script is for --agent scripted; for the real CLI use --model-script")
     if options.model_script is not None:
         from phasegate.testing.model_server import ScriptedModelServer
 
         server = stack.enter_context(ScriptedModelServer(options.model_script))
+        _warn_when_unmatched(stack, options.model_script, lambda: server.unmatched)
         return server.claude_agent(timeout=options.timeout, cli_path=options.cli_path)
     from phasegate.sdk.agents.claude.adapter import ClaudeAgent
 
@@ -53,6 +59,20 @@ def build_agent(
         cli_path=options.cli_path,
         max_budget_usd=options.max_cost,
     )
+
+
+def _warn_when_unmatched(
+    stack: contextlib.ExitStack, script: Path, unmatched: Callable[[], list[Unmatched]]
+) -> None:
+    """When the command ends, one warning on stderr per request that the script's replies
+    left unmatched: a script that stopped matching must never look like a model that gave
+    up (the model's answer said so too, but it is easy to miss in a report)."""
+
+    def warn() -> None:
+        for request in unmatched():
+            typer.echo(f"phasegate: warning: model script {script}: {request.describe()}", err=True)
+
+    stack.callback(warn)
 
 
 def event_sink(stack: contextlib.ExitStack, options: OutputOptions) -> EventSink | None:

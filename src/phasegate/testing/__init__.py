@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         Script,
         ScriptCursor,
         ToolStep,
+        Unmatched,
         load_script,
     )
     from phasegate.testing.scripted_agent import ScriptedAgent
@@ -31,6 +32,7 @@ _WHERE = {
     "ScriptedAgent": "phasegate.testing.scripted_agent",
     "ScriptedModelServer": "phasegate.testing.model_server",
     "ToolStep": "phasegate.testing.script",
+    "Unmatched": "phasegate.testing.script",
     "load_script": "phasegate.testing.script",
 }
 
@@ -43,6 +45,7 @@ __all__ = [
     "ScriptedAgent",
     "ScriptedModelServer",
     "ToolStep",
+    "Unmatched",
     "load_script",
 ]
 

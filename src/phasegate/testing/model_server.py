@@ -7,7 +7,9 @@
         assert "claimed_not_changed" in "\\n".join(server.user_texts())
 
 Each request of the main conversation gets the next matching reply of the script (see
-:mod:`phasegate.testing.script`); side requests get a harmless answer and use no reply.
+:mod:`phasegate.testing.script`); side requests get a harmless answer and use no reply. A
+request that no reply left matches is answered with a text that says so (which reply was
+expected, what came) and listed in :attr:`ScriptedModelServer.unmatched`.
 Replies are streamed as the real API streams them, with deterministic ids and usage, so the
 same script always produces the same response bytes.
 """
@@ -25,7 +27,16 @@ from typing import TYPE_CHECKING, Any, Self
 
 from phasegate.testing import _requests, _wire
 from phasegate.testing._http import BackgroundServer, Response
-from phasegate.testing.script import HttpFault, LastInput, Reply, Script, ScriptCursor, load_script
+from phasegate.testing.script import (
+    UNMATCHED_PREFIX,
+    HttpFault,
+    LastInput,
+    Reply,
+    Script,
+    ScriptCursor,
+    Unmatched,
+    load_script,
+)
 from phasegate.validators.paths import PATH_KEYS
 
 if TYPE_CHECKING:
@@ -53,10 +64,13 @@ class RecordedRequest:
     last_text: str
     """The latest message's text without ``<system-reminder>`` blocks, or tool results' text."""
     reply: Reply | None
-    """The script reply used, or None (side request, ``fail_all``, script finished)."""
+    """The script reply used, or None (side request, ``fail_all``, script finished, or no
+    reply left matched: see ``unmatched``)."""
     status: int | None
     """The HTTP status answered; None when the request was held unanswered (``hang``)."""
     response: bytes = field(repr=False)
+    unmatched: Unmatched | None = None
+    """Set when replies were left but none matched this main request."""
 
 
 class ScriptedModelServer:
@@ -68,6 +82,9 @@ class ScriptedModelServer:
 
     FINISHED_TEXT = "(script finished)"
     """What the model says once no reply is left: a plain end of turn, so the CLI stops."""
+
+    UNMATCHED_PREFIX = UNMATCHED_PREFIX
+    """How the model's answer starts when replies are left but none matches the request."""
 
     def __init__(self, script: Script | str | Path, *, fail_all: HttpFault | None = None) -> None:
         self.script = script if isinstance(script, Script) else load_script(script)
@@ -133,6 +150,12 @@ class ScriptedModelServer:
         with self._lock:
             return self._cursor.exhausted
 
+    @property
+    def unmatched(self) -> list[Unmatched]:
+        """Every main request that replies were left for but none matched, in order."""
+        with self._lock:
+            return list(self._cursor.unmatched)
+
     def main_requests(self) -> list[RecordedRequest]:
         """The requests of the main conversation, in arrival order."""
         return [record for record in self.requests if record.main]
@@ -196,12 +219,15 @@ class ScriptedModelServer:
         classified = _requests.main_turn(method, path, body)
         last, last_text = classified if classified is not None else (None, "")
         reply: Reply | None = None
+        unmatched: Unmatched | None = None
         with self._lock:
             if self.fail_all is not None:
                 response: Response | None = _fault(self.fail_all)
             elif body is not None and last is not None:
                 reply = self._cursor.next_reply(last, last_text)
-                response = self._main_response(reply, body)
+                if reply is None and not self._cursor.exhausted:
+                    unmatched = self._cursor.unmatched[-1]
+                response = self._main_response(reply, body, unmatched)
             else:
                 response = self._side_response(method, path, body)
             self._records.append(
@@ -215,18 +241,24 @@ class ScriptedModelServer:
                     reply=reply,
                     status=None if response is None else response.status,
                     response=b"" if response is None else response.body,
+                    unmatched=unmatched,
                 )
             )
         return response
 
-    def _main_response(self, reply: Reply | None, body: dict[str, Any]) -> Response | None:
+    def _main_response(
+        self, reply: Reply | None, body: dict[str, Any], unmatched: Unmatched | None
+    ) -> Response | None:
         if reply is not None and reply.hang:
             return None
         if reply is not None and reply.error is not None:
             return _fault(reply.error)
         blocks: list[dict[str, Any]] = []
         if reply is None or reply.text is not None or not reply.tools:
-            text = self.FINISHED_TEXT if reply is None else (reply.text or "")
+            if unmatched is not None:
+                text = f"{self.UNMATCHED_PREFIX} {unmatched.describe()}"
+            else:
+                text = self.FINISHED_TEXT if reply is None else (reply.text or "")
             blocks.append({"type": "text", "text": text})
         workdir = _requests.workdir(body)
         for step in reply.tools if reply is not None else ():

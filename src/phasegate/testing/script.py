@@ -22,10 +22,16 @@ a model that reacts to errors and feedback::
 The next reply is the first one, at or after the current position, whose ``when`` and
 ``contains`` hold; the position then moves past it. Paths in tool inputs are relative to the
 work directory; each runtime makes them absolute where it needs to.
+
+A request that no reply left matches is never passed over in silence: the cursor records it
+as :class:`Unmatched` (which reply was next, what it expected, what came), and the model's
+answer says the same, so a script that stopped matching (say, a CLI release that frames its
+feedback differently) shows why instead of ending quietly.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,19 +130,77 @@ def load_script(path: str | Path) -> Script:
     )
 
 
+UNMATCHED_PREFIX = "(script stopped matching)"
+"""How a scripted model's answer starts when replies are left but none matches the request;
+the rest is :meth:`Unmatched.describe`. It is a plain end of turn."""
+
+EXCERPT_CHARS = 300
+"""How much of a request's text an :class:`Unmatched` keeps."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unmatched:
+    """A request that none of the replies left in a script matches."""
+
+    reply: int
+    """The 1-based number, in the script, of the first reply left (the one the script expected
+    to use next)."""
+    expected: str
+    """That reply's conditions, as a script writes them (``when: user, contains: '...'``)."""
+    came: LastInput
+    """What the request held."""
+    text: str
+    """The request's text, cut to :data:`EXCERPT_CHARS` characters."""
+
+    def describe(self) -> str:
+        """One line for a person: which reply, what it expected, what came."""
+        text = self.text if self.text else "(no text)"
+        return (
+            f"script reply {self.reply} ({self.expected}) did not match the request, "
+            f"which held {self.came}: {text!r}; no later reply matched either"
+        )
+
+
+def conditions(reply: Reply) -> str:
+    """A reply's ``when`` and ``contains``, as a script file writes them."""
+    parts = [f"when: {reply.when}"] if reply.when is not None else []
+    if reply.contains is not None:
+        parts.append(f"contains: {reply.contains!r}")
+    return ", ".join(parts) or "no conditions"
+
+
 class ScriptCursor:
     """Where a replay stands in a script; picks the reply for each new request."""
 
     def __init__(self, script: Script) -> None:
         self._replies = script.replies
         self._position = 0
+        self.unmatched: list[Unmatched] = []
+        """Every request that no reply left matched, in order."""
 
     def next_reply(self, last: LastInput, last_text: str = "") -> Reply | None:
-        """The first reply at or after the position that matches, or None when none is left."""
+        """The first reply at or after the position that matches, or None when none is left.
+
+        None while replies are left (not :attr:`exhausted`) means none of them matches: the
+        request is then the last entry of :attr:`unmatched`.
+        """
         for offset, reply in enumerate(self._replies[self._position :]):
             if reply.matches(last, last_text):
                 self._position += offset + 1
                 return reply
+        if not self.exhausted:
+            text = " ".join(last_text.split())
+            if len(text) > EXCERPT_CHARS:
+                text = text[: EXCERPT_CHARS - 1] + "…"
+            expected = self._replies[self._position]
+            self.unmatched.append(
+                Unmatched(
+                    reply=self._position + 1,
+                    expected=conditions(expected),
+                    came=last,
+                    text=text,
+                )
+            )
         return None
 
     @property

@@ -32,7 +32,14 @@ from phasegate.evidence.transcript import (
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL, full_tool_name
 from phasegate.sdk.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP
 from phasegate.sdk.agents.protocol import AgentObserver, AgentRequest
-from phasegate.testing.script import LastInput, Script, ScriptCursor, ToolStep
+from phasegate.testing.script import (
+    UNMATCHED_PREFIX,
+    LastInput,
+    Script,
+    ScriptCursor,
+    ToolStep,
+    Unmatched,
+)
 from phasegate.validators.paths import relative_to_workdir
 
 STRUCTURED_OUTPUT_ATTEMPTS = 5
@@ -68,6 +75,11 @@ class ScriptedAgent:
         self._calls = 0
         self._refused = 0
 
+    @property
+    def unmatched(self) -> list[Unmatched]:
+        """Every turn that replies were left for but none matched, since the script (re)started."""
+        return list(self._cursor.unmatched) if self._cursor is not None else []
+
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Replay the script in ``request.workdir``, asking ``observer`` whenever it stops."""
         workdir = request.workdir.resolve()
@@ -91,6 +103,11 @@ class ScriptedAgent:
         turns = 0
         while True:
             reply = cursor.next_reply(last, last_text)
+            if reply is None and not cursor.exhausted:
+                # Said, not skipped in silence: the transcript shows why the script stopped.
+                observer.on_entry(
+                    AssistantText(text=f"{UNMATCHED_PREFIX} {cursor.unmatched[-1].describe()}")
+                )
             if reply is not None and (reply.error is not None or reply.hang):
                 what = (
                     f"HTTP {reply.error.status}" if reply.error else "a request that never answered"
