@@ -21,6 +21,11 @@ from phasegate.evidence.message_kinds import (
         ({"type": "user", "message": {"content": "hi"}}, "conversation"),
         ({"type": "assistant", "message": {"content": []}}, "conversation"),
         ({"type": "result"}, "conversation"),
+        (
+            {"type": "system", "subtype": "notification", "key": "stop-hook-block-cap"},
+            "conversation",
+        ),
+        ({"type": "system", "subtype": "notification", "key": "stop-hook-error"}, "ignored"),
         ({"type": "system", "subtype": "api_retry"}, "ignored"),
         ({"type": "system", "subtype": "thinking_tokens"}, "ignored"),
         ({"type": "stream_event"}, "ignored"),

@@ -16,6 +16,7 @@ from phasegate.evidence.transcript import (
     Notice,
     RunResult,
     SessionStart,
+    StopOverridden,
     ToolCall,
     ToolResult,
     TurnUsage,
@@ -459,3 +460,35 @@ def test_the_recorded_edit_has_a_successful_result_linked_by_id() -> None:
     assert edit.input["file_path"] == "/work/project/app.py"
     assert transcript.results_by_call()[edit.id].ok
     assert transcript.usage().cost_usd == pytest.approx(0.00406)
+
+
+# As Claude Code 2.1.330 and 2.1.332 send it when a Stop hook blocked 9 times in a row.
+BLOCK_CAP_TEXT = (
+    "A hook blocked the turn from ending 9 consecutive times\u2014overriding and ending turn. "
+    "For Stop/SubagentStop hooks, check stop_hook_active in the input and return success while "
+    "it's true. Set CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit."
+)
+
+
+def test_the_block_cap_notification_is_a_stop_override_and_its_prose_twin_is_not() -> None:
+    """The keyed notification becomes one StopOverridden entry; the informational line that
+    says the same in prose adds nothing, so an override is counted once."""
+    notification = {
+        "type": "system", "subtype": "notification", "key": "stop-hook-block-cap",
+        "text": BLOCK_CAP_TEXT, "priority": "high", "session_id": SESSION,
+    }  # fmt: skip
+    informational = {
+        "type": "system", "subtype": "informational", "content": BLOCK_CAP_TEXT,
+        "level": "warning", "session_id": SESSION,
+    }  # fmt: skip
+    assert entries_from_message(notification) == [StopOverridden(blocks=9, text=BLOCK_CAP_TEXT)]
+    assert entries_from_message(informational) == []
+
+
+def test_a_saved_transcript_counts_its_stop_overrides() -> None:
+    """A stream-json file read back keeps the override, and the transcript counts it."""
+    notification = {"type": "system", "subtype": "notification", "key": "stop-hook-block-cap"}
+    lines = [json.dumps(INIT), json.dumps(notification), json.dumps(notification)]
+    transcript = parse_stream_json(lines).transcript
+    assert transcript.stop_overrides == 2
+    assert [e.blocks for e in transcript.entries if isinstance(e, StopOverridden)] == [None, None]

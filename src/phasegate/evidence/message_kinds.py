@@ -61,7 +61,13 @@ KNOWN_IGNORED_TYPES = frozenset(
     }
 )
 """Claude Code line types that hold nothing phasegate judges. Every ``system`` line but
-``init`` (hook events, status, retries, ``thinking_tokens``, compaction) is skipped too."""
+``init`` and the block-cap notification (hook events, status, retries, ``thinking_tokens``,
+compaction) is skipped too."""
+
+BLOCK_CAP_NOTIFICATION = "stop-hook-block-cap"
+"""The ``key`` of the ``system`` notification Claude Code (2.1.330 and later) sends when it
+ends a turn that a hook blocked too often in a row ("A hook blocked the turn from ending 9
+consecutive times—overriding and ending turn")."""
 
 SESSION_ID_KEYS = ("session_id", "sessionId")
 """Where Claude Code names the session: stream-json lines and session-log lines."""
@@ -84,7 +90,7 @@ def message_kind(message: object) -> MessageKind:
         return "conversation"
     if kind == "system":
         subtype = message.get("subtype")
-        if subtype == "init":
+        if subtype == "init" or message.get("key") == BLOCK_CAP_NOTIFICATION:
             return "conversation"
         return "ignored" if isinstance(subtype, str) else "unrecognised"
     if kind in KNOWN_IGNORED_TYPES or _has_session_id(message):

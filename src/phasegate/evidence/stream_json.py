@@ -13,15 +13,18 @@ Nothing here raises on odd input: unknown message types and malformed fields are
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from phasegate.evidence.message_kinds import BLOCK_CAP_NOTIFICATION
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
     Notice,
     RunResult,
     SessionStart,
+    StopOverridden,
     ToolCall,
     ToolResult,
     TurnUsage,
@@ -31,12 +34,16 @@ from phasegate.evidence.transcript import (
 
 SYNTHETIC_MODEL = "<synthetic>"
 
+_BLOCKS = re.compile(r"(\d+) consecutive times")
+
 
 def entries_from_message(message: Mapping[str, Any]) -> list[Entry]:
     """The transcript entries one Claude Code message (in its JSON form) contributes."""
     kind = message.get("type")
     if kind == "system" and message.get("subtype") == "init":
         return [_session_start(message)]
+    if kind == "system" and message.get("key") == BLOCK_CAP_NOTIFICATION:
+        return [_stop_overridden(message)]
     if kind == "assistant":
         return _assistant_entries(message)
     if kind == "user":
@@ -54,6 +61,13 @@ def _session_start(message: Mapping[str, Any]) -> SessionStart:
         model=_str_or_none(message.get("model")),
         tools=tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else (),
     )
+
+
+def _stop_overridden(message: Mapping[str, Any]) -> StopOverridden:
+    text = message.get("text")
+    text = text if isinstance(text, str) else ""
+    count = _BLOCKS.search(text)
+    return StopOverridden(blocks=int(count.group(1)) if count else None, text=text)
 
 
 def _assistant_entries(message: Mapping[str, Any]) -> list[Entry]:

@@ -70,6 +70,16 @@ class Notice(_Entry):
     text: str
 
 
+class StopOverridden(_Entry):
+    """The agent runtime ended the model's turn although a Stop hook blocked it: Claude Code
+    overrides a hook that blocked ``blocks`` times in a row (9 by default). Not model output;
+    a session that was to go on ended here."""
+
+    kind: Literal["stop_overridden"] = "stop_overridden"
+    blocks: int | None = None
+    text: str = ""
+
+
 class Usage(BaseModel):
     """Tokens and cost, where the agent reports them."""
 
@@ -130,6 +140,7 @@ Entry = Annotated[
     | ToolCall
     | ToolResult
     | Notice
+    | StopOverridden
     | TurnUsage
     | RunResult,
     Field(discriminator="kind"),
@@ -175,6 +186,11 @@ class Transcript(BaseModel):
             if isinstance(entry, AssistantText) and entry.text:
                 return well_formed(entry.text)
         return None
+
+    @property
+    def stop_overrides(self) -> int:
+        """How often the runtime ended a turn against a blocking Stop hook."""
+        return sum(1 for entry in self.entries if isinstance(entry, StopOverridden))
 
     def results_by_call(self) -> dict[str, ToolResult]:
         """Each tool call id mapped to its result (the last one, if repeated)."""

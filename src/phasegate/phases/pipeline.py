@@ -234,6 +234,16 @@ class Pipeline(BaseModel):
         raise ValueError(f"no stage named {name!r}; stages: {', '.join(self.stage_names)}")
 
     @property
+    def max_checks(self) -> int:
+        """The most stage checks one run can make: every stage visited once more per allowed
+        revision (when a stage can go back), each visit with all its feedback rounds. Each
+        check that does not end the run answers a stop with an instruction (feedback, or the
+        next stage's prompt)."""
+        per_visit = sum(stage.on_fail.retry + 1 for stage in self.stages)
+        revisable = any(stage.on_fail.back_to is not None for stage in self.stages)
+        return ((self.max_revisions if revisable else 0) + 1) * per_visit
+
+    @property
     def stage_names(self) -> tuple[str, ...]:
         """The stages' names, in order."""
         return tuple(stage.name for stage in self.stages)

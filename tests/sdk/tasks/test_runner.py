@@ -390,3 +390,13 @@ def test_half_a_surrogate_pair_in_the_last_word_still_gives_a_json_report(
 
     assert report.final_message == f"{MARKER}\n\ncut \ufffd here"
     assert json.loads(report.model_dump_json())["final_message"] == report.final_message
+
+
+@pytest.mark.parametrize("max_attempts", [3, 12])
+def test_a_session_may_be_blocked_as_often_as_the_gate_has_attempts(
+    task: Task, tmp_path: Path, max_attempts: int
+) -> None:
+    """The request carries the gate's budget, so the runtime never ends the session first."""
+    runner = Runner(ScriptedAgent(Script.model_validate({"replies": [{"text": "x"}]})),
+                    max_attempts=max_attempts)  # fmt: skip
+    assert runner.request_for(task, tmp_path).stop_blocks == max_attempts

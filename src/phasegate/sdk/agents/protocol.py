@@ -42,6 +42,11 @@ class AgentRequest:
     """Ask the runtime for output constrained to this JSON Schema (Claude Code: output_format)."""
     read_only: bool = False
     """Offer only tools that read; the runtime refuses any write (Claude Code: plan mode)."""
+    stop_blocks: int | None = None
+    """The most times the observer may answer a stop with an instruction in this session:
+    the run's own budget (gate checks, stages and their retries, loop iterations). A runtime
+    that ends a turn against a hook that blocked it too often (Claude Code stops obeying after
+    9 in a row) is told to allow this many, so one run stays one session."""
 
 
 class AgentObserver(Protocol):

@@ -36,6 +36,11 @@ class PipelineReport(BaseModel):
     revisions: tuple[Revision, ...] = ()
     sessions: int = Field(description="Agent sessions started, over all resumes.")
     resumes: int = 0
+    stop_overrides: int = Field(
+        default=0,
+        description="Times the agent runtime ended a turn although phasegate's Stop hook "
+        "blocked it (Claude Code's cap on blocks in a row); each cost a session.",
+    )
     usage: Usage = Field(default_factory=Usage, description="Tokens and cost of this process.")
     duration_ms: int = Field(description="Wall time of this process's part of the run.")
     error: str | None = None
@@ -74,6 +79,7 @@ def pipeline_report(
         revisions=tuple(state.revisions),
         sessions=state.sessions,
         resumes=state.resumes,
+        stop_overrides=state.stop_overrides,
         usage=usage,
         duration_ms=duration_ms,
         error=state.error,

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from phasegate.errors import AgentError, RunError
-from phasegate.evidence.transcript import AssistantText, Entry, SessionStart, ToolResult, Transcript
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    SessionStart,
+    StopOverridden,
+    ToolResult,
+    Transcript,
+)
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
@@ -72,7 +79,7 @@ class PipelineSession(AgentSession):
         first = self.progress.begin_stage(0, len(self.entries))
         self.conversation = m.Working(first)
         self.record_prompt(first)
-        return await self._drive(AgentRequest(prompt=first, workdir=self.workdir))
+        return await self._drive(self._new_request(first, resume=None))
 
     async def resume(self) -> PipelineReport:
         """Continue the run from the stage it was in, with a recap."""
@@ -87,9 +94,7 @@ class PipelineSession(AgentSession):
         self.emit(PipelineResumed(stage=state.stage + 1, name=self.progress.stage.name, how=how))
         self.progress.save()
         self.record_prompt(prompt)
-        return await self._drive(
-            AgentRequest(prompt=prompt, workdir=self.workdir, resume=state.session_id)
-        )
+        return await self._drive(self._new_request(prompt, resume=state.session_id))
 
     # -- AgentObserver --------------------------------------------------------------------
     def on_entry(self, entry: Entry) -> None:
@@ -99,6 +104,8 @@ class PipelineSession(AgentSession):
             self.conversation, _ = m.step(self.conversation, m.SessionStarted())
         elif isinstance(entry, ToolResult):
             self._tool_called(entry)
+        elif isinstance(entry, StopOverridden):
+            self.state.stop_overrides += 1
         elif isinstance(entry, AssistantText):
             position = len(self.entries) - 1
             visit = self.progress.visit
@@ -203,7 +210,16 @@ class PipelineSession(AgentSession):
                 )
             case "again":
                 pass  # the instruction is in the transcript already
-        return AgentRequest(prompt=prompt, workdir=self.workdir, resume=action.resume)
+        return self._new_request(prompt, resume=action.resume)
+
+    def _new_request(self, prompt: str, *, resume: str | None) -> AgentRequest:
+        """A request of this run: every session may be handed all the run's checks."""
+        return AgentRequest(
+            prompt=prompt,
+            workdir=self.workdir,
+            resume=resume,
+            stop_blocks=self.pipeline.max_checks,
+        )
 
     async def _check(self, trigger: Literal["stop", "end"]) -> str | None:
         """Check the current stage now; the next instruction, or None to let the agent stop."""
@@ -256,6 +272,7 @@ class PipelineSession(AgentSession):
                 stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
                 revisions=len(report.revisions),
                 sessions=report.sessions,
+                stop_overrides=report.stop_overrides,
                 duration_ms=duration,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,

@@ -100,6 +100,10 @@ class PipelineState(BaseModel):
     session_id: str | None = Field(default=None, description="The latest agent session.")
     sessions: int = Field(default=0, description="Agent sessions started, over all resumes.")
     resumes: int = Field(default=0, description="Times the run was resumed.")
+    stop_overrides: int = Field(
+        default=0,
+        description="Times the agent runtime ended a turn although the Stop hook blocked it.",
+    )
     error: str | None = None
     started_at: str = Field(default_factory=_now)
     updated_at: str = Field(default_factory=_now)

@@ -93,6 +93,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         turns=sum(e.num_turns or 0 for e in transcript.entries if isinstance(e, RunResult)),
         retries=facts.retries,
         api_retries=facts.api_retries,
+        stop_overrides=transcript.stop_overrides,
         error=facts.error,
         session_id=transcript.session_id,
         final_message=transcript.final_message,

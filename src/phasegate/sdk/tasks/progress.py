@@ -118,6 +118,7 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
         files_changed=report.files_changed,
         findings=[f.code.value for f in report.findings],
         reverted=report.reverted is not None,
+        stop_overrides=report.stop_overrides,
         input_tokens=report.usage.input_tokens,
         output_tokens=report.usage.output_tokens,
         cost_usd=report.usage.cost_usd,

@@ -85,6 +85,11 @@ class RunReport(BaseModel):
     api_retries: int = Field(
         default=0, description="API requests the agent runtime retried itself."
     )
+    stop_overrides: int = Field(
+        default=0,
+        description="Times the agent runtime ended a turn although the gate's Stop hook "
+        "blocked it (Claude Code's cap on blocks in a row); the session ended there.",
+    )
     phases: list[PhaseReport]
     summary: dict[str, Any] | None = Field(description="The accepted JSON, or null.")
     files_changed: list[str]

@@ -25,13 +25,16 @@ def first_prompt(task: Task, mode: Mode, templates: PromptTemplates) -> str:
 
 
 def first_request(
-    task: Task, mode: Mode, templates: PromptTemplates, workdir: Path
+    task: Task, mode: Mode, templates: PromptTemplates, workdir: Path, *, max_attempts: int
 ) -> AgentRequest:
     """The first request: the prompt, plus the completion tools and structured output the
-    task asks for (the unstructured baseline gets neither)."""
+    task asks for (the unstructured baseline gets neither). The gate answers at most
+    ``max_attempts`` stops with feedback: that is the session's ``stop_blocks``."""
     prompt = first_prompt(task, mode, templates)
     if mode == "unstructured":
-        return AgentRequest(prompt=prompt, workdir=workdir, read_only=task.read_only)
+        return AgentRequest(
+            prompt=prompt, workdir=workdir, read_only=task.read_only, stop_blocks=max_attempts
+        )
     output = task.output_phase
     return AgentRequest(
         prompt=prompt,
@@ -39,4 +42,5 @@ def first_request(
         tools=completion_tools(task),
         output_schema=output.output_schema if output and output.structured_output else None,
         read_only=task.read_only,
+        stop_blocks=max_attempts,
     )

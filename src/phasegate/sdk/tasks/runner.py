@@ -79,7 +79,9 @@ class Runner:
     def request_for(self, task: Task, workdir: Path) -> AgentRequest:
         """The first request: the prompt, plus the completion tools and structured output the
         task asks for (the unstructured baseline gets neither)."""
-        return first_request(task, self.mode, self.templates, workdir)
+        return first_request(
+            task, self.mode, self.templates, workdir, max_attempts=self.max_attempts
+        )
 
     async def run(
         self,

@@ -141,7 +141,13 @@ class TaskSession(AgentSession):
             self.timeline.record(0, backup.snapshot if backup else self.workspace.snapshot())
             self.emit(self.progress.started())
             settings = self.settings
-            self.request = first_request(self.task, settings.mode, settings.templates, self.workdir)
+            self.request = first_request(
+                self.task,
+                settings.mode,
+                settings.templates,
+                self.workdir,
+                max_attempts=settings.max_attempts,
+            )
             self.record_prompt(self.request.prompt)
             judgment, error = await self._drive()
             reverted = None

@@ -102,3 +102,4 @@ class PipelineCompleted(UsageFields):
     duration_ms: int
     error: str | None
     iterations: int | None = None
+    stop_overrides: int = 0

@@ -84,6 +84,7 @@ class RunCompleted(UsageFields):
     findings: list[str]
     reverted: bool
     error: str | None
+    stop_overrides: int = 0
 
 
 # -- in task runs and pipeline runs alike ---------------------------------------------

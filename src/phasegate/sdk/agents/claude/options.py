@@ -1,9 +1,9 @@
 """What a Claude Code session is started with: its environment and claude-agent-sdk's options.
 
 The CLI's environment carries phasegate's own bounds (how often the CLI retries an API
-request, how long one request may take) and turns tool search off when completion tools are
-offered, so the model sees them with their schemas up front instead of behind a
-deferred-tool lookup.
+request, how long one request may take, how often a Stop hook may block in a row) and turns
+tool search off when completion tools are offered, so the model sees them with their schemas
+up front instead of behind a deferred-tool lookup.
 """
 
 from __future__ import annotations
@@ -37,17 +37,35 @@ class SessionOptions:
     max_budget_usd: float | None
 
 
+BLOCK_CAP_VAR = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
+"""How many Stop-hook blocks in a row Claude Code obeys before it ends the turn anyway."""
+DEFAULT_BLOCK_CAP = 9
+"""Claude Code's own cap (2.1.330 and 2.1.332): a tenth block in a row ends the turn."""
+BLOCK_CAP_SLACK = 5
+"""Added to the run's budget: the CLI counts blocks in a row without tool use, phasegate
+counts its checks, and the two must never disagree in the CLI's favour."""
+
+
 def cli_env(
     base: Mapping[str, str], request: AgentRequest, *, api_retries: int, request_timeout: float
 ) -> dict[str, str]:
-    """The environment added to the CLI's: ``base``, the request's, then phasegate's bounds."""
-    return {
+    """The environment added to the CLI's: ``base``, the request's, then phasegate's bounds.
+
+    The Stop-hook block cap is raised to the request's ``stop_blocks`` (with slack), never
+    lowered below the CLI's default or a larger cap the caller set.
+    """
+    env = {
         **base,
         **request.env,
         "CLAUDE_CODE_MAX_RETRIES": str(api_retries),
         "API_TIMEOUT_MS": str(int(request_timeout * 1000)),
         **({"ENABLE_TOOL_SEARCH": "false"} if request.tools else {}),
     }
+    if request.stop_blocks is not None:
+        given = env.get(BLOCK_CAP_VAR, "")
+        floor = int(given) if given.isdigit() else DEFAULT_BLOCK_CAP
+        env[BLOCK_CAP_VAR] = str(max(floor, request.stop_blocks + BLOCK_CAP_SLACK))
+    return env
 
 
 def has_credentials(env: Mapping[str, str]) -> bool:
