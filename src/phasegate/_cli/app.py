@@ -34,6 +34,12 @@ def _claude_cli() -> Callable[..., Any]:
     return claude_cli
 
 
+def _doctor() -> Callable[..., Any]:
+    from phasegate._cli.doctor import doctor
+
+    return doctor
+
+
 def _github() -> Callable[..., Any]:
     from phasegate._cli.github import github_command
 
@@ -81,6 +87,7 @@ _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
     "execute": _execute,
     "report": _report,
     "claude-cli": _claude_cli,
+    "doctor": _doctor,
     "github": _github,
     "serve": _serve,
     "loop": _loop,
