@@ -50,6 +50,8 @@ PUBLIC_API = {
     "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError",
     "ScriptFileError", "PipelineFileError", "PipelineStateError", "PromptTemplateError",
     "RunError", "AgentError", "InputsInvalidError", "StalePlanError", "PlanFileError",
+    # warnings (the run goes on)
+    "PhasegateWarning", "ClaudeCodeVersionWarning",
 }  # fmt: skip
 
 

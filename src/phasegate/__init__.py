@@ -4,8 +4,8 @@ The public API is what ``__all__`` lists: loading and modelling tasks and pipeli
 running them (:class:`Runner`, :class:`PipelineRunner`, :class:`ClaudeAgent`, the
 :class:`Agent` protocol, :class:`RetryPolicy`), batches of them (:func:`load_batch`,
 :class:`BatchRunner` and its executors), their reports, event sinks, judging saved
-transcripts, and the errors. Everything else lives in the subpackages and may move between
-versions; the fakes for tests are in :mod:`phasegate.testing`.
+transcripts, and the errors and warnings. Everything else lives in the subpackages and may
+move between versions; the fakes for tests are in :mod:`phasegate.testing`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from phasegate.errors import (
         AgentError,
         BatchFileError,
+        ClaudeCodeVersionWarning,
         InputsInvalidError,
         PhasegateError,
+        PhasegateWarning,
         PipelineFileError,
         PipelineStateError,
         PlanFileError,
@@ -70,6 +72,7 @@ _WHERE = {
     "BatchRunner": "phasegate.sdk.batches.runner",
     "BatchSummary": "phasegate.sdk.batches.runner",
     "ClaudeAgent": "phasegate.sdk.agents.claude.adapter",
+    "ClaudeCodeVersionWarning": "phasegate.errors",
     "EventLog": "phasegate.sdk.telemetry.log",
     "EventSink": "phasegate.sdk.telemetry.events",
     "Executor": "phasegate.sdk.batches.executor",
@@ -84,6 +87,7 @@ _WHERE = {
     "Phase": "phasegate.phases.model",
     "PhaseReport": "phasegate.sdk.tasks.report",
     "PhasegateError": "phasegate.errors",
+    "PhasegateWarning": "phasegate.errors",
     "Pipeline": "phasegate.phases.pipeline",
     "PipelineFileError": "phasegate.errors",
     "PipelineReport": "phasegate.sdk.pipelines.report",
@@ -129,6 +133,7 @@ __all__ = [
     "BatchRunner",
     "BatchSummary",
     "ClaudeAgent",
+    "ClaudeCodeVersionWarning",
     "EventLog",
     "EventSink",
     "Executor",
@@ -143,6 +148,7 @@ __all__ = [
     "Phase",
     "PhaseReport",
     "PhasegateError",
+    "PhasegateWarning",
     "Pipeline",
     "PipelineFileError",
     "PipelineReport",

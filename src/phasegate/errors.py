@@ -18,11 +18,16 @@
     └── RunError                   the run itself failed (exit code 3)
         └── AgentError             the agent crashed, timed out or lost its API
 
+    PhasegateWarning (UserWarning) worth knowing, but the work goes on (``warnings.warn``)
+    └── ClaudeCodeVersionWarning   the Claude Code CLI is outside the tested window
+
 A *rejected* run is not an error: it is a normal result (``RunReport.verdict ==
 "rejected"``, exit code 1), so no error has exit code 1. Errors are for input that cannot be
 used and for runs that could not be carried out. Third-party exceptions (YAML, JSON Schema,
 claude-agent-sdk) are translated into these at the boundary, so callers never catch a
-library's exception.
+library's exception. Warnings are issued with :func:`warnings.warn`, so the usual filters
+decide whether they are shown, ignored or raised; the command line shows them as
+``phasegate: warning: ...`` on stderr.
 """
 
 from __future__ import annotations
@@ -187,3 +192,13 @@ class AgentError(RunError):
     def __init__(self, message: str, *, transient: bool = False, option: str | None = None) -> None:
         self.transient = transient
         super().__init__(message, option=option)
+
+
+class PhasegateWarning(UserWarning):
+    """Base class of the warnings phasegate issues: something to know, never a failure."""
+
+
+class ClaudeCodeVersionWarning(PhasegateWarning):
+    """A Claude Code run starts with a CLI outside the window of releases phasegate is tested
+    with (older, newer, or known not to work with it). Issued once per process and version;
+    the run goes on."""

@@ -29,3 +29,18 @@ def test_the_start_line_of_a_pipeline_counts_one_stage_in_the_singular() -> None
     line = progress_line(RunEvent(data=data, run_id="r", task="p", mode="gate"))
 
     assert line == "▶ p: 1 stage, starting at stage 1, agent scripted"
+
+
+def test_the_start_lines_name_the_agents_version_when_it_is_known() -> None:
+    """``agent claude 2.1.332``: which Claude Code ran is in the first line a person reads."""
+    run = RunStarted(agent="claude", agent_version="2.1.332", workdir="/w", phases=2,
+                     max_attempts=3)  # fmt: skip
+    pipeline = PipelineStarted(
+        agent="claude", agent_version="2.1.332", workdir="/w", stages=2, stage=1, resumed=False
+    )
+
+    run_line = progress_line(RunEvent(data=run, run_id="r", task="fix", mode="gate"))
+    pipeline_line = progress_line(RunEvent(data=pipeline, run_id="r", task="p", mode="gate"))
+
+    assert run_line == "▶ fix: 2 phases, mode gate, agent claude 2.1.332"
+    assert pipeline_line == "▶ p: 2 stages, starting at stage 1, agent claude 2.1.332"

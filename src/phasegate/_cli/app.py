@@ -2,7 +2,8 @@
 
 Exit codes: 0 every phase accepted; 1 a phase was rejected; 2 bad input (task file,
 arguments), with a message naming the file and field; 3 the agent or its infrastructure
-failed. Progress goes to stderr, results to stdout, so ``--json`` output can be piped.
+failed. Progress goes to stderr, results to stdout, so ``--json`` output can be piped; so do
+the library's warnings, as ``phasegate: warning: ...`` lines.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typer.main
 from typer.core import TyperGroup
 
 from phasegate._cli import task_commands
+from phasegate._cli.output import show_library_warnings
 from phasegate._cli.wiring import error_message
 from phasegate.errors import PhasegateError
 
@@ -30,6 +32,12 @@ def _claude_cli() -> Callable[..., Any]:
     from phasegate._cli.claude_cli import claude_cli
 
     return claude_cli
+
+
+def _doctor() -> Callable[..., Any]:
+    from phasegate._cli.doctor import doctor
+
+    return doctor
 
 
 def _github() -> Callable[..., Any]:
@@ -79,6 +87,7 @@ _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
     "execute": _execute,
     "report": _report,
     "claude-cli": _claude_cli,
+    "doctor": _doctor,
     "github": _github,
     "serve": _serve,
     "loop": _loop,
@@ -127,6 +136,7 @@ app.command()(task_commands.demo)
 
 def main() -> NoReturn:
     """Console entry point: phasegate errors become a message and an exit code, not a trace."""
+    show_library_warnings()
     try:
         # Outside standalone mode, click returns a command's exit code instead of exiting.
         code = app(standalone_mode=False)

@@ -6,6 +6,8 @@ The CLI ships inside the claude-agent-sdk wheel, so a plain ``claude`` is often 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from phasegate.errors import UsageError
@@ -21,9 +23,17 @@ def claude_cli() -> None:
 
     cli = find_claude_cli()
     if cli is None:
-        raise UsageError(
-            "no Claude Code CLI found: claude-agent-sdk's bundled CLI is missing and `claude` "
-            "is not on PATH; reinstall phasegate (pip install --force-reinstall "
-            "claude-agent-sdk) or install Claude Code"
-        )
+        raise no_cli_found()
     typer.echo(str(cli))
+
+
+def no_cli_found(cli_path: Path | None = None) -> UsageError:
+    """The error of a command that found no Claude Code CLI (exit code 2): at ``cli_path``
+    when one was given, else neither bundled nor on ``PATH``."""
+    if cli_path is not None:
+        return UsageError(f"no Claude Code CLI found at {cli_path}: give the path of one")
+    return UsageError(
+        "no Claude Code CLI found: claude-agent-sdk's bundled CLI is missing and `claude` "
+        "is not on PATH; reinstall phasegate (pip install --force-reinstall "
+        "claude-agent-sdk) or install Claude Code"
+    )

@@ -2,15 +2,47 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 import typer
+
+from phasegate.errors import PhasegateWarning
 
 if TYPE_CHECKING:
     from phasegate.sdk.pipelines.report import PipelineReport
     from phasegate.sdk.tasks.report import RunReport
     from phasegate.sdk.telemetry.events import RunEvent
+
+
+def show_library_warnings() -> None:
+    """Show phasegate's own warnings as ``phasegate: warning: ...`` lines on stderr; any other
+    warning as Python shows it. The warnings filters still decide which are shown."""
+    if not isinstance(warnings.showwarning, _WarningLines):
+        warnings.showwarning = _WarningLines(warnings.showwarning)
+
+
+class _WarningLines:
+    """A :func:`warnings.showwarning` that writes phasegate's warnings as one line each."""
+
+    def __init__(self, others: Callable[..., None]) -> None:
+        self.others = others
+        """How every other warning is shown."""
+
+    def __call__(
+        self,
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, PhasegateWarning):
+            typer.echo(f"phasegate: warning: {message}", err=True)
+        else:
+            self.others(message, category, filename, lineno, file, line)
 
 
 def print_progress(event: RunEvent) -> None:
@@ -27,7 +59,8 @@ def progress_line(event: RunEvent) -> str | None:
     from phasegate.sdk.telemetry import task_events as t
 
     match event.data:
-        case t.RunStarted(phases=phases, agent=agent):
+        case t.RunStarted(phases=phases, agent=agent, agent_version=version):
+            agent = _agent(agent, version)
             return f"▶ {event.task}: {quantity(phases, 'phase')}, mode {event.mode}, agent {agent}"
         case t.ToolCalled(tool=tool, ok=ok):
             return f"  · {tool} {'ok' if ok else 'FAILED'}"
@@ -41,11 +74,15 @@ def progress_line(event: RunEvent) -> str | None:
             return f"  ↻ retry {attempt} ({source}) in {delay} ms: {reason}"
         case t.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
             return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
-        case p.PipelineStarted(loop=dict() as loop, agent=agent):
+        case p.PipelineStarted(loop=dict() as loop, agent=agent, agent_version=version):
+            agent = _agent(agent, version)
             bound = loop.get("max_iterations") or "unlimited"
             until = f"until <promise>{loop.get('promise')}</promise>"
             return f"▶ {event.task}: {until}, {bound} iteration(s) at most, agent {agent}"
-        case p.PipelineStarted(stages=stages, stage=stage, resumed=resumed, agent=agent):
+        case p.PipelineStarted(
+            stages=stages, stage=stage, resumed=resumed, agent=agent, agent_version=version
+        ):
+            agent = _agent(agent, version)
             how = "resuming at stage" if resumed else "starting at stage"
             return f"▶ {event.task}: {quantity(stages, 'stage')}, {how} {stage}, agent {agent}"
         case p.PipelineResumed(stage=stage, name=name, how=how):
@@ -66,6 +103,11 @@ def progress_line(event: RunEvent) -> str | None:
         case p.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
             return f"■ {verdict}: {quantity(accepted, 'stage')} accepted in {ms} ms"
     return None
+
+
+def _agent(name: str, version: str | None) -> str:
+    """The agent as a progress line names it: ``claude 2.1.332``, or its name alone."""
+    return f"{name} {version}" if version else name
 
 
 def format_report(report: RunReport) -> str:

@@ -14,6 +14,13 @@ carries an ``output_schema``, the agent asks its runtime for schema-constrained 
 
 The runner records the prompts it sends (the task prompt, feedback) itself, so an agent
 does not report them back.
+
+An agent may also say which version of its runtime it runs, with an optional method
+``version() -> str | None`` (Claude Code: the CLI's version, ``2.1.332``). It is not part of
+:class:`Agent`, so agents without it still are agents: the runner reads it with
+:func:`agent_version` before the agent starts (off the event loop, so it may take a moment
+the first time) and records it in the ``run.started`` / ``pipeline.started`` event and the
+report; without it, or when it returns None, the version is unknown (null).
 """
 
 from __future__ import annotations
@@ -78,3 +85,13 @@ class Agent(Protocol):
         Raises :class:`~phasegate.errors.AgentError` when the session cannot be carried out
         (API down, process crashed, timeout); entries reported before that are kept.
         """
+
+
+def agent_version(agent: Agent) -> str | None:
+    """What ``agent``'s optional ``version()`` method says (None without one, or when it
+    returns anything but a non-empty string)."""
+    version = getattr(agent, "version", None)
+    if not callable(version):
+        return None
+    found = version()
+    return found if isinstance(found, str) and found else None

@@ -31,7 +31,7 @@ from phasegate.evidence.transcript import (
 )
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.agents.protocol import Agent, AgentRequest
+from phasegate.sdk.agents.protocol import Agent, AgentRequest, agent_version
 from phasegate.sdk.agents.retry import RetryPolicy, retry_delay_ms
 from phasegate.sdk.telemetry.events import EventData, EventSink, RunEvent
 from phasegate.sdk.telemetry.task_events import RetryScheduled
@@ -75,6 +75,8 @@ class AgentSession:
         """The request the agent runs next (or is running)."""
         self.session_retries = 0
         self.api_retries = 0
+        self.agent_version: str | None = None
+        """The version of what the agent runs (see :meth:`learn_agent_version`)."""
 
     # -- recording ----------------------------------------------------------------------
     def record(self, entry: Entry) -> None:
@@ -125,6 +127,14 @@ class AgentSession:
                 # Once stopped, a failure of the agent that follows is the stop's doing.
                 raise RunError(STOPPED) from None
             raise
+
+    async def learn_agent_version(self) -> str | None:
+        """Ask the agent which version of its runtime it runs (:func:`agent_version`) and keep
+        the answer in :attr:`agent_version`. It is asked in a thread: a CLI given by path is
+        started to say it (once per process)."""
+        if callable(getattr(self.agent, "version", None)):
+            self.agent_version = await asyncio.to_thread(agent_version, self.agent)
+        return self.agent_version
 
     async def run_agent(self) -> None:
         """Run :attr:`request`; after a transient failure, restart it as

@@ -26,6 +26,11 @@ class PipelineReport(BaseModel):
     pipeline: str
     run_id: str
     agent: str
+    agent_version: str | None = Field(
+        default=None,
+        description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
+        "null when unknown or for the scripted agent.",
+    )
     isolation: Isolation
     verdict: PipelineStatus = Field(
         description="accepted, rejected (a stage failed its checks for good), error (the run "
@@ -62,6 +67,7 @@ def pipeline_report(
     state: PipelineState,
     *,
     agent: str,
+    agent_version: str | None = None,
     usage: Usage,
     duration_ms: int,
     state_file: Path,
@@ -72,6 +78,7 @@ def pipeline_report(
         pipeline=state.pipeline,
         run_id=state.run_id,
         agent=agent,
+        agent_version=agent_version,
         isolation=state.isolation,
         verdict=state.status,
         success=state.status == "accepted",

@@ -75,6 +75,7 @@ class PipelineSession(AgentSession):
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
         """Run the pipeline from its first stage."""
+        await self.learn_agent_version()
         self._emit_started(resumed=False)
         first = self.progress.begin_stage(0, len(self.entries))
         self.conversation = m.Working(first)
@@ -87,6 +88,7 @@ class PipelineSession(AgentSession):
         reason = state.error or "the process running it stopped"
         state.status, state.error = "running", None
         state.resumes += 1
+        await self.learn_agent_version()
         self._emit_started(resumed=True)
         prompt = self.progress.recap(reason)
         self.conversation = m.Resuming(prompt, state.session_id)
@@ -247,6 +249,7 @@ class PipelineSession(AgentSession):
         self.emit(
             PipelineStarted(
                 agent=self.agent.name,
+                agent_version=self.agent_version,
                 workdir=str(self.workdir),
                 stages=len(self.pipeline.stages),
                 stage=self.state.stage + 1,
@@ -261,6 +264,7 @@ class PipelineSession(AgentSession):
         report = pipeline_report(
             self.state,
             agent=self.agent.name,
+            agent_version=self.agent_version,
             usage=usage,
             duration_ms=duration,
             state_file=state_path(self.workdir),

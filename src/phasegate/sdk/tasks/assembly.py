@@ -29,6 +29,7 @@ class RunFacts:
     task: str
     mode: Mode
     agent: str
+    agent_version: str | None = None
     transcript: Transcript
     times: Sequence[float]
     """Monotonic time at which each transcript entry was recorded."""
@@ -78,6 +79,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         task=facts.task,
         mode=facts.mode,
         agent=facts.agent,
+        agent_version=facts.agent_version,
         verdict=verdict,
         success=verdict == "accepted",
         attempts=facts.attempts,

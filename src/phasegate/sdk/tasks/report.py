@@ -75,6 +75,11 @@ class RunReport(BaseModel):
     task: str
     mode: Mode
     agent: str
+    agent_version: str | None = Field(
+        default=None,
+        description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
+        "null when unknown or for the scripted agent.",
+    )
     verdict: Verdict
     success: bool
     attempts: int = Field(description="Gate checks made in this run.")

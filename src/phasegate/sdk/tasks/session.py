@@ -128,9 +128,11 @@ class TaskSession(AgentSession):
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
         """Run the task to its end and return the report (never raises for a bad run)."""
+        await self.learn_agent_version()
         self.emit(
             RunStarted(
                 agent=self.agent.name,
+                agent_version=self.agent_version,
                 workdir=str(self.workdir),
                 phases=len(self.task.phases),
                 max_attempts=self.settings.max_attempts,
@@ -230,6 +232,7 @@ class TaskSession(AgentSession):
                 task=self.task.name,
                 mode=self.settings.mode,
                 agent=self.agent.name,
+                agent_version=self.agent_version,
                 transcript=self.transcript,
                 times=self.times,
                 attempts=self.gate.attempts,

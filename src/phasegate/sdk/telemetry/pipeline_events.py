@@ -18,6 +18,8 @@ class PipelineStarted(EventFields):
     event: ClassVar[EventName] = "pipeline.started"
     _absent_when_none: ClassVar[frozenset[str]] = frozenset({"loop"})
     agent: str
+    agent_version: str | None = None
+    """The version of what the agent runs (Claude Code: the CLI's); None when unknown."""
     workdir: str
     stages: int
     stage: int

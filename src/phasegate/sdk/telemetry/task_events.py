@@ -15,6 +15,8 @@ class RunStarted(EventFields):
 
     event: ClassVar[EventName] = "run.started"
     agent: str
+    agent_version: str | None = None
+    """The version of what the agent runs (Claude Code: the CLI's); None when unknown."""
     workdir: str
     phases: int
     max_attempts: int

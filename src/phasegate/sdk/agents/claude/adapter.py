@@ -17,12 +17,17 @@ with their schemas up front instead of behind a deferred-tool lookup. A request 
 ``output_schema`` becomes the SDK's ``output_format``; when the CLI gives up on structured
 output after its own retries, the session ends normally and the gate judges what was given.
 
+A run whose CLI is outside the window of Claude Code releases phasegate is tested with
+(:mod:`~phasegate.sdk.agents.claude.window`) goes on, with one
+:class:`~phasegate.errors.ClaudeCodeVersionWarning` per process and version.
+
 claude_agent_sdk is imported only when a run starts (it costs ~0.6 s), and its exceptions
 are translated at this boundary: a missing CLI is a usage error, an API failure or a crash
 an :class:`~phasegate.errors.AgentError`. The session itself lives in
 :mod:`~phasegate.sdk.agents.claude.session`, the translation of failures in
 :mod:`~phasegate.sdk.agents.claude.failures`, the CLI's options and environment in
-:mod:`~phasegate.sdk.agents.claude.options`.
+:mod:`~phasegate.sdk.agents.claude.options`, what lets it reach a model in
+:mod:`~phasegate.sdk.agents.claude.credentials`.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate.errors import UsageError
+from phasegate.sdk.agents.claude.credentials import has_credentials
 from phasegate.sdk.agents.claude.failures import no_credentials, session_timed_out
-from phasegate.sdk.agents.claude.options import SessionOptions, cli_env, has_credentials
+from phasegate.sdk.agents.claude.options import SessionOptions, cli_env
 from phasegate.sdk.agents.claude.session import ClaudeSession
+from phasegate.sdk.agents.claude.versions import claude_agent_sdk_version, claude_code_version
+from phasegate.sdk.agents.claude.window import warn_outside_window
 from phasegate.sdk.agents.protocol import AgentObserver, AgentRequest
 
 
@@ -89,6 +97,12 @@ class ClaudeAgent:
             request_timeout=min(self.request_timeout, self.timeout),
         )
 
+    def version(self) -> str | None:
+        """The version of the Claude Code CLI this agent runs (``2.1.332``), None when it
+        cannot be told: the bundled CLI's as claude-agent-sdk pins it, or what ``cli_path``
+        answers to ``--version`` (asked once per process)."""
+        return claude_code_version(self.cli_path)
+
     def check_credentials(self, request: AgentRequest) -> None:
         """Fail early (usage error) when the CLI could not reach any model."""
         self._checked_env(request)
@@ -113,6 +127,7 @@ class ClaudeAgent:
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Run one Claude Code session; see the module docstring for the hooks."""
         options = self._session_options(self._checked_env(request))
+        warn_outside_window(self.version(), claude_agent_sdk_version())
         session = ClaudeSession(options, request, observer)
         try:
             async with asyncio.timeout(self.timeout):

@@ -16,12 +16,6 @@ from typing import Any
 from phasegate.phases.completion import full_tool_name
 from phasegate.sdk.agents.protocol import AgentRequest
 
-CREDENTIAL_VARS = (
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
-    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
-)  # fmt: skip
-"""Environment variables any one of which lets the CLI reach a model."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class SessionOptions:
@@ -66,15 +60,6 @@ def cli_env(
         floor = int(given) if given.isdigit() else DEFAULT_BLOCK_CAP
         env[BLOCK_CAP_VAR] = str(max(floor, request.stop_blocks + BLOCK_CAP_SLACK))
     return env
-
-
-def has_credentials(env: Mapping[str, str]) -> bool:
-    """Whether the CLI, run with ``env``, could reach a model: a credential variable, or the
-    login file Claude Code keeps in its config directory."""
-    if any(env.get(name) for name in CREDENTIAL_VARS):
-        return True
-    home = Path(env.get("CLAUDE_CONFIG_DIR") or Path(env.get("HOME", "~")) / ".claude")
-    return (home.expanduser() / ".credentials.json").is_file()
 
 
 READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
