@@ -28,11 +28,15 @@ $(STAMP): pyproject.toml $(LOCK)
 # LOCK_FLAGS='--upgrade-package claude-agent-sdk' of one package. When claude-agent-sdk moves,
 # update claude_agent_sdk.locked in src/phasegate/sdk/agents/claude/window.json and run
 # `make compat`.
+# An unchanged lock is left as it was, so the next `make test` does not reinstall.
 LOCK_FLAGS ?=
 lock: $(STAMP)
+	cp $(LOCK) $(LOCK).new
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
 	  --generate-hashes --custom-compile-command 'make lock' --quiet $(LOCK_FLAGS) \
-	  --output-file $(LOCK)
+	  --output-file $(LOCK).new
+	if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
+	else mv $(LOCK).new $(LOCK); echo "$(LOCK): updated"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
