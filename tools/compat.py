@@ -11,9 +11,10 @@ claude-agent-sdk release, each in its own virtual environment ``.venv-compat/<ve
 
 Versions that coincide run once. A version listed under ``known_incompatible`` in window.json
 (``{"claude_agent_sdk", "claude_code", "reason"}``) is skipped with its reason, loudly; so is
-one whose bundled Claude Code is listed there. The newest release runs every test marked
-``cli``; the others run the modules in ``SUBSET``, and so does the newest when it is the
-locked one, since ``make test`` runs every test with that. This keeps CI within its budget;
+one whose bundled Claude Code is listed there. One release runs every test marked ``cli``:
+the newest when it is newer than the lock, else the oldest; the others run the modules in
+``SUBSET`` (the locked one always, since ``make test`` runs every test with it). So each CI
+run pays for one full cli run beyond ``make test``, which keeps it within its budget;
 ``--full`` runs every cli test on every version.
 
 Each environment gets the lock, every package checked against its hash, then
@@ -149,6 +150,10 @@ def targets_from_window(window: dict[str, Any], newest: str) -> list[Target]:
         # The newest release gets every cli test, unless it is the locked one: `make test` runs
         # every test with that, in .venv.
         target.full = "newest" in target.roles and "locked" not in target.roles
+    if not any(target.full for target in merged.values()):
+        # No release newer than the lock: the time goes to every cli test on the oldest.
+        for target in merged.values():
+            target.full = "oldest" in target.roles and "locked" not in target.roles
     return sorted(merged.values(), key=lambda t: version_key(t.version))
 
 
