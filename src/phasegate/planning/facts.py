@@ -79,11 +79,7 @@ class WorkdirFacts:
         key = f"file:{path}"
         target = self._inside(path)
         try:
-            text = (
-                read_text(target, regular_only=True)
-                if target is not None and target.is_file()
-                else None
-            )
+            text = read_text(target) if target is not None and target.is_file() else None
         except (OSError, ParseProblem):
             text = None
         digest = hashlib.sha256(text.encode()).hexdigest() if text is not None else None
@@ -147,7 +143,7 @@ def _git_dir(root: Path) -> Path | None:
 
 def _first_line(path: Path) -> str | None:
     try:
-        return read_text(path, regular_only=True).splitlines()[0] if path.is_file() else None
+        return read_text(path).splitlines()[0] if path.is_file() else None
     except (OSError, ParseProblem, IndexError):
         return None
 
@@ -167,7 +163,7 @@ def _git_remote(root: Path, remote: str) -> str | None:
     common = _first_line(git_dir / "commondir")
     config_dir = (git_dir / common).resolve() if common else git_dir
     try:
-        lines = read_text(config_dir / "config", regular_only=True).splitlines()
+        lines = read_text(config_dir / "config").splitlines()
     except (OSError, ParseProblem):
         return None
     wanted = f'[remote "{remote}"]'
