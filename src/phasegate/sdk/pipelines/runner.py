@@ -43,6 +43,7 @@ from phasegate.sdk.pipelines.state import (
     load_baseline,
     load_state,
     refuse_to_overwrite,
+    state_folder,
     state_path,
 )
 from phasegate.sdk.telemetry.events import EventSink, new_run_id, output_files
@@ -189,10 +190,11 @@ class PipelineRunner:
 
 def _refuse_unwritable(root: Path) -> None:
     """Refuse, before the agent starts, a work directory the run's state cannot be written
-    in (read-only, or ``.phasegate`` is not a directory): a :class:`UsageError`."""
+    in (read-only, or ``.phasegate`` is not a directory): a :class:`UsageError`; a
+    ``.phasegate`` that is a symbolic link: a :class:`~phasegate.errors.LinkedPathError`."""
     directory = root / STATE_DIR
     try:
-        directory.mkdir(exist_ok=True)
+        state_folder(root, create=True)
         handle, probe = tempfile.mkstemp(prefix=".writable.", dir=directory)
         os.close(handle)
         os.unlink(probe)
