@@ -147,8 +147,8 @@ class LinkedPathError(UsageError):
         self.root = root
         self.problem = problem
         super().__init__(
-            f"{root}: {problem}; phasegate writes only inside {root} and never through a "
-            "link out of it: remove it, or use another folder",
+            f"{root}: {problem}; phasegate writes only inside it: remove what is in the way, "
+            "or use another folder",
             option=option,
         )
 

@@ -104,13 +104,6 @@ def inside_folder(root: Path, directory: str, *, create: bool = True) -> Path:
     return root / directory
 
 
-def checked_file(root: Path, relative: str, *, create: bool = True) -> Path:
-    """``root / relative`` for a file phasegate writes: the folders above it checked as
-    :func:`inside_folder` does."""
-    directory, _, _ = relative.rpartition("/")
-    return inside_folder(root, directory, create=create) / relative.rpartition("/")[2]
-
-
 def open_lock(path: Path) -> TextIO:
     """The lock file ``path`` open for appending (made when missing), never through a
     symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
@@ -120,7 +113,9 @@ def open_lock(path: Path) -> TextIO:
         descriptor = os.open(path, flags, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP and path.is_symlink():
-            raise LinkedPathError(path.parent, f"{path.name} is a symbolic link") from None
+            raise LinkedPathError(
+                path.parent, f"{path.name} is a symbolic link; it is not followed"
+            ) from None
         raise
     return os.fdopen(descriptor, "a", encoding="utf-8")
 
