@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "phasegate._files",
         "phasegate._lazy",
         "phasegate._process",
+        "phasegate._secrets",
     ),
     ("phasegate.evidence",),
     ("phasegate.phases",),

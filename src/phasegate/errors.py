@@ -12,6 +12,7 @@
     │   ├── PlanFileError          a plan file is unreadable or invalid (file, field)
     │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
+    │   ├── LinkedPathError        a folder phasegate writes in is a link out of its folder (path)
     │   ├── IdempotencyKeyError    an idempotency key that cannot be one
     │   │   └── IdempotencyKeyReusedError  the same key sent with another request
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
@@ -133,6 +134,23 @@ class PlanFileError(_FileFieldError):
 
 class PromptTemplateError(UsageError):
     """A prompt template is missing or uses a placeholder phasegate does not provide."""
+
+
+class LinkedPathError(UsageError):
+    """A folder phasegate writes in (below the folder it was given: ``.phasegate/`` in a
+    work directory, ``units/`` in a batch's output) is a symbolic link, or a file stands
+    where a folder should: phasegate never writes, replaces or deletes through a link, since
+    it may lead out of the folder. ``root`` is the folder it was given, ``problem`` says which
+    step is in the way."""
+
+    def __init__(self, root: Path, problem: str, *, option: str | None = None) -> None:
+        self.root = root
+        self.problem = problem
+        super().__init__(
+            f"{root}: {problem}; phasegate writes only inside it: remove what is in the way, "
+            "or use another folder",
+            option=option,
+        )
 
 
 class IdempotencyKeyError(UsageError):

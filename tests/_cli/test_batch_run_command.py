@@ -16,6 +16,7 @@ import pytest
 
 from tests.helpers.batches import WriteBatch, batch_writer
 from tests.helpers.cli import phasegate
+from tests.helpers.read_only import read_only
 
 pytestmark = pytest.mark.cli
 
@@ -232,6 +233,7 @@ def test_a_work_directory_source_that_does_not_exist_exits_2_before_any_unit_run
     ("args", "message"),
     [
         (["--shard", "0/2"], "--shard '0/2' is not I/N"),
+        (["--shard", "1/" + "9" * 5000], "--shard '1/999999999"),
         (["--address", "ray://x:1"], "--address is for the Ray executor: add --executor ray"),
         (["--cpus-per-unit", "2"], "--cpus-per-unit is for the Ray executor: add --executor ray"),
     ],
@@ -288,3 +290,22 @@ def test_executor_ray_without_ray_installed_exits_2_naming_the_extra(
     assert "pip install 'phasegate[ray]'" in done.stderr
     assert "(command line: --executor)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_results_folder_that_cannot_be_written_stops_with_exit_3_and_the_summary(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    """A read-only results folder (an artifact mounted read-only, a full disk): the unit runs,
+    its result cannot be kept, and the batch stops cleanly: exit 3, the `--json` summary on
+    stdout with the unit unfinished, the reason on stderr, no traceback."""
+    out = tmp_path / "out"
+    (out / "units" / ".incoming").mkdir(parents=True)
+    with read_only(out / "units" / ".incoming"):
+        done = phasegate("batch", "run", write_batch(), "--out", out, "--json", "--quiet")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["ran"] == [] and len(summary["unfinished"]) == 1
+    assert summary["stopped"].startswith("cannot write the result of ")
+    assert "stopped early: cannot write the result of" in done.stderr
+    assert records(out) == {}

@@ -199,7 +199,9 @@ def test_a_missing_file_is_reported_by_name(tmp_path: Path) -> None:
 
 def test_a_directory_is_not_a_task_file(tmp_path: Path) -> None:
     """Pointing at a folder says a YAML or JSON file is expected."""
-    assert "is a directory; expected a YAML or JSON file" in str(load_error(tmp_path))
+    assert "is a directory, not a regular file; expected a YAML or JSON file" in str(
+        load_error(tmp_path)
+    )
 
 
 def test_a_yaml_syntax_error_names_the_file_and_the_line(tmp_path: Path) -> None:

@@ -120,10 +120,13 @@ async def _run(
 
 def parse_shard(text: str) -> tuple[int, int]:
     """``--shard I/N`` as (I, N), 1 <= I <= N."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    # At most 9 digits each: a count past that is no shard, and int() of thousands of digits
+    # raises (Python's conversion limit) instead of being refused.
+    match = re.fullmatch(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*", text)
     if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
         raise UsageError(
-            f"--shard {text!r} is not I/N with 1 <= I <= N (e.g. 2/4: the second of four)"
+            f"--shard {text[:40]!r}{'...' if len(text) > 40 else ''} is not I/N with "
+            "1 <= I <= N < 10**9 (e.g. 2/4: the second of four)"
         )
     return int(match.group(1)), int(match.group(2))
 

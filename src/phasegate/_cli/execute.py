@@ -41,7 +41,7 @@ from phasegate._cli.options import (
     Workdir,
 )
 from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
-from phasegate.errors import PhasegateError, UsageError
+from phasegate.errors import LinkedPathError, PhasegateError, UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 
 if TYPE_CHECKING:
@@ -113,7 +113,8 @@ def execute(
         task = load_definition(task_file, files_root)
         plan = load_plan(plan_file)
         answers = json_argument(responses, "--responses", lists=True) or {}
-        refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script])
+        answers_file = Path(responses[1:]) if responses and responses.startswith("@") else None
+        refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script, answers_file])
         request = json_digest(
             {
                 "task": definition_digest(task),
@@ -137,16 +138,19 @@ def execute(
         )
         store: IdempotencyStore | None = None
         if idempotency_key is not None:
-            store = IdempotencyStore(_state_folder(workdir, STATE_DIR) / "executions")
+            store = IdempotencyStore(workdir / STATE_DIR / "executions", inside=workdir)
             try:
                 stack.enter_context(store.holding(idempotency_key))
                 kept = store.find(idempotency_key, request)
+            except LinkedPathError as exc:
+                raise LinkedPathError(exc.root, f"{exc.problem} (where --idempotency-key "
+                                      "keeps results)", option=exc.option) from None  # fmt: skip
             except OSError as exc:
                 raise UsageError(f"cannot keep results in {store.folder}: "
                                  f"{exc.strerror or exc}; make it writable, or drop "
                                  "--idempotency-key") from None  # fmt: skip
             if kept is not None:
-                _replay(kept)
+                _replay(kept, store.path_of(idempotency_key))
         values = resolve_inputs(task, workdir, plan, answers)
         logged = event_sink(
             stack, OutputOptions(quiet=True, log_file=log_file, log_format=log_format)
@@ -195,29 +199,33 @@ def _observed(
     return report.exit_code, result_line(report, WorkspaceDiff.between(before, observer.snapshot()))
 
 
-def _state_folder(workdir: Path, name: str) -> Path:
-    """The work directory's ``.phasegate`` folder, refused when it is a symbolic link or
-    not a folder: a project cannot send phasegate's records elsewhere."""
-    folder = workdir / name
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise UsageError(f"{folder} is not a folder phasegate can keep results in (a symbolic "
-                         "link or a file); remove it, or drop --idempotency-key")  # fmt: skip
-    return folder
-
-
 def _digest_of(path: Path | None) -> str | None:
     """A script's content digest: the same path with another script is another request."""
+    from phasegate._files import ParseProblem, read_bounded
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None
-    except OSError:
-        return str(path)  # unreadable: loading it reports the problem
+        return hashlib.sha256(read_bounded(path)).hexdigest() if path is not None else None
+    except (OSError, ParseProblem):
+        return str(path)  # unreadable, too large, not a file: loading it reports the problem
 
 
-def _replay(kept: dict[str, Any]) -> None:
-    line = dict(kept["line"])
-    line["replayed"] = True
-    write_line(line)
-    raise typer.Exit(int(kept["exit"]))
+def _replay(kept: dict[str, Any], file: Path) -> None:
+    """Print the kept result line again and end with its exit code; a kept result that is
+    not one phasegate wrote (edited by hand, damaged) is a usage error naming the file."""
+    line, code = kept.get("line"), kept.get("exit")
+    if not isinstance(line, dict) or type(code) is not int or code not in _EXIT_CODES:
+        field = "line" if not isinstance(line, dict) else "exit"
+        raise UsageError(
+            f"{file}: the result kept for this --idempotency-key is not one phasegate "
+            f"wrote ({field} is {kept.get(field)!r:.80}); delete the file to run again, or use "
+            "another key"
+        )
+    write_line({**line, "replayed": True})
+    raise typer.Exit(code)
+
+
+_EXIT_CODES = (0, 1, 2, 3)
+"""The exit codes a kept result may carry: those of `run`."""
 
 
 @contextlib.contextmanager

@@ -157,10 +157,16 @@ def _the_loop(
         if ralph.fresh_context_interval:
             _note(f"{state}: fresh_context_interval is not applied; the loop keeps one session")
     elif prompt_file is not None:
+        from phasegate._files import ParseProblem, read_text
+
         try:
-            prompt = prompt_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--prompt-file {prompt_file}: cannot read it: {exc}") from None
+            prompt = read_text(prompt_file)
+        except OSError as exc:
+            raise UsageError(
+                f"--prompt-file {prompt_file}: cannot read it: {exc.strerror or exc}"
+            ) from None
+        except ParseProblem as exc:
+            raise UsageError(f"--prompt-file {prompt_file} {exc}") from None
     if promise is None:
         raise UsageError("a loop needs a promise that ends it: --promise TEXT")
     if max_iterations is not None:

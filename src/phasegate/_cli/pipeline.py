@@ -130,7 +130,8 @@ def run_command(
     interrupted run continues with `phasegate pipeline resume`. A pagent file
     (.claude/pagent-pipeline.json) runs as it is: its prompt files are read from WORKDIR.
     """
-    pipeline = _load(pipeline_file, workdir, files_root, file_format)
+    read: list[Path] = []
+    pipeline = _load(pipeline_file, workdir, files_root, file_format, read)
     agent_options = AgentOptions(
         agent,
         script=script,
@@ -139,7 +140,7 @@ def run_command(
         timeout=timeout,
         cli_path=cli_path,
     )
-    inputs = _inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir)
+    inputs = [*_inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir), *read]
     refuse_log_over_inputs(log_file, inputs)
     output = OutputOptions(quiet=quiet, log_file=log_file)
     with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
@@ -173,7 +174,8 @@ def resume_command(
     """
     from phasegate.sdk.pipelines.state import load_state
 
-    pipeline = _load(pipeline_file, workdir, files_root, file_format)
+    read: list[Path] = []
+    pipeline = _load(pipeline_file, workdir, files_root, file_format, read)
     isolation = load_state(workdir.resolve()).isolation  # a bad state file fails here, early
     agent_options = AgentOptions(
         agent,
@@ -183,7 +185,7 @@ def resume_command(
         timeout=timeout,
         cli_path=cli_path,
     )
-    inputs = _inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir)
+    inputs = [*_inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir), *read]
     refuse_log_over_inputs(log_file, inputs)
     output = OutputOptions(quiet=quiet, log_file=log_file)
     with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
@@ -214,13 +216,22 @@ def convert_command(
 
 
 def _load(
-    pipeline_file: Path, workdir: Path, files_root: Path | None, file_format: PipelineFormat
+    pipeline_file: Path,
+    workdir: Path,
+    files_root: Path | None,
+    file_format: PipelineFormat,
+    prompt_files: list[Path] | None = None,
 ) -> Pipeline:
-    """The pipeline in ``pipeline_file``, in whichever format it is."""
+    """The pipeline in ``pipeline_file``, in whichever format it is (the pagent prompt files
+    read added to ``prompt_files``)."""
     from phasegate.phases.pagent import load_pipeline_file
 
     return load_pipeline_file(
-        pipeline_file, workdir=workdir, files_root=files_root, file_format=file_format
+        pipeline_file,
+        workdir=workdir,
+        files_root=files_root,
+        file_format=file_format,
+        prompt_files=prompt_files,
     )
 
 

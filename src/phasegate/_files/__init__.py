@@ -1,7 +1,16 @@
 """Reading the files users hand phasegate: bounded parsing, confined paths, model errors."""
 
 from phasegate._files.confined import FILES_ROOT_OPTION, confined_path
-from phasegate._files.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, ParseProblem
+from phasegate._files.limits import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_NODES,
+    FileTooLargeError,
+    NotRegularFileError,
+    ParseProblem,
+    open_regular,
+    read_bounded,
+)
 from phasegate._files.models import (
     LocatedValueError,
     OptionValueError,
@@ -15,12 +24,16 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_NODES",
+    "FileTooLargeError",
     "LocatedValueError",
+    "NotRegularFileError",
     "OptionValueError",
     "ParseProblem",
     "confined_path",
+    "open_regular",
     "parse_data",
     "parse_json",
+    "read_bounded",
     "read_mapping",
     "read_text",
     "validate_model",

@@ -1,17 +1,35 @@
-"""Keeping the files a task or pipeline names inside the folder it was loaded from.
+"""Keeping files inside a folder: the files a definition names, read from the folder it was
+loaded from; the folders phasegate writes in, never entered through a symbolic link.
 
-A task file names other files: schema files, files a schema's ``$ref`` points at, prompt
-files, stage task files. Each must lie inside the *files root*, the folder of the file being
-loaded unless the loading call names another (``files_root``), so a task from elsewhere
-cannot read ``/etc/passwd`` into a prompt. Symlinks are resolved before the check, as the
-file that is read is the one they point at.
+**Reading.** A task file names other files: schema files, files a schema's ``$ref`` points
+at, prompt files, stage task files. Each must lie inside the *files root*, the folder of the
+file being loaded unless the loading call names another (``files_root``), so a task from
+elsewhere cannot read ``/etc/passwd`` into a prompt. Symlinks are resolved before the check,
+as the file that is read is the one they point at.
+
+**Writing.** phasegate writes below a folder it was given (a work directory's
+``.phasegate/``, a batch's ``--out``): state files, baselines, kept results, lock files,
+unit results. The folder itself is taken as named (the user chose it), but every folder
+*below* it must be a real folder: a symbolic link there (planted by a project, an agent or
+an artifact) may lead anywhere, so it is refused (:class:`~phasegate.errors.LinkedPathError`
+names it) and never written, replaced or deleted through. :func:`inside_folder` checks (and
+makes) the folders step by step with ``lstat``; lock files open with ``O_NOFOLLOW``;
+:func:`remove_inside` deletes relative to an open descriptor of the folder, so a link inside
+is removed as a link and what it points at is left alone.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import shutil
+import stat
 from pathlib import Path
+from typing import TextIO
 
 from phasegate._files.models import OptionValueError
+from phasegate.errors import LinkedPathError
 
 FILES_ROOT_OPTION = "files_root"
 """The keyword argument of the loading functions that widens the files root."""
@@ -38,3 +56,85 @@ def confined_path(path: Path, root: Path | None, *, what: str) -> Path:
         "that folder, or load with a files root that holds it",
         option=FILES_ROOT_OPTION,
     )
+
+
+def blocked_at(
+    root: Path, directory: str, *, create: bool = False, root_name: str = "the work directory"
+) -> str | None:
+    """Why ``directory`` (relative POSIX, "" for ``root`` itself) cannot be entered safely
+    from ``root``, or None.
+
+    Every step down from ``root`` must be a real directory, not a link that may lead out of
+    it. A missing step is made when ``create`` is set, and raises FileNotFoundError
+    otherwise. ``root_name`` is how the reason names ``root``.
+    """
+    if not directory:
+        return None
+    parts = directory.split("/")
+    for depth in range(1, len(parts) + 1):
+        step = "/".join(parts[:depth])
+        try:
+            mode = (root / step).lstat().st_mode
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
+                (root / step).mkdir()
+            mode = (root / step).lstat().st_mode
+        if stat.S_ISLNK(mode):
+            return f"{step} is a symbolic link; it is not followed out of {root_name}"
+        if not stat.S_ISDIR(mode):
+            return f"{step} is not a directory"
+    return None
+
+
+def inside_folder(root: Path, directory: str, *, create: bool = True) -> Path:
+    """``root / directory`` once every folder below ``root`` on the way is a real folder
+    (made when missing, unless ``create`` is False).
+
+    Raises :class:`~phasegate.errors.LinkedPathError` naming the link (or the file in the
+    way), and OSError when a folder cannot be made or looked at.
+    """
+    try:
+        blocked = blocked_at(root, directory, create=create, root_name=str(root))
+    except FileNotFoundError:
+        return root / directory  # nothing there yet, and nothing to make: nothing followed
+    if blocked is not None:
+        raise LinkedPathError(root, blocked)
+    return root / directory
+
+
+def open_lock(path: Path) -> TextIO:
+    """The lock file ``path`` open for appending (made when missing), never through a
+    symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
+    :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        descriptor = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and path.is_symlink():
+            raise LinkedPathError(
+                path.parent, f"{path.name} is a symbolic link; it is not followed"
+            ) from None
+        raise
+    return os.fdopen(descriptor, "a", encoding="utf-8")
+
+
+def remove_inside(folder: Path, name: str) -> None:
+    """Remove ``folder / name`` (a file, a link, or a folder with everything in it), working
+    from an open descriptor of ``folder`` opened without following a link: a link is removed
+    as a link and what it points at stays. Errors are ignored (what is left is left)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return  # no folder, or a link: nothing below it is ours to remove
+    try:
+        mode = os.lstat(name, dir_fd=descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(name, dir_fd=descriptor, ignore_errors=True)
+        else:
+            os.unlink(name, dir_fd=descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

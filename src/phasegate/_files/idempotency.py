@@ -3,7 +3,10 @@ time; the same key with another request is refused.
 
 One file per key, named by the key's digest, holds the digest of the request and the answer.
 Files are written atomically, so a crash leaves no half-written answer, and a damaged file is
-treated as a key never seen (the request is carried out again and the file rewritten).
+treated as a key never seen (the request is carried out again and the file rewritten). Given
+the folder the store lies ``inside`` (a work directory), every folder between them must be a
+real folder and a kept file is never read or written through a link
+(:mod:`phasegate._files.confined`).
 """
 
 from __future__ import annotations
@@ -17,16 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from phasegate._files.atomic import write_atomic
+from phasegate._files.confined import inside_folder, open_lock
+from phasegate._files.limits import read_bounded
 from phasegate.errors import IdempotencyKeyError, IdempotencyKeyReusedError
 
 MAX_KEY_LENGTH = 255
 
 
 class IdempotencyStore:
-    """The keys seen so far and their answers, in ``folder`` (created on first write)."""
+    """The keys seen so far and their answers, in ``folder`` (created on first write),
+    below ``inside`` when given: no link between them is followed."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, inside: Path | None = None) -> None:
         self.folder = folder
+        self.inside = inside
 
     def find(self, key: str, request_digest: str) -> dict[str, Any] | None:
         """The answer kept for ``key`` (None for a new key).
@@ -34,9 +41,10 @@ class IdempotencyStore:
         Raises :class:`IdempotencyKeyError` for a key that cannot be one and
         :class:`IdempotencyKeyReusedError` when ``key`` came with another request.
         """
-        path = self._path(key)
+        path = self.path_of(key)
+        self._checked_folder(create=False)
         try:
-            kept = json.loads(path.read_bytes())
+            kept = json.loads(read_bounded(path, follow_links=False))
         except (OSError, ValueError):
             return None
         if isinstance(kept, dict) and "answer" not in kept and "request_digest" in kept:
@@ -55,23 +63,34 @@ class IdempotencyStore:
     def remember(self, key: str, request_digest: str, answer: dict[str, Any]) -> None:
         """Keep ``answer`` as the answer to ``key`` with the request of ``request_digest``."""
         record = {"request_digest": request_digest, "answer": answer}
-        write_atomic(self._path(key), json.dumps(record, sort_keys=True).encode("utf-8"))
+        data = json.dumps(record, sort_keys=True).encode("utf-8")
+        write_atomic(self.path_of(key), data, inside=self.inside)
 
     @contextlib.contextmanager
     def holding(self, key: str) -> Iterator[None]:
         """Hold ``key`` while its request is carried out: another holder of the same key (in
         any process) waits until this one is done, then finds its kept answer. The lock is
         the operating system's, so a killed holder releases it."""
-        lock = self._path(key).with_suffix(".lock")
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with lock.open("a") as handle:
+        lock = self.path_of(key).with_suffix(".lock")
+        self._checked_folder(create=True)
+        with open_lock(lock) as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def _path(self, key: str) -> Path:
+    def _checked_folder(self, *, create: bool) -> None:
+        """The store's folder below ``inside``, made when ``create``: LinkedPathError for a
+        link on the way (without ``inside``, the folder is only made)."""
+        if self.inside is not None:
+            between = self.folder.relative_to(self.inside).as_posix()
+            inside_folder(self.inside, "" if between == "." else between, create=create)
+        elif create:
+            self.folder.mkdir(parents=True, exist_ok=True)
+
+    def path_of(self, key: str) -> Path:
+        """The file that keeps ``key``'s answer (an IdempotencyKeyError for a bad key)."""
         if not key or len(key) > MAX_KEY_LENGTH or not key.isascii() or not key.isprintable():
             raise IdempotencyKeyError(
                 f"an idempotency key is 1 to {MAX_KEY_LENGTH} printable ASCII characters"

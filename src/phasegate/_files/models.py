@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from phasegate._files.limits import ParseProblem
+from phasegate._files.limits import NotRegularFileError, ParseProblem
 from phasegate._files.parsing import parse_data, read_text
 from phasegate.errors import _FileFieldError
 
@@ -62,8 +62,8 @@ def read_mapping(path: Path, error: type[_FileFieldError]) -> dict[str, Any]:
         text = read_text(path)
     except FileNotFoundError:
         raise error(path, None, "file not found") from None
-    except IsADirectoryError:
-        raise error(path, None, "is a directory; expected a YAML or JSON file") from None
+    except NotRegularFileError as exc:
+        raise error(path, None, f"{exc.strerror}; expected a YAML or JSON file") from None
     except OSError as exc:
         raise error(path, None, f"cannot read the file: {exc.strerror or exc}") from None
     except ParseProblem as exc:

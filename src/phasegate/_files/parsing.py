@@ -1,16 +1,14 @@
 """Parsing the YAML and JSON of every file phasegate reads, within its limits.
 
 Task, pipeline, schema, script and state files all go through :func:`read_text` and
-:func:`parse_data`, so each is bounded the same way (:mod:`phasegate._files.limits`) and
-fails with a sentence instead of a traceback, a hang or a ``MemoryError``.
+:func:`parse_data`, so each is bounded the same way (:mod:`phasegate._files.limits`: regular
+files only, never more than the size bound) and fails with a sentence instead of a
+traceback, a hang or a ``MemoryError``.
 """
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,31 +17,24 @@ from phasegate._files.limits import (
     MAX_FILE_BYTES,
     MAX_NODES,
     ParseProblem,
+    read_bounded,
     too_deep,
     too_many,
 )
 from phasegate._files.yaml_reading import parse_yaml
 
 
-def read_text(path: Path, *, regular_only: bool = False) -> str:
-    """The UTF-8 text of ``path`` (a byte-order mark dropped), refused past MAX_FILE_BYTES.
+def read_text(path: Path, *, follow_links: bool = True) -> str:
+    """The UTF-8 text of the regular file ``path`` (a byte-order mark dropped), refused past
+    MAX_FILE_BYTES.
 
-    ``regular_only``: refuse anything but a regular file (for files a project, not a person,
-    provides: a FIFO planted under the name must not hang the reader). Raises OSError when
-    the file cannot be read, ParseProblem when it is too large or not UTF-8. Never reads
-    more than the limit, even from a file that does not end.
+    Read with :func:`~phasegate._files.limits.read_bounded`: a FIFO, a directory or a device
+    planted under the name is refused at once (:class:`NotRegularFileError`, an OSError),
+    and with ``follow_links=False`` a symbolic link too. Raises OSError when the file cannot
+    be read, ParseProblem when it is too large (:class:`FileTooLargeError`) or not UTF-8.
+    Never reads more than the limit, even from a file that does not end.
     """
-    flags = os.O_RDONLY | os.O_CLOEXEC | (os.O_NONBLOCK if regular_only else 0)
-    descriptor = os.open(path, flags)
-    with os.fdopen(descriptor, "rb") as file:
-        if regular_only and not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        raw = file.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise ParseProblem(
-            f"is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, the most phasegate reads; "
-            "split it or shorten it"
-        )
+    raw = read_bounded(path, MAX_FILE_BYTES, follow_links=follow_links)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

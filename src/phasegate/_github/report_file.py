@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from phasegate._files.limits import read_at_most
+from phasegate._files.limits import FileTooLargeError, read_bounded
 from phasegate._files.text import well_formed
 from phasegate.errors import _FileFieldError
 
@@ -63,15 +63,15 @@ def one_line(text: str) -> str:
 def _read_report(path: Path) -> bytes:
     """The report's bytes (none when the file does not exist), refused past the limit."""
     try:
-        with path.open("rb") as file:
-            data = read_at_most(file, MAX_REPORT_BYTES)
+        return read_bounded(path, MAX_REPORT_BYTES)
     except FileNotFoundError:
         return b""
     except OSError as exc:
         raise _FileFieldError(path, None, f"cannot read the report: {exc.strerror}") from None
-    if data is None:
-        raise _FileFieldError(path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report")
-    return bytes(data)
+    except FileTooLargeError:
+        raise _FileFieldError(
+            path, None, f"larger than {MAX_REPORT_BYTES} bytes: not a report"
+        ) from None
 
 
 def _well_formed_tree(value: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate._files.digests import json_digest
+from phasegate._secrets import environment_secrets
 from phasegate._server.event_files import append_events, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
@@ -40,7 +41,6 @@ from phasegate.client.schema import PlanRequest, RunRequest
 from phasegate.planning.plan import Plan
 from phasegate.planning.values import InputValues
 from phasegate.sdk.telemetry.events import EventData, new_run_id
-from phasegate.sdk.telemetry.log import environment_secrets
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunQueued
 
 _log = logging.getLogger("phasegate.serve")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from phasegate._secrets import redact
 from phasegate._server.lifecycle import ENDED
 from phasegate._server.live import LiveRun
 from phasegate._server.records import RunRecord, load_report
 from phasegate._server.service import RunService
 from phasegate.client.schema import API_VERSION, RunInfo, RunLinks
-from phasegate.sdk.telemetry.log import redact
 
 _AS_RECORDED = (set(RunInfo.model_fields) & set(RunRecord.model_fields)) - {"error", "inputs"}
 """The fields a run's answer takes from its record unchanged (those two are redacted)."""

@@ -83,22 +83,31 @@ def load_pipeline_file(
     workdir: str | Path,
     files_root: str | Path | None = None,
     file_format: PipelineFormat = "auto",
+    prompt_files: list[Path] | None = None,
 ) -> Pipeline:
     """Read a phasegate or pagent pipeline file (``file_format``: ``auto`` tells them apart,
     see :func:`is_pagent`). A pagent file's prompt files are read from ``workdir``; a
     phasegate file's are relative to it (``files_root`` as for
-    :func:`~phasegate.phases.pipeline.load_pipeline`)."""
+    :func:`~phasegate.phases.pipeline.load_pipeline`). ``prompt_files``: a list the paths of
+    the pagent prompt files read are added to (a log file must be none of them)."""
     file = Path(path)
     if file_format == "phasegate":
         return load_pipeline(file, files_root=files_root)
     data = read_mapping(file, PipelineFileError)
     if file_format == "pagent" or is_pagent(data, file=file):
-        return pagent_pipeline(data, source=file, workdir=Path(workdir))
+        return pagent_pipeline(data, source=file, workdir=Path(workdir), prompt_files=prompt_files)
     return pipeline_from_file_data(file, data, files_root)
 
 
-def pagent_pipeline(data: Mapping[str, Any], *, source: Path, workdir: Path) -> Pipeline:
-    """The phasegate pipeline equivalent to pagent's parsed file ``data`` (see the module).
+def pagent_pipeline(
+    data: Mapping[str, Any],
+    *,
+    source: Path,
+    workdir: Path,
+    prompt_files: list[Path] | None = None,
+) -> Pipeline:
+    """The phasegate pipeline equivalent to pagent's parsed file ``data`` (see the module);
+    the prompt files it reads are added to ``prompt_files`` when given.
 
     Raises :class:`~phasegate.errors.PipelineFileError` naming ``source`` and the field.
     """
@@ -119,8 +128,9 @@ def pagent_pipeline(data: Mapping[str, Any], *, source: Path, workdir: Path) -> 
         )
     prd_path = data.get("prd_path")
     kept = stages[:max_stages] if max_stages else stages
+    read: list[Path] = [] if prompt_files is None else prompt_files
     converted = [
-        _stage(source, workdir, index, raw, prd_path if isinstance(prd_path, str) else None)
+        _stage(source, workdir, index, raw, prd_path if isinstance(prd_path, str) else None, read)
         for index, raw in enumerate(kept)
     ]
     name = next(
@@ -134,7 +144,7 @@ def pagent_pipeline(data: Mapping[str, Any], *, source: Path, workdir: Path) -> 
 
 
 def _stage(
-    source: Path, workdir: Path, index: int, raw: object, prd_path: str | None
+    source: Path, workdir: Path, index: int, raw: object, prd_path: str | None, read: list[Path]
 ) -> dict[str, Any]:
     where = f"stages.{index}"
     if not isinstance(raw, dict):
@@ -150,7 +160,7 @@ def _stage(
         )
     stage: dict[str, Any] = {"name": raw.get("name")}
     if raw.get("prompt_file") is not None:
-        stage["prompt"] = _prompt_file(source, workdir, f"{where}.prompt_file", raw, label)
+        stage["prompt"] = _prompt_file(source, workdir, f"{where}.prompt_file", raw, label, read)
     elif raw.get("prompt") is not None:
         stage["prompt"] = raw["prompt"]
     if prd_path is not None and isinstance(stage.get("prompt"), str):
@@ -159,11 +169,14 @@ def _stage(
     return stage
 
 
-def _prompt_file(source: Path, workdir: Path, where: str, raw: dict[str, Any], label: str) -> str:
+def _prompt_file(
+    source: Path, workdir: Path, where: str, raw: dict[str, Any], label: str, read: list[Path]
+) -> str:
     name = raw["prompt_file"]
     if not isinstance(name, str) or not name.strip():
         raise PipelineFileError(source, where, f"{label}: must be a path relative to the work dir")
     file = workdir / name
+    read.append(file)
     try:
         confined_path(file, workdir, what="prompt_file")
         return read_text(file)

@@ -4,14 +4,18 @@
 glob match, what does a file hold, which git branch, which environment variable) and keeps
 every answer in :attr:`WorkdirFacts.read`. A plan carries the digest of those answers, so a
 plan made before the files it looked at changed is recognised as stale. It never writes,
-never runs a program, and never follows a path or symbolic link out of the work directory
-(git's own metadata aside: a worktree's ``.git`` file points at it).
+never runs a program, and never follows a path or symbolic link out of the work directory,
+git's metadata included: a ``.git`` link, a ``.git`` file whose ``gitdir:`` or a
+``commondir`` leading out of it (a worktree or submodule of a repository elsewhere, or a
+planted pointer at another repository's config and its credentials) leaves the git facts
+unknown.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,11 +83,7 @@ class WorkdirFacts:
         key = f"file:{path}"
         target = self._inside(path)
         try:
-            text = (
-                read_text(target, regular_only=True)
-                if target is not None and target.is_file()
-                else None
-            )
+            text = read_text(target) if target is not None and target.is_file() else None
         except (OSError, ParseProblem):
             text = None
         digest = hashlib.sha256(text.encode()).hexdigest() if text is not None else None
@@ -134,27 +134,53 @@ class WorkdirFacts:
 
 
 def _git_dir(root: Path) -> Path | None:
+    """The git directory of the work directory ``root`` (resolved), when it lies inside
+    ``root``: a ``.git`` folder, or a ``.git`` file whose ``gitdir:`` names a folder inside.
+    A ``.git`` that is a symbolic link, or a ``gitdir:`` leading out of ``root`` (another
+    repository's metadata, and its credentials), makes every git fact unknown."""
     dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    if dot_git.is_file():
-        line = _first_line(dot_git)
-        if line is not None and line.startswith("gitdir:"):
-            target = Path(line.removeprefix("gitdir:").strip())
-            return target if target.is_absolute() else (root / target)
-    return None
-
-
-def _first_line(path: Path) -> str | None:
     try:
-        return read_text(path, regular_only=True).splitlines()[0] if path.is_file() else None
+        mode = dot_git.lstat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return dot_git
+    if not stat.S_ISREG(mode):
+        return None  # a link, a FIFO: never followed
+    line = _first_line(root, dot_git)
+    if line is None or not line.startswith("gitdir:"):
+        return None
+    return _inside(root, root / line.removeprefix("gitdir:").strip())
+
+
+def _inside(root: Path, path: Path) -> Path | None:
+    """``path`` resolved (an absolute path stays itself), when it lies inside ``root``."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return resolved if resolved == root or resolved.is_relative_to(root) else None
+
+
+def _first_line(root: Path, path: Path) -> str | None:
+    try:
+        return _git_file(root, path).splitlines()[0]
     except (OSError, ParseProblem, IndexError):
         return None
 
 
+def _git_file(root: Path, path: Path) -> str:
+    """The text of git's file ``path``, read only when it lies inside ``root`` once links
+    are resolved (a link inside the git directory may lead anywhere); OSError otherwise."""
+    inside = _inside(root, path)
+    if inside is None:
+        raise OSError(f"{path} lies outside the work directory")
+    return read_text(inside)
+
+
 def _git_branch(root: Path) -> str | None:
     git_dir = _git_dir(root)
-    line = _first_line(git_dir / "HEAD") if git_dir is not None else None
+    line = _first_line(root, git_dir / "HEAD") if git_dir is not None else None
     if line is None or not line.startswith("ref: refs/heads/"):
         return None
     return line.removeprefix("ref: refs/heads/").strip() or None
@@ -164,10 +190,12 @@ def _git_remote(root: Path, remote: str) -> str | None:
     git_dir = _git_dir(root)
     if git_dir is None:
         return None
-    common = _first_line(git_dir / "commondir")
-    config_dir = (git_dir / common).resolve() if common else git_dir
+    common = _first_line(root, git_dir / "commondir")
+    config_dir = _inside(root, git_dir / common.strip()) if common else git_dir
+    if config_dir is None:
+        return None  # a commondir leading out of the work directory: not followed
     try:
-        lines = read_text(config_dir / "config", regular_only=True).splitlines()
+        lines = _git_file(root, config_dir / "config").splitlines()
     except (OSError, ParseProblem):
         return None
     wanted = f'[remote "{remote}"]'

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from phasegate._secrets import redact_text
 from phasegate.phases.inputs import (
     ContextRule,
     DetectRule,
@@ -130,4 +131,6 @@ def _scalar(value: object) -> str | list[str] | None:
 
 
 def _short(text: str) -> str:
-    return text[:MAX_VALUE_CHARS]
+    """Text read for a value, as plans, prompts and reports may show it: secrets in it
+    redacted (a remote URL's token), then cut to MAX_VALUE_CHARS."""
+    return redact_text(text)[:MAX_VALUE_CHARS]

@@ -13,6 +13,7 @@ import string
 from importlib import resources
 from pathlib import Path
 
+from phasegate._files import ParseProblem, read_text
 from phasegate.errors import PromptTemplateError
 
 PROMPTS_DIR_ENV = "PHASEGATE_PROMPTS_DIR"
@@ -81,8 +82,8 @@ class PromptTemplates:
             override = self.directory / name
             if override.is_file():
                 try:
-                    return override.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError) as exc:
+                    return read_text(override)
+                except (OSError, ParseProblem) as exc:
                     raise PromptTemplateError(f"cannot read template {override}: {exc}") from None
         bundled = resources.files("phasegate.prompts").joinpath("templates", name)
         if not bundled.is_file():

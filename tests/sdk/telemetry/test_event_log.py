@@ -16,10 +16,11 @@ import structlog
 import yaml
 
 from phasegate import Runner, Task, UsageError
+from phasegate._secrets import REDACTED, redact
 from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.telemetry.event import EventName
 from phasegate.sdk.telemetry.events import EventData, RunEvent, fan_out, output_files
-from phasegate.sdk.telemetry.log import REDACTED, EventLog, redact
+from phasegate.sdk.telemetry.log import EventLog
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunInterrupted, RunQueued
 from phasegate.sdk.telemetry.task_events import (
     PhaseStarted,

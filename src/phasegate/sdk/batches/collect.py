@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from phasegate._files.limits import MAX_FILE_BYTES, read_at_most
+from phasegate._files.limits import MAX_FILE_BYTES, FileTooLargeError, describe_bytes, read_bounded
 from phasegate.errors import UsageError
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.reading import LogReader
@@ -226,16 +226,15 @@ def _read_units(units: Path, warnings: list[str]) -> Iterable[FinishedUnit]:
 def _load(file: Path, model: type[_Model], limit: int, warnings: list[str]) -> _Model | None:
     """``file`` parsed as ``model``, or None with a warning saying why not."""
     try:
-        with file.open("rb") as handle:
-            data = read_at_most(handle, limit)
+        data = read_bounded(file, limit)
     except OSError as exc:
         warnings.append(f"{file}: cannot be read ({exc.strerror or exc}); skipped")
         return None
-    if data is None:
-        warnings.append(f"{file}: larger than {limit // (1024 * 1024)} MiB; skipped")
+    except FileTooLargeError:
+        warnings.append(f"{file}: larger than {describe_bytes(limit)}; skipped")
         return None
     try:
-        return model.model_validate_json(bytes(data))
+        return model.model_validate_json(data)
     except ValidationError as exc:
         problem = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(part) for part in problem["loc"]) or "the file"

@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from phasegate._files import read_mapping, validate_model
+from phasegate._files import ParseProblem, read_bounded, read_mapping, validate_model
 from phasegate.errors import BatchFileError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.phases.loading import load_task
@@ -151,7 +151,7 @@ class _Loader:
         modes = (item.modes or ("gate",)) if kind == "task" else (None,)
         isolation = (item.isolation or "session") if kind == "pipeline" else None
         max_attempts = item.max_attempts or DEFAULT_MAX_ATTEMPTS
-        script_digest = _sha256(script) if script is not None else None
+        script_digest = self._sha256(script) if script is not None else None
         units = []
         for mode in modes:
             for repeat in range(1, (item.repeats or 1) + 1):
@@ -194,6 +194,12 @@ class _Loader:
             )
         return script
 
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    def _sha256(self, script: Path) -> str:
+        """The model script's digest, read as any file phasegate reads (bounded, regular)."""
+        try:
+            return hashlib.sha256(read_bounded(script)).hexdigest()
+        except (OSError, ParseProblem) as exc:
+            problem = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise BatchFileError(
+                self.file, f"items.{self.index}.model_script", f"{script} {problem or exc}"
+            ) from None

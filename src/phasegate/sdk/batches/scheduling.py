@@ -1,8 +1,9 @@
 """One batch run's loop, as a small state machine.
 
 ``scheduling``: units start while fewer than ``concurrency`` run. ``draining``: no unit
-starts; running ones finish (entered when the cost cap is reached, the executor fails, or a
-stop is asked for; after a stop, the running units get ``grace`` seconds). ``cancelling``:
+starts; running ones finish (entered when the cost cap is reached, the executor fails, a
+result cannot be written, or a stop is asked for; after a stop, the running units get
+``grace`` seconds). ``cancelling``:
 running units are cancelled (a second stop, or the grace is over); their results are not
 written, so they run again next time. The loop ends when nothing runs and nothing may start.
 """
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from phasegate.errors import PhasegateError
 from phasegate.sdk.batches.executor import Executor, ExecutorError
 from phasegate.sdk.batches.outcome import AgentFactory, UnitOutcome
 from phasegate.sdk.batches.progress import BatchCounts, BatchUpdate, counted
@@ -127,7 +129,12 @@ class Scheduling:
             # worker cancelled): such a result says nothing about it; it runs again next time.
             self._unit_gone()
             return
-        self.store.write(outcome)
+        try:
+            self.store.write(outcome)
+        except PhasegateError as exc:  # a full disk, a read-only folder: no unit can be kept
+            self._unit_gone()
+            self._move("draining", str(exc))
+            return
         self.ran.append(unit.id)
         if outcome.model_requests is not None:
             self.model_requests = (self.model_requests or 0) + outcome.model_requests

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import signal
-import stat
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.validators.stage_evidence import CommandOutcome, output_tail
 
@@ -60,21 +61,18 @@ class DiskEvidence:
         regular file.
         """
         target = self._inside(path)
-        # O_NONBLOCK: a FIFO planted under the checked name must not hang the gate; it is
-        # refused below as not a regular file (the flag means nothing for regular files).
-        descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # open_regular: a FIFO planted under the checked name must not hang the gate.
         try:
-            mode = os.fstat(descriptor).st_mode
-            if stat.S_ISDIR(mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-            if not stat.S_ISREG(mode):
-                raise OSError(errno.EINVAL, "not a regular file", path)
-            handle = os.fdopen(descriptor, encoding="utf-8", errors="replace")
-        except BaseException:
-            os.close(descriptor)
+            with open_regular(target) as file:
+                text = io.TextIOWrapper(file, encoding="utf-8", errors="replace")
+                try:
+                    return text.read()
+                finally:
+                    text.detach()  # the file is closed by open_regular, once
+        except NotRegularFileError as exc:
+            if exc.errno == errno.EISDIR:
+                raise IsADirectoryError(errno.EISDIR, "is a directory", path) from None
             raise
-        with handle:
-            return handle.read()
 
     def files_under(self, path: str) -> Sequence[str]:
         """The snapshot's files inside directory ``path`` (symbolic links resolved), at any

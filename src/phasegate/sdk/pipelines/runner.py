@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from phasegate.errors import PipelineStateError, UsageError
+from phasegate.errors import LinkedPathError, PipelineStateError, UsageError
 from phasegate.modes import ISOLATIONS, Isolation
 from phasegate.phases.filled import pipeline_with_values
 from phasegate.phases.pipeline import Pipeline
@@ -43,6 +43,7 @@ from phasegate.sdk.pipelines.state import (
     load_baseline,
     load_state,
     refuse_to_overwrite,
+    state_folder,
     state_path,
 )
 from phasegate.sdk.telemetry.events import EventSink, new_run_id, output_files
@@ -189,13 +190,21 @@ class PipelineRunner:
 
 def _refuse_unwritable(root: Path) -> None:
     """Refuse, before the agent starts, a work directory the run's state cannot be written
-    in (read-only, or ``.phasegate`` is not a directory): a :class:`UsageError`."""
+    in (read-only, ``.phasegate`` not a directory, or a symbolic link that may lead out of
+    the work directory): a :class:`UsageError`."""
     directory = root / STATE_DIR
     try:
-        directory.mkdir(exist_ok=True)
+        state_folder(root, create=True)
         handle, probe = tempfile.mkstemp(prefix=".writable.", dir=directory)
         os.close(handle)
         os.unlink(probe)
+    except LinkedPathError as exc:
+        raise UsageError(
+            f"cannot keep the pipeline's state in {directory}: {exc.problem}; a pipeline "
+            "writes its state only inside the work directory, so remove it, or run in a "
+            "copy of the work directory without it",
+            option="workdir",
+        ) from None
     except OSError as exc:
         problem = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror
         raise UsageError(

@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate._files import ParseProblem, parse_json, read_text
 from phasegate._files.atomic import write_atomic
-from phasegate.errors import PipelineStateError, RunError
+from phasegate._files.confined import inside_folder
+from phasegate.errors import LinkedPathError, PipelineStateError, RunError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Isolation
 
@@ -122,14 +123,14 @@ def state_path(workdir: Path) -> Path:
 def save_state(workdir: Path, state: PipelineState) -> None:
     """Write ``state`` atomically (stamping ``updated_at``)."""
     state.updated_at = _now()
-    _write_atomic(state_path(workdir), state.model_dump_json(indent=2).encode())
+    _write_atomic(workdir, STATE_FILE, state.model_dump_json(indent=2).encode())
 
 
 def load_state(workdir: Path) -> PipelineState:
     """Read the state file; anything but a whole, valid state is a
     :class:`~phasegate.errors.PipelineStateError` saying what to do."""
     path = state_path(workdir)
-    data = _read_json(path, what="pipeline state")
+    data = _read_json(workdir, STATE_FILE, what="pipeline state")
     if isinstance(data, dict) and data.get("state_version") not in (None, STATE_VERSION):
         raise PipelineStateError(
             path,
@@ -181,13 +182,13 @@ def refuse_to_overwrite(root: Path) -> None:
 
 def save_baseline(workdir: Path, snapshot: WorkspaceSnapshot) -> None:
     """Keep the snapshot the current stage started from, for a resume."""
-    _write_atomic(workdir / STATE_DIR / BASELINE_FILE, json.dumps(dict(snapshot.files)).encode())
+    _write_atomic(workdir, BASELINE_FILE, json.dumps(dict(snapshot.files)).encode())
 
 
 def load_baseline(workdir: Path) -> WorkspaceSnapshot:
     """The snapshot the current stage started from (a PipelineStateError if unusable)."""
     path = workdir / STATE_DIR / BASELINE_FILE
-    data = _read_json(path, what="stage baseline")
+    data = _read_json(workdir, BASELINE_FILE, what="stage baseline")
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
@@ -202,10 +203,22 @@ _START_OVER = (
 )
 
 
-def _read_json(path: Path, *, what: str) -> Any:
-    """The JSON in ``path``, within the limits every file phasegate reads has."""
+def state_folder(workdir: Path, *, create: bool = False) -> Path:
+    """``workdir``'s ``.phasegate`` folder (made when ``create``): a real folder, never a
+    symbolic link (a :class:`~phasegate.errors.LinkedPathError` names one), so a project
+    cannot send phasegate's state, or read it, out of the work directory."""
     try:
-        text = read_text(path)
+        return inside_folder(workdir, STATE_DIR, create=create)
+    except LinkedPathError as exc:
+        raise LinkedPathError(exc.root, exc.problem, option="workdir") from None
+
+
+def _read_json(workdir: Path, name: str, *, what: str) -> Any:
+    """The JSON in the state folder's file ``name``, within the limits every file phasegate
+    reads has; never through a link."""
+    path = state_folder(workdir) / name
+    try:
+        text = read_text(path, follow_links=False)
     except FileNotFoundError:
         raise PipelineStateError(
             path,
@@ -227,8 +240,13 @@ def _read_json(path: Path, *, what: str) -> Any:
         ) from None
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(workdir: Path, name: str, data: bytes) -> None:
+    """Replace the state folder's file ``name``; a link planted since the run started (the
+    folder, or a folder in its place) ends the run, as a disk that cannot be written does."""
+    path = workdir / STATE_DIR / name
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, inside=workdir)
+    except LinkedPathError as exc:
+        raise RunError(f"cannot write {path}: {exc}", option="workdir") from None
     except OSError as exc:
         raise RunError(f"cannot write {path}: {exc}; check the work directory is writable") from exc

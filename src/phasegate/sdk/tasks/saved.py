@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from phasegate._files.limits import read_at_most
+from phasegate._files.limits import FileTooLargeError, read_bounded
 from phasegate.errors import UsageError
 from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
@@ -56,10 +56,11 @@ def read_transcript(
     than ``max_bytes``, or holds no Claude Code message at all.
     """
     try:
-        with path.open("rb") as file:
-            data = read_at_most(file, max_bytes)
+        data: bytes | None = read_bounded(path, max_bytes)
     except OSError as exc:
         raise UsageError(f"cannot read transcript {path}: {exc.strerror or exc}") from None
+    except FileTooLargeError:
+        data = None
     if data is None:
         raise UsageError(
             f"transcript {path} is larger than {max_bytes} bytes, the most a transcript may "

@@ -6,41 +6,28 @@
 
 A log file is opened for appending and every line goes out in a single ``write`` on an
 ``O_APPEND`` descriptor, so several runs (even several processes) can share one file without
-interleaving their lines. Secrets never reach a line: values of fields named like keys or
-tokens, ``Authorization``/``x-api-key`` headers, bearer tokens, ``sk-...`` keys and the
-values of the process's own secret environment variables are replaced by ``[redacted]``
-before any processor or logger sees the event.
+interleaving their lines. Secrets never reach a line: every event passes through
+:func:`phasegate._secrets.redact` (fields named like keys or tokens, headers, bearer tokens,
+``sk-...`` keys, credentials inside URLs, the values of the process's own secret environment
+variables) before any processor or logger sees it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import structlog
 from structlog.typing import Processor
 
+from phasegate._secrets import environment_secrets, redact
 from phasegate.errors import UsageError
 from phasegate.modes import LogFormat
 from phasegate.sdk.telemetry.events import RunEvent
-
-REDACTED = "[redacted]"
-
-_SECRET_NAME = re.compile(r"(?i)(api[_-]?key|auth|token|secret|password|credential|cookie)")
-_SECRET_TEXT = [
-    re.compile(
-        r"(?i)\b(authorization|proxy-authorization|x-api-key)(\"?\s*[:=]\s*\"?)"
-        r"(?:(?:bearer|basic)\s+)?[^\s\",}]+"
-    ),
-    re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"()()\bsk-[A-Za-z0-9_-]{6,}"),
-]
-_MIN_SECRET_LENGTH = 8
 
 
 class EventLog:
@@ -107,41 +94,6 @@ class EventLog:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def redact(value: Any, secrets: Sequence[str] = ()) -> Any:
-    """``value`` with every secret replaced by ``[redacted]`` (mappings, lists and strings)."""
-    if isinstance(value, Mapping):
-        return {
-            key: REDACTED
-            if isinstance(key, str) and _SECRET_NAME.search(key) and _is_secret_value(item)
-            else redact(item, secrets)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redact(item, secrets) for item in value]
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        for pattern in _SECRET_TEXT:
-            value = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", value)
-        return value
-    return value
-
-
-def _is_secret_value(value: object) -> bool:
-    # Counts like input_tokens are numbers, not secrets: only text is hidden.
-    return isinstance(value, str) and bool(value)
-
-
-def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    """Values of environment variables that hold secrets (long enough to be one)."""
-    found = {
-        value
-        for name, value in environ.items()
-        if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH
-    }
-    return sorted(found, key=len, reverse=True)
 
 
 def _dumps(value: Any, **_: Any) -> str:

@@ -2,41 +2,17 @@
 
 A relative POSIX path counts as inside the work directory only if every directory on the way
 down to it is a real directory: a symbolic link on the way may lead anywhere, so it is never
-followed, and what lies below it is left alone.
+followed, and what lies below it is left alone (:func:`phasegate._files.confined.blocked_at`
+checks each step, for every folder phasegate writes in).
 """
 
 from __future__ import annotations
 
 import contextlib
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-
-def blocked_at(workdir: Path, directory: str, *, create: bool = False) -> str | None:
-    """Why ``directory`` (relative, "" for the work dir) cannot be entered safely, or None.
-
-    Every step down from the work dir must be a real directory, not a link that may lead out
-    of it. A missing step is created when ``create`` is set and raises FileNotFoundError
-    otherwise.
-    """
-    if not directory:
-        return None
-    parts = directory.split("/")
-    for depth in range(1, len(parts) + 1):
-        step = "/".join(parts[:depth])
-        try:
-            mode = (workdir / step).lstat().st_mode
-        except FileNotFoundError:
-            if not create:
-                raise
-            (workdir / step).mkdir()
-            continue
-        if stat.S_ISLNK(mode):
-            return f"{step} is a symbolic link; it is not followed out of the work directory"
-        if not stat.S_ISDIR(mode):
-            return f"{step} is not a directory"
-    return None
+from phasegate._files.confined import blocked_at
 
 
 def parent_of(relative: str) -> str:

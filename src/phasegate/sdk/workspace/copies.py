@@ -20,7 +20,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from phasegate.sdk.workspace.confined import blocked_at, parent_of
+from phasegate._files.confined import blocked_at
+from phasegate.sdk.workspace.confined import parent_of
 from phasegate.sdk.workspace.observer import CHUNK_BYTES
 
 _TEMP_NAME_BYTES = 6

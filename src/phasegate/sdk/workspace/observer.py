@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from phasegate._files.limits import open_regular
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 
@@ -98,7 +99,8 @@ class WorkspaceObserver:
 def _file_digest(path: Path) -> str:
     hasher = hashlib.sha256()
     try:
-        with path.open("rb") as handle:
+        # Checked again on the open descriptor: a FIFO swapped in since the lstat never hangs.
+        with open_regular(path, follow_links=False) as handle:
             for chunk in iter(lambda: handle.read(CHUNK_BYTES), b""):
                 hasher.update(chunk)
     except OSError as exc:

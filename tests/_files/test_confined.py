@@ -1,0 +1,105 @@
+"""Folders phasegate writes in are entered step by step, never through a symbolic link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from phasegate._files.atomic import write_atomic
+from phasegate._files.confined import inside_folder, open_lock, remove_inside
+from phasegate.errors import LinkedPathError, UsageError
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder that must never change, with a file in it."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("kept")
+    return folder
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "root"
+    folder.mkdir()
+    return folder
+
+
+def test_missing_folders_are_made_one_by_one(root: Path) -> None:
+    assert inside_folder(root, "a/b/c") == root / "a" / "b" / "c"
+    assert (root / "a" / "b" / "c").is_dir()
+
+
+def test_a_link_on_the_way_is_refused_naming_it_and_nothing_is_made_beyond(
+    root: Path, outside: Path
+) -> None:
+    (root / "a").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(LinkedPathError) as raised:
+        inside_folder(root, "a/b")
+    assert isinstance(raised.value, UsageError)  # exit code 2
+    assert "a is a symbolic link; it is not followed out of" in str(raised.value)
+    assert str(root) in str(raised.value)
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+
+
+def test_a_file_where_a_folder_goes_is_refused(root: Path) -> None:
+    (root / "a").write_text("")
+    with pytest.raises(LinkedPathError, match="a is not a directory"):
+        inside_folder(root, "a/b")
+
+
+def test_the_folder_given_may_itself_be_a_link(tmp_path: Path, outside: Path) -> None:
+    """The user named it: only what lies below it must be real folders."""
+    (tmp_path / "named").symlink_to(outside, target_is_directory=True)
+    assert inside_folder(tmp_path / "named", "state").is_dir()
+
+
+def test_an_atomic_write_inside_a_folder_refuses_a_link_on_the_way(
+    root: Path, outside: Path
+) -> None:
+    (root / ".phasegate").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(LinkedPathError, match=r"\.phasegate is a symbolic link"):
+        write_atomic(root / ".phasegate" / "state.json", b"{}", inside=root)
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+
+
+def test_an_atomic_write_replaces_a_link_under_its_own_name_not_its_target(
+    root: Path, outside: Path
+) -> None:
+    (root / "state.json").symlink_to(outside / "keep.txt")
+    write_atomic(root / "state.json", b"{}", inside=root)
+    assert not (root / "state.json").is_symlink()
+    assert (outside / "keep.txt").read_text() == "kept"
+
+
+def test_a_lock_file_that_is_a_link_is_refused_and_its_target_never_made(
+    root: Path, outside: Path
+) -> None:
+    (root / ".lock").symlink_to(outside / "made-by-phasegate")
+    with pytest.raises(LinkedPathError, match=r"\.lock is a symbolic link"):
+        open_lock(root / ".lock")
+    assert not (outside / "made-by-phasegate").exists()
+
+
+def test_removing_a_link_removes_the_link_and_leaves_what_it_points_at(
+    root: Path, outside: Path
+) -> None:
+    (root / "leftover").symlink_to(outside, target_is_directory=True)
+    remove_inside(root, "leftover")
+    assert not (root / "leftover").exists()
+    assert (outside / "keep.txt").read_text() == "kept"
+
+
+def test_removing_a_folder_removes_everything_in_it(root: Path) -> None:
+    (root / "half" / "deep").mkdir(parents=True)
+    (root / "half" / "deep" / "f").write_text("")
+    remove_inside(root, "half")
+    assert list(root.iterdir()) == []
+
+
+def test_nothing_is_removed_through_a_folder_that_is_a_link(tmp_path: Path, outside: Path) -> None:
+    (tmp_path / "incoming").symlink_to(outside, target_is_directory=True)
+    remove_inside(tmp_path / "incoming", "keep.txt")
+    assert (outside / "keep.txt").read_text() == "kept"
