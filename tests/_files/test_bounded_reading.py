@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,22 +16,7 @@ from phasegate._files import (
     read_text,
 )
 from phasegate.errors import TaskFileError
-
-
-@contextlib.contextmanager
-def within(seconds: int) -> Iterator[None]:
-    """Fail the test, instead of hanging it, when the block waits longer than ``seconds``."""
-
-    def expired(*_: object) -> None:
-        raise TimeoutError(f"still waiting after {seconds} s: the read blocked")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+from tests.helpers.alarm import within
 
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:

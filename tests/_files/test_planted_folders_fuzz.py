@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from phasegate.sdk.pipelines.state import (
     save_baseline,
     save_state,
 )
+from tests.helpers.alarm import within
 
 pytestmark = pytest.mark.fuzz
 
@@ -49,22 +49,6 @@ planted = st.one_of(
          ("link-file", b""), ("link-nowhere", b""), ("fifo", b"")]
     ),
 )  # fmt: skip
-
-
-@contextlib.contextmanager
-def within(seconds: int) -> Iterator[None]:
-    """Fail instead of hanging when the block waits longer than ``seconds``."""
-
-    def expired(*_: object) -> None:
-        raise TimeoutError(f"blocked for {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def plant(folder: Path, outside: Path, layout: dict[str, tuple[str, bytes]]) -> None:
