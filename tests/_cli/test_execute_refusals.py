@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from phasegate.planning.reference import plan_task
 from tests.helpers.cli import phasegate
-from tests.helpers.inputs import CI_TASK, ci_task, python_project
+from tests.helpers.inputs import planned_ci_task
 
 ANSWERS = json.dumps({"target": "Fly.io", "team": "core"})
 
@@ -19,14 +18,7 @@ ANSWERS = json.dumps({"target": "Fly.io", "team": "core"})
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     """The task file, the project, its plan, and a scripted model that marks the phase."""
-    task = tmp_path / "task.json"
-    task.write_text(json.dumps(CI_TASK))
-    project = python_project(tmp_path / "project")
-    plan = tmp_path / "plan.json"
-    plan.write_text(plan_task(ci_task(), project).to_json())
-    script = tmp_path / "model.yaml"
-    script.write_text('replies:\n  - text: "PHASE 1 COMPLETE: configured"\n')
-    return task, project, plan, script
+    return planned_ci_task(tmp_path)
 
 
 def execute_with_key(files: tuple[Path, Path, Path, Path]) -> tuple[int, dict[str, object], str]:

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from phasegate.planning.reference import plan_task
-from tests.helpers.inputs import CI_TASK, ci_task, python_project
+from tests.helpers.inputs import planned_ci_task
 
 FIFO = "is a FIFO (named pipe), not a regular file"
 
@@ -117,14 +116,7 @@ def test_a_task_file_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
 @pytest.fixture
 def planned(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     """The task file, the project, its plan, and a scripted model that marks the phase."""
-    task = tmp_path / "task.json"
-    task.write_text(json.dumps(CI_TASK))
-    project = python_project(tmp_path / "project")
-    plan = tmp_path / "plan.json"
-    plan.write_text(plan_task(ci_task(), project).to_json())
-    model = tmp_path / "model.yaml"
-    model.write_text('replies:\n  - text: "PHASE 1 COMPLETE: configured"\n')
-    return task, project, plan, model
+    return planned_ci_task(tmp_path)
 
 
 def execute(planned: tuple[Path, Path, Path, Path], *args: str | Path) -> list[str | Path]:

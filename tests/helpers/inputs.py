@@ -4,11 +4,13 @@ tests of task inputs."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 from phasegate.phases.loading import task_from_mapping
 from phasegate.phases.model import Task
+from phasegate.planning.reference import plan_task
 
 CI_TASK: dict[str, Any] = {
     "name": "configure-ci",
@@ -82,6 +84,19 @@ def python_project(root: Path) -> Path:
     )
     (root / "app.py").write_text("print('hi')\n")
     return root
+
+
+def planned_ci_task(folder: Path) -> tuple[Path, Path, Path, Path]:
+    """The CI task's file, a project, its plan, and a model script that marks the phase, all
+    written under ``folder``: what ``phasegate execute`` needs."""
+    task = folder / "task.json"
+    task.write_text(json.dumps(CI_TASK))
+    project = python_project(folder / "project")
+    plan = folder / "plan.json"
+    plan.write_text(plan_task(ci_task(), project).to_json())
+    script = folder / "model.yaml"
+    script.write_text('replies:\n  - text: "PHASE 1 COMPLETE: configured"\n')
+    return task, project, plan, script
 
 
 def snapshot(root: Path) -> dict[str, tuple[str, int]]:
