@@ -119,6 +119,20 @@ def test_a_command_that_wrote_no_report_is_an_error_that_fails_both_ways(
     assert "exited 2 before it wrote a report" in annotation.data
 
 
+@pytest.mark.parametrize("code", ["256", "-1"])
+def test_an_exit_code_no_process_can_have_is_refused_instead_of_wrapping_to_zero(
+    tmp_path: Path, runner_files: dict[str, Path], code: str
+) -> None:
+    """256 would wrap to 0 and let a failing step pass: it is bad input (exit 2)."""
+    empty = tmp_path / "report.json"
+    empty.write_text("")
+    done = phasegate("github", empty, "--exit-code", code)
+    assert done.returncode == 2
+    assert "Invalid value for '--exit-code'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert runner_files["GITHUB_OUTPUT"].read_text() == ""
+
+
 def test_a_file_that_is_not_a_report_is_refused_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "report.json"
     bad.write_text('{"phases": "many"}')

@@ -26,8 +26,11 @@ def github_command(
     exit_code: Annotated[
         int | None,
         typer.Option(
+            # A process exits with 0 to 255: 256 would wrap to 0 and let a failing step pass.
+            min=0,
+            max=255,
             help="Exit code of the command that wrote REPORT (default: the report's own); "
-            "with no report, the verdict is error."
+            "with no report, the verdict is error.",
         ),
     ] = None,
     fail_on: Annotated[
