@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,3 +163,12 @@ def bundled_prompts(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # ===================================== end of pure-core fixtures =====================
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty work directory, ``tmp_path / "work"``, with room beside it for things
+    outside it."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder

@@ -38,14 +38,6 @@ def run_cli(*args: str | Path, env: dict[str, str] | None = None) -> Completed:
     )
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """An empty work directory."""
-    directory = tmp_path / "work"
-    directory.mkdir()
-    return directory
-
-
 @pytest.mark.cli
 def test_a_loop_whose_promise_is_said_on_iteration_three_stops_after_three(
     work: Path, tmp_path: Path

@@ -64,14 +64,6 @@ def three(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """An empty work directory."""
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def killed_in_stage_two(three: Path, work: Path) -> Iterator[ScriptedModelServer]:
     """A run killed (SIGKILL, its whole process group) while stage 2 waits on the model."""
     with ScriptedModelServer(Script.model_validate({"replies": KILLED_IN_STAGE_TWO})) as server:

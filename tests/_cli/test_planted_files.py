@@ -38,13 +38,6 @@ def refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def script(tmp_path: Path) -> Path:
     """A scripted agent that says the loop's promise."""
     path = tmp_path / "script.yaml"

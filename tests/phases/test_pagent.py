@@ -49,14 +49,6 @@ def pagent_file(work: Path, **changes: Any) -> Path:
     return path
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """An empty work directory."""
-    directory = tmp_path / "work"
-    directory.mkdir()
-    return directory
-
-
 def test_each_pagent_condition_becomes_the_phasegate_checks_it_means(work: Path) -> None:
     """file_exists(+min_lines), directory_exists+min_files, promise_in_output → said."""
     pipeline = load_pipeline_file(pagent_file(work), workdir=work)

@@ -32,13 +32,6 @@ def elsewhere(tmp_path: Path) -> Path:
     return git_repository(tmp_path / "elsewhere", f"https://x-access-token:{TOKEN}@github.com/o/r")
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
 def test_a_git_folder_inside_the_work_directory_gives_its_branch_and_remote(work: Path) -> None:
     """The ordinary case still works."""
     git_repository(work, "https://github.com/o/r.git", branch="dev")

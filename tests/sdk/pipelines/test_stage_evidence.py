@@ -21,14 +21,6 @@ from phasegate.validators.stage_evidence import StageEvidence
 NO_CHANGES = WorkspaceDiff()
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """An empty work directory, with room beside it for things outside."""
-    directory = tmp_path / "work"
-    directory.mkdir()
-    return directory
-
-
 def evidence_in(work: Path, **env: str) -> DiskEvidence:
     """Evidence for ``work`` with no changes and no tool calls."""
     return DiskEvidence(work, diff=NO_CHANGES, tools={}, env=env)
