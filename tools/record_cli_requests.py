@@ -7,9 +7,9 @@ is written to ``tests/fixtures/cli_requests/<claude code version>.json`` with th
 directory replaced by ``/work`` and the tool definitions reduced to their names (they are
 ~100k characters and the test kit reads only whether ``tools`` is there).
 
-Record a new release: install it in a virtual environment (``make compat`` builds them) and
-run ``VENV/bin/python tools/record_cli_requests.py``; then add the version to the
-parametrised tests in ``tests/testing/test_cli_wire_formats.py``.
+Record a new release: install it in a virtual environment (``make compat`` leaves one per
+version under ``.venv-compat/``) and run ``VENV/bin/python tools/record_cli_requests.py``;
+``tests/testing/test_cli_wire_formats.py`` reads every recording in that folder.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import Phase, Runner, Task
+from phasegate.sdk.agents.claude.versions import bundled_cli_version
 from phasegate.testing import ScriptedModelServer
 from phasegate.testing.script import Script
 
@@ -65,12 +66,6 @@ TASK = Task(
 )
 
 
-def _cli_version() -> str:
-    from claude_agent_sdk._cli_version import __cli_version__
-
-    return str(__cli_version__)
-
-
 def _scrub(value: Any, workdir: str) -> Any:
     if isinstance(value, str):
         return value.replace(workdir, "/work")
@@ -82,6 +77,10 @@ def _scrub(value: Any, workdir: str) -> Any:
 
 
 def main() -> int:
+    version = bundled_cli_version()
+    if version is None:
+        print("no bundled Claude Code CLI: install claude-agent-sdk", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(SCRIPT) as server:
         work = Path(tmp).resolve()
         (work / "notes.txt").write_text("a draft note\n")
@@ -93,7 +92,6 @@ def main() -> int:
                 str(tool.get("name")) for tool in body.get("tools", []) if isinstance(tool, dict)
             )
             bodies.append(_scrub(body, str(work)))
-    version = _cli_version()
     OUT.mkdir(parents=True, exist_ok=True)
     target = OUT / f"{version}.json"
     recording = {"claude_code": version, "verdict": report.verdict, "requests": bodies}
