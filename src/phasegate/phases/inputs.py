@@ -29,11 +29,11 @@ job; values are data, never evaluated.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from phasegate.phases.placeholder_values import placeholder_problem
 from phasegate.phases.workdir_paths import WorkdirPath
 
 MAX_HEADER = 12
@@ -45,20 +45,6 @@ OTHER_SUFFIX = "__other"
 InputType = Literal["choice", "multi_choice", "text"]
 """How an input is answered: one option, one or more options, or free text."""
 _ID = r"[A-Za-z][A-Za-z0-9_]*"
-_PLACEHOLDER_TEXT = re.compile(
-    r"(?is)^(tbd|todo|tba|n/?a|\?+|\.{2,}|…|<.*>|xxx+|fixme|placeholder|not sure|i don.?t know)$"
-)
-
-
-def placeholder_problem(value: str) -> str | None:
-    """What is wrong with ``value`` as a concrete answer (empty, or a stand-in such as TBD,
-    TODO, ``...`` or ``<name>``), or None when it is concrete."""
-    text = value.strip()
-    if not text:
-        return "is empty"
-    if _PLACEHOLDER_TEXT.match(text):
-        return f"{text!r} is a placeholder, not a value"
-    return None
 
 
 class InputOption(BaseModel):

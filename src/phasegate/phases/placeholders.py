@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from phasegate._files.models import LocatedValueError
 from phasegate.errors import InputProblem, InputsInvalidError
-from phasegate.phases.inputs import TaskInput, placeholder_problem
+from phasegate.phases.inputs import TaskInput
+from phasegate.phases.placeholder_values import placeholder_problem
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{\{[ \t]*([A-Za-z][A-Za-z0-9_]*)[ \t]*\}\}")
 

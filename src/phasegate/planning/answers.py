@@ -3,7 +3,7 @@
 The rules, for every answer whoever gave it (a person, a model, a file read by inference):
 
 - ``text``: any concrete text; empty or whitespace, ``TBD``, ``TODO``, ``...``, ``<...>``
-  and the like are refused (:func:`~phasegate.phases.inputs.placeholder_problem`).
+  and the like are refused (:func:`~phasegate.phases.placeholder_values.placeholder_problem`).
 - ``choice``: one of the labels (case does not matter), or concrete text of the person's
   own; ``Other (specify)`` makes ``<id>__other`` a required concrete answer, which becomes
   the value.
@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from phasegate.errors import InputProblem
-from phasegate.phases.inputs import OTHER_LABEL, OTHER_SUFFIX, TaskInput, placeholder_problem
+from phasegate.phases.inputs import OTHER_LABEL, OTHER_SUFFIX, TaskInput
+from phasegate.phases.placeholder_values import placeholder_problem
 
 Value = str | tuple[str, ...]
 """An input's value: text, or the labels of a multi_choice."""

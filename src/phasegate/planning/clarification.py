@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from phasegate.errors import InputProblem, UsageError
-from phasegate.phases.inputs import MAX_HEADER, OTHER_LABEL, TaskInput, placeholder_problem
+from phasegate.phases.inputs import MAX_HEADER, OTHER_LABEL, TaskInput
+from phasegate.phases.placeholder_values import placeholder_problem
 from phasegate.planning.answers import Value, check_answer, other_id
 from phasegate.planning.answers import wants_other as wants_follow_up
 from phasegate.planning.questions import Question, follow_up_for, question_for

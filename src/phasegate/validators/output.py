@@ -11,19 +11,15 @@ other failure of the schema library is reported as an issue too, never raised.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jsonschema
 
+from phasegate.phases.placeholder_values import is_placeholder_value
 from phasegate.phases.schemas import schema_validator
 from phasegate.validators.issues import Issue, IssueCode, IssueGroup
 from phasegate.validators.paths import relative_to_workdir
-
-_PLACEHOLDER = re.compile(r"^\s*(?:TBD|TODO|FIXME|XXX|\.{3,}|…|<[^<>\n]*>)\s*$", re.IGNORECASE)
-# "TODO: ..." or "TBD later", but not prose ("Todo list fixed") or paths ("TODO.md", "todo.py").
-_PLACEHOLDER_PREFIX = re.compile(r"^\s*(?:(?:TBD|TODO|FIXME)\b(?![./\\-])|(?i:tbd|todo|fixme)\s*:)")
 
 
 def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:
@@ -143,11 +139,7 @@ def check_placeholders(index: int, value: dict[str, Any], schema: dict[str, Any]
     for where, item, required in _walk(value, schema, schema, "$", required=False):
         if not isinstance(item, str):
             continue
-        if (
-            _PLACEHOLDER.match(item)
-            or _PLACEHOLDER_PREFIX.match(item)
-            or (required and not item.strip())
-        ):
+        if is_placeholder_value(item) or (required and not item.strip()):
             issues.append(
                 Issue.of(
                     IssueCode.PLACEHOLDER_VALUE,
