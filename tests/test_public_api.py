@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
+import inspect
 import io
 import re
 import shutil
@@ -11,88 +14,116 @@ import sys
 from pathlib import Path
 
 import phasegate
+import phasegate.client
 import phasegate.testing
+from phasegate._lazy import public_names
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_public_api_is_exactly_what_all_lists_and_sorted() -> None:
-    """__all__ is sorted and every name in it exists; nothing private leaks; the lazy name
-    map (what resolves on first use) lists exactly the names of __all__, in both packages."""
-    assert phasegate.__all__ == sorted(phasegate.__all__)
-    for name in [*phasegate.__all__]:
-        assert hasattr(phasegate, name), name
-    assert not [n for n in phasegate.__all__ if n.startswith("_")]
-    assert phasegate.testing.__all__ == sorted(phasegate.testing.__all__)
-    for package in (phasegate, phasegate.testing):
-        assert sorted(package._WHERE) == package.__all__, package.__name__
+PUBLIC_PACKAGES = (phasegate, phasegate.testing, phasegate.client)
 
 
-PUBLIC_API = {
-    # tasks and pipelines: loading and their models
-    "Task", "Phase", "Pipeline", "Stage", "load_task", "load_pipeline", "Mode", "Isolation",
-    # running them
-    "Runner", "PipelineRunner", "ClaudeAgent", "RetryPolicy",
-    "Agent", "AgentRequest", "AgentObserver",
-    # what a run gives back
-    "RunReport", "PhaseReport", "PipelineReport", "Issue", "IssueCode",
-    # events and their sinks
-    "RunEvent", "EventSink", "EventLog", "OtelSink",
-    # judging a saved transcript
-    "judge_transcript", "read_transcript",
-    # planning a task with inputs
-    "plan_task", "Plan", "plan_with_agent", "AgentPlan",
-    # batches
-    "Batch", "load_batch", "BatchRunner", "BatchSummary", "Executor", "LocalExecutor",
-    "RayExecutor",
-    "AgentFactory", "UnitAgent", "Unit", "UnitOutcome",
-    # errors
-    "BatchFileError", "ExecutorError", "PhasegateError", "UsageError", "TaskFileError",
-    "ScriptFileError", "PipelineFileError", "PipelineStateError", "PromptTemplateError",
-    "RunError", "AgentError", "InputsInvalidError", "StalePlanError", "PlanFileError",
-    # warnings (the run goes on)
-    "PhasegateWarning", "ClaudeCodeVersionWarning",
-}  # fmt: skip
+def test_each_public_package_declares_its_names_once_in_its_stub() -> None:
+    """The stub next to each package's __init__.py holds only the declaration (a docstring,
+    one ``from M import Name as Name`` per name, the type of ``__all__``); ``__all__`` is read
+    from it, sorted, and nothing private is public."""
+    for package in PUBLIC_PACKAGES:
+        assert package.__file__ is not None
+        stub = Path(package.__file__).with_suffix(".pyi")
+        tree = ast.parse(stub.read_text())
+        statements = tree.body[1:] if ast.get_docstring(tree) else tree.body
+        for node in statements:
+            if isinstance(node, ast.AnnAssign):
+                assert ast.unparse(node) == "__all__: list[str]", stub
+            else:
+                assert isinstance(node, ast.ImportFrom), (stub, ast.unparse(node))
+                assert all(alias.asname == alias.name for alias in node.names), ast.unparse(node)
+        assert package.__all__ == sorted(public_names(package.__file__)), stub
+        assert package.__all__, stub
+        assert not [name for name in package.__all__ if name.startswith("_")]
 
 
-def test_all_holds_the_deliberate_public_api_and_no_internals() -> None:
-    """Gates, prompt builders, marker parsing and transcript models stay in their
-    subpackages; a name joins the public API only on purpose (here and in __all__)."""
-    assert set(phasegate.__all__) == PUBLIC_API
+def test_every_public_name_resolves_from_its_declared_module_and_has_a_docstring() -> None:
+    """A stale line in a stub fails here, not in a user's import; every public item says
+    what it is."""
+    for package in PUBLIC_PACKAGES:
+        assert package.__file__ is not None
+        for name, module in public_names(package.__file__).items():
+            value = getattr(package, name)
+            assert value is getattr(importlib.import_module(module), name), (package, name)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                assert inspect.getdoc(value), f"{package.__name__}.{name} has no docstring"
 
 
-def test_every_name_the_readme_and_examples_import_is_public() -> None:
-    """What a reader copies from the README resolves through __all__."""
-    texts = [(ROOT / "README.md").read_text()]
-    texts += [path.read_text() for path in (ROOT / "examples").rglob("*.py")]
+def test_the_stubs_types_are_what_the_package_gives_at_run_time() -> None:
+    """A type checker reads the stub; the lazy loader reads the same lines: ``dir()`` shows
+    every public name before any was touched."""
+    code = (
+        "import phasegate, phasegate.testing, phasegate.client\n"
+        "for p in (phasegate, phasegate.testing, phasegate.client):\n"
+        "    assert set(p.__all__) <= set(dir(p)), p\n"
+        "    assert not set(p.__all__) & set(vars(p)), 'imported eagerly'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _user_texts() -> dict[str, str]:
+    """What users read and copy: the README, every page of docs/, the examples' Python."""
+    texts = {"README.md": (ROOT / "README.md").read_text()}
+    texts |= {
+        str(path.relative_to(ROOT)): path.read_text() for path in (ROOT / "docs").glob("*.md")
+    }
+    texts |= {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "examples").rglob("*.py")}
+    return texts
+
+
+def _code(name: str, text: str) -> str:
+    return text if name.endswith(".py") else "".join(re.findall(r"```python\n(.*?)```", text, re.S))
+
+
+def test_every_name_the_readme_docs_and_examples_import_is_public() -> None:
+    """What a reader copies from the README, the docs or an example resolves through
+    ``__all__``."""
     imported = {
-        (package, name.strip())
-        for text in texts
+        (where, package, name.strip())
+        for where, text in _user_texts().items()
         for package, names in re.findall(
-            r"^from (phasegate(?:\.testing)?) import ([^\n(]+)$", text, re.M
+            r"^from (phasegate(?:\.testing|\.client)?) import ([^\n(]+)$", text, re.M
         )
         for name in names.split(",")
     }
-    assert ("phasegate", "Runner") in imported, "the pattern is stale"
-    exported = {"phasegate": phasegate.__all__, "phasegate.testing": phasegate.testing.__all__}
-    assert {(p, n) for p, n in imported if n not in exported[p]} == set()
+    assert ("README.md", "phasegate", "Runner") in imported, "the pattern is stale"
+    assert any(where.startswith("docs/") for where, _, _ in imported), "the pattern is stale"
+    exported = {package.__name__: package.__all__ for package in PUBLIC_PACKAGES}
+    assert {(w, p, n) for w, p, n in imported if n not in exported[p]} == set()
 
 
-def test_the_readme_and_examples_import_only_from_the_public_packages() -> None:
+def test_the_readme_docs_and_examples_import_only_from_the_public_packages() -> None:
     """Users copy these imports: they must not reach into subpackages that may move."""
-    sources = {
-        "README.md": "".join(
-            re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-        )
-    }
-    sources |= {str(path): path.read_text() for path in (ROOT / "examples").rglob("*.py")}
     imported = {
         (where, module)
-        for where, text in sources.items()
-        for module in re.findall(r"^\s*(?:from|import) (phasegate[\w.]*)", text, re.M)
+        for where, text in _user_texts().items()
+        for module in re.findall(r"^\s*(?:from|import) (phasegate[\w.]*)", _code(where, text), re.M)
     }
     assert imported, "no phasegate import found: the pattern is stale"
-    assert {(w, m) for w, m in imported if m not in ("phasegate", "phasegate.testing")} == set()
+    public = {package.__name__ for package in PUBLIC_PACKAGES}
+    assert {(w, m) for w, m in imported if m not in public} == set()
+
+
+def test_the_user_docs_never_send_readers_to_an_internal_module() -> None:
+    """Prose names public homes too (``from phasegate import LoopRunner``), not module paths
+    that may move; docs/architecture.md, the map for contributors, is the exception."""
+    internal = re.compile(
+        r"\bphasegate\.(?:sdk|phases|planning|validators|evidence|prompts|metrics|_\w+)\b"
+    )
+    named = {
+        (where, match.group(0))
+        for where, text in _user_texts().items()
+        if where != "docs/architecture.md"
+        for match in internal.finditer(text)
+    }
+    assert named == set()
 
 
 def test_importing_phasegate_does_not_import_claude_agent_sdk() -> None:

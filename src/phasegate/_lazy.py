@@ -1,22 +1,43 @@
-"""Lazy package attributes (PEP 562): a name is imported from its module on first use.
+"""Lazy packages (PEP 562) whose public names are declared once, in their ``__init__.pyi``.
 
-``phasegate`` and ``phasegate.testing`` use it, so importing them (the CLI starting, the
-pytest plugin loading in every pytest session) costs nothing until a name is touched.
+``phasegate``, ``phasegate.testing`` and ``phasegate.client`` list their public API in a stub
+file next to their ``__init__.py``, one ``from module import Name as Name`` per name (the
+explicit re-export form type checkers read). That list is the only declaration: the package's
+``__all__``, its ``__getattr__`` (a name is imported from its module on first use) and its
+``__dir__`` are read from it here, so importing the package (the CLI starting, the pytest
+plugin loading in every pytest session) costs nothing until a name is touched.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
+def public_names(init_file: str | Path) -> dict[str, str]:
+    """The public names the stub next to ``init_file`` declares, each with its module.
+
+    Only ``from module import Name as Name`` counts; anything else in the stub (its docstring,
+    ``from __future__``) declares nothing.
+    """
+    stub = Path(init_file).with_suffix(".pyi")
+    where: dict[str, str] = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8"), str(stub)).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
+            where.update({alias.name: node.module for alias in node.names if alias.asname})
+    return where
+
+
 def lazy_attributes(
-    package: str, where: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package``, whose names live in ``where``
-    (name → module)."""
+    package: str, init_file: str
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``__getattr__``, ``__dir__`` and ``__all__`` for ``package``, whose ``__init__.py`` is
+    ``init_file``; its public names are those :func:`public_names` reads."""
+    where = public_names(init_file)
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)
@@ -29,4 +50,4 @@ def lazy_attributes(
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[package]), *where})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(where)

@@ -8,19 +8,8 @@ needs the ``client`` extra (httpx), imported on first use of :class:`ServiceClie
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from phasegate._lazy import lazy_attributes
 
-if TYPE_CHECKING:
-    from phasegate.client.client import ServiceClient
-    from phasegate.client.errors import ServiceError
-    from phasegate.client.events import ServiceEvent
-
-_WHERE = {
-    "ServiceClient": "phasegate.client.client",
-    "ServiceError": "phasegate.client.errors",
-    "ServiceEvent": "phasegate.client.events",
-}
-__all__ = ["ServiceClient", "ServiceError", "ServiceEvent"]
-__getattr__, __dir__ = lazy_attributes(__name__, _WHERE)
+# The public names are declared once, in __init__.pyi next to this file (what type checkers
+# read); Names resolve on first use: the client needs httpx, the schema does not.
+__getattr__, __dir__, __all__ = lazy_attributes(__name__, __file__)

@@ -4,49 +4,9 @@ that replays them, and the model server that lets the real Claude Code CLI repla
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from phasegate._lazy import lazy_attributes
 
-if TYPE_CHECKING:
-    from phasegate.testing.model_server import RecordedRequest, ScriptedModelServer
-    from phasegate.testing.script import (
-        HttpFault,
-        Reply,
-        Script,
-        ScriptCursor,
-        ToolStep,
-        Unmatched,
-        load_script,
-    )
-    from phasegate.testing.scripted_agent import ScriptedAgent
-
-# Names resolve on first use: the pytest plugin below this package loads in every pytest
+# The public names are declared once, in __init__.pyi next to this file (what type checkers
+# read); Names resolve on first use: the pytest plugin below this package loads in every pytest
 # session of a project that has phasegate installed.
-_WHERE = {
-    "HttpFault": "phasegate.testing.script",
-    "RecordedRequest": "phasegate.testing.model_server",
-    "Reply": "phasegate.testing.script",
-    "Script": "phasegate.testing.script",
-    "ScriptCursor": "phasegate.testing.script",
-    "ScriptedAgent": "phasegate.testing.scripted_agent",
-    "ScriptedModelServer": "phasegate.testing.model_server",
-    "ToolStep": "phasegate.testing.script",
-    "Unmatched": "phasegate.testing.script",
-    "load_script": "phasegate.testing.script",
-}
-
-__all__ = [
-    "HttpFault",
-    "RecordedRequest",
-    "Reply",
-    "Script",
-    "ScriptCursor",
-    "ScriptedAgent",
-    "ScriptedModelServer",
-    "ToolStep",
-    "Unmatched",
-    "load_script",
-]
-
-__getattr__, __dir__ = lazy_attributes(__name__, _WHERE)
+__getattr__, __dir__, __all__ = lazy_attributes(__name__, __file__)
