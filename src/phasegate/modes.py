@@ -21,6 +21,10 @@ session per stage (for comparison)."""
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
 """Every isolation, the default first."""
 
+DefinitionKind = Literal["task", "pipeline"]
+"""What a definition is: a phased task, or a pipeline of stages (``Task.kind``,
+``Pipeline.kind``); runs, plans and batch units carry it."""
+
 Verdict = Literal["accepted", "rejected", "error"]
 """How a task run ended: every phase accepted; a phase rejected; the run could not finish."""
 

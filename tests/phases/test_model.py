@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from phasegate._files.digests import json_digest
 from phasegate.phases.model import DEFAULT_MARKER_TEXT, Phase, Task
+from phasegate.phases.pipeline import Pipeline
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -162,3 +164,22 @@ def test_index_of_finds_an_equal_copy_and_follows_replaced_phases() -> None:
     assert task.index_of(copy) == 2
     assert [reordered.index_of(p) for p in reordered.phases] == [1, 2, 3, 4]
     assert reordered.index_of(task.phases[0]) == 4
+
+
+def test_a_task_and_a_pipeline_answer_kind_inputs_and_digest_the_same_way(
+    fix_task: Task,
+) -> None:
+    """Both kinds of definition say what they are, which inputs they take and their
+    fingerprint (the SHA-256 of their canonical JSON), so callers need no isinstance."""
+    pipeline = Pipeline.model_validate(
+        {
+            "name": "p",
+            "stages": [{"name": "s", "prompt": "Go.", "exit_when": [{"file_exists": "a"}]}],
+        }
+    )
+    for definition, kind in ((fix_task, "task"), (pipeline, "pipeline")):
+        assert definition.kind == kind
+        assert definition.all_inputs == ()
+        assert definition.digest() == json_digest(definition.model_dump(mode="json", by_alias=True))
+    renamed = fix_task.model_copy(update={"name": "other"})
+    assert renamed.digest() != fix_task.digest()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from phasegate._files.digests import json_digest
 from phasegate.errors import PipelineFileError, UsageError
 from phasegate.phases.checks import (
     Changed,
@@ -565,12 +566,14 @@ def full_pipeline(**changes: Any) -> Pipeline:
 
 
 def test_the_digest_is_stable_for_the_same_content(tmp_path: Path) -> None:
-    """Two loads of the same definition (YAML text or data) have the same 16-hex digest."""
+    """Two loads of the same definition (YAML text or data) have the same digest: the
+    SHA-256 of its canonical JSON, the fingerprint a task has too."""
     first = load_pipeline(write(tmp_path, "one.yaml", FULL_YAML))
     second = load_pipeline(write(tmp_path / "elsewhere", "two.yaml", FULL_YAML))
 
     assert first.digest() == second.digest() == full_pipeline().digest()
-    assert re.fullmatch(r"[0-9a-f]{16}", first.digest())
+    assert first.digest() == json_digest(first.model_dump(mode="json", by_alias=True))
+    assert re.fullmatch(r"[0-9a-f]{64}", first.digest())
 
 
 def test_the_digest_changes_when_a_prompt_changes() -> None:

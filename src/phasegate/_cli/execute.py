@@ -99,7 +99,6 @@ def execute(
     from phasegate._files.idempotency import IdempotencyStore
     from phasegate.phases.model import Task
     from phasegate.planning.plan import load_plan
-    from phasegate.planning.reference import definition_digest
     from phasegate.planning.values import resolve_inputs
     from phasegate.sdk.agents.retry import RetryPolicy
     from phasegate.sdk.pipelines.runner import PipelineRunner
@@ -117,7 +116,7 @@ def execute(
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script, answers_file])
         request = json_digest(
             {
-                "task": definition_digest(task),
+                "task": task.digest(),
                 "plan_id": plan.plan_id,
                 "responses": answers,
                 "workdir": str(workdir.resolve()),

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
 from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
+from phasegate.modes import DefinitionKind
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.validators.issues import Issue
@@ -54,7 +55,7 @@ class Problem:
 class ReportView:
     """What a CI step shows of a report."""
 
-    kind: Literal["task", "pipeline"]
+    kind: DefinitionKind
     name: str
     verdict: str
     exit_code: int

@@ -19,7 +19,7 @@ from phasegate._server.resolving import ResolvedRequest, root_relative
 from phasegate.client.schema import PlanRequest, RunRequest
 from phasegate.errors import InputsInvalidError, PlanFileError, StalePlanError, UsageError
 from phasegate.planning.plan import Plan
-from phasegate.planning.reference import plan_task, task_inputs
+from phasegate.planning.reference import plan_task
 from phasegate.planning.values import InputValues, resolve_inputs
 
 NO_ENVIRONMENT: dict[str, str] = {}
@@ -39,7 +39,7 @@ def plan_for(resolved: ResolvedRequest, request: PlanRequest) -> Plan:
 def run_values(resolved: ResolvedRequest, request: RunRequest, root: Path) -> InputValues | None:
     """The input values a run starts with (None when its definition has no inputs and the
     request gives none)."""
-    if not task_inputs(resolved.definition) and request.inputs is None and request.plan is None:
+    if not resolved.definition.all_inputs and request.inputs is None and request.plan is None:
         return None
     try:
         plan = (

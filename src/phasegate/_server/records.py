@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate._files.atomic import write_atomic
-from phasegate.client.schema import RunKind, RunStatus
-from phasegate.modes import Isolation, Mode
+from phasegate.client.schema import RunStatus
+from phasegate.modes import DefinitionKind, Isolation, Mode
 from phasegate.sdk.pipelines.state import STATE_DIR
 
 RECORD = "record.json"
@@ -35,7 +35,7 @@ class RunRecord(BaseModel):
     id: str
     seq: int
     """Order of creation: runs are listed and started by it."""
-    kind: RunKind
+    kind: DefinitionKind
     name: str
     status: RunStatus
     verdict: str | None = None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from phasegate._files.limits import ParseProblem
 from phasegate._files.parsing import check_tree
-from phasegate.modes import Isolation, Mode
+from phasegate.modes import DefinitionKind, Isolation, Mode
 
 API_VERSION = "v1"
 """The prefix of every endpoint but ``/healthz``; it changes when a field changes meaning."""
@@ -27,8 +27,6 @@ cancelled on request; cut short by a restart or shutdown of the service."""
 
 ACTIVE: frozenset[RunStatus] = frozenset({"queued", "running"})
 """The statuses of a run that has not ended."""
-
-RunKind = Literal["task", "pipeline"]
 
 
 class _Body(BaseModel):
@@ -80,7 +78,7 @@ class DefinitionRequest(_Body):
         return self
 
     @property
-    def kind(self) -> RunKind:
+    def kind(self) -> DefinitionKind:
         """Whether this is about a task or a pipeline."""
         return "task" if self.task is not None else "pipeline"
 
@@ -161,7 +159,7 @@ class RunInfo(_Answer):
     """A run as ``GET /v1/runs/{id}`` shows it."""
 
     id: str
-    kind: RunKind
+    kind: DefinitionKind
     name: str = Field(description="The task's or pipeline's name.")
     status: RunStatus
     verdict: str | None = Field(

@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from phasegate._files.digests import json_digest
+from phasegate.modes import DefinitionKind
 from phasegate.phases.completion import Completion
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
@@ -174,6 +176,22 @@ class Task(BaseModel):
         # A task without inputs dumps as it did before inputs existed, so digests of
         # definitions saved earlier (pipeline state, batch units) still match.
         return drop_empty_inputs(handler(self), self.inputs)
+
+    @property
+    def kind(self) -> DefinitionKind:
+        """``"task"`` (a :class:`~phasegate.Pipeline` says ``"pipeline"``)."""
+        return "task"
+
+    @property
+    def all_inputs(self) -> tuple[TaskInput, ...]:
+        """The inputs the task declares (a pipeline adds its stage tasks' inputs)."""
+        return self.inputs
+
+    def digest(self) -> str:
+        """A fingerprint of everything the task says, as loaded (the SHA-256 of its canonical
+        JSON, as for a pipeline): a plan, a kept result or a batch unit made for another
+        definition does not match."""
+        return json_digest(self.model_dump(mode="json", by_alias=True))
 
     @property
     def output_phase(self) -> Phase | None:

@@ -25,8 +25,6 @@ relative to the file.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,7 +47,9 @@ from phasegate._files import (
     read_text,
     validate_model,
 )
+from phasegate._files.digests import json_digest
 from phasegate.errors import PipelineFileError, TaskFileError
+from phasegate.modes import DefinitionKind
 from phasegate.phases.checks import Check
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
@@ -222,6 +222,11 @@ class Pipeline(BaseModel):
         return drop_empty_inputs(handler(self), self.inputs)
 
     @property
+    def kind(self) -> DefinitionKind:
+        """``"pipeline"`` (a :class:`~phasegate.Task` says ``"task"``)."""
+        return "pipeline"
+
+    @property
     def all_inputs(self) -> tuple[TaskInput, ...]:
         """The pipeline's inputs, then those its stage tasks declare (each id once)."""
         return all_inputs(self.inputs, self.stages)
@@ -249,10 +254,10 @@ class Pipeline(BaseModel):
         return tuple(stage.name for stage in self.stages)
 
     def digest(self) -> str:
-        """A fingerprint of the definition (prompts and checks included): a resumed run must
-        continue the pipeline it started."""
-        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """A fingerprint of the definition, prompts and checks included (the SHA-256 of its
+        canonical JSON, as for a task): a resumed run must continue the pipeline it
+        started."""
+        return json_digest(self.model_dump(mode="json", by_alias=True))
 
 
 def load_pipeline(path: str | Path, *, files_root: str | Path | None = None) -> Pipeline:

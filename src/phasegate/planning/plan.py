@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate._files import read_mapping, validate_model
 from phasegate.errors import InputProblem, PlanFileError
+from phasegate.modes import DefinitionKind
 from phasegate.planning.questions import Question
 
 API_VERSION = "1"
@@ -63,7 +64,7 @@ class Plan(_Model):
     plan_id: str = Field(description="A digest of definition, context, values and responses.")
     status: PlanStatus
     task: str = Field(description="The task or pipeline's name.")
-    kind: Literal["task", "pipeline"]
+    kind: DefinitionKind
     turn: int = Field(description="The turn the questions are for; with none, turns used.")
     max_turns: int
     questions_per_turn: int

@@ -79,7 +79,7 @@ def plan_task(
     root = Path(workdir)
     if not root.is_dir():
         raise UsageError(f"the work directory {root} is not a directory", option="workdir")
-    inputs = task_inputs(definition)
+    inputs = definition.all_inputs
     facts = WorkdirFacts(root, environ)
     found = infer_values(inputs, facts, context_data)
     kept_proposals = _proposals(inputs, found, proposed or {})
@@ -119,7 +119,7 @@ def plan_task(
             for item in missing
         ]
     questions = turn.questions if missing else ()
-    digests = PlanDigests(definition=definition_digest(definition), workdir=facts.digest())
+    digests = PlanDigests(definition=definition.digest(), workdir=facts.digest())
     identity = {
         "api_version": API_VERSION,
         "context": context_data,
@@ -132,7 +132,7 @@ def plan_task(
         plan_id=_digest(identity),
         status=_status(missing, errors, questions),
         task=definition.name,
-        kind="task" if isinstance(definition, Task) else "pipeline",
+        kind=definition.kind,
         turn=turn.number,
         max_turns=MAX_TURNS,
         questions_per_turn=per_turn,
@@ -181,16 +181,6 @@ def response_turns(
             option="responses",
         )
     return [json_object(answered, "responses") for answered in responses]
-
-
-def task_inputs(definition: Task | Pipeline) -> tuple[TaskInput, ...]:
-    """The inputs of a task, or of a pipeline and its stage tasks."""
-    return definition.inputs if isinstance(definition, Task) else definition.all_inputs
-
-
-def definition_digest(definition: Task | Pipeline) -> str:
-    """A fingerprint of everything the task or pipeline says, as loaded."""
-    return _digest(definition.model_dump(mode="json", by_alias=True))
 
 
 def json_object(value: Mapping[str, Any] | None, option: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from phasegate.planning.answers import Value, other_id
 from phasegate.planning.ask_user_question import normalize_responses
 from phasegate.planning.clarification import missing_inputs, read_answers
 from phasegate.planning.plan import API_VERSION, Plan
-from phasegate.planning.reference import Responses, plan_task, response_turns, task_inputs
+from phasegate.planning.reference import Responses, plan_task, response_turns
 
 RESPONSE_SOURCE = "response"
 """The provenance of a value somebody answered."""
@@ -86,7 +86,7 @@ def resolve_inputs(
             f"was made (planning again gives {again.plan_id}); plan again with the same "
             "context and answer its questions"
         )
-    inputs = task_inputs(definition)
+    inputs = definition.all_inputs
     new: dict[str, Any] = {}
     problems: list[InputProblem] = []
     for answered in response_turns(responses):

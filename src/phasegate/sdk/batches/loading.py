@@ -21,7 +21,7 @@ from phasegate.phases.pipeline import Pipeline, load_pipeline
 from phasegate.sdk.batches.model import DEFAULT_TIMEOUT, BatchFile, BatchItem, ItemSettings
 from phasegate.sdk.batches.outcome import AgentFactory, UnitJob
 from phasegate.sdk.batches.sources import WorkdirSource, resolve_source
-from phasegate.sdk.batches.units import Unit, UnitKind, unit_id
+from phasegate.sdk.batches.units import Unit, unit_id
 
 _GLOB_CHARACTERS = frozenset("*?[")
 
@@ -125,7 +125,7 @@ class _Loader:
 
     def definition(self, item: BatchItem, path: Path) -> Task | Pipeline:
         loaded = load_task(path) if item.task is not None else load_pipeline(path)
-        inputs = loaded.inputs if isinstance(loaded, Task) else loaded.all_inputs
+        inputs = loaded.all_inputs
         needed = [i.id for i in inputs if i.required and i.default is None]
         if needed:
             # A unit runs unattended: nothing would give these values, and every unit
@@ -142,12 +142,7 @@ class _Loader:
         item = self.item
         workdir, written = self._workdir()
         script = self._model_script()
-        kind: UnitKind = "task" if isinstance(definition, Task) else "pipeline"
-        digest = (
-            hashlib.sha256(definition.model_dump_json().encode("utf-8")).hexdigest()
-            if isinstance(definition, Task)
-            else definition.digest()
-        )
+        kind, digest = definition.kind, definition.digest()
         modes = (item.modes or ("gate",)) if kind == "task" else (None,)
         isolation = (item.isolation or "session") if kind == "pipeline" else None
         max_attempts = item.max_attempts or DEFAULT_MAX_ATTEMPTS

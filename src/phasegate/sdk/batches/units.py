@@ -9,17 +9,14 @@ are not part of the id: raising a limit does not make finished units new.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from phasegate.modes import Isolation, Mode
+from phasegate._files.digests import json_digest
+from phasegate.modes import DefinitionKind, Isolation, Mode
 from phasegate.sdk.batches.sources import WorkdirSource
 
-UnitKind = Literal["task", "pipeline"]
 """What a unit runs."""
 
 
@@ -30,7 +27,7 @@ class Unit(BaseModel):
 
     id: str = Field(description="<item>.<mode or pipeline>.r<repeat>.<12 hex digits of content>")
     item: str = Field(description="The batch item's name.")
-    kind: UnitKind
+    kind: DefinitionKind
     name: str = Field(description="The task's or pipeline's own name, as its events carry it.")
     definition: str = Field(description="The task or pipeline file (absolute).")
     files_root: str | None = Field(default=None, description="Where its named files must lie.")
@@ -58,8 +55,7 @@ def unit_id(content: Mapping[str, object]) -> str:
     and ``repeat``, plus whatever else defines the work. The work directory source goes in
     as the batch file states it, paths relative to the file, so the id does not depend on
     where the batch lives (the jobs of a CI matrix may check it out in different places)."""
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
-    hexdigest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+    hexdigest = json_digest(content)[:12]  # 48 bits tell a batch's units apart
     return (
         f"{content['item']}.{content['mode'] or content['kind']}.r{content['repeat']}.{hexdigest}"
     )

@@ -20,7 +20,7 @@ from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
 from phasegate.planning.clarification import DEFAULT_QUESTIONS_PER_TURN
 from phasegate.planning.plan import InferredValue, Plan
-from phasegate.planning.reference import Responses, plan_task, task_inputs
+from phasegate.planning.reference import Responses, plan_task
 from phasegate.sdk.agents.protocol import Agent
 from phasegate.sdk.planning.clarify import clarify_task, proposal_check
 from phasegate.sdk.tasks.report import RunReport
@@ -57,7 +57,7 @@ async def plan_with_agent(
     ``on_event`` as for :class:`~phasegate.sdk.tasks.runner.Runner`)."""
     reference = plan_task(definition, workdir, context=context, responses=responses,
                           questions_per_turn=questions_per_turn)  # fmt: skip
-    inputs = task_inputs(definition)
+    inputs = definition.all_inputs
     runner = Runner(
         agent,
         max_attempts=max_attempts,

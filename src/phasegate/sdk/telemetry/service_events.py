@@ -8,8 +8,9 @@ ends early, and always a final ``done`` with the status the service gives it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
+from phasegate.modes import DefinitionKind
 from phasegate.sdk.telemetry.event import EventFields, EventName
 
 
@@ -18,7 +19,7 @@ class RunQueued(EventFields):
     """The service accepted the run; it starts when a slot is free."""
 
     event: ClassVar[EventName] = "run.queued"
-    kind: Literal["task", "pipeline"]
+    kind: DefinitionKind
     position: int
     """1 when the run is next to start; 0 when a slot is free for it now."""
 
