@@ -25,6 +25,9 @@ DefinitionKind = Literal["task", "pipeline"]
 """What a definition is: a phased task, or a pipeline of stages (``Task.kind``,
 ``Pipeline.kind``); runs, plans and batch units carry it."""
 
+STEP_NOUN: dict[DefinitionKind, str] = {"task": "phase", "pipeline": "stage"}
+"""What a definition's steps are called in messages: a task's phases, a pipeline's stages."""
+
 Verdict = Literal["accepted", "rejected", "error"]
 """How a task run ended: every phase accepted; a phase rejected; the run could not finish."""
 

@@ -25,8 +25,8 @@ from phasegate.errors import (
     StalePlanError,
 )
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.tasks.report import RunReport
+from phasegate.modes import STEP_NOUN
+from phasegate.sdk.tasks.report import DefinitionReport
 from phasegate.sdk.telemetry.events import RunEvent
 
 _PROGRESS_EVENTS = frozenset({
@@ -88,7 +88,7 @@ class ProgressLines:
         write_line(line)
 
 
-def result_line(report: RunReport | PipelineReport, changes: WorkspaceDiff) -> dict[str, Any]:
+def result_line(report: DefinitionReport, changes: WorkspaceDiff) -> dict[str, Any]:
     """The result line of a run that produced a report (accepted, rejected or failed)."""
     line: dict[str, Any] = {
         "type": "result",
@@ -132,15 +132,11 @@ def _code(error: PhasegateError) -> str:
     return "agent_failed" if isinstance(error, RunError) else "bad_input"
 
 
-def _message(report: RunReport | PipelineReport) -> str:
-    name, units = (
-        (report.task, report.phases) if isinstance(report, RunReport)
-        else (report.pipeline, report.stages)
-    )  # fmt: skip
-    what = "phase" if isinstance(report, RunReport) else "stage"
+def _message(report: DefinitionReport) -> str:
+    name = report.name
     if report.success:
-        return f"{name}: every {what} accepted"
+        return f"{name}: every {STEP_NOUN[report.kind]} accepted"
     if report.verdict == "error":
         return f"{name}: the run failed: {report.error}"
-    refused = [unit.name for unit in units if unit.status != "accepted"]
+    refused = [step.name for step in report.steps if step.status != "accepted"]
     return f"{name}: {report.verdict}; not accepted: {', '.join(refused) or 'none'}"

@@ -8,6 +8,7 @@ written once; another kind of report only needs another reader here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,9 @@ from pydantic import ValidationError
 from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
-from phasegate.modes import DefinitionKind
+from phasegate.modes import STEP_NOUN, DefinitionKind
 from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.tasks.report import RunReport
+from phasegate.sdk.tasks.report import DefinitionReport, RunReport, StepReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 
@@ -73,7 +74,7 @@ class ReportView:
     @property
     def unit(self) -> str:
         """What a row is: ``phase`` or ``stage``."""
-        return "phase" if self.kind == "task" else "stage"
+        return STEP_NOUN[self.kind]
 
     def count(self, status: str) -> int:
         """How many rows ended with ``status``."""
@@ -123,36 +124,42 @@ def _no_report(path: Path, exit_code: int | None) -> ReportView:
     )
 
 
-def _task_view(report: RunReport, exit_code: int) -> ReportView:
-    names = {phase.index: phase.name for phase in report.phases}
-    problems = [_problem(issue, names) for issue in report.issues]
-    problems += [_problem(finding, names, finding=True) for finding in report.findings]
+def _view(
+    report: DefinitionReport,
+    exit_code: int,
+    problems: list[Problem],
+    how: Mapping[int, str],
+    **only_tasks: Any,
+) -> ReportView:
+    """What every report shows alike; ``how`` says per step index how it completed,
+    ``only_tasks`` the fields a pipeline report does not have."""
     return ReportView(
-        kind="task",
-        name=report.task,
+        kind=report.kind,
+        name=report.name,
         verdict=report.verdict,
         exit_code=exit_code,
-        rows=tuple(
-            Row(
-                phase.index,
-                phase.name,
-                phase.status,
-                phase.attempts,
-                f"by {phase.completed_by}" if phase.completed_by else "",
-                tuple(phase.files_changed),
-            )
-            for phase in report.phases
-        ),
+        rows=tuple(_row(step, how.get(step.index, "")) for step in report.steps),
         problems=tuple(problems),
-        reconciliation=report.reconciliation,
         usage=report.usage,
         duration_ms=report.duration_ms,
         session_id=report.session_id,
         final_message=report.final_message,
-        summary_json=report.summary,
-        mode=report.mode,
         error=report.error,
+        **only_tasks,
     )
+
+
+def _row(step: StepReport, how: str) -> Row:
+    return Row(step.index, step.name, step.status, step.attempts, how, tuple(step.files_changed))
+
+
+def _task_view(report: RunReport, exit_code: int) -> ReportView:
+    names = {phase.index: phase.name for phase in report.phases}
+    problems = [_problem(issue, names) for issue in report.issues]
+    problems += [_problem(finding, names, finding=True) for finding in report.findings]
+    how = {p.index: f"by {p.completed_by}" for p in report.phases if p.completed_by}
+    return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
+                 summary_json=report.summary, mode=report.mode)  # fmt: skip
 
 
 def _problem(issue: Issue, names: dict[int, str], *, finding: bool = False) -> Problem:
@@ -179,26 +186,5 @@ def _pipeline_view(report: PipelineReport, exit_code: int) -> ReportView:
         for check in stage.checks
         if not check.ok
     ]
-    return ReportView(
-        kind="pipeline",
-        name=report.pipeline,
-        verdict=report.verdict,
-        exit_code=exit_code,
-        rows=tuple(
-            Row(
-                stage.index,
-                stage.name,
-                stage.status,
-                stage.attempts,
-                f"{stage.visits} visits" if stage.visits > 1 else "",
-                tuple(stage.files_changed),
-            )
-            for stage in report.stages
-        ),
-        problems=tuple(problems),
-        usage=report.usage,
-        duration_ms=report.duration_ms,
-        session_id=report.session_id,
-        final_message=report.final_message,
-        error=report.error,
-    )
+    how = {stage.index: f"{stage.visits} visits" for stage in report.stages if stage.visits > 1}
+    return _view(report, exit_code, problems, how)

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Usage
-from phasegate.modes import Isolation
+from phasegate.modes import DefinitionKind, Isolation
 from phasegate.sdk.pipelines.state import PipelineState, PipelineStatus, Revision, StageRecord
 from phasegate.sdk.tasks.report import SCHEMA_VERSION, exit_code_of
 
@@ -61,6 +61,21 @@ class PipelineReport(BaseModel):
     def exit_code(self) -> int:
         """0 accepted, 1 rejected, 3 error (as ``phasegate run``)."""
         return exit_code_of(self.verdict)
+
+    @property
+    def kind(self) -> DefinitionKind:
+        """``pipeline`` (:class:`~phasegate.sdk.tasks.report.DefinitionReport`)."""
+        return "pipeline"
+
+    @property
+    def name(self) -> str:
+        """The pipeline's name (:class:`~phasegate.sdk.tasks.report.DefinitionReport`)."""
+        return self.pipeline
+
+    @property
+    def steps(self) -> tuple[StageRecord, ...]:
+        """The stages (:class:`~phasegate.sdk.tasks.report.DefinitionReport`)."""
+        return self.stages
 
 
 def pipeline_report(

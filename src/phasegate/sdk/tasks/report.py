@@ -6,13 +6,14 @@ Its shape is a contract (CI steps and dashboards read it): fields are only ever 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import Transcript, Usage
-from phasegate.modes import Mode, PhaseStatus, Verdict
+from phasegate.modes import DefinitionKind, Mode, PhaseStatus, Verdict
 from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
@@ -25,6 +26,91 @@ EXIT_REJECTED = 1
 """The exit code of a rejected run: a normal result, which no error shares."""
 EXIT_OTHER = PhasegateError.exit_code
 """The exit code of any other verdict (an error, or a pipeline that stopped unfinished)."""
+
+
+class StepReport(Protocol):
+    """What every step of a run reports, a task's phase (:class:`PhaseReport`) or a
+    pipeline's stage (its ``StageRecord``)."""
+
+    @property
+    def index(self) -> int:
+        """1-based position: the phase's marker number, the stage's place in the pipeline."""
+
+    @property
+    def name(self) -> str:
+        """The phase's or stage's name."""
+
+    @property
+    def status(self) -> str:
+        """How it ended (``accepted``, ``rejected``, ``not_reached``; a stage may also be
+        ``pending`` or ``running``)."""
+
+    @property
+    def attempts(self) -> int:
+        """Gate checks (a phase) or exit checks (a stage) it went through."""
+
+    @property
+    def files_changed(self) -> list[str]:
+        """Files added, modified or deleted while it ran."""
+
+
+class DefinitionReport(Protocol):
+    """What every run's report answers, whatever it ran: a task's :class:`RunReport` or a
+    pipeline's ``PipelineReport``. Readers that only need these (the GitHub view, the
+    execute lines, a batch unit's outcome) take this and never ask which kind it is."""
+
+    @property
+    def kind(self) -> DefinitionKind:
+        """What ran: ``task`` or ``pipeline``."""
+
+    @property
+    def name(self) -> str:
+        """The task's or pipeline's name."""
+
+    @property
+    def steps(self) -> Sequence[StepReport]:
+        """The phases or stages, in order."""
+
+    @property
+    def verdict(self) -> str:
+        """How the run ended (``accepted``, ``rejected``, ``error``, or where a pipeline
+        stopped)."""
+
+    @property
+    def success(self) -> bool:
+        """Whether the run was accepted."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 accepted, 1 rejected, 3 anything else."""
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens and cost."""
+
+    @property
+    def duration_ms(self) -> int:
+        """Wall time."""
+
+    @property
+    def error(self) -> str | None:
+        """Why the run failed, when it did."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The latest agent session's id."""
+
+    @property
+    def final_message(self) -> str | None:
+        """The agent's last word."""
+
+    def model_dump_json(self, *, indent: int | None = None) -> str:
+        """The report as its JSON contract."""
+        ...
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """The report as a dict (``mode="json"``: JSON values only)."""
+        ...
 
 
 def exit_code_of(verdict: str) -> int:
@@ -128,6 +214,21 @@ class RunReport(BaseModel):
     def exit_code(self) -> int:
         """0 accepted, 1 rejected, 3 error: the exit codes of ``phasegate run``."""
         return exit_code_of(self.verdict)
+
+    @property
+    def kind(self) -> DefinitionKind:
+        """``task`` (:class:`DefinitionReport`)."""
+        return "task"
+
+    @property
+    def name(self) -> str:
+        """The task's name (:class:`DefinitionReport`)."""
+        return self.task
+
+    @property
+    def steps(self) -> list[PhaseReport]:
+        """The phases (:class:`DefinitionReport`)."""
+        return self.phases
 
     @property
     def issues(self) -> list[Issue]:
