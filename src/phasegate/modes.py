@@ -21,6 +21,11 @@ session per stage (for comparison)."""
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
 """Every isolation, the default first."""
 
+STATE_DIR = ".phasegate"
+"""The folder phasegate keeps its own files in, inside a work directory or the service's root:
+pipeline state and baselines, kept execute results, the service's runs and token. Snapshots,
+copies and the planner's facts leave it out."""
+
 DefinitionKind = Literal["task", "pipeline"]
 """What a definition is: a phased task, or a pipeline of stages (``Task.kind``,
 ``Pipeline.kind``); runs, plans and batch units carry it."""
@@ -33,6 +38,26 @@ Verdict = Literal["accepted", "rejected", "error"]
 
 PhaseStatus = Literal["accepted", "rejected", "not_reached"]
 """How a phase ended."""
+
+PipelineStatus = Literal["running", "accepted", "rejected", "error"]
+"""Where a pipeline run stands (its state file) or how it ended (its report's verdict):
+``running`` in a report means this process stopped before the last stage was judged."""
+
+StageStatus = Literal["pending", "running", "accepted", "rejected"]
+"""Where a pipeline stage stands: ``pending`` until it starts (or after a revision sent the
+pipeline back before it)."""
+
+ReportVerdict = Verdict | PipelineStatus
+"""The verdict of any report: a task run's :data:`Verdict` or a pipeline's
+:data:`PipelineStatus` (a batch unit and a service run carry it too)."""
+
+StepStatus = PhaseStatus | StageStatus
+"""The status of any step of a run: a phase's or a stage's."""
+
+RunStatus = Literal["queued", "running", "finished", "failed", "cancelled", "interrupted"]
+"""Where a run of the service is: waiting for a slot; its agent working; ended with a report
+(see its verdict); ended without one (the run's process died, its definition failed to load);
+cancelled on request; cut short by a restart or shutdown of the service."""
 
 LogFormat = Literal["json", "console"]
 """How an event log writes a line: ``json``, one object a line (what dashboards read), or

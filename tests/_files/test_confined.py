@@ -1,13 +1,21 @@
-"""Folders phasegate writes in are entered step by step, never through a symbolic link."""
+"""Folders phasegate writes in are entered step by step, never through a symbolic link; a
+named path stays inside its folder (resolve_inside)."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
 
 from phasegate._files.atomic import write_atomic
-from phasegate._files.confined import inside_folder, open_lock, remove_inside
+from phasegate._files.confined import (
+    OutsideFolderError,
+    inside_folder,
+    open_lock,
+    remove_inside,
+    resolve_inside,
+)
 from phasegate.errors import LinkedPathError, UsageError
 
 
@@ -103,3 +111,42 @@ def test_nothing_is_removed_through_a_folder_that_is_a_link(tmp_path: Path, outs
     (tmp_path / "incoming").symlink_to(outside, target_is_directory=True)
     remove_inside(tmp_path / "incoming", "keep.txt")
     assert (outside / "keep.txt").read_text() == "kept"
+
+
+# ---- resolve_inside: a named path that must stay in its folder ------------------------------
+
+
+def test_a_path_inside_resolves_through_links_that_stay_inside(root: Path) -> None:
+    """Relative and absolute paths, and links that stay in the folder, resolve."""
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("x")
+    (root / "alias").symlink_to(root / "src")
+    assert resolve_inside(root, "src/app.py") == (root / "src/app.py").resolve()
+    assert resolve_inside(root, root / "alias" / "app.py") == (root / "src/app.py").resolve()
+    assert resolve_inside(root, ".") == root.resolve()
+    assert resolve_inside(root, "not-yet/there") == root.resolve() / "not-yet/there"
+
+
+@pytest.mark.parametrize("name", ["../elsewhere", "/etc/passwd", "link/secret"])
+def test_a_path_that_leads_out_is_refused_saying_where_it_leads(
+    root: Path, outside: Path, name: str
+) -> None:
+    """``..``, an absolute path elsewhere and a link out all end in OutsideFolderError."""
+    (root / "link").symlink_to(outside)
+    with pytest.raises(OutsideFolderError) as caught:
+        resolve_inside(root, name)
+    assert not caught.value.resolved.is_relative_to(root.resolve())
+    assert f"outside the folder {root.resolve()}" in str(caught.value)
+
+
+def test_a_link_loop_a_nul_and_a_missing_strict_path_are_os_errors(root: Path) -> None:
+    """Whatever the Python version, a loop is ELOOP, a NUL is EINVAL, never RuntimeError."""
+    (root / "loop").symlink_to(root / "loop")
+    with pytest.raises(OSError, match="symbolic links") as loop:
+        resolve_inside(root, "loop/x")
+    assert loop.value.errno == errno.ELOOP
+    with pytest.raises(OSError, match="NUL") as nul:
+        resolve_inside(root, "a\x00b")
+    assert nul.value.errno == errno.EINVAL
+    with pytest.raises(FileNotFoundError):
+        resolve_inside(root, "missing", strict=True)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from phasegate._github.annotations import PER_LEVEL, annotations_of
 from phasegate._github.view import Problem, ReportView, read_report_view
+from phasegate.modes import ReportVerdict
 from tests.helpers.fuzz import bounded_memory, hostile_text
 from tests.helpers.github_reports import hostile_run_report, write_report
 from tests.helpers.github_runner import commands_in
@@ -22,7 +23,9 @@ COMMAND_TEXT = st.one_of(
 )
 
 
-def view_of(*problems: Problem, verdict: str = "rejected", error: str | None = None) -> ReportView:
+def view_of(
+    *problems: Problem, verdict: ReportVerdict = "rejected", error: str | None = None
+) -> ReportView:
     return ReportView(
         kind="task", name="t", verdict=verdict, exit_code=1, problems=problems, error=error
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phasegate._github.fail_on import FailOn, exit_status
+from phasegate.modes import ReportVerdict
 
 MATRIX = [
     # verdict, fail_on, run's exit code, step's exit status
@@ -30,6 +31,6 @@ MATRIX = [
 
 @pytest.mark.parametrize(("verdict", "fail_on", "code", "status"), MATRIX)
 def test_the_step_fails_as_fail_on_says_with_the_runs_exit_code(
-    verdict: str, fail_on: FailOn, code: int, status: int
+    verdict: ReportVerdict, fail_on: FailOn, code: int, status: int
 ) -> None:
     assert exit_status(verdict, code, fail_on) == status

@@ -97,12 +97,12 @@ def execute(
     from phasegate._cli.plan import load_definition
     from phasegate._files.digests import json_digest
     from phasegate._files.idempotency import IdempotencyStore
+    from phasegate.modes import STATE_DIR
     from phasegate.phases.model import Task
     from phasegate.planning.plan import load_plan
     from phasegate.planning.values import resolve_inputs
     from phasegate.sdk.agents.retry import RetryPolicy
     from phasegate.sdk.pipelines.runner import PipelineRunner
-    from phasegate.sdk.pipelines.state import STATE_DIR
     from phasegate.sdk.tasks.runner import Runner
     from phasegate.sdk.telemetry.events import fan_out
 

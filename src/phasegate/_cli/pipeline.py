@@ -249,7 +249,8 @@ def _inputs(
     prompts_dir: Path | None,
 ) -> list[Path | None]:
     """The files a pipeline command reads: a log file must be none of them."""
-    from phasegate.sdk.pipelines.state import BASELINE_FILE, STATE_DIR, STATE_FILE
+    from phasegate.modes import STATE_DIR
+    from phasegate.sdk.pipelines.state import BASELINE_FILE, STATE_FILE
 
     stage_prompts = [pipeline_file.parent / s.prompt_file for s in pipeline.stages if s.prompt_file]
     state = [workdir / STATE_DIR / STATE_FILE, workdir / STATE_DIR / BASELINE_FILE]

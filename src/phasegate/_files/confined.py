@@ -5,7 +5,9 @@ loaded from; the folders phasegate writes in, never entered through a symbolic l
 at, prompt files, stage task files. Each must lie inside the *files root*, the folder of the
 file being loaded unless the loading call names another (``files_root``), so a task from
 elsewhere cannot read ``/etc/passwd`` into a prompt. Symlinks are resolved before the check,
-as the file that is read is the one they point at.
+as the file that is read is the one they point at. :func:`resolve_inside` is that check,
+for every path someone else names (a definition, an HTTP request, a stage check, an agent's
+tool call, git's metadata).
 
 **Writing.** phasegate writes below a folder it was given (a work directory's
 ``.phasegate/``, a batch's ``--out``): state files, baselines, kept results, lock files,
@@ -35,6 +37,40 @@ FILES_ROOT_OPTION = "files_root"
 """The keyword argument of the loading functions that widens the files root."""
 
 
+class OutsideFolderError(ValueError):
+    """A path that leads outside the folder it must stay in, once symbolic links are
+    resolved (:func:`resolve_inside`); ``resolved`` is where it leads."""
+
+    def __init__(self, path: str | Path, folder: Path, resolved: Path, called: str) -> None:
+        super().__init__(f"{path} resolves to {resolved}, outside {called} {folder}")
+        self.path, self.folder, self.resolved = path, folder, resolved
+
+
+def resolve_inside(
+    folder: Path, path: str | Path, *, strict: bool = False, called: str = "the folder"
+) -> Path:
+    """``folder / path`` with every symbolic link resolved (an absolute ``path`` stays
+    itself), when that is ``folder`` (itself resolved) or lies inside it.
+
+    The one place a path named by a user, a definition, a request or an agent is checked to
+    stay inside a folder. Raises :class:`OutsideFolderError` when it leads out (its message
+    names the folder as ``called``, such as ``"the work directory"``), and
+    :class:`OSError` when it cannot be resolved: ``ELOOP`` for a symbolic link loop (which
+    Python 3.11 reports as ``RuntimeError``), ``EINVAL`` for a NUL character, and with
+    ``strict`` a :class:`FileNotFoundError` when it does not exist.
+    """
+    if "\x00" in str(path):
+        raise OSError(errno.EINVAL, "a NUL character in the path", str(path).replace("\x00", ""))
+    base = folder.resolve()
+    try:
+        resolved = (base / path).resolve(strict=strict)
+    except RuntimeError:
+        raise OSError(errno.ELOOP, "too many levels of symbolic links", str(path)) from None
+    if resolved != base and not resolved.is_relative_to(base):
+        raise OutsideFolderError(path, base, resolved, called)
+    return resolved
+
+
 def confined_path(path: Path, root: Path | None, *, what: str) -> Path:
     """``path`` itself, when it lies inside ``root`` once symlinks are resolved (anywhere
     if ``root`` is None).
@@ -43,19 +79,18 @@ def confined_path(path: Path, root: Path | None, *, what: str) -> Path:
     ValueError for a path that cannot be resolved (a symlink loop, a NUL character).
     """
     try:
-        resolved = path.resolve()
-    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL in the name
+        resolve_inside(root if root is not None else path.parent, path)
+    except OSError as exc:
         raise ValueError(f"{what} {str(path)!r} cannot be used as a path: {exc}") from None
-    if root is None:
-        return path
-    base = root.resolve()
-    if resolved == base or resolved.is_relative_to(base):
-        return path
-    raise OptionValueError(
-        f"{what} {path} is outside {base}, the folder files may be read from; move it into "
-        "that folder, or load with a files root that holds it",
-        option=FILES_ROOT_OPTION,
-    )
+    except OutsideFolderError as exc:
+        if root is None:
+            return path
+        raise OptionValueError(
+            f"{what} {path} is outside {exc.folder}, the folder files may be read from; move "
+            "it into that folder, or load with a files root that holds it",
+            option=FILES_ROOT_OPTION,
+        ) from None
+    return path
 
 
 def blocked_at(

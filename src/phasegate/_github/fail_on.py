@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from phasegate.modes import ReportVerdict
+
 FailOn = Literal["rejected", "error", "never"]
 """What fails the step."""
 
@@ -18,7 +20,7 @@ JUDGED = ("accepted", "rejected")
 """The verdicts of a run that was judged to its end."""
 
 
-def fails(verdict: str, fail_on: FailOn) -> bool:
+def fails(verdict: ReportVerdict, fail_on: FailOn) -> bool:
     """Whether a step whose report has ``verdict`` fails under ``fail_on``."""
     if fail_on == "rejected":
         return verdict != "accepted"
@@ -27,7 +29,7 @@ def fails(verdict: str, fail_on: FailOn) -> bool:
     return False
 
 
-def exit_status(verdict: str, exit_code: int, fail_on: FailOn) -> int:
+def exit_status(verdict: ReportVerdict, exit_code: int, fail_on: FailOn) -> int:
     """The step's exit status: 0 unless it :func:`fails`; then ``exit_code`` (the run's),
     or the verdict's own exit code when ``exit_code`` is 0."""
     # Imported here: the command line imports this module at start, and stays fast.

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
-from phasegate.modes import STEP_NOUN, DefinitionKind
+from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.tasks.report import DefinitionReport, RunReport, StepReport
 from phasegate.validators.issues import Issue
@@ -31,7 +31,7 @@ class Row:
 
     index: int
     name: str
-    status: str
+    status: StepStatus
     attempts: int
     how: str
     """How it completed (a phase) or how many visits it took (a stage), in a few words."""
@@ -58,7 +58,7 @@ class ReportView:
 
     kind: DefinitionKind
     name: str
-    verdict: str
+    verdict: ReportVerdict
     exit_code: int
     rows: tuple[Row, ...] = ()
     problems: tuple[Problem, ...] = ()

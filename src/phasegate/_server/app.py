@@ -29,9 +29,9 @@ from phasegate.client.schema import (
     RunInfo,
     RunList,
     RunRequest,
-    RunStatus,
 )
 from phasegate.client.ui import ui_page
+from phasegate.modes import RunStatus
 from phasegate.planning.plan import Plan
 
 MAX_BODY_BYTES = 1024 * 1024

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from phasegate._server.records import RunRecord
-from phasegate.client.schema import RunStatus
+from phasegate.modes import RunStatus
 from phasegate.sdk.telemetry.events import EventData
 from phasegate.sdk.telemetry.service_events import RunInterrupted
 

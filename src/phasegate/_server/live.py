@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from phasegate._server.event_files import Doorbell
 from phasegate._server.records import RunRecord
-from phasegate.client.schema import RunStatus
+from phasegate.modes import RunStatus
 
 if TYPE_CHECKING:
     from phasegate._server.processes import RunProcess

@@ -15,9 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate._files.atomic import write_atomic
-from phasegate.client.schema import RunStatus
-from phasegate.modes import DefinitionKind, Isolation, Mode
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.modes import STATE_DIR, DefinitionKind, Isolation, Mode, ReportVerdict, RunStatus
 
 RECORD = "record.json"
 EVENTS = "events.jsonl"
@@ -38,7 +36,7 @@ class RunRecord(BaseModel):
     kind: DefinitionKind
     name: str
     status: RunStatus
-    verdict: str | None = None
+    verdict: ReportVerdict | None = None
     error: str | None = None
     workdir: str
     """Where the agent works, relative to the root."""

@@ -15,10 +15,10 @@ from typing import Any, Literal
 from phasegate._server.problems import RequestProblem
 from phasegate.client.schema import DefinitionRequest
 from phasegate.errors import PipelineFileError, TaskFileError
+from phasegate.modes import STATE_DIR
 from phasegate.phases.loading import load_task, task_from_mapping
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline, load_pipeline, pipeline_from_mapping
-from phasegate.sdk.pipelines.state import STATE_DIR
 
 
 @dataclass(frozen=True, slots=True)

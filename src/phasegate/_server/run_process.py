@@ -21,12 +21,13 @@ from phasegate._files.atomic import write_atomic
 from phasegate._process.child import end_with_parent
 from phasegate._server.job import RunJob
 from phasegate.errors import PhasegateError
+from phasegate.modes import STATE_DIR
 from phasegate.phases.model import Task
 from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.batches.agents import claude_agent
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.pipelines.state import STATE_DIR, state_path
+from phasegate.sdk.pipelines.state import state_path
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.runner import Runner
 from phasegate.sdk.telemetry.events import fan_out

@@ -24,9 +24,9 @@ from phasegate.client.answers import health, json_object, run_info
 from phasegate.client.errors import bad_answer, error_from_response, unreachable
 from phasegate.client.events import ServiceEvent
 from phasegate.client.following import Reconnects, follow
-from phasegate.client.schema import ACTIVE, Health, RunInfo, RunRequest, RunStatus
+from phasegate.client.schema import ACTIVE, Health, RunInfo, RunRequest
 from phasegate.errors import UsageError
-from phasegate.modes import Isolation, Mode
+from phasegate.modes import Isolation, Mode, RunStatus
 
 _PathOrObject = str | os.PathLike[str] | Mapping[str, Any]
 

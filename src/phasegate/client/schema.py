@@ -15,15 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from phasegate._files.limits import ParseProblem
 from phasegate._files.parsing import check_tree
-from phasegate.modes import DefinitionKind, Isolation, Mode
+from phasegate.modes import DefinitionKind, Isolation, Mode, ReportVerdict, RunStatus
 
 API_VERSION = "v1"
 """The prefix of every endpoint but ``/healthz``; it changes when a field changes meaning."""
-
-RunStatus = Literal["queued", "running", "finished", "failed", "cancelled", "interrupted"]
-"""Where a run is: waiting for a slot; its agent working; ended with a report (see
-``verdict``); ended without one (the run's process died, its definition failed to load);
-cancelled on request; cut short by a restart or shutdown of the service."""
 
 ACTIVE: frozenset[RunStatus] = frozenset({"queued", "running"})
 """The statuses of a run that has not ended."""
@@ -162,7 +157,7 @@ class RunInfo(_Answer):
     kind: DefinitionKind
     name: str = Field(description="The task's or pipeline's name.")
     status: RunStatus
-    verdict: str | None = Field(
+    verdict: ReportVerdict | None = Field(
         default=None, description="From the report once the run ended with one."
     )
     error: str | None = None

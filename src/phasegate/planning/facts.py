@@ -21,14 +21,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate._files import ParseProblem, parse_json, read_text
+from phasegate._files.confined import OutsideFolderError, resolve_inside
 from phasegate._files.digests import json_digest
 from phasegate._files.globs import glob_matches
 from phasegate._files.yaml_reading import parse_yaml
+from phasegate.modes import STATE_DIR
 
 MAX_WALKED = 20_000
 """The most directory entries one glob looks at; past it the walk stops (sorted, so the
 same tree always gives the same answer)."""
-_SKIPPED_DIRS = frozenset({".git", ".phasegate", "node_modules", ".venv", "__pycache__"})
+_SKIPPED_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "__pycache__"})
 """Directories a glob never descends into unless it names them: metadata and caches."""
 
 
@@ -110,11 +112,7 @@ class WorkdirFacts:
 
     def _inside(self, path: str) -> Path | None:
         """``root / path`` when it stays inside the work directory once resolved."""
-        try:
-            target = (self.root / path).resolve()
-        except (OSError, RuntimeError, ValueError):
-            return None
-        return target if target == self.root or target.is_relative_to(self.root) else None
+        return _inside(self.root, Path(path))
 
     def _walk(self, pattern: str) -> list[str]:
         found: list[str] = []
@@ -154,12 +152,12 @@ def _git_dir(root: Path) -> Path | None:
 
 
 def _inside(root: Path, path: Path) -> Path | None:
-    """``path`` resolved (an absolute path stays itself), when it lies inside ``root``."""
+    """``root / path`` resolved (an absolute path stays itself), when it lies inside
+    ``root``; None when it leads out or cannot be resolved (a fact read there is no fact)."""
     try:
-        resolved = path.resolve()
-    except (OSError, RuntimeError, ValueError):
+        return resolve_inside(root, path)
+    except (OSError, OutsideFolderError):
         return None
-    return resolved if resolved == root or resolved.is_relative_to(root) else None
 
 
 def _first_line(root: Path, path: Path) -> str | None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 
+from phasegate._files.confined import OutsideFolderError, resolve_inside
 from phasegate.errors import AgentError
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -204,11 +205,11 @@ def _target(workdir: Path, arguments: dict[str, Any]) -> Path:
         raise _ToolError(denied)
     try:
         # Links are followed as the tool would follow them: one that leads out is denied too.
-        resolved = (workdir / raw).resolve()
-    except (OSError, RuntimeError) as exc:  # a link loop (RuntimeError on Python 3.11)
+        resolve_inside(workdir, raw)
+    except OSError as exc:
         raise _ToolError(f"Cannot resolve {raw}: {exc}") from None
-    if not resolved.is_relative_to(workdir):
-        raise _ToolError(f"{denied} (it leads to {resolved})")
+    except OutsideFolderError as exc:
+        raise _ToolError(f"{denied} (it leads to {exc.resolved})") from None
     return Path(raw)
 
 

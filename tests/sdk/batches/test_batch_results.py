@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from phasegate.errors import LinkedPathError, PhasegateError, UsageError
+from phasegate.modes import ReportVerdict
 from phasegate.sdk.batches.loading import load_batch
 from phasegate.sdk.batches.outcome import UnitOutcome
 from phasegate.sdk.batches.results import ResultStore
@@ -22,7 +23,7 @@ def unit(write_batch: WriteBatch) -> Unit:
     return load_batch(write_batch()).units[0]
 
 
-def outcome(unit: Unit, verdict: str) -> UnitOutcome:
+def outcome(unit: Unit, verdict: ReportVerdict) -> UnitOutcome:
     return UnitOutcome(
         unit=unit, verdict=verdict, cost_usd=None, input_tokens=0, output_tokens=0,
         duration_ms=1, error=None, model_requests=None, worker="w", started_at="a",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from phasegate.modes import ReportVerdict
 from phasegate.sdk.batches.executor import ExecutorError
 from phasegate.sdk.batches.loading import Batch, load_batch
 from phasegate.sdk.batches.outcome import UnitJob, UnitOutcome
@@ -25,7 +26,9 @@ class FakeExecutor:
 
     name = "fake"
 
-    def __init__(self, verdict: Callable[[str], str] = lambda _: "accepted", cost: float = 0.5):
+    def __init__(
+        self, verdict: Callable[[str], ReportVerdict] = lambda _: "accepted", cost: float = 0.5
+    ):
         self.verdict, self.cost = verdict, cost
         self.started: list[str] = []
         self.cancelled: list[str] = []
@@ -119,7 +122,7 @@ def test_a_second_run_skips_every_finished_unit(batch: Batch, tmp_path: Path) ->
 def test_retry_failed_runs_only_rejected_and_error_units_and_replaces_their_results(
     batch: Batch, tmp_path: Path
 ) -> None:
-    failing = {batch.units[0].id: "rejected", batch.units[1].id: "error"}
+    failing: dict[str, ReportVerdict] = {batch.units[0].id: "rejected", batch.units[1].id: "error"}
     BatchRunner(FakeExecutor(lambda i: failing.get(i, "accepted"))).run_sync(
         batch, tmp_path / "out"
     )

@@ -13,9 +13,9 @@ import pytest
 
 from phasegate.errors import PipelineStateError, RunError, UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.modes import STATE_DIR
 from phasegate.sdk.pipelines.state import (
     BASELINE_FILE,
-    STATE_DIR,
     STATE_FILE,
     STATE_VERSION,
     CheckResult,

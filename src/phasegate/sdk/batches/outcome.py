@@ -11,6 +11,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from phasegate.modes import ReportVerdict
 from phasegate.sdk.batches.units import Unit
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class UnitOutcome:
     """How one unit ended, with the files of its result."""
 
     unit: Unit
-    verdict: str
+    verdict: ReportVerdict
     cost_usd: float | None
     input_tokens: int
     output_tokens: int

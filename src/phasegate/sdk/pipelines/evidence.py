@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.validators.stage_evidence import CommandOutcome, output_tail
@@ -95,16 +96,9 @@ class DiskEvidence:
         return self._texts
 
     def _inside(self, path: str) -> Path:
-        """``path`` resolved; a :class:`ValueError` when that leads outside the work directory."""
-        try:
-            target = (self.workdir / path).resolve()
-        except RuntimeError:  # Python 3.11 reports a symlink loop this way, not as OSError
-            raise OSError(errno.ELOOP, "too many levels of symbolic links", path) from None
-        if not target.is_relative_to(self.workdir):
-            raise ValueError(
-                f"{path} resolves to {target}, outside the work directory {self.workdir}"
-            )
-        return target
+        """``path`` resolved; a :class:`ValueError` (``OutsideFolderError``) when that leads
+        outside the work directory, an ``OSError`` when it cannot be resolved."""
+        return resolve_inside(self.workdir, path, called="the work directory")
 
     def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
         """Run ``argv`` in the work directory without a shell, stdin closed, stdout and

@@ -14,6 +14,7 @@ from typing import Literal
 
 from phasegate.evidence.transcript import Entry
 from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.modes import PipelineStatus
 from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
 from phasegate.prompts.templates import PromptTemplates
@@ -21,7 +22,6 @@ from phasegate.sdk.pipelines.machine import Checked
 from phasegate.sdk.pipelines.state import (
     CheckResult,
     PipelineState,
-    PipelineStatus,
     Revision,
     save_baseline,
     save_state,

@@ -12,8 +12,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.evidence.transcript import Usage
-from phasegate.modes import DefinitionKind, Isolation
-from phasegate.sdk.pipelines.state import PipelineState, PipelineStatus, Revision, StageRecord
+from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
+from phasegate.sdk.pipelines.state import PipelineState, Revision, StageRecord
 from phasegate.sdk.tasks.report import SCHEMA_VERSION, exit_code_of
 
 

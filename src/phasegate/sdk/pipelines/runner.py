@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate.errors import LinkedPathError, PipelineStateError, UsageError
-from phasegate.modes import ISOLATIONS, Isolation
+from phasegate.modes import ISOLATIONS, STATE_DIR, Isolation
 from phasegate.phases.filled import pipeline_with_values
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.templates import PromptTemplates
@@ -37,7 +37,6 @@ from phasegate.sdk.agents.session import SessionSettings
 from phasegate.sdk.pipelines.report import PipelineReport
 from phasegate.sdk.pipelines.session import PipelineSession
 from phasegate.sdk.pipelines.state import (
-    STATE_DIR,
     PipelineState,
     StageRecord,
     load_baseline,

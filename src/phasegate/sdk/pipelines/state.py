@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,16 +26,12 @@ from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import inside_folder
 from phasegate.errors import LinkedPathError, PipelineStateError, RunError
 from phasegate.evidence.workspace import WorkspaceSnapshot
-from phasegate.modes import Isolation
+from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
 
-STATE_DIR = ".phasegate"
 STATE_FILE = "pipeline-state.json"
 BASELINE_FILE = "pipeline-baseline.json"
 STATE_VERSION = 1
 """Version of the state file's shape; a resume refuses any other."""
-
-PipelineStatus = Literal["running", "accepted", "rejected", "error"]
-StageStatus = Literal["pending", "running", "accepted", "rejected"]
 
 
 def _now() -> str:

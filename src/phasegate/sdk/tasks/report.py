@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import Transcript, Usage
-from phasegate.modes import DefinitionKind, Mode, PhaseStatus, Verdict
+from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, StepStatus, Verdict
 from phasegate.sdk.workspace.revert import RevertReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
@@ -41,7 +41,7 @@ class StepReport(Protocol):
         """The phase's or stage's name."""
 
     @property
-    def status(self) -> str:
+    def status(self) -> StepStatus:
         """How it ended (``accepted``, ``rejected``, ``not_reached``; a stage may also be
         ``pending`` or ``running``)."""
 
@@ -72,7 +72,7 @@ class DefinitionReport(Protocol):
         """The phases or stages, in order."""
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> ReportVerdict:
         """How the run ended (``accepted``, ``rejected``, ``error``, or where a pipeline
         stopped)."""
 
@@ -113,7 +113,7 @@ class DefinitionReport(Protocol):
         ...
 
 
-def exit_code_of(verdict: str) -> int:
+def exit_code_of(verdict: ReportVerdict) -> int:
     """The exit code of a verdict: 0 accepted, 1 rejected, 3 anything else (error, or a
     pipeline still running when it stopped)."""
     return {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED}.get(verdict, EXIT_OTHER)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from phasegate.modes import PipelineStatus, StageStatus
 from phasegate.sdk.telemetry.event import EventFields, EventName, UsageFields
 
 
@@ -82,7 +83,7 @@ class StageCompleted(EventFields):
     event: ClassVar[EventName] = "stage.completed"
     stage: int
     name: str
-    status: str
+    status: StageStatus
     attempts: int
     visits: int
     duration_ms: int
@@ -97,7 +98,7 @@ class PipelineCompleted(UsageFields):
 
     event: ClassVar[EventName] = "pipeline.completed"
     _absent_when_none: ClassVar[frozenset[str]] = frozenset({"iterations"})
-    verdict: str
+    verdict: PipelineStatus
     stages_accepted: int
     revisions: int
     sessions: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from phasegate.modes import DefinitionKind
+from phasegate.modes import DefinitionKind, ReportVerdict, RunStatus
 from phasegate.sdk.telemetry.event import EventFields, EventName
 
 
@@ -48,7 +48,7 @@ class RunDone(EventFields):
     """The last event of a run (until a resumed pipeline continues it)."""
 
     event: ClassVar[EventName] = "done"
-    status: str
+    status: RunStatus
     """``finished``, ``failed``, ``cancelled`` or ``interrupted``."""
-    verdict: str | None
+    verdict: ReportVerdict | None
     """The report's verdict, when the run ended with a report."""

@@ -25,9 +25,10 @@ from pathlib import Path
 from phasegate._files.limits import open_regular
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.modes import STATE_DIR
 
 SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".phasegate"}
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", STATE_DIR}
 )
 """Directories never observed, wherever they are: version control, dependencies, caches."""
 CHUNK_BYTES = 1 << 20
