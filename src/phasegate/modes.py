@@ -5,7 +5,7 @@ the command line builds its choices and defaults from these."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 Mode = Literal["gate", "single-query", "unstructured"]
 """``gate``: judge at every stop and feed back; ``single-query``: one prompt, judged once;
@@ -25,6 +25,39 @@ STATE_DIR = ".phasegate"
 """The folder phasegate keeps its own files in, inside a work directory or the service's root:
 pipeline state and baselines, kept execute results, the service's runs and token. Snapshots,
 copies and the planner's facts leave it out."""
+
+EventName = Literal[
+    "run.started",
+    "phase.started",
+    "tool.called",
+    "phase.marker",
+    "phase.gate",
+    "phase.completed",
+    "retry.scheduled",
+    "run.completed",
+    "pipeline.started",
+    "pipeline.resumed",
+    "stage.started",
+    "stage.checked",
+    "stage.revision",
+    "stage.completed",
+    "pipeline.completed",
+    "run.queued",
+    "run.cancelled",
+    "run.interrupted",
+    "done",
+]
+"""Every event a run writes (each with its fields in :mod:`phasegate.sdk.telemetry`);
+readers of logs (metrics, the execute lines) name them with this type too."""
+
+EVENT_NAMES: frozenset[EventName] = frozenset(get_args(EventName))
+"""Every event name, for readers that check what a log line says."""
+
+
+def is_event_name(value: object) -> TypeGuard[EventName]:
+    """Whether ``value`` (read from a log line) is the name of a phasegate event."""
+    return isinstance(value, str) and value in EVENT_NAMES
+
 
 DefinitionKind = Literal["task", "pipeline"]
 """What a definition is: a phased task, or a pipeline of stages (``Task.kind``,

@@ -25,15 +25,15 @@ from phasegate.errors import (
     StalePlanError,
 )
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.modes import STEP_NOUN
+from phasegate.modes import STEP_NOUN, EventName
 from phasegate.sdk.tasks.report import DefinitionReport
 from phasegate.sdk.telemetry.events import RunEvent
 
-_PROGRESS_EVENTS = frozenset({
+_PROGRESS_EVENTS: frozenset[EventName] = frozenset({
     "run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed",
     "pipeline.started", "stage.started", "stage.checked", "stage.completed",
 })  # fmt: skip
-_TOTALS = {"run.started": "phases", "pipeline.started": "stages"}
+_TOTALS: dict[EventName, str] = {"run.started": "phases", "pipeline.started": "stages"}
 """The event that says how many units (phases, stages) the run has, and its field."""
 
 _RECOVERY = {

@@ -25,6 +25,7 @@ from pydantic_core import from_json
 
 from phasegate.metrics import fields
 from phasegate.metrics.stats import Outcomes, PhaseStats, RunStats
+from phasegate.modes import EventName, is_event_name
 from phasegate.validators.reconcile import RECONCILIATION_CODES
 
 MAX_OPEN_RUNS = 10_000
@@ -66,7 +67,7 @@ class LogAggregator:
         self.phases: dict[tuple[str, str, int], PhaseStats] = {}
         self.phase_names: dict[tuple[str, int], str] = {}
         self._open: dict[str, _OpenRun] = {}
-        self._handlers: dict[str, _Handler] = {
+        self._handlers: dict[EventName, _Handler] = {
             "run.started": self._run_started,
             "phase.marker": self._phase_marker,
             "phase.gate": self._phase_gate,
@@ -102,7 +103,7 @@ class LogAggregator:
                 skipped += 1
                 continue
             name = event.get("event")
-            handler = handlers.get(name) if isinstance(name, str) else None
+            handler = handlers.get(name) if is_event_name(name) else None
             if handler is None:
                 continue
             if since is not None and str(event.get("timestamp", "")) < since:

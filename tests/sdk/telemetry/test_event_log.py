@@ -17,8 +17,8 @@ import yaml
 
 from phasegate import Runner, Task, UsageError
 from phasegate._secrets import REDACTED, redact
+from phasegate.modes import EventName
 from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.telemetry.event import EventName
 from phasegate.sdk.telemetry.events import EventData, RunEvent, fan_out, output_files
 from phasegate.sdk.telemetry.log import EventLog
 from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunInterrupted, RunQueued

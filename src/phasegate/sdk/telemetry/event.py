@@ -11,27 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-EventName = Literal[
-    "run.started",
-    "phase.started",
-    "tool.called",
-    "phase.marker",
-    "phase.gate",
-    "phase.completed",
-    "retry.scheduled",
-    "run.completed",
-    "pipeline.started",
-    "pipeline.resumed",
-    "stage.started",
-    "stage.checked",
-    "stage.revision",
-    "stage.completed",
-    "pipeline.completed",
-    "run.queued",
-    "run.cancelled",
-    "run.interrupted",
-    "done",
-]
+from phasegate.modes import EventName
 
 GateTrigger = Literal["stop", "tool", "end"]
 """What made the gate check: the agent stopping, a completion tool call, the session's end."""

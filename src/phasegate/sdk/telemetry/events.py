@@ -18,8 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from phasegate.modes import Isolation, Mode
-from phasegate.sdk.telemetry.event import EventName
+from phasegate.modes import EventName, Isolation, Mode
 from phasegate.sdk.telemetry.pipeline_events import (
     PipelineCompleted,
     PipelineResumed,

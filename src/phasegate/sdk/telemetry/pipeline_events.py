@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from phasegate.modes import PipelineStatus, StageStatus
-from phasegate.sdk.telemetry.event import EventFields, EventName, UsageFields
+from phasegate.modes import EventName, PipelineStatus, StageStatus
+from phasegate.sdk.telemetry.event import EventFields, UsageFields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

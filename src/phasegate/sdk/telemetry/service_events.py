@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from phasegate.modes import DefinitionKind, ReportVerdict, RunStatus
-from phasegate.sdk.telemetry.event import EventFields, EventName
+from phasegate.modes import DefinitionKind, EventName, ReportVerdict, RunStatus
+from phasegate.sdk.telemetry.event import EventFields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

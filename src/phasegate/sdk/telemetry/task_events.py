@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from phasegate.modes import PhaseStatus, Verdict
-from phasegate.sdk.telemetry.event import EventFields, EventName, GateTrigger, UsageFields
+from phasegate.modes import EventName, PhaseStatus, Verdict
+from phasegate.sdk.telemetry.event import EventFields, GateTrigger, UsageFields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
