@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from phasegate.phases.checks import MinLines
-from phasegate.validators.exit_checks import evaluate
+from phasegate.validators.stage_checks import evaluate
 from tests.helpers.exit_evidence import FakeEvidence
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from phasegate.validators.stage_evidence import CommandOutcome
+from phasegate.validators.stage_checks import CommandOutcome
 
 
 @dataclass

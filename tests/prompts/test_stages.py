@@ -19,7 +19,7 @@ from phasegate.prompts.stages import (
     stage_prompt,
 )
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.validators.exit_checks import CheckOutcome
+from phasegate.validators.stage_checks import CheckOutcome
 
 pytestmark = pytest.mark.usefixtures("bundled_prompts")
 

@@ -7,7 +7,7 @@ from pydantic import TypeAdapter, ValidationError
 from tests.helpers.exit_evidence import FakeEvidence
 
 from phasegate.phases.checks import Check, DirFiles, Said, check_as_file
-from phasegate.validators.exit_checks import evaluate
+from phasegate.validators.stage_checks import evaluate
 
 CHECK = TypeAdapter[Check](Check)
 CREATE_SRC = "create the directory src holding at least 2 files"

@@ -4,7 +4,7 @@ A check is a mapping with one key, its kind: ``file_exists``, ``min_lines``, ``j
 ``command``, ``changed``, ``tools_used``, ``dir_files`` or ``said``; its value is the
 settings, or for most kinds the one setting that matters (``file_exists: a.md``,
 ``command: [make, test]``, ``said: DONE``). Paths and globs are relative to the work
-directory and may not leave it. Judging them is :mod:`phasegate.validators.exit_checks`' job;
+directory and may not leave it. Judging them is :mod:`phasegate.validators.stage_checks`' job;
 :func:`check_as_file` writes a check back in its file form.
 """
 

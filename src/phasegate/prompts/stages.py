@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.phased import phased_prompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.validators.exit_checks import CheckOutcome
-from phasegate.validators.exit_describe import describe, describe_task
 from phasegate.validators.issues import IssueCode
+from phasegate.validators.stage_checks import CheckOutcome, describe, describe_task
 
 
 def stage_prompt(pipeline: Pipeline, index: int, templates: PromptTemplates) -> str:

@@ -15,8 +15,7 @@ import pytest
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import CommandCheck, FileExists, MinLines
 from phasegate.sdk.pipelines.evidence import DiskEvidence
-from phasegate.validators.exit_checks import evaluate_all
-from phasegate.validators.stage_evidence import StageEvidence
+from phasegate.validators.stage_checks import StageEvidence, evaluate_all
 
 NO_CHANGES = WorkspaceDiff()
 

@@ -5,7 +5,7 @@ included), runs check commands (never through a shell, killed with everything th
 when they run too long), and answers what changed and which tools succeeded from what the
 runner observed: the files a directory holds from the snapshot the check was taken with,
 the agent's text from the stage's transcript. Judging is
-:mod:`phasegate.validators.exit_checks`' job.
+:mod:`phasegate.validators.stage_checks`' job.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from pathlib import Path
 from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.validators.stage_evidence import CommandOutcome, output_tail
+from phasegate.validators.stage_checks import CommandOutcome, output_tail
 
 _REAP_SECONDS = 5.0
 # How long to wait for the output pipe to close after killing a command's process group.
 
 
 class DiskEvidence:
-    """A :class:`~phasegate.validators.stage_evidence.StageEvidence` backed by the work directory.
+    """A :class:`~phasegate.validators.stage_checks.StageEvidence` backed by the work directory.
 
     ``diff`` is what changed on disk since the stage started; ``tools`` counts successful
     calls per tool name during the stage; ``env`` is added to the environment check commands

@@ -23,8 +23,7 @@ from phasegate.phases.pipeline import Stage
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.sdk.pipelines.evidence import DiskEvidence
 from phasegate.sdk.tasks.gate import PhaseGate
-from phasegate.validators.exit_checks import CheckOutcome, evaluate_all
-from phasegate.validators.exit_describe import describe_task
+from phasegate.validators.stage_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
 
 

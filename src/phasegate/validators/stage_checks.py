@@ -1,23 +1,38 @@
-"""Judging a pipeline stage's exit checks (``exit_when``) from evidence handed in.
+"""Judging a pipeline stage's exit checks (``exit_when``): the evidence they may ask for,
+the words that say what each requires, and the evaluation.
 
-This module is pure: it reads files, runs commands and asks what changed only through the
-:class:`~phasegate.validators.stage_evidence.StageEvidence` it is given. Every check is
-evaluated, in order, and each yields a :class:`CheckOutcome` that says what must hold (its
-description, :mod:`phasegate.validators.exit_describe`), what was found and, when it fails,
-what would make it hold: the remedy the stage feedback carries. A remedy depends on what was
-found (a missing file needs creating, a short one needs more lines), so it is worded here.
+**Evidence.** Judging stays pure by asking everything through the :class:`StageEvidence` it
+is handed; the runner's implementation (:mod:`phasegate.sdk.pipelines.evidence`) reads the
+disk and runs the commands. What the work directory holds (file contents, command output) is
+untrusted: it only ever appears as data in an outcome's detail, never as something to act on.
+
+**Words.** :func:`describe` says what a check requires as a short clause. The clauses appear
+twice: in the stage prompt, so the agent knows what "done" means before it starts, and in
+each :class:`CheckOutcome`, so feedback and reports say what must hold. The small helpers
+(:func:`counted`, :func:`listing`, :func:`command_text`) phrase commands, counts and lists the
+same way in descriptions and in what evaluation found.
+
+**Evaluation.** Every check is evaluated, in order, and each yields a :class:`CheckOutcome`
+that says what must hold, what was found and, when it fails, what would make it hold: the
+remedy the stage feedback carries. A remedy depends on what was found (a missing file needs
+creating, a short one needs more lines), so it is worded here.
+
+One concept in one module (about 450 lines): the three parts change together whenever a
+check kind is added.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, Protocol, assert_never
 
 import referencing.exceptions
 
+from phasegate._files.globs import glob_matches
 from phasegate.phases.checks import (
     Changed,
     Check,
@@ -29,17 +44,148 @@ from phasegate.phases.checks import (
     Said,
     ToolsUsed,
 )
+from phasegate.phases.promises import mentioned_promises, promise_tag, said_promises, tagged
 from phasegate.phases.schemas import schema_validator
-from phasegate.validators.exit_describe import (
-    command_text,
-    counted,
-    describe,
-    either,
-    listing,
-)
-from phasegate.validators.globs import glob_matches
-from phasegate.validators.said import said_verdict
-from phasegate.validators.stage_evidence import StageEvidence, output_tail
+
+DETAIL_OUTPUT_LINES = 40
+"""At most this many last lines of a command's output go into an outcome's detail."""
+DETAIL_OUTPUT_CHARS = 2000
+"""At most this many last characters of a command's output go into an outcome's detail."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """How one run of a check's command ended."""
+
+    exit_code: int | None
+    """The exit status (negative: killed by that signal); None when it did not finish or
+    could not start."""
+    output: str
+    """The tail of its combined stdout and stderr."""
+    timed_out: bool = False
+    """Whether it was stopped for running past its timeout."""
+    error: str | None = None
+    """Why it could not start (``"program not found: foo"``), or None."""
+
+
+class StageEvidence(Protocol):
+    """What the exit checks may learn about the work directory at the end of a stage."""
+
+    def read_text(self, path: str) -> str:
+        """The text of the file at ``path`` (relative to the work directory).
+
+        Raises an :class:`OSError` subclass when it is missing, unreadable or a directory,
+        and :class:`ValueError` when the path leads outside the work directory.
+        """
+        ...
+
+    def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
+        """Run ``argv`` (no shell) in the work directory, for at most ``timeout`` seconds."""
+        ...
+
+    def changed_paths(self) -> Sequence[str]:
+        """Relative POSIX paths added or modified during the stage."""
+        ...
+
+    def tool_successes(self) -> Mapping[str, int]:
+        """Successful calls per tool name during the stage."""
+        ...
+
+    def files_under(self, path: str) -> Sequence[str]:
+        """The relative POSIX paths of the files inside directory ``path``, at any depth,
+        as a workspace snapshot sees them (what snapshots skip is not there).
+
+        Raises :class:`FileNotFoundError` when it does not exist, :class:`NotADirectoryError`
+        when it is not a directory, and :class:`ValueError` when it leads outside the work
+        directory.
+        """
+        ...
+
+    def assistant_texts(self) -> Sequence[str]:
+        """The agent's own text blocks during the stage, in order (never tool inputs, tool
+        results or user messages)."""
+        ...
+
+
+def output_tail(
+    text: str, *, max_lines: int = DETAIL_OUTPUT_LINES, max_chars: int = DETAIL_OUTPUT_CHARS
+) -> str:
+    """The end of ``text``: at most its last ``max_lines`` lines and ``max_chars``
+    characters, with a leading ``…`` when something was cut."""
+    lines = text.rstrip().splitlines()
+    kept = "\n".join(lines[-max_lines:])
+    cut = len(lines) > max_lines
+    if len(kept) > max_chars:
+        kept, cut = kept[-max_chars:], True
+    return f"…{kept}" if cut else kept
+
+
+LISTED_NAMES = 10
+"""Names a detail lists before it says "and N more"."""
+
+
+def describe(check: Check) -> str:
+    """What ``check`` requires, as a short clause (``architecture.md exists``)."""
+    match check:
+        case FileExists():
+            return f"{check.path} exists"
+        case MinLines():
+            return f"{check.path} has at least {counted(check.n, 'line')}"
+        case JsonValid():
+            if check.schema_ is None:
+                return f"{check.path} holds valid JSON"
+            return f"{check.path} holds JSON valid against its schema"
+        case CommandCheck():
+            return (
+                f"{command_text(check.argv)} exits with {check.exit_code} "
+                f"within {check.timeout:g} s"
+            )
+        case Changed():
+            return f"a file matching {check.glob} is added or modified"
+        case ToolsUsed():
+            return f"{either(check.tools)} is used successfully at least once"
+        case DirFiles():
+            if check.min == 0:
+                return f"the directory {check.path} exists"
+            return (
+                f"{check.path} holds at least {counted(check.min, 'file')} (subdirectories count)"
+            )
+        case Said():
+            return (
+                f"you say {promise_tag(check.text)} yourself in this stage, on a line of its "
+                "own, outside code"
+            )
+        case _:
+            assert_never(check)
+
+
+def describe_task(name: str) -> str:
+    """What a stage's phased task requires, worded like :func:`describe`."""
+    return f"every phase of task {name} is accepted by the gate"
+
+
+def command_text(argv: Sequence[str]) -> str:
+    """``argv`` quoted as a shell would need it, in backticks."""
+    # For display only: the command never runs in a shell.
+    return f"`{shlex.join(argv)}`"
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 line``, ``7 lines``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def either(names: Sequence[str]) -> str:
+    """``Edit``; ``Edit, MultiEdit or Write``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def listing(names: Sequence[str]) -> str:
+    """``names`` joined by commas, at most :data:`LISTED_NAMES` of them, then a count."""
+    shown = ", ".join(names[:LISTED_NAMES])
+    more = len(names) - LISTED_NAMES
+    return shown if more <= 0 else f"{shown} and {more} more"
+
 
 SCHEMA_ERRORS_SHOWN = 3
 """Schema errors a ``json_valid`` detail lists, in document order, before "and N more"."""
@@ -268,3 +414,49 @@ def _signal_name(number: int) -> str:
 def _path_key(parts: Iterable[object]) -> list[tuple[int, int, str]]:
     # Array indexes sort numerically ($.items[2] before $.items[10]), keys alphabetically.
     return [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in parts]
+
+
+# ---- said: did the agent keep its promise in its own words? -------------------------------
+# The agent's text blocks of the stage are searched for <promise>TEXT</promise> on a line of
+# prose of its own (phases.promises). When the promise was not said, the detail tells the
+# agent what it said instead: another promise, the right one only mentioned inside a
+# sentence or a quote, or only inside code.
+
+PROMISE_SHOWN = 80
+"""Characters of a promise the agent said that a detail quotes."""
+
+
+def said_verdict(check: Said, texts: Iterable[str]) -> tuple[bool, str, str]:
+    """(ok, detail, remedy) of ``check`` against the agent's text blocks of the stage."""
+    wanted = promise_tag(check.text)
+    said: list[str] = []
+    mentioned: list[str] = []
+    quoted: list[str] = []
+    for text in texts:
+        said.extend(said_promises(text))
+        mentioned.extend(mentioned_promises(text))
+        quoted.extend(tagged(text))
+    remedy = (
+        f"only when it is true, say {wanted} on a line of its own in your own reply, as prose "
+        "outside code and quotes; mentioning it in a sentence, or writing it into a file or a "
+        "tool call, does not count"
+    )
+    if check.text in said:
+        return True, f"you said {wanted}", ""
+    if said:
+        other = sorted({promise_tag(_clipped(promise)) for promise in said})
+        return False, f"you said {listing(other)}, not {wanted}", remedy
+    if check.text in mentioned:
+        return (
+            False,
+            f"{wanted} appears in your replies only inside a sentence or a quote, not on a "
+            "line of its own",
+            remedy,
+        )
+    if check.text in quoted:
+        return False, f"{wanted} appears in your replies only inside code", remedy
+    return False, f"you did not say {wanted} in this stage", remedy
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= PROMISE_SHOWN else text[: PROMISE_SHOWN - 1] + "…"

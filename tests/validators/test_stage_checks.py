@@ -1,4 +1,4 @@
-"""Judging a stage's exit checks (phasegate.validators.exit_checks) from in-memory evidence."""
+"""Judging a stage's exit checks (phasegate.validators.stage_checks) from in-memory evidence."""
 
 from __future__ import annotations
 
@@ -19,9 +19,18 @@ from phasegate.phases.checks import (
     ToolsUsed,
 )
 from phasegate.prompts.stages import failed_checks_json
-from phasegate.validators.exit_checks import CheckOutcome, evaluate, evaluate_all
 from phasegate.validators.issues import IssueCode
-from phasegate.validators.stage_evidence import CommandOutcome, StageEvidence
+from phasegate.validators.stage_checks import (
+    CheckOutcome,
+    CommandOutcome,
+    StageEvidence,
+    describe,
+    describe_task,
+    evaluate,
+    evaluate_all,
+    listing,
+    output_tail,
+)
 
 CHECK = TypeAdapter[Check](Check)
 """Checks as a pipeline file writes them: ``{kind: settings}``."""
@@ -404,3 +413,66 @@ def test_untrusted_output_and_json_appear_only_verbatim_in_the_detail() -> None:
     assert not json_check.ok
     assert "'PHASE 1 COMPLETE: done' is not of type 'integer'" in json_check.detail
     assert evidence.ran == [(("check",), 120.0)]
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        ({"file_exists": "architecture.md"}, "architecture.md exists"),
+        (
+            {"min_lines": {"path": "architecture.md", "n": 20}},
+            "architecture.md has at least 20 lines",
+        ),
+        ({"min_lines": {"path": "a.md", "n": 1}}, "a.md has at least 1 line"),
+        ({"json_valid": "out.json"}, "out.json holds valid JSON"),
+        (
+            {"json_valid": {"path": "out.json", "schema": ITEMS_SCHEMA}},
+            "out.json holds JSON valid against its schema",
+        ),
+        (
+            {"command": {"argv": ["python", "-m", "pytest", "-q"], "timeout": 60}},
+            "`python -m pytest -q` exits with 0 within 60 s",
+        ),
+        (
+            {"command": {"argv": ["sh", "-c", "exit 3"], "exit_code": 3, "timeout": 1.5}},
+            "`sh -c 'exit 3'` exits with 3 within 1.5 s",
+        ),
+        ({"changed": "src/**/*.py"}, "a file matching src/**/*.py is added or modified"),
+        ({"tools_used": ["Edit"]}, "Edit is used successfully at least once"),
+        (
+            {"tools_used": ["Edit", "MultiEdit", "Write"]},
+            "Edit, MultiEdit or Write is used successfully at least once",
+        ),
+    ],
+)
+def test_each_kind_of_check_describes_what_must_hold(data: dict[str, Any], text: str) -> None:
+    """The description is a short clause naming the file, command, glob or tools."""
+    assert describe(check_of(data)) == text
+
+
+def test_a_stage_task_is_described_like_a_check() -> None:
+    """A stage's phased task reads as one more clause in the stage's list of checks."""
+    assert describe_task("fix") == "every phase of task fix is accepted by the gate"
+
+
+def test_a_listing_names_ten_then_counts_the_rest() -> None:
+    """Ten names, then "and N more"; ten or fewer are all named."""
+    names = [f"f{i:02}" for i in range(12)]
+    assert listing(names[:10]) == ", ".join(names[:10])
+    assert listing(names) == ", ".join(names[:10]) + " and 2 more"
+
+
+@pytest.mark.parametrize(
+    ("text", "max_lines", "max_chars", "kept"),
+    [
+        ("a\nb\nc\n", 3, 100, "a\nb\nc"),
+        ("a\nb\nc\nd\ne\n", 2, 100, "…d\ne"),
+        ("x" * 10, 3, 4, "…xxxx"),
+        ("", 3, 4, ""),
+    ],
+)
+def test_output_tail_keeps_the_last_lines_and_characters(
+    text: str, max_lines: int, max_chars: int, kept: str
+) -> None:
+    """Cutting is marked with a leading ellipsis; trailing blank lines are dropped."""
+    assert output_tail(text, max_lines=max_lines, max_chars=max_chars) == kept

@@ -1,10 +1,11 @@
-"""Matching changed paths against the globs of ``changed`` checks (phasegate.validators.globs)."""
+"""Matching changed paths against globs (phasegate._files.globs): `changed` checks and the
+inference rules of task inputs."""
 
 from __future__ import annotations
 
 import pytest
 
-from phasegate.validators.globs import glob_matches
+from phasegate._files.globs import glob_matches
 
 
 @pytest.mark.parametrize(
