@@ -21,13 +21,18 @@ failing may send the pipeline back to an earlier stage with the failure as feedb
 
 :func:`load_pipeline` reads such a file; ``prompt_file``, ``task`` and schema paths in it are
 relative to the file.
+
+A pipeline *declares inputs* when it or one of its stage tasks does. Only then are its
+``{{ id }}`` placeholders checked (each must name an input, each input must be used) and,
+at run time, filled in; a pipeline that declares none keeps every ``{{ ... }}`` as literal
+text, as pagent prompt files and Ralph prompts need.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import (
     BaseModel,
@@ -41,6 +46,7 @@ from pydantic import (
 )
 
 from phasegate._files import (
+    LocatedValueError,
     OptionValueError,
     ParseProblem,
     read_mapping,
@@ -54,8 +60,56 @@ from phasegate.phases.checks import Check
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
 from phasegate.phases.model import Task, drop_empty_inputs, refuse_repeated_names
-from phasegate.phases.pipeline_inputs import all_inputs, check_pipeline_inputs
+from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import base_dir, files_root, named_file
+
+
+class StageTexts(Protocol):
+    """What of a stage may hold placeholders: its prompt and its phased task."""
+
+    @property
+    def prompt(self) -> str | None:
+        """The stage's instructions, if any."""
+
+    @property
+    def task(self) -> Task | None:
+        """The stage's phased task, if any."""
+
+
+def all_inputs(inputs: Sequence[TaskInput], stages: Sequence[StageTexts]) -> tuple[TaskInput, ...]:
+    """The pipeline's ``inputs``, then those its stage tasks declare (each id once)."""
+    found = {item.id: item for item in inputs}
+    for stage in stages:
+        for item in stage.task.inputs if stage.task is not None else ():
+            found.setdefault(item.id, item)
+    return tuple(found.values())
+
+
+def check_pipeline_inputs(inputs: Sequence[TaskInput], stages: Sequence[StageTexts]) -> None:
+    """Refuse repeated inputs, a stage task declaring an input unlike the pipeline or an
+    earlier stage task, and (when any input is declared) a placeholder naming no input or an
+    input no text uses. Raises :class:`~phasegate._files.models.LocatedValueError` pointing
+    at the field."""
+    refuse_repeated_ids(inputs)
+    own = {item.id: item for item in inputs}
+    texts: list[tuple[Location, str]] = []
+    for index, stage in enumerate(stages):
+        texts.append((("stages", index, "prompt"), stage.prompt or ""))
+        if stage.task is None:
+            continue
+        for phase_index, phase in enumerate(stage.task.phases):
+            where = ("stages", index, "task", "phases", phase_index, "instructions")
+            texts.append((where, phase.instructions))
+        for item in stage.task.inputs:
+            if own.setdefault(item.id, item) != item:
+                raise LocatedValueError(
+                    f"the task declares input {item.id!r} unlike the pipeline or an earlier "
+                    "stage's task; declare it the same way everywhere, or rename one",
+                    location=("stages", index, "task", "inputs"),
+                )
+    if own:  # without inputs, {{ ... }} is literal text: nothing to check
+        check_placeholders(inputs, texts, where="stage prompts or stage tasks", also_known=own)
+
 
 DEFAULT_RETRY = 2
 """Feedback rounds a stage gets after its first failed check, unless ``on_fail`` says."""
