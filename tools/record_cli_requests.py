@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import Phase, Runner, Task
-from phasegate.sdk.agents.claude.versions import bundled_cli_version
+from phasegate.sdk.agents.claude.cli import bundled_cli_version
 from phasegate.testing import ScriptedModelServer
 from phasegate.testing.script import Script
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from phasegate._cli.doctor import EXTRAS
+from phasegate.sdk.agents.claude.cli import bundled_cli_version
 from phasegate.sdk.agents.claude.credentials import CREDENTIAL_VARS
-from phasegate.sdk.agents.claude.versions import bundled_cli_version
 from phasegate.sdk.agents.claude.window import release_window
 from phasegate.testing.pytest_plugin import bundled_cli_path
 

@@ -61,13 +61,14 @@ def doctor(cli_path: CliPath = None, json_output: JsonOutput = False) -> None:
 
 def diagnose(cli_path: Path | None = None) -> dict[str, Any]:
     """Everything ``doctor`` reports, as its JSON object."""
-    from phasegate.sdk.agents.claude.cli import bundled_claude_cli, find_claude_cli
-    from phasegate.sdk.agents.claude.credentials import credential_sources
-    from phasegate.sdk.agents.claude.versions import (
+    from phasegate.sdk.agents.claude.cli import (
+        bundled_claude_cli,
         claude_agent_sdk_version,
         claude_code_version,
+        find_claude_cli,
         version_output,
     )
+    from phasegate.sdk.agents.claude.credentials import credential_sources
     from phasegate.sdk.agents.claude.window import release_window
 
     if cli_path is not None:

@@ -38,11 +38,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from phasegate.errors import UsageError
+from phasegate.sdk.agents.claude.cli import claude_agent_sdk_version, claude_code_version
 from phasegate.sdk.agents.claude.credentials import has_credentials
 from phasegate.sdk.agents.claude.failures import no_credentials, session_timed_out
 from phasegate.sdk.agents.claude.options import SessionOptions, cli_env
 from phasegate.sdk.agents.claude.session import ClaudeSession
-from phasegate.sdk.agents.claude.versions import claude_agent_sdk_version, claude_code_version
 from phasegate.sdk.agents.claude.window import warn_outside_window
 from phasegate.sdk.agents.protocol import AgentObserver, AgentRequest
 

@@ -16,9 +16,9 @@ import pytest
 from phasegate import ClaudeAgent, PipelineRunner, RunEvent, Runner, Task
 from phasegate.errors import ClaudeCodeVersionWarning
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.agents.claude import versions
+from phasegate.sdk.agents.claude import cli as cli_module
 from phasegate.sdk.agents.claude import window as window_module
-from phasegate.sdk.agents.claude.versions import (
+from phasegate.sdk.agents.claude.cli import (
     bundled_cli_version,
     claude_agent_sdk_version,
     claude_code_version,
@@ -96,7 +96,7 @@ def test_the_bundled_cli_version_is_read_as_text_without_importing_the_sdk(
     (package / "_cli_version.py").write_text('"""Pinned."""\n\n__cli_version__ = "2.1.340"\n')
     fake_cli(package / "_bundled", "echo 'not asked'")
     code = (
-        "import sys; from phasegate.sdk.agents.claude.versions import claude_code_version; "
+        "import sys; from phasegate.sdk.agents.claude.cli import claude_code_version; "
         "print(claude_code_version(), 'claude_agent_sdk' in sys.modules)"
     )
 
@@ -132,7 +132,7 @@ def test_a_cli_path_that_will_not_say_its_version_has_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str
 ) -> None:
     """A failing, silent or hanging CLI gives None, never an error: running it will say more."""
-    monkeypatch.setattr(versions, "VERSION_TIMEOUT", 0.5)
+    monkeypatch.setattr(cli_module, "VERSION_TIMEOUT", 0.5)
     cli = fake_cli(tmp_path / "bin", body)
 
     assert claude_code_version(cli) is None
