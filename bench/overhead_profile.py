@@ -60,7 +60,8 @@ def main() -> None:
     from phasegate import Runner, load_task
     from phasegate._cli import app, task_commands  # noqa: F401
     from phasegate.sdk.agents.claude import session as claude_session
-    from phasegate.sdk.tasks import gate, session
+    from phasegate.sdk.tasks import gate
+    from phasegate.sdk.tasks import run as task_run
     from phasegate.sdk.workspace import observer
     from phasegate.testing.model_server import ScriptedModelServer
 
@@ -77,8 +78,8 @@ def main() -> None:
         "workspace snapshots", observer.WorkspaceObserver.snapshot)  # fmt: skip
     gate.PhaseGate.check = _timed("gate checks", gate.PhaseGate.check)  # type: ignore[method-assign]
     gate.PhaseGate.judge = _timed("gate checks", gate.PhaseGate.judge)  # type: ignore[method-assign]
-    session.assemble_report = _timed(  # type: ignore[attr-defined]
-        "report assembly", session.assemble_report)  # type: ignore[attr-defined]  # fmt: skip
+    task_run.assemble_report = _timed(  # type: ignore[attr-defined]
+        "report assembly", task_run.assemble_report)  # type: ignore[attr-defined]  # fmt: skip
     claude = claude_session.ClaudeSession
     claude._on_stop = _timed("Stop hook answers (the gate inside)", claude._on_stop)  # type: ignore[method-assign]
     claude._on_tool_failure = _timed(  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from phasegate.client import ServiceClient, ServiceError, ServiceEvent, answers
+from phasegate.client import ServiceClient, ServiceError, ServiceEvent, bodies
 from phasegate.errors import UsageError
 from tests.helpers.service_runs import RUN_ID, accepted_run_lines, run_info, sse_frames
 
@@ -370,6 +370,6 @@ def test_a_run_with_fields_a_newer_service_added_still_reads() -> None:
     """Answers only ever gain fields: what this client does not know is left out."""
     newer = {**run_info(status="finished"), "priority": 3}
     newer["links"] = {**newer["links"], "artifacts": "/v1/runs/x/artifacts"}
-    read = answers.run_info(newer)
+    read = bodies.run_info(newer)
     assert read.status == "finished"
     assert not hasattr(read, "priority")

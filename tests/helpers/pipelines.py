@@ -10,7 +10,7 @@ from phasegate.sdk.pipelines.report import PipelineReport
 
 
 @dataclass
-class PipelineRun:
+class FinishedPipeline:
     """What a pipeline run left behind: its report, events, the model's instructions."""
 
     report: PipelineReport

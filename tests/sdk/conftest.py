@@ -15,7 +15,7 @@ from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.pipelines.runner import PipelineRunner
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
-from tests.helpers.pipelines import PipelineRun
+from tests.helpers.pipelines import FinishedPipeline
 from tests.helpers.scenarios import EXAMPLE
 
 FAST_RETRIES = RetryPolicy(session_retries=2, initial_delay=0.01, max_delay=0.05)
@@ -87,7 +87,7 @@ def run_script(
 @pytest.fixture
 def run_pipeline(
     tmp_path: Path, agent_kind: str, scripted_model_server: ScriptedServerFactory
-) -> Callable[..., PipelineRun]:
+) -> Callable[..., FinishedPipeline]:
     """Run a pipeline (given as data) with a model replaying ``replies`` in a fresh work dir.
 
     With ``agent_kind == "claude"`` the real CLI runs against the scripted model server;
@@ -102,7 +102,7 @@ def run_pipeline(
         isolation: Isolation = "session",
         files: dict[str, str] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
-    ) -> PipelineRun:
+    ) -> FinishedPipeline:
         work = tmp_path / f"work{next(counter)}"
         work.mkdir()
         for name, text in (files or {}).items():
@@ -123,6 +123,6 @@ def run_pipeline(
         runner = PipelineRunner(agent, isolation=isolation, on_event=sink, retry=FAST_RETRIES)
         report = runner.run_sync(Pipeline.model_validate(pipeline), work)
         instructions = server.user_texts() if server is not None else []
-        return PipelineRun(report, events, instructions, work)
+        return FinishedPipeline(report, events, instructions, work)
 
     return run

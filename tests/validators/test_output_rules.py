@@ -10,7 +10,6 @@ import pytest
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript, UserText
 from phasegate.phases.model import Task
-from phasegate.validators.answer import answer_value, check_answer_present
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.output import (
     check_claims,
@@ -18,6 +17,7 @@ from phasegate.validators.output import (
     check_schema,
     claimed_files,
 )
+from phasegate.validators.summary import check_summary_present, summary_value
 from phasegate.validators.windows import phase_windows
 
 MARKER_1 = "PHASE 1 COMPLETE: Files have been edited"
@@ -38,10 +38,10 @@ def output_json(
 ) -> tuple[dict[str, Any] | None, list[Issue]]:
     """The output phase's JSON and JSON issues for ``transcript``."""
     window = phase_windows(task, transcript, markers=markers)[-1]
-    answer, issues = check_answer_present(
+    answer, issues = check_summary_present(
         window, transcript, markers=markers, completion=task.completion
     )
-    return answer_value(answer), issues
+    return summary_value(answer), issues
 
 
 def codes(issues: list[Issue]) -> list[IssueCode]:

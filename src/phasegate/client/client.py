@@ -20,7 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised with httpx hidden
     ) from exc
 from pydantic import ValidationError
 
-from phasegate.client.answers import health, json_object, run_info
+from phasegate.client.bodies import health, json_object, run_info
 from phasegate.client.errors import bad_answer, error_from_response, unreachable
 from phasegate.client.events import ServiceEvent
 from phasegate.client.following import Reconnects, follow

@@ -47,7 +47,7 @@ def counts_tools(completion: Completion) -> bool:
 
 
 ClaimWay = Literal["tool", "marker"]
-AnswerWay = Literal["structured_output", "submit_summary", "text"]
+SummaryWay = Literal["structured_output", "submit_summary", "text"]
 
 
 def claim_ways(completion: Completion) -> tuple[ClaimWay, ...]:
@@ -56,10 +56,10 @@ def claim_ways(completion: Completion) -> tuple[ClaimWay, ...]:
     return ways + (("marker",) if counts_markers(completion) else ())
 
 
-def answer_ways(completion: Completion, *, structured_output: bool) -> tuple[AnswerWay, ...]:
+def summary_ways(completion: Completion, *, structured_output: bool) -> tuple[SummaryWay, ...]:
     """The ways the output phase's JSON can be given: its runtime's structured output (when
     the phase asks for it), then ``submit_summary``, then printed text, as the mode allows."""
-    ways: tuple[AnswerWay, ...] = ("structured_output",) if structured_output else ()
+    ways: tuple[SummaryWay, ...] = ("structured_output",) if structured_output else ()
     ways += ("submit_summary",) if counts_tools(completion) else ()
     return ways + (("text",) if counts_markers(completion) else ())
 

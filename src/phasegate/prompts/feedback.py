@@ -29,8 +29,8 @@ from phasegate.phases.completion import (
     PHASE_COMPLETE,
     STRUCTURED_OUTPUT_TOOL,
     SUBMIT_SUMMARY,
-    answer_ways,
     claim_ways,
+    summary_ways,
 )
 from phasegate.phases.markers import marker_line
 from phasegate.phases.model import Task
@@ -129,4 +129,6 @@ def answer_step(task: Task) -> str:
         "submit_summary": f"call {SUBMIT_SUMMARY}(summary=...) with the object",
         "text": "print the object in a ```json block",
     }
-    return " or ".join(words[w] for w in answer_ways(task.completion, structured_output=structured))
+    return " or ".join(
+        words[w] for w in summary_ways(task.completion, structured_output=structured)
+    )

@@ -15,7 +15,6 @@ from typing import Any
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceTimeline
 from phasegate.phases.model import Task
-from phasegate.validators.answer import Answer, answer_value, check_answer_present
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.output import (
     check_claims,
@@ -27,6 +26,7 @@ from phasegate.validators.output import (
 )
 from phasegate.validators.paths import check_paths_inside, find_reads_outside
 from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
+from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_value
 from phasegate.validators.tools import CallRecord, tool_calls
 from phasegate.validators.windows import PhaseWindow, phase_windows
 from phasegate.validators.work import (
@@ -123,7 +123,7 @@ def judge(
     last_index = windows[-1].index
     completion = task.completion if markers else "either"
 
-    answer: Answer | None = None
+    answer: SummaryCandidate | None = None
     files_claimed: list[str] = []
     results: list[PhaseJudgment] = []
     for window in windows:
@@ -131,17 +131,17 @@ def judge(
         claimed: list[str] | None = None
         diff = timeline.diff(window.start, window.end)
         if window.phase.is_output:
-            answer, json_issues = check_answer_present(
+            answer, json_issues = check_summary_present(
                 window, transcript, markers=markers, completion=completion
             )
             issues += json_issues
             if answer is not None:
                 issues += _output_rules(window, answer, changed, workdir)
                 if not issues and check_answer is not None:
-                    issues += _refused(window.index, check_answer(answer_value(answer) or {}))
+                    issues += _refused(window.index, check_answer(summary_value(answer) or {}))
                 if window.phase.claims_files:
                     claimed = files_claimed = claimed_files(
-                        window.phase.claims_files, answer_value(answer), workdir
+                        window.phase.claims_files, summary_value(answer), workdir
                     )
             # json_missing means no answer anywhere; any other outcome means one was given.
             reached = not any(i.code is IssueCode.JSON_MISSING for i in json_issues)
@@ -168,7 +168,7 @@ def judge(
     output_phase = task.output_phase
     return Judgment(
         phases=tuple(results),
-        output=answer_value(answer),
+        output=summary_value(answer),
         files_changed=changed,
         files_claimed=tuple(files_claimed),
         reconciliation=reconcile(
@@ -181,9 +181,9 @@ def judge(
 
 
 def _output_rules(
-    window: PhaseWindow, answer: Answer, changed: tuple[str, ...], workdir: str
+    window: PhaseWindow, answer: SummaryCandidate, changed: tuple[str, ...], workdir: str
 ) -> list[Issue]:
-    value = answer_value(answer) or {}
+    value = summary_value(answer) or {}
     schema = window.phase.output_schema or {}
     issues = check_wrapped(window.index, value, schema) or check_schema(window.index, value, schema)
     issues += check_placeholders(window.index, value, schema)

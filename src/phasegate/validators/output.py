@@ -1,6 +1,6 @@
 """Rules for the output phase's answer: it fits the schema (and is not wrapped in an extra
 layer), says something real, was not refused by the runtime, and its file claims match the
-disk. Finding the answer is :mod:`phasegate.validators.answer`'s job.
+disk. Finding the answer is :mod:`phasegate.validators.summary`'s job.
 
 The schema was checked and made self-contained when the task loaded, and the gate checks it
 again before a run (:func:`phasegate.phases.schemas.schema_problem`), so applying it reads no

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from phasegate import AgentError, AgentObserver, AgentRequest, PipelineRunner, Runner, Task
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.agents.session import STOPPED
+from phasegate.sdk.agents.observer import STOPPED
 
 
 class _WritesThenWaits:

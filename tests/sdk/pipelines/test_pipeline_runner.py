@@ -16,9 +16,9 @@ from phasegate.sdk.pipelines.runner import PipelineRunner
 from phasegate.sdk.pipelines.state import load_state
 from phasegate.sdk.telemetry.events import RunEvent
 from phasegate.testing import Script, ScriptedAgent
-from tests.helpers.pipelines import PipelineRun
+from tests.helpers.pipelines import FinishedPipeline
 
-RunPipeline = Callable[..., PipelineRun]
+RunPipeline = Callable[..., FinishedPipeline]
 
 
 def _write(path: str, lines: int, word: str = "line") -> dict[str, Any]:

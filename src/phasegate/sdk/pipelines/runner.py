@@ -14,7 +14,7 @@ the agent's own session resume where it can, otherwise in a fresh session with a
 
 ``isolation="process"`` runs each stage in its own session instead, for comparison: the
 agent then loses what it learnt in earlier stages. How one call drives the agent lives in
-:mod:`~phasegate.sdk.pipelines.session`; how a stage is checked and handed over in
+:mod:`~phasegate.sdk.pipelines.run`; how a stage is checked and handed over in
 :mod:`~phasegate.sdk.pipelines.progress`.
 """
 
@@ -31,11 +31,11 @@ from phasegate.modes import ISOLATIONS, STATE_DIR, Isolation
 from phasegate.phases.filled import pipeline_with_values
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.sdk.agents.observer import ObserverSettings
 from phasegate.sdk.agents.protocol import Agent
 from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.agents.session import SessionSettings
 from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.pipelines.session import PipelineSession
+from phasegate.sdk.pipelines.run import PipelineRun
 from phasegate.sdk.pipelines.state import (
     PipelineState,
     StageRecord,
@@ -113,7 +113,7 @@ class PipelineRunner:
             isolation=self.isolation,
             stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
         )
-        return await PipelineSession(self._settings(stop), pipeline, root, state).start()
+        return await PipelineRun(self._settings(stop), pipeline, root, state).start()
 
     async def resume(
         self,
@@ -153,13 +153,13 @@ class PipelineRunner:
             )
         baseline = load_baseline(root)
         _refuse_unwritable(root)
-        return await PipelineSession(
+        return await PipelineRun(
             self._settings(stop), pipeline, root, state, baseline=baseline
         ).resume()
 
-    def _settings(self, stop: asyncio.Event | None = None) -> SessionSettings:
+    def _settings(self, stop: asyncio.Event | None = None) -> ObserverSettings:
         """The settings as they stand now, fixed for one run."""
-        return SessionSettings(
+        return ObserverSettings(
             stop=stop,
             agent=self.agent,
             retry=self.retry,

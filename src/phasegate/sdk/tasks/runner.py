@@ -2,7 +2,7 @@
 
 Data flows one way. A :class:`Runner` holds the settings every run shares (the agent, the
 mode, the attempt budget, the prompt templates, the event sink, the retry policy and the
-timeout); each :meth:`Runner.run` starts a :class:`~phasegate.sdk.tasks.session.TaskSession`
+timeout); each :meth:`Runner.run` starts a :class:`~phasegate.sdk.tasks.run.TaskRun`
 that drives the agent, lets the gate judge, and returns a
 :class:`~phasegate.sdk.tasks.report.RunReport`.
 """
@@ -22,7 +22,7 @@ from phasegate.sdk.agents.protocol import Agent, AgentRequest
 from phasegate.sdk.agents.retry import RetryPolicy
 from phasegate.sdk.tasks.report import RunReport
 from phasegate.sdk.tasks.request import first_prompt, first_request
-from phasegate.sdk.tasks.session import RunSettings, TaskSession
+from phasegate.sdk.tasks.run import RunSettings, TaskRun
 from phasegate.sdk.telemetry.events import EventSink, output_files
 from phasegate.sdk.workspace.observer import work_directory
 from phasegate.validators.judge import AnswerCheck
@@ -103,7 +103,7 @@ class Runner:
         says so and ``on_reject: revert`` still applies.
         """
         task = task_with_values(task, inputs)
-        session = TaskSession(self._settings(stop), task, work_directory(workdir), run_id)
+        session = TaskRun(self._settings(stop), task, work_directory(workdir), run_id)
         return await session.run()
 
     def run_sync(

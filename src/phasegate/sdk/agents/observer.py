@@ -4,7 +4,7 @@ Both record the transcript as it comes (with the time of each entry and the name
 each tool call id), record the prompts they send, run the agent under the retry policy and
 report retries as ``retry.scheduled`` events, bound the run by its timeout, and hand events
 to the sink. What differs (how a stop is judged, what a restarted session is told, what an
-event carries) is left to :meth:`AgentSession.restart_after`, :meth:`AgentSession.run_event`
+event carries) is left to :meth:`RunObserver.restart_after`, :meth:`RunObserver.run_event`
 and the subclass's own observer methods.
 """
 
@@ -43,7 +43,7 @@ STOPPED = "the run was stopped before it finished"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSettings:
+class ObserverSettings:
     """What a runner fixes for each run it starts."""
 
     agent: Agent
@@ -59,10 +59,10 @@ class SessionSettings:
     judged (None: the run cannot be stopped this way)."""
 
 
-class AgentSession:
+class RunObserver:
     """The bookkeeping every run keeps while one agent works (subclassed by the runners)."""
 
-    def __init__(self, settings: SessionSettings) -> None:
+    def __init__(self, settings: ObserverSettings) -> None:
         self.settings = settings
         self.agent = settings.agent
         self.retry = settings.retry

@@ -1,9 +1,10 @@
-"""Where the output phase's answer comes from, and whether there is one.
+"""Where the output phase's JSON summary comes from, and whether there is one.
 
-The answer is a JSON object. Depending on the task's ``completion`` mode it may be printed in
+The summary is a JSON object (the report's ``summary`` once accepted; the messages the agent
+reads call it the phase's answer). Depending on the task's ``completion`` mode it may be printed in
 assistant text (``marker``/``either``), handed in as the ``summary`` argument of
 ``submit_summary`` (``tool``/``either``), or given through the runtime's ``StructuredOutput``
-tool (any mode; Claude Code's schema-constrained output). The answer that counts is the last
+tool (any mode; Claude Code's schema-constrained output). The summary that counts is the last
 one inside the output phase's window.
 """
 
@@ -17,11 +18,11 @@ from phasegate.evidence.transcript import AssistantText, ToolCall, Transcript
 from phasegate.phases.completion import (
     STRUCTURED_OUTPUT_TOOL,
     SUBMIT_SUMMARY_TOOL,
-    AnswerWay,
     Completion,
-    answer_ways,
+    SummaryWay,
     counts_markers,
     counts_tools,
+    summary_ways,
 )
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.json_extract import find_json
@@ -29,12 +30,12 @@ from phasegate.validators.windows import PhaseWindow
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
-    """One candidate answer: parsed (``error`` is None) or the reason it is not usable."""
+class SummaryCandidate:
+    """One candidate summary: parsed (``error`` is None) or the reason it is not usable."""
 
     position: int
     """The transcript entry it came from."""
-    source: AnswerWay
+    source: SummaryWay
     raw: str
     value: object = None
     error: str | None = None
@@ -47,32 +48,34 @@ class Answer:
         return self.error is None and isinstance(self.value, dict)
 
 
-def answers(
+def summary_candidates(
     transcript: Transcript, start: int, end: int, *, completion: Completion
-) -> list[Answer]:
-    """Every candidate answer in entries ``[start, end)`` that the mode counts, in order."""
+) -> list[SummaryCandidate]:
+    """Every candidate summary in entries ``[start, end)`` that the mode counts, in order."""
     results = transcript.results_by_call()
-    found: list[Answer] = []
+    found: list[SummaryCandidate] = []
     for position in range(start, min(end, len(transcript))):
         entry = transcript.entries[position]
         if isinstance(entry, AssistantText) and counts_markers(completion):
-            found.extend(_text_answers(position, entry.text))
+            found.extend(_text_summaries(position, entry.text))
         elif isinstance(entry, ToolCall):
-            answer = _tool_answer(entry, position, completion)
-            if answer is not None and entry.name == STRUCTURED_OUTPUT_TOOL:
+            candidate = _tool_summary(entry, position, completion)
+            if candidate is not None and entry.name == STRUCTURED_OUTPUT_TOOL:
                 result = results.get(entry.id)
                 if result is not None and not result.ok:
                     reason = result.content.strip().removeprefix("Error:").strip()
-                    answer = replace(answer, rejected_by_runtime=reason or "rejected")
-            if answer is not None:
-                found.append(answer)
+                    candidate = replace(candidate, rejected_by_runtime=reason or "rejected")
+            if candidate is not None:
+                found.append(candidate)
     return found
 
 
-def _tool_answer(call: ToolCall, position: int, completion: Completion) -> Answer | None:
+def _tool_summary(call: ToolCall, position: int, completion: Completion) -> SummaryCandidate | None:
     if call.name == STRUCTURED_OUTPUT_TOOL:
         raw = json.dumps(call.input, ensure_ascii=False)
-        return Answer(position=position, source="structured_output", raw=raw, value=call.input)
+        return SummaryCandidate(
+            position=position, source="structured_output", raw=raw, value=call.input
+        )
     if call.name != SUBMIT_SUMMARY_TOOL or not counts_tools(completion):
         return None
     summary = call.input.get("summary")
@@ -81,30 +84,30 @@ def _tool_answer(call: ToolCall, position: int, completion: Completion) -> Answe
         # Models sometimes pass the object as a JSON string; what it holds is what counts.
         parsed = find_json(summary)
         if parsed and parsed[-1].ok and isinstance(parsed[-1].value, dict):
-            return Answer(
+            return SummaryCandidate(
                 position=position, source="submit_summary", raw=raw, value=parsed[-1].value
             )
     if not isinstance(summary, dict):
         problem = "no summary argument" if summary is None else "a summary that is not an object"
-        return Answer(
+        return SummaryCandidate(
             position=position,
             source="submit_summary",
             raw=raw,
             error=f"submit_summary was called with {problem}",
         )
-    return Answer(position=position, source="submit_summary", raw=raw, value=summary)
+    return SummaryCandidate(position=position, source="submit_summary", raw=raw, value=summary)
 
 
-def check_answer_present(
+def check_summary_present(
     window: PhaseWindow, transcript: Transcript, *, markers: bool, completion: Completion
-) -> tuple[Answer | None, list[Issue]]:
+) -> tuple[SummaryCandidate | None, list[Issue]]:
     """The phase's answer (the last candidate in its window) or the issue explaining its absence.
 
     ``json_missing`` when there is none at all, ``json_before_marker`` when answers only appear
     before the window (before the last work phase was completed), ``json_invalid`` when the
     last candidate does not parse or is not an object.
     """
-    mine = answers(transcript, window.start, window.end, completion=completion)
+    mine = summary_candidates(transcript, window.start, window.end, completion=completion)
     if window.head is not None:
         mine = _head_text(transcript, window.head, completion, after=True) + mine
     if mine:
@@ -120,11 +123,11 @@ def check_answer_present(
                 phase=window.index,
                 field="json",
                 provided=last.raw,
-                requirement=_how_to_answer(window, completion, corrected=True),
+                requirement=_how_to_summarize(window, completion, corrected=True),
             )
         ]
     head_entry = window.head[0] if window.head is not None else window.start
-    earlier = answers(transcript, 0, head_entry, completion=completion)
+    earlier = summary_candidates(transcript, 0, head_entry, completion=completion)
     if window.head is not None:
         earlier += _head_text(transcript, window.head, completion, after=False)
     if markers and earlier:
@@ -145,19 +148,21 @@ def check_answer_present(
 
 def _head_text(
     transcript: Transcript, head: tuple[int, int], completion: Completion, *, after: bool
-) -> list[Answer]:
+) -> list[SummaryCandidate]:
     """Answers in the marker's own text block, after (or before) the marker line."""
     entry = transcript.entries[head[0]]
     if not isinstance(entry, AssistantText) or not counts_markers(completion):
         return []
     lines = entry.text.splitlines()
     cut = head[1] + 1
-    return _text_answers(head[0], "\n".join(lines[cut:] if after else lines[:cut]))
+    return _text_summaries(head[0], "\n".join(lines[cut:] if after else lines[:cut]))
 
 
-def _text_answers(position: int, text: str) -> list[Answer]:
+def _text_summaries(position: int, text: str) -> list[SummaryCandidate]:
     return [
-        Answer(position=position, source="text", raw=c.source, value=c.value, error=c.error)
+        SummaryCandidate(
+            position=position, source="text", raw=c.source, value=c.value, error=c.error
+        )
         for c in find_json(text)
     ]
 
@@ -175,23 +180,23 @@ def _missing(window: PhaseWindow, completion: Completion) -> Issue:
         message,
         phase=window.index,
         field="json",
-        requirement=_how_to_answer(window, completion, corrected=False),
+        requirement=_how_to_summarize(window, completion, corrected=False),
     )
 
 
-def _how_to_answer(window: PhaseWindow, completion: Completion, *, corrected: bool) -> str:
+def _how_to_summarize(window: PhaseWindow, completion: Completion, *, corrected: bool) -> str:
     what = "a corrected JSON object" if corrected else "the JSON object the output phase describes"
-    ways = answer_ways(completion, structured_output=window.phase.structured_output)
+    ways = summary_ways(completion, structured_output=window.phase.structured_output)
     return f"Give {what} through " + " or ".join(_ANSWER_WORDS[way] for way in ways) + "."
 
 
-_ANSWER_WORDS: dict[AnswerWay, str] = {
+_ANSWER_WORDS: dict[SummaryWay, str] = {
     "structured_output": "the StructuredOutput tool",
     "submit_summary": "submit_summary(summary=...)",
     "text": "a ```json block in your reply",
 }
 
 
-def answer_value(answer: Answer | None) -> dict[str, Any] | None:
-    """The answer's object, or None."""
-    return answer.value if answer is not None and isinstance(answer.value, dict) else None
+def summary_value(candidate: SummaryCandidate | None) -> dict[str, Any] | None:
+    """The candidate's object, or None."""
+    return candidate.value if candidate is not None and isinstance(candidate.value, dict) else None

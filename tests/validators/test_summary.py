@@ -1,4 +1,4 @@
-"""Where the output phase's answer comes from (phasegate.validators.answer).
+"""Where the output phase's answer comes from (phasegate.validators.summary).
 
 Printed JSON, a ``submit_summary`` call and a ``StructuredOutput`` call are all candidate
 answers; the task's completion mode says which count, and the last one in the output phase's
@@ -21,8 +21,8 @@ from phasegate.phases.completion import (
     Completion,
 )
 from phasegate.phases.model import Task
-from phasegate.validators.answer import Answer, answers, check_answer_present
 from phasegate.validators.issues import IssueCode
+from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_candidates
 from phasegate.validators.windows import PhaseWindow, phase_windows
 
 GOOD = {"files_changed": ["app.py"], "description": "Replaced eval with ast.literal_eval."}
@@ -52,9 +52,9 @@ def output_window(task: Task, transcript: Transcript) -> PhaseWindow:
     return phase_windows(task, transcript)[-1]
 
 
-def every(transcript: Transcript, completion: Completion = "either") -> list[Answer]:
+def every(transcript: Transcript, completion: Completion = "either") -> list[SummaryCandidate]:
     """Every candidate answer in the whole transcript."""
-    return answers(transcript, 0, len(transcript), completion=completion)
+    return summary_candidates(transcript, 0, len(transcript), completion=completion)
 
 
 # ---- answers: one candidate per source -------------------------------------------------------
@@ -74,7 +74,9 @@ def test_a_submit_summary_object_is_the_answer(
     """The ``summary`` argument is the answer; ``raw`` is its JSON text."""
     (answer,) = every(make_transcript(tool_pair(SUBMIT_SUMMARY_TOOL, summary=GOOD)))
 
-    assert answer == Answer(position=0, source="submit_summary", raw=json.dumps(GOOD), value=GOOD)
+    assert answer == SummaryCandidate(
+        position=0, source="submit_summary", raw=json.dumps(GOOD), value=GOOD
+    )
     assert answer.ok
 
 
@@ -117,7 +119,7 @@ def test_a_structured_output_call_is_the_answer_its_input_holds(
     """Claude Code's StructuredOutput tool gets the object itself as its input."""
     (answer,) = every(make_transcript(tool_pair(STRUCTURED_OUTPUT_TOOL, result="ok", **GOOD)))
 
-    assert answer == Answer(
+    assert answer == SummaryCandidate(
         position=0, source="structured_output", raw=json.dumps(GOOD), value=GOOD
     )
 
@@ -204,12 +206,12 @@ def test_answers_only_looks_inside_the_given_entries(
         AssistantText(text=fenced(THIRD)),              # 3
     )  # fmt: skip
 
-    found = answers(transcript, 1, 99, completion="either")
+    found = summary_candidates(transcript, 1, 99, completion="either")
 
     assert [(a.position, a.value) for a in found] == [(1, OTHER), (3, THIRD)]
 
 
-# ---- check_answer_present ------------------------------------------------------------------
+# ---- check_summary_present ------------------------------------------------------------------
 
 
 def given_as(source: str, value: dict[str, Any], tool_pair: ToolPair) -> list[Entry]:
@@ -243,7 +245,7 @@ def test_the_last_answer_in_the_window_wins_whatever_its_source(
         ),
     )
 
-    answer, issues = check_answer_present(
+    answer, issues = check_summary_present(
         output_window(fix_task, transcript), transcript, markers=True, completion="either"
     )
 
@@ -262,7 +264,7 @@ def test_an_unusable_last_answer_is_json_invalid_even_after_a_good_one(
         tool_pair(SUBMIT_SUMMARY_TOOL),
     )
 
-    answer, issues = check_answer_present(
+    answer, issues = check_summary_present(
         output_window(fix_task, transcript), transcript, markers=True, completion="tool"
     )
 
@@ -290,7 +292,7 @@ def test_a_submit_summary_before_the_work_phase_is_claimed_is_json_before_marker
     window = output_window(task, transcript)
     assert (window.start, window.end) == (5, 6)
 
-    answer, issues = check_answer_present(window, transcript, markers=True, completion="tool")
+    answer, issues = check_summary_present(window, transcript, markers=True, completion="tool")
 
     assert answer is None
     assert [(i.code, i.phase, i.field) for i in issues] == [
@@ -305,7 +307,7 @@ def test_without_markers_an_early_answer_is_simply_missing(
     transcript = make_transcript(tool_pair(SUBMIT_SUMMARY_TOOL, summary=GOOD))
     window = PhaseWindow(phase=fix_task.phases[1], index=2, start=2, end=2)
 
-    _, issues = check_answer_present(window, transcript, markers=False, completion="either")
+    _, issues = check_summary_present(window, transcript, markers=False, completion="either")
 
     assert [i.code for i in issues] == [IssueCode.JSON_MISSING]
 
@@ -317,7 +319,7 @@ def test_json_missing_for_a_structured_output_phase_names_the_structured_output_
     task = in_mode(fix_task, "either", structured=True)
     transcript = make_transcript(AssistantText(text=MARKER_1))
 
-    answer, issues = check_answer_present(
+    answer, issues = check_summary_present(
         output_window(task, transcript), transcript, markers=True, completion="either"
     )
 
@@ -350,7 +352,7 @@ def test_json_missing_lists_only_the_ways_the_mode_allows(
     transcript = make_transcript(AssistantText(text="All done."))
     window = PhaseWindow(phase=fix_task.phases[1], index=2, start=0, end=1)
 
-    _, issues = check_answer_present(window, transcript, markers=True, completion=completion)
+    _, issues = check_summary_present(window, transcript, markers=True, completion=completion)
 
     (issue,) = issues
     assert issue.message == "Phase 2 (summary) needs a JSON object and none was given."
@@ -363,7 +365,7 @@ def test_json_after_a_marker_in_the_same_text_block_is_the_answer(
     """The marker line and the JSON printed together: the lines after the marker count."""
     transcript = make_transcript(AssistantText(text=f"{fenced(OTHER)}\n{MARKER_1}\n{fenced(GOOD)}"))
 
-    answer, issues = check_answer_present(
+    answer, issues = check_summary_present(
         output_window(fix_task, transcript), transcript, markers=True, completion="either"
     )
 

@@ -25,7 +25,7 @@ from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer
-from phasegate.sdk.agents.session import AgentSession, SessionSettings
+from phasegate.sdk.agents.observer import ObserverSettings, RunObserver
 from phasegate.sdk.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.sdk.tasks.gate import GateDecision, PhaseGate
 from phasegate.sdk.tasks.progress import PhaseProgress, closing_events, gate_checked
@@ -41,7 +41,7 @@ from phasegate.validators.windows import entry_claims, phase_windows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunSettings(SessionSettings):
+class RunSettings(ObserverSettings):
     """What a :class:`~phasegate.sdk.tasks.runner.Runner` fixes for each run it starts."""
 
     mode: Mode
@@ -49,7 +49,7 @@ class RunSettings(SessionSettings):
     check_answer: AnswerCheck | None = None
 
 
-class TaskSession(AgentSession):
+class TaskRun(RunObserver):
     """One run of one task: the observer the agent reports to, and the bookkeeping behind
     the report."""
 

@@ -1,4 +1,4 @@
-"""The service's answers, read into the wire schema's models, tolerant of fields a newer
+"""The service's response bodies, read into the wire schema's models, tolerant of fields a newer
 service adds (consumers ignore what they do not know) and strict about the rest."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each time the agent tries to stop, the current stage is checked
 (:class:`~phasegate.sdk.pipelines.progress.StageProgress`). What the agent hears next, and
 what happens when a session ends or fails, is decided by the conversation's state machine
 (:func:`~phasegate.sdk.pipelines.machine.step`); this class only carries out its actions.
-Transient failures are retried by the retry policy alone (in :class:`AgentSession`).
+Transient failures are retried by the retry policy alone (in :class:`RunObserver`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
+from phasegate.sdk.agents.observer import ObserverSettings, RunObserver
 from phasegate.sdk.agents.protocol import AgentRequest
-from phasegate.sdk.agents.session import AgentSession, SessionSettings
 from phasegate.sdk.pipelines import machine as m
 from phasegate.sdk.pipelines.progress import StageProgress
 from phasegate.sdk.pipelines.report import PipelineReport, pipeline_report
@@ -44,12 +44,12 @@ PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
 
 
-class PipelineSession(AgentSession):
+class PipelineRun(RunObserver):
     """Drives one call of ``PipelineRunner.run`` or ``resume`` to its report."""
 
     def __init__(
         self,
-        settings: SessionSettings,
+        settings: ObserverSettings,
         pipeline: Pipeline,
         workdir: Path,
         state: PipelineState,
