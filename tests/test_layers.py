@@ -28,18 +28,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("phasegate.evidence",),
     ("phasegate.phases",),
-    ("phasegate.planning",),  # task inputs: inference, clarification rules, the reference planner
     ("phasegate.validators",),
     ("phasegate.prompts",),
     ("phasegate.metrics",),
-    ("phasegate.sdk.telemetry",),
-    ("phasegate.sdk.agents",),
-    ("phasegate.sdk.workspace",),
-    ("phasegate.sdk.tasks",),
-    ("phasegate.sdk.planning",),  # the agent planner: a read-only clarify phase, gated
-    ("phasegate.sdk.pipelines",),
-    ("phasegate.testing",),
-    ("phasegate.sdk.batches",),  # above testing: a unit may replay a script offline
+    ("phasegate.telemetry",),
+    ("phasegate.agents",),  # the Agent protocol, Claude Code, the scripted agent and model server
+    ("phasegate.workspace",),
+    ("phasegate.tasks",),
+    ("phasegate.planning",),  # task inputs: inference, clarification, both planners
+    ("phasegate.pipelines",),
+    ("phasegate.batches",),
+    ("phasegate.testing",),  # the public fakes: re-exported, with the pytest plugin
     ("phasegate.client",),  # the service's wire schema and its Python client
     ("phasegate",),  # the public API: re-exports, imported lazily
     ("phasegate._github",),  # an edge: a report as GitHub Actions outputs, summary, annotations
@@ -175,16 +174,19 @@ def test_no_modules_import_one_another_in_a_circle() -> None:
     assert import_cycles(SRC, "phasegate") == []
 
 
-def test_the_public_fakes_use_only_the_agent_boundary_and_telemetry_of_sdk() -> None:
-    """testing/ stands in for an agent: it may not reach into runners or the workspace."""
+def test_the_public_fakes_use_only_the_agent_boundary_and_telemetry() -> None:
+    """testing/ and the scripted agent stand in for an agent: they may not reach into the
+    runners, the workspace, planning or batches (the layers would allow testing/ to)."""
     known = modules_under(SRC, "phasegate")
-    allowed = ("phasegate.sdk.agents", "phasegate.sdk.telemetry")
+    running = tuple(
+        f"phasegate.{name}" for name in ("workspace", "tasks", "planning", "pipelines", "batches")
+    )
     reaching = [
         str(imp)
         for name, file in known.items()
-        if name.startswith("phasegate.testing")
+        if name.startswith(("phasegate.testing", "phasegate.agents.scripted"))
         for imp in imports_of(name, file, known, "phasegate")
-        if imp.target.startswith("phasegate.sdk") and not imp.target.startswith(allowed)
+        if imp.target.startswith(running)
     ]
     assert reaching == []
 

@@ -9,7 +9,7 @@ directory replaced by ``/work`` and the tool definitions reduced to their names 
 
 Record a new release: install it in a virtual environment (``make compat`` leaves one per
 version under ``.venv-compat/``) and run ``VENV/bin/python tools/record_cli_requests.py``;
-``tests/testing/test_cli_wire_formats.py`` reads every recording in that folder.
+``tests/agents/scripted/test_cli_wire_formats.py`` reads every recording in that folder.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import Phase, Runner, Task
-from phasegate.sdk.agents.claude.cli import bundled_cli_version
+from phasegate.agents.claude.cli import bundled_cli_version
+from phasegate.agents.scripted.script import Script
 from phasegate.testing import ScriptedModelServer
-from phasegate.testing.script import Script
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "cli_requests"
 

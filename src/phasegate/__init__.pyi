@@ -1,6 +1,23 @@
 # The public API of this package, declared once: each `from M import Name as Name` below is
 # a public name, read by phasegate._lazy for __all__ and the lazy imports (see __init__.py).
 
+from phasegate.agents.claude.adapter import ClaudeAgent as ClaudeAgent
+from phasegate.agents.protocol import Agent as Agent
+from phasegate.agents.protocol import AgentObserver as AgentObserver
+from phasegate.agents.protocol import AgentRequest as AgentRequest
+from phasegate.agents.retry import RetryPolicy as RetryPolicy
+from phasegate.batches.executor import Executor as Executor
+from phasegate.batches.executor import ExecutorError as ExecutorError
+from phasegate.batches.loading import Batch as Batch
+from phasegate.batches.loading import load_batch as load_batch
+from phasegate.batches.local import LocalExecutor as LocalExecutor
+from phasegate.batches.outcome import AgentFactory as AgentFactory
+from phasegate.batches.outcome import UnitAgent as UnitAgent
+from phasegate.batches.outcome import UnitOutcome as UnitOutcome
+from phasegate.batches.ray_executor import RayExecutor as RayExecutor
+from phasegate.batches.runner import BatchRunner as BatchRunner
+from phasegate.batches.runner import BatchSummary as BatchSummary
+from phasegate.batches.units import Unit as Unit
 from phasegate.errors import AgentError as AgentError
 from phasegate.errors import BatchFileError as BatchFileError
 from phasegate.errors import ClaudeCodeVersionWarning as ClaudeCodeVersionWarning
@@ -28,6 +45,12 @@ from phasegate.phases.pipeline import Stage as Stage
 from phasegate.phases.pipeline import load_pipeline as load_pipeline
 from phasegate.phases.ralph import RalphState as RalphState
 from phasegate.phases.ralph import read_ralph_state as read_ralph_state
+from phasegate.pipelines.loop import LoopReport as LoopReport
+from phasegate.pipelines.loop import LoopRunner as LoopRunner
+from phasegate.pipelines.report import PipelineReport as PipelineReport
+from phasegate.pipelines.runner import PipelineRunner as PipelineRunner
+from phasegate.planning.agent_planner import AgentPlan as AgentPlan
+from phasegate.planning.agent_planner import plan_with_agent as plan_with_agent
 from phasegate.planning.ask_user_question import normalize_responses as normalize_responses
 from phasegate.planning.ask_user_question import (
     responses_from_ask_user_question as responses_from_ask_user_question,
@@ -40,38 +63,15 @@ from phasegate.planning.plan import load_plan as load_plan
 from phasegate.planning.reference import plan_task as plan_task
 from phasegate.planning.values import InputValues as InputValues
 from phasegate.planning.values import resolve_inputs as resolve_inputs
-from phasegate.sdk.agents.claude.adapter import ClaudeAgent as ClaudeAgent
-from phasegate.sdk.agents.protocol import Agent as Agent
-from phasegate.sdk.agents.protocol import AgentObserver as AgentObserver
-from phasegate.sdk.agents.protocol import AgentRequest as AgentRequest
-from phasegate.sdk.agents.retry import RetryPolicy as RetryPolicy
-from phasegate.sdk.batches.executor import Executor as Executor
-from phasegate.sdk.batches.executor import ExecutorError as ExecutorError
-from phasegate.sdk.batches.loading import Batch as Batch
-from phasegate.sdk.batches.loading import load_batch as load_batch
-from phasegate.sdk.batches.local import LocalExecutor as LocalExecutor
-from phasegate.sdk.batches.outcome import AgentFactory as AgentFactory
-from phasegate.sdk.batches.outcome import UnitAgent as UnitAgent
-from phasegate.sdk.batches.outcome import UnitOutcome as UnitOutcome
-from phasegate.sdk.batches.ray_executor import RayExecutor as RayExecutor
-from phasegate.sdk.batches.runner import BatchRunner as BatchRunner
-from phasegate.sdk.batches.runner import BatchSummary as BatchSummary
-from phasegate.sdk.batches.units import Unit as Unit
-from phasegate.sdk.pipelines.loop import LoopReport as LoopReport
-from phasegate.sdk.pipelines.loop import LoopRunner as LoopRunner
-from phasegate.sdk.pipelines.report import PipelineReport as PipelineReport
-from phasegate.sdk.pipelines.runner import PipelineRunner as PipelineRunner
-from phasegate.sdk.planning.agent_planner import AgentPlan as AgentPlan
-from phasegate.sdk.planning.agent_planner import plan_with_agent as plan_with_agent
-from phasegate.sdk.tasks.report import PhaseReport as PhaseReport
-from phasegate.sdk.tasks.report import RunReport as RunReport
-from phasegate.sdk.tasks.runner import Runner as Runner
-from phasegate.sdk.tasks.saved import judge_transcript as judge_transcript
-from phasegate.sdk.tasks.saved import read_transcript as read_transcript
-from phasegate.sdk.telemetry.events import EventSink as EventSink
-from phasegate.sdk.telemetry.events import RunEvent as RunEvent
-from phasegate.sdk.telemetry.log import EventLog as EventLog
-from phasegate.sdk.telemetry.otel import OtelSink as OtelSink
+from phasegate.tasks.report import PhaseReport as PhaseReport
+from phasegate.tasks.report import RunReport as RunReport
+from phasegate.tasks.runner import Runner as Runner
+from phasegate.tasks.saved import judge_transcript as judge_transcript
+from phasegate.tasks.saved import read_transcript as read_transcript
+from phasegate.telemetry.events import EventSink as EventSink
+from phasegate.telemetry.events import RunEvent as RunEvent
+from phasegate.telemetry.log import EventLog as EventLog
+from phasegate.telemetry.otel import OtelSink as OtelSink
 from phasegate.validators.issues import Issue as Issue
 from phasegate.validators.issues import IssueCode as IssueCode
 

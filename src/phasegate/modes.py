@@ -47,7 +47,7 @@ EventName = Literal[
     "run.interrupted",
     "done",
 ]
-"""Every event a run writes (each with its fields in :mod:`phasegate.sdk.telemetry`);
+"""Every event a run writes (each with its fields in :mod:`phasegate.telemetry`);
 readers of logs (metrics, the execute lines) name them with this type too."""
 
 EVENT_NAMES: frozenset[EventName] = frozenset(get_args(EventName))

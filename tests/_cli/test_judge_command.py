@@ -16,7 +16,7 @@ from tests.helpers.scenarios import EXAMPLE
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 TASK = EXAMPLE / "task.yaml"
 APP = "def parse(x):\n    return eval(x)\n"
-"""app.py as the recorded runs found it (see tests/testing/test_model_server.py)."""
+"""app.py as the recorded runs found it (see tests/agents/scripted/test_model_server.py)."""
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="judge needs git")
 

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
 from phasegate.metrics.formatting import duration
-from phasegate.sdk.batches.progress import BatchCounts, BatchSink, BatchUpdate
 
 
 @contextlib.contextmanager

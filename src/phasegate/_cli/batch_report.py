@@ -44,11 +44,11 @@ def render_batches(
 ) -> str:
     """The merged report of ``directories`` in ``output_format``; every warning (a file that
     could not be read, a duplicate unit) is said on stderr and kept in the report."""
+    from phasegate.batches.collect import collect_batches
     from phasegate.metrics.aggregate import LogAggregator
     from phasegate.metrics.formatting import quantity
     from phasegate.metrics.render import render_summary
     from phasegate.metrics.summary import summarize
-    from phasegate.sdk.batches.collect import collect_batches
 
     collected = collect_batches(directories)
     aggregator = LogAggregator()

@@ -26,8 +26,8 @@ from phasegate.errors import (
 )
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.modes import STEP_NOUN, EventName
-from phasegate.sdk.tasks.report import DefinitionReport
-from phasegate.sdk.telemetry.events import RunEvent
+from phasegate.tasks.report import DefinitionReport
+from phasegate.telemetry.events import RunEvent
 
 _PROGRESS_EVENTS: frozenset[EventName] = frozenset({
     "run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed",

@@ -19,8 +19,8 @@ from phasegate._github.report_file import field_location, one_line, read_json_ob
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.tasks.report import DefinitionReport, RunReport, StepReport
+from phasegate.pipelines.report import PipelineReport
+from phasegate.tasks.report import DefinitionReport, RunReport, StepReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 

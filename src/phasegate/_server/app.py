@@ -20,6 +20,7 @@ from phasegate._server.responses import error_response
 from phasegate._server.security import HostGuard, token_matches
 from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point
+from phasegate._server.ui import ui_page
 from phasegate._server.views import run_info
 from phasegate.client.schema import (
     API_VERSION,
@@ -30,7 +31,6 @@ from phasegate.client.schema import (
     RunList,
     RunRequest,
 )
-from phasegate.client.ui import ui_page
 from phasegate.modes import RunStatus
 from phasegate.planning.plan import Plan
 

@@ -2,7 +2,7 @@
 the words that say what each requires, and the evaluation.
 
 **Evidence.** Judging stays pure by asking everything through the :class:`StageEvidence` it
-is handed; the runner's implementation (:mod:`phasegate.sdk.pipelines.evidence`) reads the
+is handed; the runner's implementation (:mod:`phasegate.pipelines.evidence`) reads the
 disk and runs the commands. What the work directory holds (file contents, command output) is
 untrusted: it only ever appears as data in an outcome's detail, never as something to act on.
 
