@@ -64,6 +64,7 @@ def serve(
     except ImportError as exc:
         raise UsageError(f"phasegate serve needs the serve extra ({exc.name} is missing): "
                          "pip install 'phasegate[serve]'") from None  # fmt: skip
+    from phasegate._server.records import make_private
     from phasegate._server.security import (
         LOCAL_HOSTS,
         default_token_file,
@@ -78,6 +79,12 @@ def serve(
     if model_script is not None and not model_script.is_file():
         raise UsageError(f"--model-script {model_script} is not a file")
     root = root.resolve()
+    try:
+        # First: the service's folder must be a real folder before the token is made in it.
+        make_private(root)
+    except OSError as exc:
+        raise UsageError(f"cannot keep the service's runs in {root}/.phasegate/runs: "
+                         f"{exc.strerror or exc}") from None  # fmt: skip
     token_path = token_file or default_token_file(root)
     token = load_or_create_token(token_path, create=token_file is None)
     if readable_by_others(token_path):

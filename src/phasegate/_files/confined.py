@@ -13,7 +13,8 @@ unit results. The folder itself is taken as named (the user chose it), but every
 *below* it must be a real folder: a symbolic link there (planted by a project, an agent or
 an artifact) may lead anywhere, so it is refused (:class:`~phasegate.errors.LinkedPathError`
 names it) and never written, replaced or deleted through. :func:`inside_folder` checks (and
-makes) the folders step by step with ``lstat``; lock files open with ``O_NOFOLLOW``;
+makes) the folders step by step with ``lstat``; lock files and logs open with ``O_NOFOLLOW``
+(:func:`open_appending`);
 :func:`remove_inside` deletes relative to an open descriptor of the folder, so a link inside
 is removed as a link and what it points at is left alone.
 """
@@ -104,20 +105,24 @@ def inside_folder(root: Path, directory: str, *, create: bool = True) -> Path:
     return root / directory
 
 
-def open_lock(path: Path) -> TextIO:
-    """The lock file ``path`` open for appending (made when missing), never through a
-    symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
+def open_appending(path: Path, mode: int = 0o644) -> int:
+    """A descriptor of ``path`` open for appending (made with ``mode`` when missing), never
+    through a symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
     :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere)."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        descriptor = os.open(path, flags, 0o644)
+        return os.open(path, flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP and path.is_symlink():
             raise LinkedPathError(
                 path.parent, f"{path.name} is a symbolic link; it is not followed"
             ) from None
         raise
-    return os.fdopen(descriptor, "a", encoding="utf-8")
+
+
+def open_lock(path: Path) -> TextIO:
+    """The lock file ``path`` open for appending, as :func:`open_appending` opens it."""
+    return os.fdopen(open_appending(path), "a", encoding="utf-8")
 
 
 def remove_inside(folder: Path, name: str) -> None:

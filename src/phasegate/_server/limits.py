@@ -1,18 +1,27 @@
-"""A bound on request bodies: a 413 in the service's own error shape, before a route reads it.
+"""Request bodies: a bound on their size, and JSON read strictly, before a route reads them.
 
-A declared ``Content-Length`` over the bound is refused at once; a body sent in chunks is
-read as it arrives and refused as soon as it passes the bound.
+A declared ``Content-Length`` over the bound is refused at once (``413``); a body sent in
+chunks is read as it arrives and refused as soon as it passes the bound. A body that is
+sent at all must be strict JSON (``400 bad_body``): Python's parser would take ``NaN``,
+``Infinity`` and ``1e999`` (a float too large, read as infinity), which are not JSON and
+which no field of the service means; a lone surrogate (``"\\ud800"``) is no text a path or
+a file can hold. Schema errors are left to the routes (``422``).
 """
 
 from __future__ import annotations
+
+import json
+import math
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from phasegate._server.responses import error_response
 
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+
 
 class BodyLimit:
-    """ASGI middleware refusing bodies over ``max_bytes``."""
+    """ASGI middleware refusing bodies over ``max_bytes``, and bodies that are not JSON."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -38,6 +47,9 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
+        if body and scope["method"] in _WITH_BODY and (problem := json_problem(body)) is not None:
+            await error_response(400, "bad_body", problem)(scope, receive, send)
+            return
         whole: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
 
         async def replay() -> Message:
@@ -48,3 +60,29 @@ class BodyLimit:
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"the request body is over {self.max_bytes} bytes; send a smaller one"
         await error_response(413, "body_too_large", message)(scope, receive, send)
+
+
+def json_problem(body: bytes | bytearray) -> str | None:
+    """Why ``body`` is not strict JSON, in words (None when it is)."""
+    try:
+        value = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
+        # Every string must be text UTF-8 can hold: a lone surrogate cannot be a path.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        return "the request body nests too deep to be read; send a flatter JSON body"
+    except UnicodeError:
+        return "the request body is not UTF-8 text, or holds a lone surrogate; send UTF-8 JSON"
+    except ValueError as exc:
+        return f"the request body is not JSON ({exc}); send a JSON object"
+    return None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is too large to be a number here")
+    return value
