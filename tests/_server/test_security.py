@@ -109,7 +109,7 @@ def test_an_idempotency_key_that_cannot_be_one_is_400_bad_idempotency_key(
     answer = service.client().post(
         "/v1/runs",
         json={"task": "task.yaml", "workdir": "project", "copy_workdir": True},
-        headers={"Idempotency-Key": key},
+        headers={b"Idempotency-Key": key},
     )
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"] == {
