@@ -29,6 +29,7 @@ import stat
 from pathlib import Path
 from typing import TextIO
 
+from phasegate._files.limits import NotRegularFileError, file_kind
 from phasegate._files.models import OptionValueError
 from phasegate.errors import LinkedPathError
 
@@ -108,16 +109,32 @@ def inside_folder(root: Path, directory: str, *, create: bool = True) -> Path:
 def open_appending(path: Path, mode: int = 0o644) -> int:
     """A descriptor of ``path`` open for appending (made with ``mode`` when missing), never
     through a symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
-    :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere), and
+    only to a regular file: a FIFO planted there is refused at once
+    (:class:`~phasegate._files.limits.NotRegularFileError`), not waited on."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
-        return os.open(path, flags, mode)
+        descriptor = os.open(path, flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP and path.is_symlink():
             raise LinkedPathError(
                 path.parent, f"{path.name} is a symbolic link; it is not followed"
             ) from None
+        if exc.errno == errno.ENXIO:  # a FIFO with no reader
+            raise NotRegularFileError(exc.errno, "is a FIFO (named pipe), not a regular file",
+                                      str(path)) from None  # fmt: skip
         raise
+    try:
+        kind = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(kind):
+            raise NotRegularFileError(
+                errno.EINVAL, f"is {file_kind(kind)}, not a regular file", str(path)
+            )
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def open_lock(path: Path) -> TextIO:
