@@ -28,7 +28,7 @@ from phasegate._server.records import (
     runs_dir,
     save_record,
 )
-from phasegate._server.resolving import ResolvedRequest
+from phasegate._server.resolving import ResolvedRequest, resolve_request
 from tests.helpers.service import running_service
 from tests.helpers.service_app import in_process
 
@@ -104,7 +104,7 @@ def test_a_slow_definition_read_holds_up_neither_other_requests_nor_healthz(
 ) -> None:
     service_module = phasegate._server.service
     monkeypatch.setattr(service_module, "resolve_request",
-                        held.around(service_module.resolve_request))  # fmt: skip
+                        held.around(resolve_request))  # fmt: skip
 
     async def main() -> tuple[int, int, int]:
         async with in_process(root) as running:
@@ -130,7 +130,7 @@ def test_a_queued_run_whose_definition_is_read_again_slowly_leaves_the_event_loo
 ) -> None:
     execution = phasegate._server.execution
     monkeypatch.setattr(execution, "resolve_request",
-                        held.around(execution.resolve_request))  # fmt: skip
+                        held.around(resolve_request))  # fmt: skip
 
     async def main() -> tuple[int, str]:
         async with in_process(root, max_concurrent=1) as running:
