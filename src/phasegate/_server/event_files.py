@@ -109,17 +109,26 @@ class LogCursor:
 def last_event(path: Path, tail: int = 65536) -> str | None:
     """The event of the log's last complete line (None without one), read from its end: a
     restart looks at every run's log, and only the end tells whether it is done."""
+    events = tail_events(path, tail)
+    event = events[-1].get("event") if events else None
+    return event if isinstance(event, str) else None
+
+
+def tail_events(path: Path, tail: int = 65536) -> list[dict[str, object]]:
+    """The events of the complete lines in the log's last ``tail`` bytes, in order (a
+    missing log, or one that is not a regular file, has none)."""
     try:
         with open_regular(path, follow_links=False) as file:
             size = file.seek(0, os.SEEK_END)
             file.seek(max(size - tail, 0))
             data = file.read()
-    except OSError:  # missing, or not a regular file: no event
-        return None
-    for raw in reversed(data[: data.rfind(b"\n") + 1].split(b"\n")):
-        if (event := _event_of(raw)) is not None:
-            return event
-    return None
+    except OSError:
+        return []
+    found: list[dict[str, object]] = []
+    for raw in data[: data.rfind(b"\n") + 1].split(b"\n"):
+        if _event_of(raw) is not None:
+            found.append(json.loads(raw))
+    return found
 
 
 class Doorbell:

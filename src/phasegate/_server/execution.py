@@ -95,7 +95,10 @@ def _failure(error_file: Path, code: int, run_id: str) -> str:
     try:
         return read_bounded(error_file, follow_links=False).decode("utf-8", errors="replace")
     except (OSError, ValueError):
-        return (
-            f"the run's process ended with code {code} before it wrote a report; its output "
-            f"is in .phasegate/runs/{run_id}/{PROCESS_LOG}"
-        )
+        pass
+    log = f".phasegate/runs/{run_id}/{PROCESS_LOG}"
+    if (verdict := VERDICT_OF_CODE.get(code)) is not None:
+        return f"the run ended ({verdict}) but its report could not be saved; see {log}"
+    return (
+        f"the run's process ended with code {code} before it wrote a report; its output is in {log}"
+    )

@@ -29,7 +29,7 @@ from phasegate._server.idempotency import IdempotencyKeys
 from phasegate._server.inputs import plan_for, run_values
 from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
-from phasegate._server.problems import RequestProblem, not_found, storage_failed
+from phasegate._server.problems import RequestProblem, not_found, root_relative, storage_failed
 from phasegate._server.processes import fork_server
 from phasegate._server.records import (
     COPY,
@@ -40,7 +40,7 @@ from phasegate._server.records import (
     run_dir,
     save_record,
 )
-from phasegate._server.recovery import DONE_ONLY, repair
+from phasegate._server.recovery import DONE_ONLY, RecordOnly, repair
 from phasegate._server.resolving import ResolvedRequest, resolve_request
 from phasegate._server.settings import ServiceSettings
 from phasegate.client.schema import PlanRequest, RunRequest
@@ -92,6 +92,9 @@ class RunService:
             fix = repair(self.root, record)
             if fix == DONE_ONLY:
                 self._append(live, RunDone(status=record.status, verdict=record.verdict))
+            elif isinstance(fix, RecordOnly):
+                live.record = moved(record, fix.status, **fix.changes)
+                self._save_end(live)
             elif isinstance(fix, Ending):
                 self.end(live, fix)
 
@@ -245,16 +248,22 @@ class RunService:
         and ``done``. It ends even when that cannot be written: the record's ``error`` says
         so (as the service answers it) and its streams still get ``done``."""
         live.record = moved(live.record, ending.status, **ending.changes)
+        self._save_end(live)
+        done = RunDone(status=ending.status, verdict=live.record.verdict)
+        self._append(live, *ending.closing, done)
+
+    def _save_end(self, live: LiveRun) -> None:
+        """Save the record of a run that ended; when that fails, log it and say so in the
+        record the service answers with."""
         try:
             save_record(self.root, live.record)
         except STORAGE_ERRORS as exc:
             _log.error("run %s ended %s, but its record could not be saved: %s",
-                       live.record.id, ending.status, exc)  # fmt: skip
-            lost = f"the service could not save the run's end: {exc}"
+                       live.record.id, live.record.status, exc)  # fmt: skip
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            lost = f"the service could not save the run's end: {root_relative(reason, self.root)}"
             error = f"{live.record.error}; {lost}" if live.record.error else lost
             live.record = live.record.model_copy(update={"error": error})
-        done = RunDone(status=ending.status, verdict=live.record.verdict)
-        self._append(live, *ending.closing, done)
 
     def _enqueue(self, live: LiveRun) -> None:
         position = len(self.queue) + 1 if len(self.running) >= self.settings.max_concurrent else 0
