@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -17,7 +18,7 @@ from starlette.responses import JSONResponse
 from phasegate._server.idempotency import HEADER
 from phasegate._server.limits import BodyLimit
 from phasegate._server.live import LiveRun
-from phasegate._server.problems import RequestProblem
+from phasegate._server.problems import RequestProblem, storage_failed
 from phasegate._server.responses import error_response
 from phasegate._server.security import UNAUTHORIZED, HostGuard, TokenGuard, token_matches
 from phasegate._server.service import RunService
@@ -34,7 +35,10 @@ from phasegate.client.schema import (
     RunStatus,
 )
 from phasegate.client.ui import ui_page
+from phasegate.errors import LinkedPathError
 from phasegate.planning.plan import Plan
+
+_log = logging.getLogger("phasegate.serve")
 
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body accepted (an inline task or pipeline fits easily)."""
@@ -189,6 +193,20 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
             return error_response(400, "bad_body", "the request body is not JSON; send a JSON "
                                   "object")  # fmt: skip
         return await request_validation_exception_handler(request, exc)
+
+    @app.exception_handler(OSError)
+    @app.exception_handler(LinkedPathError)
+    async def storage_problem(_: Request, exc: Exception) -> JSONResponse:
+        # Writing or reading the service's own files failed where no route expected it.
+        _log.error("a request failed on the service's files: %s", exc)
+        problem = storage_failed("its files", exc, service.root)
+        return error_response(problem.status, problem.code, problem.message)
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        # A bug: the client gets the problem shape, never a traceback; the server logs it.
+        return error_response(500, "internal_error", "the service failed to answer this "
+                              "request; its log says why")  # fmt: skip
 
     @app.exception_handler(HTTPException)
     async def http_problem(_: Request, exc: HTTPException) -> JSONResponse:

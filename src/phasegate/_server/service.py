@@ -169,18 +169,23 @@ class RunService:
             try:
                 save_record(self.root, record)
             except STORAGE_ERRORS as exc:
-                raise storage_failed("the new run's record", exc, self.root) from None
+                raise self._storage_problem("the new run's record", exc) from None
             if key is not None:
                 self._remember_key(key, digest, run_id)
             live = self.runs[run_id] = LiveRun(record)
             self._enqueue(live)
         return live, False
 
+    def _storage_problem(self, what: str, exc: BaseException) -> RequestProblem:
+        """A 503 ``storage_failed`` for a request, logged once here."""
+        _log.error("could not write %s: %s", what, exc)
+        return storage_failed(what, exc, self.root)
+
     def _find_key(self, key: str, digest: str) -> LiveRun | None:
         try:
             found = self.keys.find(key, digest)
         except STORAGE_ERRORS as exc:
-            raise storage_failed("its idempotency keys", exc, self.root) from None
+            raise self._storage_problem("its idempotency keys", exc) from None
         return self.runs.get(found) if found is not None else None
 
     def _remember_key(self, key: str, digest: str, run_id: str) -> None:
@@ -235,7 +240,7 @@ class RunService:
         try:
             save_record(self.root, record)
         except STORAGE_ERRORS as exc:
-            raise storage_failed("the run's record", exc, self.root) from None
+            raise self._storage_problem("the run's record", exc) from None
         live.record = record
         live.ending, live.resuming = None, True
         live.unsaved.clear()  # numbered after lines the log never got: the log goes on as it is
