@@ -48,6 +48,13 @@ def serve(
         ),
     ] = None,
     cli_path: CliPath = None,
+    max_streams: Annotated[
+        int, typer.Option(min=1, help="Event streams open at once, in all (more: 503).")
+    ] = 256,
+    max_streams_per_client: Annotated[
+        int,
+        typer.Option(min=1, help="Event streams open at once from one client address (more: 429)."),
+    ] = 32,
 ) -> None:
     """Serve tasks and pipelines over HTTP, with their events as Server-Sent Events.
 
@@ -96,6 +103,8 @@ def serve(
         model_script=model_script.resolve() if model_script else None,
         cli_path=str(cli_path) if cli_path else None,
         secrets=(token,),
+        max_streams=max_streams,
+        max_streams_per_client=max_streams_per_client,
     )
     service = RunService(settings)
     service.recover()

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from phasegate._server.idempotency import HEADER
-from phasegate._server.limits import BodyLimit
+from phasegate._server.limits import BodyLimit, StreamLimit
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, storage_failed
 from phasegate._server.responses import error_response
@@ -45,7 +45,7 @@ MAX_BODY_BYTES = 1024 * 1024
 
 _ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 503)}
 _STREAM_ERRORS = {
-    code: {"model": ErrorBody, "content": {"application/json": {}}} for code in _ERRORS
+    code: {"model": ErrorBody, "content": {"application/json": {}}} for code in (*_ERRORS, 429)
 }
 """The event stream's errors are JSON, not events: said so, or the document would claim
 they come as ``text/event-stream`` like its success."""
@@ -88,7 +88,10 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         redoc_url=None,
         responses=_ERRORS,  # type: ignore[arg-type]
     )
-    # The last added runs first: the Host check, then the token, then the body.
+    # The last added runs first: the Host check, the token, the body, the streams' count.
+    settings = service.settings
+    app.add_middleware(StreamLimit, per_client=settings.max_streams_per_client,
+                       total=settings.max_streams)  # fmt: skip
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(TokenGuard, token=token)
     app.add_middleware(HostGuard, hosts=hosts)
