@@ -67,7 +67,7 @@ def serve(
         import uvicorn
 
         from phasegate._server.app import create_app
-        from phasegate._server.serving import DrainingServer
+        from phasegate._server.serving import DrainingServer, service_scratch
     except ImportError as exc:
         raise UsageError(f"phasegate serve needs the serve extra ({exc.name} is missing): "
                          "pip install 'phasegate[serve]'") from None  # fmt: skip
@@ -108,6 +108,7 @@ def serve(
     )
     service = RunService(settings)
     service.recover()
+    service_scratch()  # before the fork server starts: its socket folder goes there
     service.start()
     hosts = frozenset({*LOCAL_HOSTS, host, *(allow_host or ())})
     config = uvicorn.Config(

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from phasegate._files.confined import inside_folder
 from phasegate._files.limits import read_bounded
-from phasegate._server.job import VERDICT_OF_CODE, RunJob
+from phasegate._files.scratch import sweep_dead
+from phasegate._server.job import RUN_SCRATCH, VERDICT_OF_CODE, RunJob
 from phasegate._server.lifecycle import Ending, interrupted
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
@@ -44,6 +45,8 @@ async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSett
     if live.ending is not None:  # stopped while its process was being started
         live.process.kill()
     code = await live.process.wait()
+    # A run killed after its grace could not remove its own scratch folder.
+    await asyncio.to_thread(sweep_dead, RUN_SCRATCH)
     report = await asyncio.to_thread(load_report, settings.root, live.record.id)
     # A run whose report was lost still ended with a verdict: its exit code carries it.
     verdict = VERDICT_OF_CODE.get(code)

@@ -17,13 +17,16 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import NoReturn
 
 from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import open_appending
+from phasegate._files.scratch import make_scratch, remove_scratch
 from phasegate._process.child import end_with_parent
-from phasegate._server.job import CANNOT_START, REPORT_LOST, RunJob
+from phasegate._server.job import CANNOT_START, REPORT_LOST, RUN_SCRATCH, RunJob
 from phasegate.errors import PhasegateError
 from phasegate.phases.model import Task
 from phasegate.sdk.agents.retry import RetryPolicy
@@ -48,11 +51,15 @@ def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
     log = open_appending(job.process_log, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    # Every temporary folder of the run (the offline model's home, backups) goes in one
+    # scratch folder: removed on the way out, or swept by the service if this is killed.
+    scratch = make_scratch(RUN_SCRATCH)
+    tempfile.tempdir = str(scratch)
     try:
         report = asyncio.run(_run(job, bell))
     except (PhasegateError, OSError) as exc:
         # A run that cannot start (a pipeline's state refuses it, a copy fails) says why.
-        _exit(CANNOT_START, job, str(exc))
+        _exit(CANNOT_START, job, scratch, str(exc))
     try:
         write_atomic(job.report_file, report.model_dump_json(indent=2).encode("utf-8"))
     except OSError as exc:
@@ -60,13 +67,14 @@ def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
         # no disk, and the reason in the error file if that still can be written.
         print(f"the report could not be written: {exc}", file=sys.stderr)
         lost = f"the run ended ({report.verdict}) but its report could not be saved: {exc}"
-        _exit(REPORT_LOST.get(report.verdict, REPORT_LOST["error"]), job, lost)
-    _exit(0, job)
+        _exit(REPORT_LOST.get(report.verdict, REPORT_LOST["error"]), job, scratch, lost)
+    _exit(0, job, scratch)
 
 
-def _exit(code: int, job: RunJob, error: str | None = None) -> NoReturn:
-    """End this process with ``code``; ``error`` written to the job's error file first, when
-    the disk takes it."""
+def _exit(code: int, job: RunJob, scratch: Path, error: str | None = None) -> NoReturn:
+    """End this process with ``code``, its scratch folder removed; ``error`` written to the
+    job's error file first, when the disk takes it."""
+    remove_scratch(scratch)
     if error is not None:
         try:
             write_atomic(job.error_file, error.encode("utf-8"))

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from phasegate._files.digests import json_digest
+from phasegate._files.scratch import sweep_dead
 from phasegate._secrets import environment_secrets
 from phasegate._server.event_files import append_lines, event_lines, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
 from phasegate._server.inputs import plan_for, run_values
+from phasegate._server.job import RUN_SCRATCH
 from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, not_found, root_relative, storage_failed
@@ -85,6 +87,9 @@ class RunService:
         """Load every run on disk, and end what a previous instance left unfinished as
         :func:`~.recovery.repair` says."""
         make_private(self.root)
+        # The temporary folders of runs whose processes a killed service took with it.
+        for folder in sweep_dead(RUN_SCRATCH):
+            _log.info("removed the scratch folder of an ended run: %s", folder)
         records, self.unreadable = load_records(self.root)
         for record in records:
             live = self.runs[record.id] = LiveRun(record)
