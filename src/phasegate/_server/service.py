@@ -21,6 +21,7 @@ from multiprocessing.context import ForkServerContext
 from pathlib import Path
 from typing import Any
 
+from phasegate._files.confined import remove_inside
 from phasegate._files.digests import json_digest
 from phasegate._files.scratch import sweep_dead
 from phasegate._secrets import environment_secrets
@@ -40,6 +41,7 @@ from phasegate._server.records import (
     load_records,
     make_private,
     run_dir,
+    runs_dir,
     save_record,
 )
 from phasegate._server.recovery import DONE_ONLY, RecordOnly, repair
@@ -174,6 +176,7 @@ class RunService:
             try:
                 save_record(self.root, record)
             except STORAGE_ERRORS as exc:
+                remove_inside(runs_dir(self.root), run_id)  # no run without its record
                 raise self._storage_problem("the new run's record", exc) from None
             if key is not None:
                 self._remember_key(key, digest, run_id)
