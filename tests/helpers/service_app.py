@@ -55,7 +55,7 @@ async def in_process(root: Path, **settings: Any) -> AsyncIterator[InProcess]:
 
 
 @contextlib.contextmanager
-def test_client(root: Path, **settings: Any) -> Iterator[TestClient]:
+def sync_client(root: Path, **settings: Any) -> Iterator[TestClient]:
     """A synchronous client of a service for ``root`` (server errors come back as 500s, not
     raised), for hypothesis tests, which cannot be async."""
     app = create_app(in_process_service(root, **settings), TOKEN, LOCAL_HOSTS)
