@@ -25,9 +25,9 @@ def test_a_folder_of_an_ended_process_is_swept_and_one_of_a_live_process_is_kept
     dead = tmp_path / f"{PREFIX}{_dead_pid()}.0-abc"
     (dead / "home").mkdir(parents=True)
     (dead / "home" / "file").write_text("left behind")
-    live = make_scratch(PREFIX, tmp_path)
+    live = make_scratch(PREFIX, parent=tmp_path)
 
-    removed = sweep_dead(PREFIX, tmp_path)
+    removed = sweep_dead(PREFIX, parent=tmp_path)
 
     assert removed == [dead]
     assert not dead.exists()
@@ -42,7 +42,7 @@ def test_a_process_id_taken_over_by_another_process_does_not_keep_a_folder(
     """The same id, another start time: this process did not make it."""
     reused = tmp_path / f"{PREFIX}{os.getpid()}.1-abc"
     reused.mkdir()
-    assert sweep_dead(PREFIX, tmp_path) == [reused]
+    assert sweep_dead(PREFIX, parent=tmp_path) == [reused]
 
 
 def test_a_link_or_a_file_or_another_name_is_left_alone(tmp_path: Path) -> None:
@@ -55,13 +55,13 @@ def test_a_link_or_a_file_or_another_name_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / f"{PREFIX}other-{pid}").mkdir()
     (tmp_path / f"phasegate-else-{pid}.0-x").mkdir()
 
-    assert sweep_dead(PREFIX, tmp_path) == []
+    assert sweep_dead(PREFIX, parent=tmp_path) == []
     assert (target / "kept").read_text() == "mine"
     assert len(list(tmp_path.iterdir())) == 5
 
 
 def test_a_scratch_folder_of_a_block_is_removed_after_it(tmp_path: Path) -> None:
-    with scratch_folder(PREFIX, tmp_path) as folder:
+    with scratch_folder(PREFIX, parent=tmp_path) as folder:
         (folder / "inner").mkdir()
         assert folder.is_dir()
     assert not folder.exists()

@@ -27,7 +27,7 @@ from phasegate._files.confined import remove_inside
 _NAME = re.compile(r"^(\d+)\.(\d+)-")
 
 
-def make_scratch(prefix: str, parent: Path | None = None) -> Path:
+def make_scratch(prefix: str, *, parent: Path | None = None) -> Path:
     """A new private folder (mode 0700) named for this process, in ``parent`` (default: the
     system's temporary folder). Remove it with :func:`remove_scratch` when done; if this
     process is killed first, :func:`sweep_dead` of the same prefix removes it later."""
@@ -41,16 +41,16 @@ def remove_scratch(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def scratch_folder(prefix: str, parent: Path | None = None) -> Iterator[Path]:
+def scratch_folder(prefix: str, *, parent: Path | None = None) -> Iterator[Path]:
     """A scratch folder for the block (as :func:`make_scratch`), removed after it."""
-    folder = make_scratch(prefix, parent)
+    folder = make_scratch(prefix, parent=parent)
     try:
         yield folder
     finally:
         remove_scratch(folder)
 
 
-def sweep_dead(prefix: str, parent: Path | None = None) -> list[Path]:
+def sweep_dead(prefix: str, *, parent: Path | None = None) -> list[Path]:
     """Remove the scratch folders of ``prefix`` in ``parent`` (default: the system's
     temporary folder) whose process is no longer alive; the folders removed."""
     folder = Path(parent if parent is not None else tempfile.gettempdir())
