@@ -100,6 +100,10 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
 
     v1 = APIRouter(prefix=f"/{API_VERSION}", dependencies=[Depends(_authorized)])
 
+    async def _answer(live: LiveRun) -> RunInfo:
+        # A run's answer reads its report from disk: in a thread, off the event loop.
+        return await run_in_threadpool(run_info, service, live)
+
     @v1.post("/runs", status_code=202, response_model=RunInfo)
     async def start_run(
         body: RunRequest,
@@ -112,7 +116,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         response.headers["Location"] = f"/{API_VERSION}/runs/{live.record.id}"
         if replayed:
             response.headers["Idempotent-Replayed"] = "true"
-        return run_info(service, live)
+        return await _answer(live)
 
     @v1.post("/plans", response_model=Plan)
     async def make_plan(body: PlanRequest) -> Plan:
@@ -146,7 +150,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     @v1.get("/runs/{run_id}", response_model=RunInfo)
     async def get_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
         """A run's status, and its report once it ended with one."""
-        return run_info(service, live)
+        return await _answer(live)
 
     @v1.get(
         "/runs/{run_id}/events",
@@ -165,12 +169,12 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     @v1.post("/runs/{run_id}/cancel", response_model=RunInfo)
     async def cancel_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
         """Stop the run's agent (or take it off the queue) and wait until it has ended."""
-        return run_info(service, await service.cancel(live.record.id))
+        return await _answer(await service.cancel(live.record.id))
 
     @v1.post("/runs/{run_id}/resume", status_code=202, response_model=RunInfo)
     async def resume_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
         """Queue an interrupted run again; a pipeline continues from its state."""
-        return run_info(service, await service.resume(live.record.id))
+        return await _answer(await service.resume(live.record.id))
 
     app.include_router(v1)
 
