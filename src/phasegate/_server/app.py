@@ -34,7 +34,7 @@ from phasegate.client.schema import (
     RunRequest,
     RunStatus,
 )
-from phasegate.client.ui import ui_page
+from phasegate._server.ui import ui_page
 from phasegate.errors import LinkedPathError
 from phasegate.planning.plan import Plan
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from phasegate._files.confined import open_appending
 from phasegate._files.limits import open_regular
 from phasegate._server.records import RunRecord
-from phasegate.sdk.telemetry.events import EventData, RunEvent
-from phasegate.sdk.telemetry.log import EventLog
+from phasegate.telemetry.events import EventData, RunEvent
+from phasegate.telemetry.log import EventLog
 
 
 @dataclass(frozen=True, slots=True)

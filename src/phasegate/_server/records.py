@@ -26,7 +26,7 @@ from phasegate._files.confined import inside_folder
 from phasegate._files.limits import ParseProblem, read_bounded
 from phasegate.client.schema import RunKind, RunStatus
 from phasegate.modes import Isolation, Mode
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.pipelines.state import STATE_DIR
 
 RECORD = "record.json"
 EVENTS = "events.jsonl"

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from phasegate._files.limits import read_bounded
 from phasegate._server.responses import error_response
 from phasegate.errors import UsageError
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.pipelines.state import STATE_DIR
 
 TOKEN_BYTES = 32
 _TOKEN_FILE_BYTES = 4096
