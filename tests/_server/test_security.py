@@ -75,6 +75,65 @@ def test_an_inline_definition_nested_too_deep_is_refused_not_a_server_error(
 
 
 @pytest.mark.parametrize(
+    "body",
+    [
+        b'{"task": "task.yaml", "workdir": "project", "timeout": NaN}',
+        b'{"task": "task.yaml", "workdir": "project", "max_cost": 1e999}',
+        b'{"task": "task.yaml", "workdir": "project", "timeout": -Infinity}',
+        b'{"task": "task.yaml", "workdir": "\\ud800"}',
+        b"not json at all",
+        b"\xff\xfe\x00garbage",
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["nan", "1e999", "infinity", "lone-surrogate", "text", "bytes", "deep"],
+)
+def test_a_body_that_is_not_strict_json_is_400_bad_body_and_starts_nothing(
+    service: Service, body: bytes
+) -> None:
+    before = _runs(service)
+    for content_type in ("application/json", "text/plain"):
+        answer = service.client().post(
+            "/v1/runs", content=body, headers={"Content-Type": content_type}
+        )
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["code"] == "bad_body"
+        assert "Traceback" not in answer.text
+    assert _runs(service) == before
+    assert httpx.get(service.url + "/healthz").json()["status"] == "ok"
+
+
+@pytest.mark.parametrize("key", [b"k" * 256, b"", "caf\u00e9".encode()])
+def test_an_idempotency_key_that_cannot_be_one_is_400_bad_idempotency_key(
+    service: Service, key: bytes
+) -> None:
+    answer = service.client().post(
+        "/v1/runs",
+        json={"task": "task.yaml", "workdir": "project", "copy_workdir": True},
+        headers={b"Idempotency-Key": key},
+    )
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"] == {
+        "code": "bad_idempotency_key",
+        "message": "an Idempotency-Key is 1 to 255 printable ASCII characters",
+        "field": "Idempotency-Key",
+    }
+
+
+@pytest.mark.parametrize(
+    "body", [b"not json", b'{"task": 1}', b'{"timeout": NaN}', b"x" * (2 * 1024 * 1024)]
+)
+def test_a_request_without_the_token_is_401_whatever_its_body(
+    service: Service, body: bytes
+) -> None:
+    for path in ("/v1/runs", "/v1/plans", "/v1/runs/nope/cancel"):
+        answer = httpx.post(
+            service.url + path, content=body, headers={"Content-Type": "application/json"}
+        )
+        assert answer.status_code == 401, (path, answer.text)
+        assert answer.json()["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize(
     "headers",
     [
         {"Host": "evil.example:8080"},

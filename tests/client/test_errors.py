@@ -66,3 +66,10 @@ def test_a_well_formed_event_is_its_number_name_and_parsed_line() -> None:
     """The line number becomes an int; the data the parsed JSON object."""
     raw = SSEEvent(event="phase.gate", data='{"event": "phase.gate", "phase": 1}', id="7")
     assert service_event(raw) == ServiceEvent(7, "phase.gate", {"event": "phase.gate", "phase": 1})
+
+
+def test_too_many_streams_from_this_client_says_to_close_one() -> None:
+    body = {"error": {"code": "too_many_streams", "message": "32 event streams open"}}
+    error = error_from_response(429, json.dumps(body).encode())
+    assert (error.code, error.exit_code) == ("too_many_streams", 2)
+    assert "close one, or follow fewer runs at once" in str(error)

@@ -48,6 +48,13 @@ def serve(
         ),
     ] = None,
     cli_path: CliPath = None,
+    max_streams: Annotated[
+        int, typer.Option(min=1, help="Event streams open at once, in all (more: 503).")
+    ] = 256,
+    max_streams_per_client: Annotated[
+        int,
+        typer.Option(min=1, help="Event streams open at once from one client address (more: 429)."),
+    ] = 32,
 ) -> None:
     """Serve tasks and pipelines over HTTP, with their events as Server-Sent Events.
 
@@ -60,10 +67,11 @@ def serve(
         import uvicorn
 
         from phasegate._server.app import create_app
-        from phasegate._server.serving import DrainingServer
+        from phasegate._server.serving import DrainingServer, service_scratch
     except ImportError as exc:
         raise UsageError(f"phasegate serve needs the serve extra ({exc.name} is missing): "
                          "pip install 'phasegate[serve]'") from None  # fmt: skip
+    from phasegate._server.records import make_private
     from phasegate._server.security import (
         LOCAL_HOSTS,
         default_token_file,
@@ -78,6 +86,12 @@ def serve(
     if model_script is not None and not model_script.is_file():
         raise UsageError(f"--model-script {model_script} is not a file")
     root = root.resolve()
+    try:
+        # First: the service's folder must be a real folder before the token is made in it.
+        make_private(root)
+    except OSError as exc:
+        raise UsageError(f"cannot keep the service's runs in {root}/.phasegate/runs: "
+                         f"{exc.strerror or exc}") from None  # fmt: skip
     token_path = token_file or default_token_file(root)
     token = load_or_create_token(token_path, create=token_file is None)
     if readable_by_others(token_path):
@@ -89,9 +103,12 @@ def serve(
         model_script=model_script.resolve() if model_script else None,
         cli_path=str(cli_path) if cli_path else None,
         secrets=(token,),
+        max_streams=max_streams,
+        max_streams_per_client=max_streams_per_client,
     )
     service = RunService(settings)
     service.recover()
+    service_scratch()  # before the fork server starts: its socket folder goes there
     service.start()
     hosts = frozenset({*LOCAL_HOSTS, host, *(allow_host or ())})
     config = uvicorn.Config(

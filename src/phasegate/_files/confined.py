@@ -15,7 +15,8 @@ unit results. The folder itself is taken as named (the user chose it), but every
 *below* it must be a real folder: a symbolic link there (planted by a project, an agent or
 an artifact) may lead anywhere, so it is refused (:class:`~phasegate.errors.LinkedPathError`
 names it) and never written, replaced or deleted through. :func:`inside_folder` checks (and
-makes) the folders step by step with ``lstat``; lock files open with ``O_NOFOLLOW``;
+makes) the folders step by step with ``lstat``; lock files and logs open with ``O_NOFOLLOW``
+(:func:`open_appending`);
 :func:`remove_inside` deletes relative to an open descriptor of the folder, so a link inside
 is removed as a link and what it points at is left alone.
 """
@@ -30,6 +31,7 @@ import stat
 from pathlib import Path
 from typing import TextIO
 
+from phasegate._files.limits import NotRegularFileError, file_kind
 from phasegate._files.models import OptionValueError
 from phasegate.errors import LinkedPathError
 
@@ -139,20 +141,40 @@ def inside_folder(root: Path, directory: str, *, create: bool = True) -> Path:
     return root / directory
 
 
-def open_lock(path: Path) -> TextIO:
-    """The lock file ``path`` open for appending (made when missing), never through a
-    symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
-    :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+def open_appending(path: Path, mode: int = 0o644) -> int:
+    """A descriptor of ``path`` open for appending (made with ``mode`` when missing), never
+    through a symbolic link (``O_NOFOLLOW``: a link planted under its name is refused with a
+    :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere), and
+    only to a regular file: a FIFO planted there is refused at once
+    (:class:`~phasegate._files.limits.NotRegularFileError`), not waited on."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
-        descriptor = os.open(path, flags, 0o644)
+        descriptor = os.open(path, flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP and path.is_symlink():
             raise LinkedPathError(
                 path.parent, f"{path.name} is a symbolic link; it is not followed"
             ) from None
+        if exc.errno == errno.ENXIO:  # a FIFO with no reader
+            raise NotRegularFileError(exc.errno, "is a FIFO (named pipe), not a regular file",
+                                      str(path)) from None  # fmt: skip
         raise
-    return os.fdopen(descriptor, "a", encoding="utf-8")
+    try:
+        kind = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(kind):
+            raise NotRegularFileError(
+                errno.EINVAL, f"is {file_kind(kind)}, not a regular file", str(path)
+            )
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def open_lock(path: Path) -> TextIO:
+    """The lock file ``path`` open for appending, as :func:`open_appending` opens it."""
+    return os.fdopen(open_appending(path), "a", encoding="utf-8")
 
 
 def remove_inside(folder: Path, name: str) -> None:

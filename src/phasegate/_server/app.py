@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
@@ -13,11 +16,11 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from phasegate._server.idempotency import HEADER
-from phasegate._server.limits import BodyLimit
+from phasegate._server.limits import BodyLimit, StreamLimit
 from phasegate._server.live import LiveRun
-from phasegate._server.problems import RequestProblem
+from phasegate._server.problems import RequestProblem, storage_failed
 from phasegate._server.responses import error_response
-from phasegate._server.security import HostGuard, token_matches
+from phasegate._server.security import UNAUTHORIZED, HostGuard, TokenGuard, token_matches
 from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point
 from phasegate._server.ui import ui_page
@@ -31,15 +34,18 @@ from phasegate.client.schema import (
     RunList,
     RunRequest,
 )
+from phasegate.errors import LinkedPathError
 from phasegate.modes import RunStatus
 from phasegate.planning.plan import Plan
+
+_log = logging.getLogger("phasegate.serve")
 
 MAX_BODY_BYTES = 1024 * 1024
 """The largest request body accepted (an inline task or pipeline fits easily)."""
 
 _ERRORS = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 503)}
 _STREAM_ERRORS = {
-    code: {"model": ErrorBody, "content": {"application/json": {}}} for code in _ERRORS
+    code: {"model": ErrorBody, "content": {"application/json": {}}} for code in (*_ERRORS, 429)
 }
 """The event stream's errors are JSON, not events: said so, or the document would claim
 they come as ``text/event-stream`` like its success."""
@@ -58,13 +64,11 @@ async def _authorized(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     request: Request,
 ) -> None:
+    # TokenGuard has checked already, before the body was read; this documents the scheme
+    # in the OpenAPI document, and holds should a route ever be mounted outside the guard.
     token: str = request.app.state.token
     if credentials is None or not token_matches(credentials.credentials, token):
-        raise RequestProblem(
-            401,
-            "unauthorized",
-            "send the service's token as 'Authorization: Bearer <token>' (it is in the token file)",
-        )
+        raise RequestProblem(401, "unauthorized", UNAUTHORIZED)
 
 
 def _live_run(run_id: str, request: Request) -> LiveRun:
@@ -84,25 +88,35 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         redoc_url=None,
         responses=_ERRORS,  # type: ignore[arg-type]
     )
+    # The last added runs first: the Host check, the token, the body, the streams' count.
+    settings = service.settings
+    app.add_middleware(StreamLimit, per_client=settings.max_streams_per_client,
+                       total=settings.max_streams)  # fmt: skip
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(TokenGuard, token=token)
     app.add_middleware(HostGuard, hosts=hosts)
     app.state.service = service
     app.state.token = token
 
     v1 = APIRouter(prefix=f"/{API_VERSION}", dependencies=[Depends(_authorized)])
 
+    async def _answer(live: LiveRun) -> RunInfo:
+        # A run's answer reads its report from disk: in a thread, off the event loop.
+        return await run_in_threadpool(run_info, service, live)
+
     @v1.post("/runs", status_code=202, response_model=RunInfo)
     async def start_run(
         body: RunRequest,
         response: Response,
-        idempotency_key: Annotated[str | None, Header(alias=HEADER, max_length=255)] = None,
+        # Checked by the store (a 400 bad_idempotency_key), not here (FastAPI's 422).
+        idempotency_key: Annotated[str | None, Header(alias=HEADER)] = None,
     ) -> RunInfo:
         """Start a task or pipeline run; it is queued until a slot is free."""
         live, replayed = await service.submit(body, idempotency_key)
         response.headers["Location"] = f"/{API_VERSION}/runs/{live.record.id}"
         if replayed:
             response.headers["Idempotent-Replayed"] = "true"
-        return run_info(service, live)
+        return await _answer(live)
 
     @v1.post("/plans", response_model=Plan)
     async def make_plan(body: PlanRequest) -> Plan:
@@ -136,7 +150,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     @v1.get("/runs/{run_id}", response_model=RunInfo)
     async def get_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
         """A run's status, and its report once it ended with one."""
-        return run_info(service, live)
+        return await _answer(live)
 
     @v1.get(
         "/runs/{run_id}/events",
@@ -155,12 +169,12 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     @v1.post("/runs/{run_id}/cancel", response_model=RunInfo)
     async def cancel_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
         """Stop the run's agent (or take it off the queue) and wait until it has ended."""
-        return run_info(service, await service.cancel(live.record.id))
+        return await _answer(await service.cancel(live.record.id))
 
     @v1.post("/runs/{run_id}/resume", status_code=202, response_model=RunInfo)
     async def resume_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:
         """Queue an interrupted run again; a pipeline continues from its state."""
-        return run_info(service, await service.resume(live.record.id))
+        return await _answer(await service.resume(live.record.id))
 
     app.include_router(v1)
 
@@ -177,6 +191,29 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     @app.exception_handler(RequestProblem)
     async def problem(_: Request, exc: RequestProblem) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.message, field=exc.field)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        # BodyLimit refuses a body that is not JSON first; this keeps the documented code
+        # should one reach FastAPI's parser anyway.
+        if any(error.get("type") == "json_invalid" for error in exc.errors()):
+            return error_response(400, "bad_body", "the request body is not JSON; send a JSON "
+                                  "object")  # fmt: skip
+        return await request_validation_exception_handler(request, exc)
+
+    @app.exception_handler(OSError)
+    @app.exception_handler(LinkedPathError)
+    async def storage_problem(_: Request, exc: Exception) -> JSONResponse:
+        # Writing or reading the service's own files failed where no route expected it.
+        _log.error("a request failed on the service's files: %s", exc)
+        problem = storage_failed("its files", exc, service.root)
+        return error_response(problem.status, problem.code, problem.message)
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        # A bug: the client gets the problem shape, never a traceback; the server logs it.
+        return error_response(500, "internal_error", "the service failed to answer this "
+                              "request; its log says why")  # fmt: skip
 
     @app.exception_handler(HTTPException)
     async def http_problem(_: Request, exc: HTTPException) -> JSONResponse:

@@ -1,11 +1,19 @@
-"""Carrying out one run: its job built, its process run, how it ended."""
+"""Carrying out one run: its job built, its process run, how it ended.
+
+The job is built in a worker thread: it reads the definition's files again (they may have
+changed while the run was queued), which must never stall the event loop.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
-from phasegate._server.job import RunJob
+from phasegate._files.confined import inside_folder
+from phasegate._files.limits import read_bounded
+from phasegate._files.scratch import sweep_dead
+from phasegate._server.job import RUN_SCRATCH, VERDICT_OF_CODE, RunJob
 from phasegate._server.lifecycle import Ending, interrupted
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
@@ -16,9 +24,9 @@ from phasegate._server.records import (
     EVENTS,
     PROCESS_LOG,
     REPORT,
+    RUNS,
     load_report,
     outcome_of,
-    run_dir,
 )
 from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import DEFAULT_TIMEOUT, ServiceSettings
@@ -30,30 +38,37 @@ from phasegate.telemetry.service_events import RunCancelled
 async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:
     """Run ``live`` in a process of its own; how it ended."""
     try:
-        job = _job(live, settings)
+        job = await asyncio.to_thread(_job, live, settings)
     except RequestProblem as problem:  # its files changed or went away while it was queued
         return Ending(live.ending or "failed", changes={"error": problem.message})
     live.process = RunProcess(forks, job, live.bell)
     if live.ending is not None:  # stopped while its process was being started
         live.process.kill()
     code = await live.process.wait()
-    report = load_report(settings.root, live.record.id)
+    # A run killed after its grace could not remove its own scratch folder.
+    await asyncio.to_thread(sweep_dead, RUN_SCRATCH)
+    report = await asyncio.to_thread(load_report, settings.root, live.record.id)
+    # A run whose report was lost still ended with a verdict: its exit code carries it.
+    verdict = VERDICT_OF_CODE.get(code)
     changes: dict[str, object] = (
         outcome_of(report) if report is not None
-        else {"verdict": None, "error": _failure(job.error_file, code, live.record.id)}
+        else {"verdict": verdict, "error": await asyncio.to_thread(
+            _failure, job.error_file, code, live.record.id)}
     )  # fmt: skip
     if live.ending == "interrupted":
         return interrupted(live.record, "the service shut down before the run finished", **changes)
     if live.ending == "cancelled":
         return Ending("cancelled", [RunCancelled(started=True)], changes)
-    return Ending("finished" if report is not None else "failed", changes=changes)
+    judged = report is not None or verdict is not None
+    return Ending("finished" if judged else "failed", changes=changes)
 
 
 def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
     record = live.record
     request = RunRequest.model_validate(record.request)
     resolved = resolve_request(settings.root, request)
-    folder = run_dir(settings.root, record.id)
+    # The run's files are written by its process: its folder must be a real one, no link.
+    folder = inside_folder(settings.root, f"{RUNS}/{record.id}", create=False)
     for stale in (REPORT, ERROR):  # a resumed run writes its own
         (folder / stale).unlink(missing_ok=True)
     return RunJob(
@@ -81,9 +96,12 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
 
 def _failure(error_file: Path, code: int, run_id: str) -> str:
     try:
-        return error_file.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return (
-            f"the run's process ended with code {code} before it wrote a report; its output "
-            f"is in .phasegate/runs/{run_id}/{PROCESS_LOG}"
-        )
+        return read_bounded(error_file, follow_links=False).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        pass
+    log = f".phasegate/runs/{run_id}/{PROCESS_LOG}"
+    if (verdict := VERDICT_OF_CODE.get(code)) is not None:
+        return f"the run ended ({verdict}) but its report could not be saved; see {log}"
+    return (
+        f"the run's process ended with code {code} before it wrote a report; its output is in {log}"
+    )

@@ -3,7 +3,8 @@
 A key is kept in ``ROOT/.phasegate/idempotency/`` with the run it started and the digest of the
 request (:class:`~phasegate._files.idempotency.IdempotencyStore`), so keys survive a restart,
 and a key sent again with another request is refused instead of silently answered with a run
-it did not ask for.
+it did not ask for. A link planted in place of the folder is refused
+(:class:`~phasegate.errors.LinkedPathError`), never written through.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ class IdempotencyKeys:
     """The keys this service has seen, on disk under ``root``."""
 
     def __init__(self, root: Path) -> None:
-        self.store = IdempotencyStore(root / STATE_DIR / "idempotency")
+        # Inside the root: .phasegate and its idempotency folder are never followed as links.
+        self.store = IdempotencyStore(root / STATE_DIR / "idempotency", inside=root)
 
     def find(self, key: str, request_digest: str) -> str | None:
         """The run ``key`` started (None for a new key); a 422 problem when it came with

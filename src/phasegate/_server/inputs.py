@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from phasegate._files.limits import ParseProblem
-from phasegate._server.problems import RequestProblem
-from phasegate._server.resolving import ResolvedRequest, root_relative
+from phasegate._server.problems import RequestProblem, root_relative
+from phasegate._server.resolving import ResolvedRequest
 from phasegate.client.schema import PlanRequest, RunRequest
 from phasegate.errors import InputsInvalidError, PlanFileError, StalePlanError, UsageError
 from phasegate.planning.plan import Plan

@@ -9,6 +9,18 @@ from phasegate.modes import Isolation, Mode
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
 
+RUN_SCRATCH = "phasegate-serve-run-"
+"""The prefix of a run process's scratch folder (:mod:`phasegate._files.scratch`), which holds
+its temporary folders (the offline model's home, backups); a service sweeps those of dead
+runs when it starts and after each run."""
+CANNOT_START = 3
+"""The run process's exit code when the run could not start (``error_file`` says why)."""
+REPORT_LOST: dict[str, int] = {"accepted": 20, "rejected": 21, "error": 22, "running": 23}
+"""The run process's exit code when the run ended with this verdict but its report could not
+be written (a full disk): the exit code needs no disk, so the verdict still reaches the
+service."""
+VERDICT_OF_CODE = {code: verdict for verdict, code in REPORT_LOST.items()}
+
 
 @dataclass(frozen=True, slots=True)
 class RunJob:

@@ -26,3 +26,6 @@ class LiveRun:
     """``cancelled`` or ``interrupted`` once the run is being stopped for that reason."""
     resuming: bool = False
     """Queued again after an interruption: a pipeline continues from its state."""
+    unsaved: list[str] = field(default_factory=list)
+    """Log lines the service could not append to the run's log (a full disk): its streams
+    serve them after the log's own lines, so they still end with ``done``."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class RequestProblem(Exception):
     """A request the service refuses; it becomes an ``ErrorBody`` response."""
@@ -19,3 +21,20 @@ def not_found(run_id: str) -> RequestProblem:
     return RequestProblem(
         404, "run_not_found", f"no run has the id {run_id!r}; list runs to see theirs"
     )
+
+
+def storage_failed(what: str, exc: BaseException, root: Path) -> RequestProblem:
+    """The service could not write ``what`` under ``ROOT/.phasegate`` (a full disk, a
+    read-only root, a link in its folder): a 503 saying why."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    reason = root_relative(reason, root)
+    return RequestProblem(
+        503, "storage_failed",
+        f"the service could not write {what} in its folder .phasegate: {reason}; free space "
+        "or fix the folder's permissions, then retry",
+    )  # fmt: skip
+
+
+def root_relative(text: str, root: Path) -> str:
+    """Messages name paths relative to the root: a client has no business with the host's."""
+    return text.replace(str(root.resolve()) + "/", "").replace(str(root.resolve()), ".")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from phasegate._server.problems import RequestProblem
+from phasegate._server.problems import RequestProblem, root_relative
 from phasegate.client.schema import DefinitionRequest
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.modes import STATE_DIR
@@ -90,8 +90,3 @@ def _definition(root: Path, value: str | Mapping[str, Any], field: str) -> Task 
         raise RequestProblem(
             400, f"invalid_{field}", root_relative(problem, root), field=where
         ) from None
-
-
-def root_relative(text: str, root: Path) -> str:
-    """Messages name paths relative to the root: a client has no business with the host's."""
-    return text.replace(str(root.resolve()) + "/", "").replace(str(root.resolve()), ".")

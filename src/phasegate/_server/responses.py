@@ -8,9 +8,14 @@ from phasegate.client.schema import ErrorBody, ErrorDetail
 
 
 def error_response(
-    status: int, code: str, message: str, *, field: str | None = None
+    status: int,
+    code: str,
+    message: str,
+    *,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    """An ``ErrorBody`` response; a 401 says which scheme to use."""
+    """An ``ErrorBody`` response with ``headers``; a 401 says which scheme to use."""
     body = ErrorBody(error=ErrorDetail(code=code, message=message, field=field))
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
+    sent = {**(headers or {}), **({"WWW-Authenticate": "Bearer"} if status == 401 else {})}
+    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=sent or None)

@@ -2,8 +2,10 @@
 
 It takes a session of its own, sends its output to the run's ``process.log``, runs the task or
 pipeline, appends the run's events to its log (ringing the service after each), and writes
-the report atomically, or ``error.txt`` when the run cannot start. SIGTERM stops the run the
-way its timeout would (what the agent did is judged, and a task's ``on_reject`` applies).
+the report atomically, or ``error.txt`` when the run cannot start. A report that cannot be
+written (a full disk) still has its verdict reach the service, in the exit code. SIGTERM
+stops the run the way its timeout would (what the agent did is judged, and a task's
+``on_reject`` applies).
 When the service goes away, the process ends its whole group at once.
 """
 
@@ -15,11 +17,16 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import NoReturn
 
 from phasegate._files.atomic import write_atomic
+from phasegate._files.confined import open_appending
+from phasegate._files.scratch import make_scratch, remove_scratch
 from phasegate._process.child import end_with_parent
-from phasegate._server.job import RunJob
+from phasegate._server.job import CANNOT_START, REPORT_LOST, RUN_SCRATCH, RunJob
 from phasegate.agents.retry import RetryPolicy
 from phasegate.batches.agents import claude_agent
 from phasegate.errors import PhasegateError
@@ -42,24 +49,43 @@ def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
     whole group when ``alive`` closes (the service went away)."""
     os.setsid()
     end_with_parent(alive.fileno())
-    log = os.open(job.process_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    log = open_appending(job.process_log, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    # Every temporary folder of the run (the offline model's home, backups) goes in one
+    # scratch folder: removed on the way out, or swept by the service if this is killed.
+    scratch = make_scratch(RUN_SCRATCH)
+    tempfile.tempdir = str(scratch)
     try:
         report = asyncio.run(_run(job, bell))
     except (PhasegateError, OSError) as exc:
         # A run that cannot start (a pipeline's state refuses it, a copy fails) says why.
-        write_atomic(job.error_file, str(exc).encode("utf-8"))
-        _exit(3)
-    write_atomic(job.report_file, report.model_dump_json(indent=2).encode("utf-8"))
-    _exit(0)
+        _exit(CANNOT_START, job, scratch, str(exc))
+    try:
+        write_atomic(job.report_file, report.model_dump_json(indent=2).encode("utf-8"))
+    except OSError as exc:
+        # Judging finished: the verdict goes to the service in the exit code, which needs
+        # no disk, and the reason in the error file if that still can be written.
+        print(f"the report could not be written: {exc}", file=sys.stderr)
+        lost = f"the run ended ({report.verdict}) but its report could not be saved: {exc}"
+        _exit(REPORT_LOST.get(report.verdict, REPORT_LOST["error"]), job, scratch, lost)
+    _exit(0, job, scratch)
 
 
-def _exit(code: int) -> None:
+def _exit(code: int, job: RunJob, scratch: Path, error: str | None = None) -> NoReturn:
+    """End this process with ``code``, its scratch folder removed; ``error`` written to the
+    job's error file first, when the disk takes it."""
+    remove_scratch(scratch)
+    if error is not None:
+        try:
+            write_atomic(job.error_file, error.encode("utf-8"))
+        except OSError as exc:
+            print(f"the error file could not be written either: {exc}", file=sys.stderr)
     # Everything is on disk; the interpreter's teardown would only delay the service's word
     # that the run ended, by a third of a second.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    with contextlib.suppress(OSError):  # a full disk: process.log may refuse it too
+        sys.stdout.flush()
+        sys.stderr.flush()
     os._exit(code)
 
 

@@ -1,6 +1,8 @@
 """Who may call the service: a bearer token, and only through names of this machine.
 
-The token is compared in constant time. Requests must name an allowed host in ``Host``
+The token is compared in constant time, by a middleware, before a route reads the request:
+a request without it is a 401 whatever its body holds (a malformed body is no reason to tell
+a stranger more). Requests must name an allowed host in ``Host``
 (and, from a browser, an allowed origin in ``Origin``): a web page elsewhere whose domain
 is made to resolve to 127.0.0.1 (DNS rebinding) still sends its own name there, and is
 refused before any route runs.
@@ -18,11 +20,13 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from phasegate._files.limits import read_bounded
 from phasegate._server.responses import error_response
 from phasegate.errors import UsageError
 from phasegate.modes import STATE_DIR
 
 TOKEN_BYTES = 32
+_TOKEN_FILE_BYTES = 4096
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -33,17 +37,19 @@ def default_token_file(root: Path) -> Path:
 
 def load_or_create_token(path: Path, *, create: bool) -> str:
     """The token in ``path``; with ``create``, a new random one is written first when the
-    file does not exist (mode 0600)."""
-    if create and not path.exists():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        token = secrets.token_urlsafe(TOKEN_BYTES)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as file:
-            file.write(token + "\n")
+    file does not exist (mode 0600, never through a symbolic link: the default token file
+    lies in the service's folder, where a link is no file of the service's)."""
     try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise UsageError(f"cannot read the token file {path}: {exc.strerror}") from None
+        if create and not path.exists():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            token = secrets.token_urlsafe(TOKEN_BYTES)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with os.fdopen(os.open(path, flags, 0o600), "w") as file:
+                file.write(token + "\n")
+        token = read_bounded(path, _TOKEN_FILE_BYTES, follow_links=not create).decode().strip()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot read the token file {path}: {reason}") from None
     if len(token) < 16:
         raise UsageError(
             f"the token in {path} is shorter than 16 characters; use a long random one"
@@ -62,6 +68,44 @@ def readable_by_others(path: Path) -> bool:
 def token_matches(given: str, token: str) -> bool:
     """Whether ``given`` is ``token``, compared in constant time."""
     return hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
+
+
+UNAUTHORIZED = (
+    "send the service's token as 'Authorization: Bearer <token>' (it is in the token file)"
+)
+"""What a 401 says."""
+PROTECTED = "/v1"
+"""The prefix of every route that needs the token."""
+
+
+def bearer_matches(authorization: str | None, token: str) -> bool:
+    """Whether an ``Authorization`` header value carries ``token`` as a bearer token."""
+    scheme, _, given = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and token_matches(given.strip(), token)
+
+
+class TokenGuard:
+    """ASGI middleware: a 401 for a ``/v1`` request without the token, before its body is
+    read or checked."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        guarded = path == PROTECTED or path.startswith(PROTECTED + "/")
+        if scope["type"] != "http" or not guarded:
+            await self.app(scope, receive, send)
+            return
+        authorization = next(
+            (v.decode("latin-1") for k, v in scope["headers"] if k.lower() == b"authorization"),
+            None,
+        )
+        if bearer_matches(authorization, self.token):
+            await self.app(scope, receive, send)
+            return
+        await error_response(401, "unauthorized", UNAUTHORIZED)(scope, receive, send)
 
 
 class HostGuard:

@@ -3,6 +3,12 @@
 Every change of a run's status goes through :func:`~.lifecycle.moved` and is written to its
 record before anyone hears of it; the events that close a run are appended after its record
 says it ended, then every stream following it is woken.
+
+A run always ends, even when its end cannot be written (a full disk, an immutable file): the
+run's record says so in ``error`` as the service answers it, the failure is logged, and the
+closing events the log could not take are kept in memory, so every stream still gets its
+``done``. Files under the root are read in a worker thread, before the service's lock is
+taken: a slow or hostile file delays only its own request.
 """
 
 from __future__ import annotations
@@ -15,15 +21,18 @@ from multiprocessing.context import ForkServerContext
 from pathlib import Path
 from typing import Any
 
+from phasegate._files.confined import remove_inside
 from phasegate._files.digests import json_digest
+from phasegate._files.scratch import sweep_dead
 from phasegate._secrets import environment_secrets
-from phasegate._server.event_files import append_events, service_event
+from phasegate._server.event_files import append_lines, event_lines, service_event
 from phasegate._server.execution import execute
 from phasegate._server.idempotency import IdempotencyKeys
 from phasegate._server.inputs import plan_for, run_values
+from phasegate._server.job import RUN_SCRATCH
 from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
-from phasegate._server.problems import RequestProblem, not_found
+from phasegate._server.problems import RequestProblem, not_found, root_relative, storage_failed
 from phasegate._server.processes import fork_server
 from phasegate._server.records import (
     COPY,
@@ -32,18 +41,24 @@ from phasegate._server.records import (
     load_records,
     make_private,
     run_dir,
+    runs_dir,
     save_record,
 )
-from phasegate._server.recovery import DONE_ONLY, repair
+from phasegate._server.recovery import DONE_ONLY, RecordOnly, repair
 from phasegate._server.resolving import ResolvedRequest, resolve_request
 from phasegate._server.settings import ServiceSettings
 from phasegate.client.schema import PlanRequest, RunRequest
+from phasegate.errors import LinkedPathError
 from phasegate.planning.plan import Plan
 from phasegate.planning.values import InputValues
 from phasegate.telemetry.events import EventData, new_run_id
 from phasegate.telemetry.service_events import RunCancelled, RunDone, RunQueued
 
 _log = logging.getLogger("phasegate.serve")
+
+STORAGE_ERRORS = (OSError, LinkedPathError)
+"""What writing the service's own files raises: a full disk, a read-only or immutable file,
+a link planted in the service's folder."""
 
 
 class RunService:
@@ -74,6 +89,9 @@ class RunService:
         """Load every run on disk, and end what a previous instance left unfinished as
         :func:`~.recovery.repair` says."""
         make_private(self.root)
+        # The temporary folders of runs whose processes a killed service took with it.
+        for folder in sweep_dead(RUN_SCRATCH):
+            _log.info("removed the scratch folder of an ended run: %s", folder)
         records, self.unreadable = load_records(self.root)
         for record in records:
             live = self.runs[record.id] = LiveRun(record)
@@ -81,6 +99,9 @@ class RunService:
             fix = repair(self.root, record)
             if fix == DONE_ONLY:
                 self._append(live, RunDone(status=record.status, verdict=record.verdict))
+            elif isinstance(fix, RecordOnly):
+                live.record = moved(record, fix.status, **fix.changes)
+                self._save_end(live)
             elif isinstance(fix, Ending):
                 self.end(live, fix)
 
@@ -123,12 +144,16 @@ class RunService:
             raise RequestProblem(503, "shutting_down", "the service is shutting down; retry "
                                  "against its next instance")  # fmt: skip
         digest = json_digest(_as_first_sent(request))
+        if key is not None and (found := self._find_key(key, digest)) is not None:
+            return found, True
+        # Reading the definition and the work directory may be slow (a large tree, a slow
+        # disk): in a thread and before the lock, so no other request waits behind it and
+        # the event loop keeps serving streams and /healthz meanwhile.
+        resolved, values = await asyncio.to_thread(self._resolve, request)
         async with self._lock:
-            if key is not None and (found := self.keys.find(key, digest)) is not None:
-                return self.get(found), True
-            # Reading the work directory may block (a planted FIFO, a slow disk): in a
-            # thread, so the event loop keeps serving streams meanwhile.
-            resolved, values = await asyncio.to_thread(self._resolve, request)
+            # Checked again: the same key may have been accepted while this one was read.
+            if key is not None and (found := self._find_key(key, digest)) is not None:
+                return found, True
             if not request.copy_workdir:
                 self._refuse_busy(resolved.workdir)
             run_id = new_run_id()
@@ -148,12 +173,35 @@ class RunService:
                 inputs=values.as_text() if values is not None else {},
                 input_sources=values.provenance if values is not None else {},
             )
-            save_record(self.root, record)
+            try:
+                save_record(self.root, record)
+            except STORAGE_ERRORS as exc:
+                remove_inside(runs_dir(self.root), run_id)  # no run without its record
+                raise self._storage_problem("the new run's record", exc) from None
             if key is not None:
-                self.keys.remember(key, digest, run_id)
+                self._remember_key(key, digest, run_id)
             live = self.runs[run_id] = LiveRun(record)
             self._enqueue(live)
         return live, False
+
+    def _storage_problem(self, what: str, exc: BaseException) -> RequestProblem:
+        """A 503 ``storage_failed`` for a request, logged once here."""
+        _log.error("could not write %s: %s", what, exc)
+        return storage_failed(what, exc, self.root)
+
+    def _find_key(self, key: str, digest: str) -> LiveRun | None:
+        try:
+            found = self.keys.find(key, digest)
+        except STORAGE_ERRORS as exc:
+            raise self._storage_problem("its idempotency keys", exc) from None
+        return self.runs.get(found) if found is not None else None
+
+    def _remember_key(self, key: str, digest: str, run_id: str) -> None:
+        try:
+            self.keys.remember(key, digest, run_id)
+        except STORAGE_ERRORS as exc:
+            # The run is accepted and answered; only a retry with this key would start another.
+            _log.error("run %s: its idempotency key could not be kept: %s", run_id, exc)
 
     def get(self, run_id: str) -> LiveRun:
         """The run with this id; a 404 problem when there is none."""
@@ -196,20 +244,39 @@ class RunService:
         request = RunRequest.model_validate(live.record.request)
         if not request.copy_workdir:
             self._refuse_busy(self.root / live.record.workdir)
-        live.record = moved(live.record, "queued")
+        record = moved(live.record, "queued")
+        try:
+            save_record(self.root, record)
+        except STORAGE_ERRORS as exc:
+            raise self._storage_problem("the run's record", exc) from None
+        live.record = record
         live.ending, live.resuming = None, True
-        save_record(self.root, live.record)
+        live.unsaved.clear()  # numbered after lines the log never got: the log goes on as it is
         self._enqueue(live)
         return live
 
     # -- running -------------------------------------------------------------------------
     def end(self, live: LiveRun, ending: Ending) -> None:
         """Move ``live`` to the ended status of ``ending``, then append its closing events
-        and ``done``."""
+        and ``done``. It ends even when that cannot be written: the record's ``error`` says
+        so (as the service answers it) and its streams still get ``done``."""
         live.record = moved(live.record, ending.status, **ending.changes)
-        save_record(self.root, live.record)
+        self._save_end(live)
         done = RunDone(status=ending.status, verdict=live.record.verdict)
         self._append(live, *ending.closing, done)
+
+    def _save_end(self, live: LiveRun) -> None:
+        """Save the record of a run that ended; when that fails, log it and say so in the
+        record the service answers with."""
+        try:
+            save_record(self.root, live.record)
+        except STORAGE_ERRORS as exc:
+            _log.error("run %s ended %s, but its record could not be saved: %s",
+                       live.record.id, live.record.status, exc)  # fmt: skip
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            lost = f"the service could not save the run's end: {root_relative(reason, self.root)}"
+            error = f"{live.record.error}; {lost}" if live.record.error else lost
+            live.record = live.record.model_copy(update={"error": error})
 
     def _enqueue(self, live: LiveRun) -> None:
         position = len(self.queue) + 1 if len(self.running) >= self.settings.max_concurrent else 0
@@ -222,9 +289,15 @@ class RunService:
             live = self.runs[self.queue.popleft()]
             self.running.add(live.record.id)
             live.record = moved(live.record, "running")
-            save_record(self.root, live.record)
+            try:
+                save_record(self.root, live.record)
+            except STORAGE_ERRORS as exc:
+                # It runs all the same: its end says what could not be saved.
+                _log.error("run %s started, but its record could not be saved: %s",
+                           live.record.id, exc)  # fmt: skip
             live.bell.ring()
             live.task = asyncio.create_task(self._execute(live))
+            live.task.add_done_callback(_report_failure)
 
     async def _execute(self, live: LiveRun) -> None:
         try:
@@ -252,9 +325,21 @@ class RunService:
             live.process.stop()
 
     def _append(self, live: LiveRun, *events: EventData) -> None:
-        append_events(run_dir(self.root, live.record.id) / EVENTS,
-                      [service_event(data, live.record) for data in events],
-                      self.settings.secrets)  # fmt: skip
+        """Append ``events`` to the run's log, and ring. Lines the log cannot take are kept
+        in memory (and the failure logged), so the run's streams still get them."""
+        path = run_dir(self.root, live.record.id) / EVENTS
+        lines = event_lines([service_event(data, live.record) for data in events],
+                            self.settings.secrets)  # fmt: skip
+        for number, line in enumerate(lines):
+            if live.unsaved:  # the log already lost a line: later ones would take its number
+                live.unsaved.extend(lines[number:])
+                break
+            try:
+                append_lines(path, [line])
+            except STORAGE_ERRORS as exc:
+                _log.error("run %s: its event log could not be extended: %s", live.record.id, exc)
+                live.unsaved.extend(lines[number:])
+                break
         live.bell.ring()
 
     def _refuse_busy(self, workdir: Path) -> None:
@@ -277,6 +362,12 @@ class RunService:
     def _next_seq(self) -> int:
         self._last_seq += 1
         return self._last_seq
+
+
+def _report_failure(task: asyncio.Task[None]) -> None:
+    """Log what a run's task raised: no exception of the service is ever dropped."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        _log.error("a run's task failed in the service", exc_info=exc)
 
 
 _ADDED_LATER = ("context", "inputs", "plan")

@@ -4,19 +4,43 @@ uvicorn's own signal handling would stop listening at once and raise the signal 
 the shutdown (ending the process by it); here the first signal drains the service (no new
 runs, queued ones interrupted, running ones given the grace period, every stream closed with
 its final event) and only then stops the server. A second signal stops at once.
+
+The service's own temporary folders (the fork server's socket folder) go in a scratch folder
+of its process, removed when it exits and swept by the next start if it was killed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing.util
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import uvicorn
 
+from phasegate._files.scratch import make_scratch, remove_scratch, sweep_dead
 from phasegate._server.service import RunService
 from phasegate.errors import UsageError
+
+SERVICE_SCRATCH = "phasegate-serve-"
+"""The prefix of a service process's scratch folder (:mod:`phasegate._files.scratch`)."""
+
+
+def service_scratch() -> Path:
+    """Sweep the scratch folders of services that were killed, and make this process's:
+    every temporary folder it makes from now on goes there (``tempfile.tempdir``).
+
+    Removed at exit after multiprocessing's own clean-up (its ``pymp-`` folder, priority
+    -100), which would fail on a folder already gone.
+    """
+    sweep_dead(SERVICE_SCRATCH)
+    folder = make_scratch(SERVICE_SCRATCH)
+    tempfile.tempdir = str(folder)
+    multiprocessing.util.Finalize(None, remove_scratch, args=(folder,), exitpriority=-200)
+    return folder
 
 
 class DrainingServer:

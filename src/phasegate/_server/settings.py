@@ -25,3 +25,7 @@ class ServiceSettings:
     cli_path: str | None = None
     secrets: tuple[str, ...] = ()
     """Text no response or event may show (the service's token)."""
+    max_streams: int = 256
+    """Event streams open at once, in all (each holds a connection while its run lasts)."""
+    max_streams_per_client: int = 32
+    """Event streams open at once from one client address."""

@@ -4,7 +4,9 @@ A stream reads the run's log itself, from its own position, so a slow client onl
 itself: the run and every other client go on, and nothing is dropped. It waits for the
 run's doorbell between reads (with a timeout, in case a ring came from another process).
 It ends after a ``done`` line once the run has ended and nothing follows it; a resumed
-pipeline's stream goes on past an earlier ``done``.
+pipeline's stream goes on past an earlier ``done``. Lines the service could not write to
+the log (a full disk) follow the log's own, from memory, so the stream still ends with
+``done``; a log that cannot be read at all ends the stream of an ended run.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from phasegate._server.event_files import LogCursor, LogLine
+from phasegate._server.event_files import LogCursor, LogLine, log_line
 from phasegate._server.lifecycle import ENDED
 from phasegate._server.live import LiveRun
 from phasegate._server.records import EVENTS, run_dir
@@ -33,6 +35,11 @@ async def follow(root: Path, live: LiveRun, after: int) -> AsyncIterator[LogLine
         for line in cursor.read_new():
             if line.number > after:
                 yield line
+        if live.record.status in ENDED and (live.unsaved or cursor.broken):
+            for number, text in enumerate(live.unsaved, start=cursor.lines + 1):
+                if number > after and (kept := log_line(number, text)) is not None:
+                    yield kept
+            return
         if cursor.last_event == "done" and live.record.status in ENDED:
             return
         with contextlib.suppress(TimeoutError):

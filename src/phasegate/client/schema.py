@@ -123,9 +123,12 @@ class RunRequest(DefinitionRequest):
         default=None, ge=1, le=100, description="Tasks only: gate checks the run may spend."
     )
     timeout: float | None = Field(
-        default=None, gt=0, le=7 * 24 * 3600, description="Seconds the run may take."
+        default=None, gt=0, le=7 * 24 * 3600, allow_inf_nan=False,
+        description="Seconds the run may take.",
+    )  # fmt: skip
+    max_cost: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="USD the run may cost."
     )
-    max_cost: float | None = Field(default=None, ge=0, description="USD the run may cost.")
 
     @field_validator("inputs", "plan")
     @classmethod

@@ -1,0 +1,69 @@
+"""A service's temporary folders: a killed service leaves those of its runs and its own
+behind; the next start removes them, and never the folder of a process still alive."""
+
+from __future__ import annotations
+
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from phasegate._files.scratch import make_scratch, remove_scratch
+from phasegate._server.job import RUN_SCRATCH
+from tests.helpers.service import Service, alive, descendants, running_service
+
+pytestmark = pytest.mark.cli
+
+WAIT = 60.0
+
+
+def _scratch_of(pids: set[int]) -> set[Path]:
+    """The service scratch folders made by one of ``pids``."""
+    return {
+        path for path in Path(tempfile.gettempdir()).glob("phasegate-serve-*")
+        if int(path.name.removeprefix("phasegate-serve-").removeprefix("run-").split(".")[0])
+        in pids
+    }  # fmt: skip
+
+
+def _wait_for_hang(service: Service, run_id: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not any('"tool.called"' in line for line in service.log_lines(run_id)):
+        assert time.monotonic() < deadline, "the run never reached its hang"
+        time.sleep(0.05)
+
+
+def test_the_next_start_removes_what_a_killed_service_left_and_keeps_a_live_folder(
+    root: Path,
+) -> None:
+    script = root / "scripts" / "hang.yaml"
+    with running_service(root, "--model-script", script) as first:
+        client = first.client()
+        run = first.start_run(client, task="task.yaml", workdir="project")
+        _wait_for_hang(first, run["id"])
+        processes = {first.process.pid, *descendants(first.process.pid)}
+        left = _scratch_of(processes)
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait()
+        deadline = time.monotonic() + WAIT
+        while any(alive(pid) for pid in processes):
+            assert time.monotonic() < deadline, "the killed service's processes lived on"
+            time.sleep(0.05)
+    live = make_scratch(RUN_SCRATCH)  # this test's process is alive: its folder stays
+    try:
+        assert {p.name.startswith("phasegate-serve-run-") for p in left} == {True, False}
+        assert all(path.is_dir() for path in left)
+        with running_service(root, "--model-script", script) as second:
+            swept = [path for path in left if path.exists()]
+            second_pid = second.process.pid
+            own = _scratch_of({second_pid})
+            assert second.signal(signal.SIGTERM) == 0
+        assert live.is_dir()
+    finally:
+        remove_scratch(live)
+
+    assert swept == []
+    assert len(own) == 1
+    assert _scratch_of({second_pid}) == set()
