@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.tasks",),
     ("phasegate.planning",),  # task inputs: inference, clarification, both planners
     ("phasegate.pipelines",),
+    ("phasegate.running",),  # one way to run any definition: task, pipeline or loop
     ("phasegate.batches",),
     ("phasegate.testing",),  # the public fakes: re-exported, with the pytest plugin
     ("phasegate.client",),  # the service's wire schema and its Python client

@@ -13,20 +13,21 @@ server on 127.0.0.1 (no key, no network); ``agent="scripted"`` uses the in-proce
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from phasegate.agents.scripted.agent import ScriptedAgent
-from phasegate.agents.scripted.script import load_script
+from phasegate.agents.factory import AgentSpec, build_agent
 from phasegate.errors import UsageError
 from phasegate.modes import Mode
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
+from phasegate.running import RunOptions, run_definition
 from phasegate.tasks.report import RunReport
-from phasegate.tasks.runner import Runner
 from phasegate.telemetry.events import EventSink
 
 EXAMPLE = "fix-vulnerability"
@@ -70,15 +71,19 @@ def run_demo(
 def _run(
     example: Path, task: Task, mode: Mode, progress: EventSink | None, agent: str
 ) -> RunReport:
-    script = load_script(example / "model.yaml")
-    with tempfile.TemporaryDirectory(prefix=f"phasegate-demo-{mode}-") as work:
+    script = example / "model.yaml"
+    spec = (
+        AgentSpec(kind="scripted", script=script) if agent == "scripted"
+        else AgentSpec(model_script=script)
+    )  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory(prefix=f"phasegate-demo-{mode}-") as work,
+        contextlib.ExitStack() as stack,
+    ):
         shutil.copytree(example / "project", work, dirs_exist_ok=True)
-        if agent == "scripted":
-            return Runner(ScriptedAgent(script), mode=mode, on_event=progress).run_sync(task, work)
-        from phasegate.agents.scripted.model_server import ScriptedModelServer
-
-        with ScriptedModelServer(script) as server:
-            return Runner(server.claude_agent(), mode=mode, on_event=progress).run_sync(task, work)
+        built = build_agent(spec, stack)
+        options = RunOptions(mode=mode, on_event=progress)
+        return asyncio.run(run_definition(task, work, built.agent, options))
 
 
 def _account(echo: Callable[[str], object], title: str, report: RunReport, task: Task) -> None:

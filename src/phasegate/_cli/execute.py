@@ -97,13 +97,10 @@ def execute(
     from phasegate._cli.plan import load_definition
     from phasegate._files.digests import json_digest
     from phasegate._files.idempotency import IdempotencyStore
-    from phasegate.agents.retry import RetryPolicy
     from phasegate.modes import STATE_DIR
-    from phasegate.phases.model import Task
-    from phasegate.pipelines.runner import PipelineRunner
     from phasegate.planning.plan import load_plan
     from phasegate.planning.values import resolve_inputs
-    from phasegate.tasks.runner import Runner
+    from phasegate.running import RunOptions, run_definition
     from phasegate.telemetry.events import fan_out
 
     with _result_on_error(), contextlib.ExitStack() as stack:
@@ -157,21 +154,13 @@ def execute(
         agent_options = AgentOptions(agent, script=script, model_script=model_script,
                                      model=model, timeout=timeout, cli_path=cli_path,
                                      max_cost=max_cost)  # fmt: skip
-        settings: dict[str, Any] = {
-            "prompts_dir": prompts_dir,
-            "on_event": fan_out([ProgressLines(), *([logged] if logged else [])]),
-            "retry": RetryPolicy(session_retries=retries, max_total=timeout),
-            "timeout": timeout,
-        }
+        options = RunOptions(
+            mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
+            prompts_dir=prompts_dir,
+            on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
+        )  # fmt: skip
         chosen = build_agent(stack, agent_options)
-        inputs = values.as_text()
-        run = (
-            Runner(chosen, mode=mode, max_attempts=max_attempts, **settings).run(
-                task, workdir, inputs=inputs
-            )
-            if isinstance(task, Task)
-            else PipelineRunner(chosen, **settings).run(task, workdir, inputs=inputs)
-        )
+        run = run_definition(task, workdir, chosen, options, inputs=values.as_text())
         code, line = _observed(run, workdir, log_file)
         line["inputs"] = values.provenance
         if store is not None and idempotency_key is not None and line["verdict"] != "error":

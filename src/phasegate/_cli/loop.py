@@ -8,6 +8,7 @@ said; 1 the iterations ran out first; 2 bad input (a broken state file names its
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -94,8 +95,7 @@ def loop(
 ) -> None:
     """Run a Ralph loop: the same task, iteration after iteration, in one session, until the
     agent says its promise in its own words (not in a file, a tool call or code)."""
-    from phasegate.agents.retry import RetryPolicy
-    from phasegate.pipelines.loop import LoopRunner
+    from phasegate.running import RunOptions, run_definition
 
     the_loop = _the_loop(prompt, prompt_file, state, promise, max_iterations)
     refuse_log_over_inputs(log_file, [prompt_file, state, script, model_script])
@@ -109,14 +109,14 @@ def loop(
         max_cost=max_cost,
     )
     with contextlib.ExitStack() as stack:
-        runner = LoopRunner(
-            build_agent(stack, options),
-            prompts_dir=prompts_dir,
+        settings = RunOptions(
+            timeout=timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, OutputOptions(quiet=quiet, log_file=log_file)),
-            retry=RetryPolicy(session_retries=retries, max_total=timeout),
-            timeout=timeout,
+        )  # fmt: skip
+        agent_built = build_agent(stack, options)
+        report = asyncio.run(
+            run_definition(the_loop, workdir, agent_built, settings, restart=restart)
         )
-        report = runner.run_sync(the_loop, workdir, restart=restart)
     finish(report, json_output=json_output, human=_format_loop)
 
 

@@ -9,8 +9,8 @@ Exit codes as ``phasegate run``: 0 every stage accepted; 1 a stage was rejected 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -23,6 +23,7 @@ from phasegate._cli.options import (
     FilesRoot,
     JsonOutput,
     LogFile,
+    MaxCost,
     Model,
     ModelScript,
     OutputOptions,
@@ -38,7 +39,7 @@ from phasegate.modes import Isolation
 
 if TYPE_CHECKING:
     from phasegate.phases.pipeline import Pipeline
-    from phasegate.pipelines.runner import PipelineRunner
+    from phasegate.pipelines.report import PipelineReport
 
 app = typer.Typer(
     name="pipeline",
@@ -116,6 +117,7 @@ def run_command(
     model: Model = None,
     timeout: Timeout = 3600.0,
     cli_path: CliPath = None,
+    max_cost: MaxCost = None,
     retries: Retries = 2,
     json_output: JsonOutput = False,
     quiet: Quiet = False,
@@ -139,12 +141,13 @@ def run_command(
         model=model,
         timeout=timeout,
         cli_path=cli_path,
+        max_cost=max_cost,
     )
     inputs = [*_inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir), *read]
     refuse_log_over_inputs(log_file, inputs)
     output = OutputOptions(quiet=quiet, log_file=log_file)
-    with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
-        report = runner.run_sync(pipeline, workdir, restart=restart)
+    report = _run(pipeline, workdir, agent_options, output, isolation, retries, prompts_dir,
+                  restart=restart)  # fmt: skip
     finish(report, json_output=json_output, human=format_pipeline)
 
 
@@ -158,6 +161,7 @@ def resume_command(
     model: Model = None,
     timeout: Timeout = 3600.0,
     cli_path: CliPath = None,
+    max_cost: MaxCost = None,
     retries: Retries = 2,
     json_output: JsonOutput = False,
     quiet: Quiet = False,
@@ -184,12 +188,13 @@ def resume_command(
         model=model,
         timeout=timeout,
         cli_path=cli_path,
+        max_cost=max_cost,
     )
     inputs = [*_inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir), *read]
     refuse_log_over_inputs(log_file, inputs)
     output = OutputOptions(quiet=quiet, log_file=log_file)
-    with _runner(agent_options, output, isolation, retries, prompts_dir) as runner:
-        report = runner.resume_sync(pipeline, workdir)
+    report = _run(pipeline, workdir, agent_options, output, isolation, retries, prompts_dir,
+                  resume=True)  # fmt: skip
     finish(report, json_output=json_output, human=format_pipeline)
 
 
@@ -264,24 +269,28 @@ def _inputs(
     ]
 
 
-@contextlib.contextmanager
-def _runner(
+def _run(
+    pipeline: Pipeline,
+    workdir: Path,
     agent: AgentOptions,
     output: OutputOptions,
     isolation: Isolation,
     retries: int,
     prompts_dir: Path | None,
-) -> Iterator[PipelineRunner]:
-    """The runner the options describe, with its model server and log open while it runs."""
-    from phasegate.agents.retry import RetryPolicy
-    from phasegate.pipelines.runner import PipelineRunner
+    *,
+    restart: bool = False,
+    resume: bool = False,
+) -> PipelineReport:
+    """The run (or resumed run) the options describe, with its model server and log open while
+    it runs."""
+    from phasegate.running import RunOptions, run_definition
 
     with contextlib.ExitStack() as stack:
-        yield PipelineRunner(
-            build_agent(stack, agent, continue_script=isolation == "process"),
-            isolation=isolation,
-            prompts_dir=prompts_dir,
+        options = RunOptions(
+            isolation=isolation, timeout=agent.timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, output),
-            retry=RetryPolicy(session_retries=retries, max_total=agent.timeout),
-            timeout=agent.timeout,
+        )  # fmt: skip
+        built = build_agent(stack, agent, continue_script=isolation == "process")
+        return asyncio.run(
+            run_definition(pipeline, workdir, built, options, restart=restart, resume=resume)
         )

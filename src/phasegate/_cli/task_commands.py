@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -81,9 +82,8 @@ def run(
     The Claude Code agent (the default) uses ANTHROPIC_API_KEY or a Claude Code login and
     honours ANTHROPIC_BASE_URL.
     """
-    from phasegate.agents.retry import RetryPolicy
     from phasegate.phases.loading import load_task
-    from phasegate.tasks.runner import Runner
+    from phasegate.running import RunOptions, run_definition
 
     task = load_task(task_file, files_root=files_root)
     refuse_log_over_inputs(log_file, [task_file, script, model_script, *prompt_files(prompts_dir)])
@@ -98,16 +98,12 @@ def run(
     )
     output = OutputOptions(quiet=quiet, log_file=log_file, log_format=log_format, otel=otel)
     with contextlib.ExitStack() as stack:
-        runner = Runner(
-            build_agent(stack, agent_options),
-            mode=mode,
-            max_attempts=max_attempts,
-            prompts_dir=prompts_dir,
-            on_event=event_sink(stack, output),
-            retry=RetryPolicy(session_retries=retries, max_total=timeout),
-            timeout=timeout,
-        )
-        report = runner.run_sync(task, workdir)
+        options = RunOptions(
+            mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
+            prompts_dir=prompts_dir, on_event=event_sink(stack, output),
+        )  # fmt: skip
+        agent_built = build_agent(stack, agent_options)
+        report = asyncio.run(run_definition(task, workdir, agent_built, options))
     finish(report, json_output=json_output, human=format_report)
 
 

@@ -19,6 +19,7 @@ from phasegate._cli.output import print_progress
 from phasegate.errors import PhasegateError, UsageError
 
 if TYPE_CHECKING:
+    from phasegate.agents.factory import AgentSpec
     from phasegate.agents.protocol import Agent
     from phasegate.agents.scripted.script import Unmatched
     from phasegate.telemetry.events import EventSink
@@ -27,37 +28,43 @@ if TYPE_CHECKING:
 def build_agent(
     stack: contextlib.ExitStack, options: AgentOptions, *, continue_script: bool = False
 ) -> Agent:
-    """The agent ``options`` describe; a model server it needs is stopped with ``stack``.
+    """The agent ``options`` describe, built by the one agent factory
+    (:func:`phasegate.agents.factory.build_agent`); a model server it needs is stopped with
+    ``stack``, and a script that stopped matching is reported on stderr when it is.
 
     ``continue_script``: a scripted agent picks up its script where the last session left it
     (one session per pipeline stage).
     """
+    from phasegate.agents import factory
+
+    built = factory.build_agent(agent_spec(options, continue_script=continue_script), stack)
+    script = options.script if options.agent == "scripted" else options.model_script
+    if script is not None:
+        _warn_when_unmatched(stack, script, built.unmatched)
+    return built.agent
+
+
+def agent_spec(options: AgentOptions, *, continue_script: bool = False) -> AgentSpec:
+    """The agent options of a command as the settings every entry point builds agents from;
+    flags that contradict each other are refused here, in the command line's words."""
+    from phasegate.agents.factory import AgentSpec
+
     if options.agent == "scripted":
         if options.model_script is not None:
             raise UsageError("--model-script runs the real CLI: drop --agent scripted")
         if options.script is None:
             raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
-        from phasegate.agents.scripted.agent import ScriptedAgent
-        from phasegate.agents.scripted.script import load_script
-
-        agent = ScriptedAgent(load_script(options.script), continue_script=continue_script)
-        _warn_when_unmatched(stack, options.script, lambda: agent.unmatched)
-        return agent
-    if options.script is not None:
+    elif options.script is not None:
         raise UsageError("--script is for --agent scripted; for the real CLI use --model-script")
-    if options.model_script is not None:
-        from phasegate.agents.scripted.model_server import ScriptedModelServer
-
-        server = stack.enter_context(ScriptedModelServer(options.model_script))
-        _warn_when_unmatched(stack, options.model_script, lambda: server.unmatched)
-        return server.claude_agent(timeout=options.timeout, cli_path=options.cli_path)
-    from phasegate.agents.claude.adapter import ClaudeAgent
-
-    return ClaudeAgent(
+    return AgentSpec(
+        kind=options.agent,
         model=options.model,
         timeout=options.timeout,
+        max_cost=options.max_cost,
         cli_path=options.cli_path,
-        max_budget_usd=options.max_cost,
+        model_script=options.model_script,
+        script=options.script,
+        continue_script=continue_script,
     )
 
 

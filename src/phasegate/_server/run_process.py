@@ -27,16 +27,13 @@ from phasegate._files.confined import open_appending
 from phasegate._files.scratch import make_scratch, remove_scratch
 from phasegate._process.child import end_with_parent
 from phasegate._server.job import CANNOT_START, REPORT_LOST, RUN_SCRATCH, RunJob
-from phasegate.agents.retry import RetryPolicy
-from phasegate.batches.agents import claude_agent
+from phasegate.agents.factory import AgentSpec, build_agent
 from phasegate.errors import PhasegateError
 from phasegate.modes import STATE_DIR
-from phasegate.phases.model import Task
 from phasegate.pipelines.report import PipelineReport
-from phasegate.pipelines.runner import PipelineRunner
 from phasegate.pipelines.state import state_path
+from phasegate.running import RunOptions, run_definition
 from phasegate.tasks.report import RunReport
-from phasegate.tasks.runner import Runner
 from phasegate.telemetry.events import fan_out
 from phasegate.telemetry.log import EventLog
 
@@ -95,26 +92,18 @@ async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
     loop.add_signal_handler(signal.SIGTERM, _stop_run, loop, stop)
     if job.copy_from is not None and not job.workdir.exists():
         shutil.copytree(job.copy_from, job.workdir, symlinks=True, ignore=_PHASEGATE_STATE)
-    retry = RetryPolicy(max_total=job.timeout)
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(EventLog(file=job.events_file, secrets=job.secrets))
-        sink = fan_out([log, lambda _event: _ring(bell)])
-        agent = claude_agent(
-            stack, model=job.model, timeout=job.timeout, max_cost=job.max_cost,
-            model_script=job.model_script, cli_path=job.cli_path,
-        ).agent  # fmt: skip
-        if isinstance(job.definition, Task):
-            runner = Runner(agent, mode=job.mode, max_attempts=job.max_attempts, on_event=sink,
-                            retry=retry, timeout=job.timeout)  # fmt: skip
-            return await runner.run(job.definition, job.workdir, run_id=job.run_id, stop=stop,
-                                    inputs=job.inputs)  # fmt: skip
-        pipelines = PipelineRunner(agent, isolation=job.isolation, on_event=sink, retry=retry,
-                                   timeout=job.timeout)  # fmt: skip
-        if job.resume and state_path(job.workdir).exists():
-            return await pipelines.resume(job.definition, job.workdir, stop=stop,
-                                          inputs=job.inputs)  # fmt: skip
-        return await pipelines.run(job.definition, job.workdir, run_id=job.run_id, stop=stop,
-                                   inputs=job.inputs)  # fmt: skip
+        spec = AgentSpec(model=job.model, timeout=job.timeout, max_cost=job.max_cost,
+                         model_script=job.model_script, cli_path=job.cli_path)  # fmt: skip
+        options = RunOptions(mode=job.mode, max_attempts=job.max_attempts,
+                             isolation=job.isolation, timeout=job.timeout,
+                             on_event=fan_out([log, lambda _event: _ring(bell)]))  # fmt: skip
+        resume = job.resume and state_path(job.workdir).exists()
+        return await run_definition(
+            job.definition, job.workdir, build_agent(spec, stack).agent, options,
+            inputs=job.inputs, run_id=job.run_id, stop=stop, resume=resume,
+        )  # fmt: skip
 
 
 def _stop_run(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:

@@ -11,13 +11,11 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from phasegate.agents.factory import BuiltAgent
 from phasegate.batches.units import Unit
 from phasegate.modes import ReportVerdict
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from phasegate.agents.protocol import Agent
     from phasegate.phases.model import Task
     from phasegate.phases.pipeline import Pipeline
 
@@ -25,13 +23,10 @@ RESULTS_VERSION = 1
 """The version of ``unit.json`` and ``batch.json``; it changes when a field changes meaning."""
 
 
-@dataclass(frozen=True, slots=True)
-class UnitAgent:
-    """The agent built for one unit; ``model_requests`` counts the requests its model
-    answered, where the factory can know (an offline scripted model server)."""
-
-    agent: Agent
-    model_requests: Callable[[], int] | None = None
+UnitAgent = BuiltAgent
+"""The agent built for one unit (what :func:`~phasegate.agents.factory.build_agent` gives);
+``model_requests`` counts the requests its model answered, where the factory can know (an
+offline scripted model server)."""
 
 
 class AgentFactory(Protocol):

@@ -17,17 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from phasegate.agents.protocol import Agent
-from phasegate.agents.retry import RetryPolicy
 from phasegate.batches.outcome import UnitJob, UnitOutcome
 from phasegate.batches.sources import prepare_workdir
 from phasegate.batches.units import Unit
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import Usage
-from phasegate.phases.model import Task
 from phasegate.pipelines.report import PipelineReport
-from phasegate.pipelines.runner import PipelineRunner
+from phasegate.running import RunOptions, run_definition
 from phasegate.tasks.report import RunReport
-from phasegate.tasks.runner import Runner
 from phasegate.telemetry.log import EventLog
 
 
@@ -91,25 +88,11 @@ async def _run(
     job: UnitJob, agent: Agent, log: EventLog, workdir: Path
 ) -> RunReport | PipelineReport:
     unit: Unit = job.unit
-    retry = RetryPolicy(max_total=unit.timeout)
-    if isinstance(job.definition, Task):
-        runner = Runner(
-            agent,
-            mode=unit.mode or "gate",
-            max_attempts=unit.max_attempts,
-            on_event=log,
-            retry=retry,
-            timeout=unit.timeout,
-        )
-        return await runner.run(job.definition, workdir)
-    pipelines = PipelineRunner(
-        agent,
-        isolation=unit.isolation or "session",
-        on_event=log,
-        retry=retry,
-        timeout=unit.timeout,
-    )
-    return await pipelines.run(job.definition, workdir)
+    options = RunOptions(
+        mode=unit.mode or "gate", max_attempts=unit.max_attempts,
+        isolation=unit.isolation or "session", timeout=unit.timeout, on_event=log,
+    )  # fmt: skip
+    return await run_definition(job.definition, workdir, agent, options)
 
 
 def _now() -> str:
