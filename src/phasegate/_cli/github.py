@@ -56,6 +56,7 @@ def github_command(
     from phasegate._github.outputs import output_file_text, step_outputs
     from phasegate._github.summary import job_summary
     from phasegate._github.view import read_report_view
+    from phasegate._github.workflow_commands import inert_lines
     from phasegate.errors import UsageError
 
     if html_report is not None and log is None:
@@ -89,8 +90,10 @@ def github_command(
         sys.stdout.write("".join(f"{line}\n" for line in lines))
         sys.stdout.flush()
     else:
-        typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{outputs}", nl=False)
-        typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{markdown}", nl=False)
+        # A runner reads this too when the variable is not passed on (a container started
+        # in a step): the report's text in it must not become a command either.
+        typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{inert_lines(outputs)}", nl=False)
+        typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{inert_lines(markdown)}", nl=False)
         typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
     raise typer.Exit(exit_status(view.verdict, view.exit_code, fail_on))
 
