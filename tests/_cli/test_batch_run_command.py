@@ -209,12 +209,16 @@ def test_ctrl_c_stops_scheduling_and_records_no_unit_the_interrupt_broke(
     assert {r["outcome"]["verdict"] for r in found.values()} <= {"accepted", "rejected"}
 
 
-def test_a_malformed_batch_file_exits_2_naming_the_file_and_the_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize("repeats", ["many", "true"])
+def test_a_malformed_batch_file_exits_2_naming_the_file_and_the_field(
+    tmp_path: Path, repeats: str
+) -> None:
+    """``repeats: true`` is refused too: a bool is an int to a lax field, which ran it once."""
     bad = tmp_path / "batch.yaml"
-    bad.write_text("items:\n  - task: t.yaml\n    repeats: many\n")
+    bad.write_text(f"items:\n  - task: t.yaml\n    repeats: {repeats}\n")
     done = phasegate("batch", "run", bad, "--out", tmp_path / "out")
     assert done.returncode == 2
-    assert f"{bad}: items.0.repeats: must be a whole number" in done.stderr
+    assert f"{bad}: items.0.repeats: must be a whole number, not " in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
 

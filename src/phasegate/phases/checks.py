@@ -21,6 +21,7 @@ from pydantic import (
     field_validator,
 )
 
+from phasegate._files import Number, WholeNumber
 from phasegate.phases.promises import CLOSE_TAG, OPEN_TAG, normalize_promise
 from phasegate.phases.schemas import load_schema
 from phasegate.phases.workdir_paths import WorkdirPath
@@ -47,7 +48,7 @@ class MinLines(_Check):
 
     kind: Literal["min_lines"] = "min_lines"
     path: WorkdirPath
-    n: int = Field(ge=1)
+    n: WholeNumber = Field(ge=1)
 
 
 class JsonValid(_Check):
@@ -71,8 +72,8 @@ class CommandCheck(_Check):
 
     kind: Literal["command"] = "command"
     argv: tuple[str, ...] = Field(min_length=1)
-    exit_code: int = 0
-    timeout: float = Field(default=COMMAND_TIMEOUT_SECONDS, gt=0, le=MAX_COMMAND_TIMEOUT_SECONDS)
+    exit_code: WholeNumber = 0
+    timeout: Number = Field(default=COMMAND_TIMEOUT_SECONDS, gt=0, le=MAX_COMMAND_TIMEOUT_SECONDS)
 
     @field_validator("argv")
     @classmethod
@@ -104,7 +105,7 @@ class DirFiles(_Check):
 
     kind: Literal["dir_files"] = "dir_files"
     path: WorkdirPath
-    min: int = Field(default=1, ge=0, le=1_000_000)
+    min: WholeNumber = Field(default=1, ge=0, le=1_000_000)
 
 
 class Said(_Check):
