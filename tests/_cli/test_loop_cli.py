@@ -168,3 +168,17 @@ def test_a_ralph_state_file_with_broken_front_matter_is_exit_two_with_the_line_a
     assert "Traceback" not in done.stderr
     assert state.read_text() == text
     assert not (work / ".phasegate").exists()
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\ufeff", "\u2060"])
+def test_a_promise_holding_an_invisible_character_is_exit_two_naming_its_code_point(
+    work: Path, char: str
+) -> None:
+    """``DONE`` followed by a zero-width space looks like ``DONE``: a loop waiting for it
+    would never end, its feedback showing two promises that look the same."""
+    done = run_cli("loop", "Fix it.", "--promise", f"DONE{char}", "--workdir", work,
+                   "--agent", "scripted", "--script", work / "none.yaml")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"U+{ord(char):04X} (" in done.stderr and "--promise" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (work / ".phasegate").exists()

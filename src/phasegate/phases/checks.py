@@ -22,7 +22,14 @@ from pydantic import (
 )
 
 from phasegate._files import Number, WholeNumber
-from phasegate.phases.promises import CLOSE_TAG, OPEN_TAG, normalize_promise
+from phasegate.phases.promises import (
+    CLOSE_TAG,
+    OPEN_TAG,
+    code_point,
+    invisible_characters,
+    normalize_promise,
+    visible,
+)
 from phasegate.phases.schemas import load_schema
 from phasegate.phases.workdir_paths import WorkdirPath
 
@@ -129,6 +136,13 @@ def promise_text(value: str) -> str:
         raise ValueError("the promise must not be empty")
     if OPEN_TAG in text or CLOSE_TAG in text:
         raise ValueError(f"give the promise's text without the {OPEN_TAG} tags")
+    hidden = invisible_characters(text)
+    if hidden:
+        raise ValueError(
+            f"the promise holds an invisible character, {', '.join(map(code_point, hidden))} "
+            f"(escaped here: {visible(text)}): a promise the agent says would look the same "
+            "and never match it; remove the character"
+        )
     return text
 
 
