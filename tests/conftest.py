@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,14 @@ def work(tmp_path: Path) -> Path:
     folder = tmp_path / "work"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def temp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The system's temporary folder, for this test only: ``tempfile`` (and any child given
+    ``TMPDIR``) makes its folders there, so sweeping it touches nothing else."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    monkeypatch.setenv("TMPDIR", str(root))
+    return root
