@@ -9,12 +9,12 @@ Anywhere else it prints what it would write. The action's last step is this comm
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from phasegate._cli.output import print_result
 from phasegate._cli.wiring import same_file
 from phasegate._github.fail_on import FailOn, exit_status
 
@@ -87,14 +87,13 @@ def github_command(
             _append("GITHUB_STEP_SUMMARY", markdown)
         # Written as is: typer.echo would strip ANSI codes from a piped stdout, and the
         # runner would show a message other than the report's.
-        sys.stdout.write("".join(f"{line}\n" for line in lines))
-        sys.stdout.flush()
+        print_result("".join(f"{line}\n" for line in lines), nl=False, raw=True)
     else:
         # A runner reads this too when the variable is not passed on (a container started
         # in a step): the report's text in it must not become a command either.
-        typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{inert_lines(outputs)}", nl=False)
-        typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{inert_lines(markdown)}", nl=False)
-        typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
+        print_result(f"== outputs (GITHUB_OUTPUT) ==\n{inert_lines(outputs)}", nl=False)
+        print_result(f"== summary (GITHUB_STEP_SUMMARY) ==\n{inert_lines(markdown)}", nl=False)
+        print_result("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
     raise typer.Exit(exit_status(view.verdict, view.exit_code, fail_on))
 
 
