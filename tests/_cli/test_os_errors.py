@@ -219,3 +219,29 @@ def test_a_real_limit_of_open_files_ends_a_run_with_one_line_not_a_trace(
     assert one_error_line(done.stderr).endswith(
         "Too many open files; raise the limit of open files (ulimit -n) or run fewer at once"
     )
+
+
+def test_a_report_file_that_cannot_be_written_is_exit_2_and_a_full_disk_exit_3(
+    tmp_path: Path,
+) -> None:
+    """A folder that cannot be written is a path to change; a full disk is the machine's."""
+    log = tmp_path / "run.jsonl"
+    log.write_text("")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    with read_only(folder):
+        refused = phasegate("report", log, "-o", folder / "report.md")
+    full = phasegate("report", log, "-o", FULL)
+
+    assert refused.returncode == 2
+    assert one_error_line(refused.stderr).startswith(
+        f"phasegate: error: cannot write report to {folder / 'report.md'}: "
+    )
+    assert one_error_line(refused.stderr).endswith(
+        "make its folder writable, or write it elsewhere"
+    )
+    assert full.returncode == 3
+    assert one_error_line(full.stderr) == (
+        f"phasegate: error: cannot write report to {FULL}: No space left on device; free space "
+        "on that disk and run again"
+    )

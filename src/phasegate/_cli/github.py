@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from phasegate._cli.output import print_result
+from phasegate._cli.output import cannot_write, print_result
 from phasegate._cli.wiring import same_file
 from phasegate._github.fail_on import FailOn, exit_status
 
@@ -100,7 +100,6 @@ def github_command(
 def _write_html(log: Path | None, target: Path | None) -> Path | None:
     """The HTML report of ``log`` written to ``target`` (None when there is no log)."""
     from phasegate._cli.report import render_logs
-    from phasegate.errors import UsageError
 
     if log is None or target is None or not log.exists():
         return None
@@ -108,7 +107,7 @@ def _write_html(log: Path | None, target: Path | None) -> Path | None:
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write the HTML report to {target}: {exc.strerror}") from None
+        raise cannot_write(exc, f"cannot write the HTML report to {target}") from None
     return target
 
 

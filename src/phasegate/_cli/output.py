@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 import typer
 
-from phasegate.errors import PhasegateWarning
+from phasegate.errors import PhasegateError, PhasegateWarning
 
 if TYPE_CHECKING:
     from phasegate.sdk.pipelines.report import PipelineReport
@@ -46,6 +46,23 @@ def os_error_message(exc: OSError, where: str | None = None) -> str:
     elif where is None:
         where = "the system refused a file operation"
     return f"{where}: {reason}" + (f"; {advice}" if advice else "")
+
+
+_EXHAUSTED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EIO})
+"""Errors of the machine, not of the path the user chose: a full disk, too many files open."""
+
+
+def cannot_write(exc: OSError, where: str) -> PhasegateError:
+    """The error a file the user named (``where`` says which) that could not be written
+    becomes: a machine out of space or files is exit 3 (the infrastructure failed), a path
+    that cannot be written (read-only, not there, a folder) exit 2 (choose another)."""
+    from phasegate.errors import RunError, UsageError
+
+    if exc.errno in _EXHAUSTED:
+        return RunError(os_error_message(exc, where))
+    return UsageError(
+        f"{where}: {exc.strerror or exc}; make its folder writable, or write it elsewhere"
+    )
 
 
 def print_result(text: str, *, nl: bool = True, raw: bool = False) -> None:
