@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import phasegate
-from tests.helpers.github_reports import hostile_run_report, write_report
+from tests.helpers.github_reports import hostile_pipeline_report, hostile_run_report, write_report
 from tests.helpers.github_runner import as_shown, command_like_lines, commands_in, read_outputs
 from tests.helpers.scenarios import BUGGY_LINE, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER
 
@@ -328,3 +328,20 @@ def test_outside_actions_the_preview_of_a_planted_report_holds_no_command_but_it
     assert [c.name for c in commands] == ["error", "warning"]
     assert command_like_lines(done.stdout) == [c.line for c in commands]
     assert "== outputs (GITHUB_OUTPUT) ==\nverdict=rejected\n" in done.stdout
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_commands_planted_in_a_pipeline_report_never_reach_a_line_of_stdout(
+    tmp_path: Path, runner_files: dict[str, Path], planted: str
+) -> None:
+    """Stage names, check kinds and details, the error: the only command is the error's
+    annotation, and no line holds ``##[``."""
+    report = write_report(tmp_path / "report.json", hostile_pipeline_report(planted))
+
+    done = phasegate("github", report, "--workdir", tmp_path, "--fail-on", "never")
+
+    assert done.returncode == 0, done.stderr
+    commands = commands_in(done.stdout)
+    assert all(c.properties.get("title", "").startswith("phasegate ") for c in commands)
+    assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert command_like_lines(done.stderr) == []
