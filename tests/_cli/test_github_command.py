@@ -309,6 +309,7 @@ def test_commands_planted_in_any_field_of_a_report_never_reach_a_line_of_stdout(
     assert commands[0].properties["file"] == as_shown(planted.strip())
     assert commands[1].data == f"run: {as_shown(planted)}"
     assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert "##[" not in done.stdout
     assert command_like_lines(done.stderr) == []
 
 
@@ -327,6 +328,7 @@ def test_outside_actions_the_preview_of_a_planted_report_holds_no_command_but_it
     commands = commands_in(done.stdout)
     assert [c.name for c in commands] == ["error", "warning"]
     assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert "##[" not in done.stdout
     assert "== outputs (GITHUB_OUTPUT) ==\nverdict=rejected\n" in done.stdout
 
 
@@ -344,4 +346,5 @@ def test_commands_planted_in_a_pipeline_report_never_reach_a_line_of_stdout(
     commands = commands_in(done.stdout)
     assert all(c.properties.get("title", "").startswith("phasegate ") for c in commands)
     assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert "##[" not in done.stdout
     assert command_like_lines(done.stderr) == []
