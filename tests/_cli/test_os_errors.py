@@ -34,7 +34,10 @@ TRANSCRIPT = (
     Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "edit_then_json.jsonl"
 )
 
-pytestmark = pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full")
+pytestmark = [
+    pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="judge's checkout needs git"),
+]
 
 
 @pytest.fixture
