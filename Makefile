@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml $(LOCK)
 # itself pins. Versions already in the lock stay while pyproject.toml allows them (what changed
 # there is added or dropped); `make lock LOCK_FLAGS=--upgrade` takes the newest of everything,
 # LOCK_FLAGS='--upgrade-package claude-agent-sdk' of one package. When claude-agent-sdk moves,
-# update claude_agent_sdk.locked in src/phasegate/sdk/agents/claude/window.json and run
+# update claude_agent_sdk.locked in src/phasegate/agents/claude/window.json and run
 # `make compat`.
 # An unchanged lock is left as it was, so the next `make test` does not reinstall.
 LOCK_FLAGS ?=

@@ -20,7 +20,7 @@ from pathlib import Path
 from phasegate import load_task
 from phasegate.evidence.saved_transcript import parse_stream_json
 from phasegate.evidence.workspace import WorkspaceSnapshot, WorkspaceTimeline
-from phasegate.sdk.workspace.observer import WorkspaceObserver
+from phasegate.workspace.observer import WorkspaceObserver
 from phasegate.validators.judge import judge
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -41,9 +41,9 @@ from typing import NoReturn
 from bare_query import run as bare_run
 
 from phasegate import Runner, load_task
-from phasegate.sdk.agents.claude.cli import bundled_claude_cli
-from phasegate.testing.model_server import ScriptedModelServer
-from phasegate.testing.script import Script
+from phasegate.agents.claude.cli import bundled_claude_cli
+from phasegate.agents.scripted.model_server import ScriptedModelServer
+from phasegate.agents.scripted.script import Script
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "fix-vulnerability"

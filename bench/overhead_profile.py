@@ -59,10 +59,10 @@ def main() -> None:
     begun = time.perf_counter()
     from phasegate import Runner, load_task
     from phasegate._cli import app, task_commands  # noqa: F401
-    from phasegate.sdk.agents.claude import session as claude_session
-    from phasegate.sdk.tasks import gate, session
-    from phasegate.sdk.workspace import observer
-    from phasegate.testing.model_server import ScriptedModelServer
+    from phasegate.agents.claude import session as claude_session
+    from phasegate.tasks import gate, session
+    from phasegate.workspace import observer
+    from phasegate.agents.scripted.model_server import ScriptedModelServer
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from overhead import EXAMPLE, GOOD_MODEL
@@ -137,7 +137,7 @@ async def _bare_session_start(model: Any, prompt: str) -> float:
     """Seconds from a bare ``query()``'s start to the CLI's first message."""
     from claude_agent_sdk import ClaudeAgentOptions, query
 
-    from phasegate.testing.model_server import ScriptedModelServer
+    from phasegate.agents.scripted.model_server import ScriptedModelServer
 
     with tempfile.TemporaryDirectory() as folder, ScriptedModelServer(model) as server:
         options = ClaudeAgentOptions(cwd=folder, permission_mode="acceptEdits",

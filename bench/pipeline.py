@@ -28,11 +28,11 @@ from typing import Any, NoReturn
 
 from phasegate.modes import Isolation
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.telemetry.events import RunEvent
-from phasegate.testing.model_server import ScriptedModelServer
-from phasegate.testing.script import Script
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.runner import PipelineRunner
+from phasegate.telemetry.events import RunEvent
+from phasegate.agents.scripted.model_server import ScriptedModelServer
+from phasegate.agents.scripted.script import Script
 
 STAGES = 5
 LINES = 6

@@ -35,7 +35,7 @@ from typing import NoReturn
 import httpx
 
 from phasegate import Runner, load_task
-from phasegate.testing.model_server import ScriptedModelServer
+from phasegate.agents.scripted.model_server import ScriptedModelServer
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fix-vulnerability"

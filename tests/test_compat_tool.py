@@ -21,7 +21,7 @@ from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "dev.lock"
-WINDOW = ROOT / "src" / "phasegate" / "sdk" / "agents" / "claude" / "window.json"
+WINDOW = ROOT / "src" / "phasegate" / "agents" / "claude" / "window.json"
 
 
 @pytest.fixture(scope="module")

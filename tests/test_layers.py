@@ -32,14 +32,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.validators",),
     ("phasegate.prompts",),
     ("phasegate.metrics",),
-    ("phasegate.sdk.telemetry",),
-    ("phasegate.sdk.agents",),
-    ("phasegate.sdk.workspace",),
-    ("phasegate.sdk.tasks",),
-    ("phasegate.sdk.planning",),  # the agent planner: a read-only clarify phase, gated
-    ("phasegate.sdk.pipelines",),
+    ("phasegate.telemetry",),
+    ("phasegate.agents",),
+    ("phasegate.workspace",),
+    ("phasegate.tasks",),
+    ("phasegate.planning",),  # the agent planner: a read-only clarify phase, gated
+    ("phasegate.pipelines",),
     ("phasegate.testing",),
-    ("phasegate.sdk.batches",),  # above testing: a unit may replay a script offline
+    ("phasegate.batches",),  # above testing: a unit may replay a script offline
     ("phasegate.client",),  # the service's wire schema and its Python client
     ("phasegate",),  # the public API: re-exports, imported lazily
     ("phasegate._github",),  # an edge: a report as GitHub Actions outputs, summary, annotations
@@ -178,7 +178,7 @@ def test_no_modules_import_one_another_in_a_circle() -> None:
 def test_the_public_fakes_use_only_the_agent_boundary_and_telemetry_of_sdk() -> None:
     """testing/ stands in for an agent: it may not reach into runners or the workspace."""
     known = modules_under(SRC, "phasegate")
-    allowed = ("phasegate.sdk.agents", "phasegate.sdk.telemetry")
+    allowed = ("phasegate.agents", "phasegate.telemetry")
     reaching = [
         str(imp)
         for name, file in known.items()

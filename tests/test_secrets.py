@@ -8,9 +8,9 @@ import json
 import pytest
 
 from phasegate._secrets import REDACTED, redact, redact_text
-from phasegate.sdk.telemetry.events import RunEvent
-from phasegate.sdk.telemetry.log import EventLog
-from phasegate.sdk.telemetry.task_events import RunStarted
+from phasegate.telemetry.events import RunEvent
+from phasegate.telemetry.log import EventLog
+from phasegate.telemetry.task_events import RunStarted
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 

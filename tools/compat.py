@@ -4,7 +4,7 @@ Every claude-agent-sdk wheel bundles its own Claude Code CLI, and the CLI is wha
 talks to (hooks, their feedback, the results). So this runs ``pytest -m cli`` once per
 claude-agent-sdk release, each in its own virtual environment ``.venv-compat/<version>/``:
 
-- ``oldest``: ``claude_agent_sdk.oldest`` in ``src/phasegate/sdk/agents/claude/window.json``,
+- ``oldest``: ``claude_agent_sdk.oldest`` in ``src/phasegate/agents/claude/window.json``,
   the lower bound of the range in ``pyproject.toml``;
 - ``locked``: ``claude_agent_sdk.locked`` there, the release ``requirements/dev.lock`` pins;
 - ``newest``: the newest release the package index has (``pip index versions``).
@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-WINDOW = ROOT / "src" / "phasegate" / "sdk" / "agents" / "claude" / "window.json"
+WINDOW = ROOT / "src" / "phasegate" / "agents" / "claude" / "window.json"
 LOCK = ROOT / "requirements" / "dev.lock"
 PYPROJECT = ROOT / "pyproject.toml"
 VENVS = ROOT / ".venv-compat"
@@ -64,9 +64,9 @@ PACKAGE = "claude-agent-sdk"
 # a pipeline or loop in one session, markers, result fields, the command line), about 170 s of
 # test time; every test marked cli is about 1400 s (23 min on one core, 12 on two).
 SUBSET = [
-    "tests/sdk/agents/test_claude_agent.py",
+    "tests/agents/test_claude_agent.py",
     "tests/testing/test_model_server.py",
-    "tests/sdk/pipelines/test_pipeline_runner.py",
+    "tests/pipelines/test_pipeline_runner.py",
     "tests/phases/test_markers.py",
     "tests/_cli/test_cli.py",
     "tests/examples/test_two_phase_example.py",

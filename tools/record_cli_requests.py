@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import Phase, Runner, Task
-from phasegate.sdk.agents.claude.versions import bundled_cli_version
+from phasegate.agents.claude.versions import bundled_cli_version
 from phasegate.testing import ScriptedModelServer
-from phasegate.testing.script import Script
+from phasegate.agents.scripted.script import Script
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "cli_requests"
 

@@ -38,87 +38,87 @@ if TYPE_CHECKING:
     from phasegate.phases.pipeline import Pipeline, Stage, load_pipeline
     from phasegate.planning.plan import Plan
     from phasegate.planning.reference import plan_task
-    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
-    from phasegate.sdk.agents.protocol import Agent, AgentObserver, AgentRequest
-    from phasegate.sdk.agents.retry import RetryPolicy
-    from phasegate.sdk.batches.executor import Executor, ExecutorError
-    from phasegate.sdk.batches.loading import Batch, load_batch
-    from phasegate.sdk.batches.local import LocalExecutor
-    from phasegate.sdk.batches.outcome import AgentFactory, UnitAgent, UnitOutcome
-    from phasegate.sdk.batches.ray_executor import RayExecutor
-    from phasegate.sdk.batches.runner import BatchRunner, BatchSummary
-    from phasegate.sdk.batches.units import Unit
-    from phasegate.sdk.pipelines.report import PipelineReport
-    from phasegate.sdk.pipelines.runner import PipelineRunner
-    from phasegate.sdk.planning.agent_planner import AgentPlan, plan_with_agent
-    from phasegate.sdk.tasks.report import PhaseReport, RunReport
-    from phasegate.sdk.tasks.runner import Runner
-    from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
-    from phasegate.sdk.telemetry.events import EventSink, RunEvent
-    from phasegate.sdk.telemetry.log import EventLog
-    from phasegate.sdk.telemetry.otel import OtelSink
+    from phasegate.agents.claude.adapter import ClaudeAgent
+    from phasegate.agents.protocol import Agent, AgentObserver, AgentRequest
+    from phasegate.agents.retry import RetryPolicy
+    from phasegate.batches.executor import Executor, ExecutorError
+    from phasegate.batches.loading import Batch, load_batch
+    from phasegate.batches.local import LocalExecutor
+    from phasegate.batches.outcome import AgentFactory, UnitAgent, UnitOutcome
+    from phasegate.batches.ray_executor import RayExecutor
+    from phasegate.batches.runner import BatchRunner, BatchSummary
+    from phasegate.batches.units import Unit
+    from phasegate.pipelines.report import PipelineReport
+    from phasegate.pipelines.runner import PipelineRunner
+    from phasegate.planning.agent_planner import AgentPlan, plan_with_agent
+    from phasegate.tasks.report import PhaseReport, RunReport
+    from phasegate.tasks.runner import Runner
+    from phasegate.tasks.saved import judge_transcript, read_transcript
+    from phasegate.telemetry.events import EventSink, RunEvent
+    from phasegate.telemetry.log import EventLog
+    from phasegate.telemetry.otel import OtelSink
     from phasegate.validators.issues import Issue, IssueCode
 
 # Names resolve on first use, so `phasegate --help` and `phasegate report` do not pay for
 # pydantic, jsonschema and structlog they never touch.
 _WHERE = {
-    "Agent": "phasegate.sdk.agents.protocol",
+    "Agent": "phasegate.agents.protocol",
     "AgentError": "phasegate.errors",
-    "AgentFactory": "phasegate.sdk.batches.outcome",
-    "AgentObserver": "phasegate.sdk.agents.protocol",
-    "AgentRequest": "phasegate.sdk.agents.protocol",
-    "Batch": "phasegate.sdk.batches.loading",
+    "AgentFactory": "phasegate.batches.outcome",
+    "AgentObserver": "phasegate.agents.protocol",
+    "AgentRequest": "phasegate.agents.protocol",
+    "Batch": "phasegate.batches.loading",
     "BatchFileError": "phasegate.errors",
-    "BatchRunner": "phasegate.sdk.batches.runner",
-    "BatchSummary": "phasegate.sdk.batches.runner",
-    "ClaudeAgent": "phasegate.sdk.agents.claude.adapter",
+    "BatchRunner": "phasegate.batches.runner",
+    "BatchSummary": "phasegate.batches.runner",
+    "ClaudeAgent": "phasegate.agents.claude.adapter",
     "ClaudeCodeVersionWarning": "phasegate.errors",
-    "EventLog": "phasegate.sdk.telemetry.log",
-    "EventSink": "phasegate.sdk.telemetry.events",
-    "Executor": "phasegate.sdk.batches.executor",
-    "ExecutorError": "phasegate.sdk.batches.executor",
+    "EventLog": "phasegate.telemetry.log",
+    "EventSink": "phasegate.telemetry.events",
+    "Executor": "phasegate.batches.executor",
+    "ExecutorError": "phasegate.batches.executor",
     "InputsInvalidError": "phasegate.errors",
     "Isolation": "phasegate.modes",
     "Issue": "phasegate.validators.issues",
     "IssueCode": "phasegate.validators.issues",
-    "LocalExecutor": "phasegate.sdk.batches.local",
+    "LocalExecutor": "phasegate.batches.local",
     "Mode": "phasegate.modes",
-    "OtelSink": "phasegate.sdk.telemetry.otel",
+    "OtelSink": "phasegate.telemetry.otel",
     "Phase": "phasegate.phases.model",
-    "PhaseReport": "phasegate.sdk.tasks.report",
+    "PhaseReport": "phasegate.tasks.report",
     "PhasegateError": "phasegate.errors",
     "PhasegateWarning": "phasegate.errors",
     "Pipeline": "phasegate.phases.pipeline",
     "PipelineFileError": "phasegate.errors",
-    "PipelineReport": "phasegate.sdk.pipelines.report",
-    "PipelineRunner": "phasegate.sdk.pipelines.runner",
+    "PipelineReport": "phasegate.pipelines.report",
+    "PipelineRunner": "phasegate.pipelines.runner",
     "PipelineStateError": "phasegate.errors",
     "Plan": "phasegate.planning.plan",
     "PlanFileError": "phasegate.errors",
     "PromptTemplateError": "phasegate.errors",
-    "RayExecutor": "phasegate.sdk.batches.ray_executor",
-    "RetryPolicy": "phasegate.sdk.agents.retry",
+    "RayExecutor": "phasegate.batches.ray_executor",
+    "RetryPolicy": "phasegate.agents.retry",
     "RunError": "phasegate.errors",
-    "RunEvent": "phasegate.sdk.telemetry.events",
-    "RunReport": "phasegate.sdk.tasks.report",
-    "Runner": "phasegate.sdk.tasks.runner",
+    "RunEvent": "phasegate.telemetry.events",
+    "RunReport": "phasegate.tasks.report",
+    "Runner": "phasegate.tasks.runner",
     "ScriptFileError": "phasegate.errors",
     "Stage": "phasegate.phases.pipeline",
     "StalePlanError": "phasegate.errors",
     "Task": "phasegate.phases.model",
     "TaskFileError": "phasegate.errors",
-    "Unit": "phasegate.sdk.batches.units",
-    "UnitAgent": "phasegate.sdk.batches.outcome",
-    "UnitOutcome": "phasegate.sdk.batches.outcome",
+    "Unit": "phasegate.batches.units",
+    "UnitAgent": "phasegate.batches.outcome",
+    "UnitOutcome": "phasegate.batches.outcome",
     "UsageError": "phasegate.errors",
-    "judge_transcript": "phasegate.sdk.tasks.saved",
-    "load_batch": "phasegate.sdk.batches.loading",
+    "judge_transcript": "phasegate.tasks.saved",
+    "load_batch": "phasegate.batches.loading",
     "load_pipeline": "phasegate.phases.pipeline",
     "load_task": "phasegate.phases.loading",
     "plan_task": "phasegate.planning.reference",
-    "plan_with_agent": "phasegate.sdk.planning.agent_planner",
-    "AgentPlan": "phasegate.sdk.planning.agent_planner",
-    "read_transcript": "phasegate.sdk.tasks.saved",
+    "plan_with_agent": "phasegate.planning.agent_planner",
+    "AgentPlan": "phasegate.planning.agent_planner",
+    "read_transcript": "phasegate.tasks.saved",
 }
 
 __all__ = [

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from phasegate._cli.batch_progress import _LiveDisplay, status_text
-from phasegate.sdk.batches.progress import BatchCounts, BatchUpdate
+from phasegate.batches.progress import BatchCounts, BatchUpdate
 
 
 def test_the_status_counts_verdicts_cost_and_time_left() -> None:

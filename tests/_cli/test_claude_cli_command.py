@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from phasegate.sdk.agents.claude import cli
+from phasegate.agents.claude import cli
 from phasegate.testing.pytest_plugin import ScriptedServerFactory, bundled_cli_path
-from phasegate.testing.script import Script
+from phasegate.agents.scripted.script import Script
 from tests.helpers.cli import phasegate
 from tests.helpers.scenarios import EDIT, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER, READ
 from tests.helpers.wild import git
@@ -56,7 +56,7 @@ def test_with_no_cli_anywhere_the_command_exits_two_saying_what_to_install(
 ) -> None:
     """No bundled CLI (patched away in the child) and nothing on PATH: exit 2, no traceback."""
     code = (
-        "import sys; from phasegate.sdk.agents.claude import cli; "
+        "import sys; from phasegate.agents.claude import cli; "
         "cli.bundled_claude_cli = lambda: None; "
         "from phasegate._cli.app import main; sys.argv = ['phasegate', 'claude-cli']; main()"
     )

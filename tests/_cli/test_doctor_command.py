@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from phasegate._cli.doctor import EXTRAS
-from phasegate.sdk.agents.claude.credentials import CREDENTIAL_VARS
-from phasegate.sdk.agents.claude.versions import bundled_cli_version
-from phasegate.sdk.agents.claude.window import release_window
+from phasegate.agents.claude.credentials import CREDENTIAL_VARS
+from phasegate.agents.claude.versions import bundled_cli_version
+from phasegate.agents.claude.window import release_window
 from phasegate.testing.pytest_plugin import bundled_cli_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +146,7 @@ def test_with_no_cli_anywhere_it_still_reports_and_exits_two(tmp_path: Path) -> 
     """No bundled CLI (patched away in the child) and nothing on PATH: the report, with no
     path, then the error and exit code 2, as ``claude-cli`` and ``run`` do."""
     code = (
-        "import sys; from phasegate.sdk.agents.claude import cli; "
+        "import sys; from phasegate.agents.claude import cli; "
         "cli.bundled_claude_cli = lambda: None; "
         "from phasegate._cli.app import main; sys.argv = ['phasegate', 'doctor', '--json']; main()"
     )

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from phasegate.planning.reference import plan_task
-from phasegate.testing.model_server import ScriptedModelServer
-from phasegate.testing.script import Script
+from phasegate.agents.scripted.model_server import ScriptedModelServer
+from phasegate.agents.scripted.script import Script
 from tests.helpers.inputs import CI_TASK, ci_task, python_project
 
 pytestmark = pytest.mark.cli

@@ -1,6 +1,6 @@
 """``phasegate judge`` on transcripts in every shape they come in from the wild.
 
-The fixtures (tests/fixtures/transcripts/wild, recorded by tests/sdk/tasks/
+The fixtures (tests/fixtures/transcripts/wild, recorded by tests/tasks/
 test_saved_transcripts.py with the real CLI) are one run kept five ways: stream-json lines,
 claude-code-action's execution file, a capture with partial messages and hook events, Claude
 Code's session log, and the run as a Windows runner records it. Each is judged in a fresh

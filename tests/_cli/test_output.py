@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from phasegate._cli.output import progress_line
-from phasegate.sdk.telemetry.events import RunEvent
-from phasegate.sdk.telemetry.pipeline_events import PipelineStarted
-from phasegate.sdk.telemetry.task_events import RunStarted
+from phasegate.telemetry.events import RunEvent
+from phasegate.telemetry.pipeline_events import PipelineStarted
+from phasegate.telemetry.task_events import RunStarted
 
 
 @pytest.mark.parametrize(("phases", "words"), [(1, "1 phase,"), (2, "2 phases,")])

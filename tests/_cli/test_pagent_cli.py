@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from phasegate.testing.model_server import ScriptedModelServer
-from phasegate.testing.script import Script
+from phasegate.agents.scripted.model_server import ScriptedModelServer
+from phasegate.agents.scripted.script import Script
 
 PROMISE = "<promise>DONE</promise>"
 PAGENT: dict[str, Any] = {

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
-from phasegate.sdk.pipelines.state import load_state, state_path
-from phasegate.testing.model_server import ScriptedModelServer
-from phasegate.testing.script import Script
+from phasegate.pipelines.state import load_state, state_path
+from phasegate.agents.scripted.model_server import ScriptedModelServer
+from phasegate.agents.scripted.script import Script
 from tests.helpers.read_only import read_only
 from tests.helpers.three_stages import THREE, write_step
 

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from phasegate._files.idempotency import IdempotencyStore
 from phasegate.errors import PhasegateError
 from phasegate.evidence.workspace import WorkspaceSnapshot
-from phasegate.sdk.batches.outcome import UnitOutcome
-from phasegate.sdk.batches.results import ResultStore
-from phasegate.sdk.batches.units import Unit
-from phasegate.sdk.pipelines.state import (
+from phasegate.batches.outcome import UnitOutcome
+from phasegate.batches.results import ResultStore
+from phasegate.batches.units import Unit
+from phasegate.pipelines.state import (
     PipelineState,
     StageRecord,
     load_baseline,

@@ -21,7 +21,7 @@ import pytest
 from phasegate import judge_transcript, load_task, read_transcript
 from phasegate.evidence.message_kinds import message_kind
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.sdk.tasks.request import first_prompt
+from phasegate.tasks.request import first_prompt
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.action import EXAMPLE, FIXTURES, RECORDED_CWD, project_checkout
 

@@ -1,4 +1,4 @@
-"""ui_page (phasegate.client.ui): the service's page, from the wheel or from the checkout."""
+"""ui_page (phasegate._server.ui): the service's page, from the wheel or from the checkout."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from phasegate._cli.batch import app
-from phasegate.sdk.batches.model import BatchFile, BatchItem
+from phasegate.batches.model import BatchFile, BatchItem
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "batch.md"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from phasegate.sdk.batches.loading import load_batch
+from phasegate.batches.loading import load_batch
 from tests.helpers.cli import phasegate
 
 ROOT = Path(__file__).resolve().parents[2]

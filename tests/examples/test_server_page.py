@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from phasegate.client.ui import ui_page
+from phasegate._server.ui import ui_page
 from tests.helpers.devtools import dom_once
 from tests.helpers.service import running_service
 from tests.helpers.service_root import make_root

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from phasegate.modes import Mode
 from phasegate.phases.loading import load_task
-from phasegate.sdk.batches.outcome import UnitAgent, UnitJob, UnitOutcome
-from phasegate.sdk.batches.sources import CopySource
-from phasegate.sdk.batches.unit_run import run_unit_blocking
-from phasegate.sdk.batches.units import Unit, unit_id
+from phasegate.batches.outcome import UnitAgent, UnitJob, UnitOutcome
+from phasegate.batches.sources import CopySource
+from phasegate.batches.unit_run import run_unit_blocking
+from phasegate.batches.units import Unit, unit_id
 from phasegate.testing import Script, ScriptedAgent, load_script
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
 

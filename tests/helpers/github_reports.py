@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.evidence.transcript import Usage
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.pipelines.state import CheckResult, StageRecord
-from phasegate.sdk.tasks.report import PhaseReport, RunReport
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.state import CheckResult, StageRecord
+from phasegate.tasks.report import PhaseReport, RunReport
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.reconcile import reconcile
 

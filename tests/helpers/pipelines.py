@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate import RunEvent
-from phasegate.sdk.pipelines.report import PipelineReport
+from phasegate.pipelines.report import PipelineReport
 
 
 @dataclass

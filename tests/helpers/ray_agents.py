@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from phasegate.sdk.batches.agents import ClaudeAgents
-from phasegate.sdk.batches.outcome import UnitAgent
-from phasegate.sdk.batches.units import Unit
+from phasegate.batches.agents import ClaudeAgents
+from phasegate.batches.outcome import UnitAgent
+from phasegate.batches.units import Unit
 
 HANG = "replies:\n  - hang: true\n"
 """A model script whose first request is never answered."""

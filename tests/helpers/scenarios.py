@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import RunReport
-from phasegate.sdk.agents.retry import RetryPolicy
+from phasegate.agents.retry import RetryPolicy
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fix-vulnerability"
 

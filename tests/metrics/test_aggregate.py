@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.summary import summarize
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.telemetry.log import EventLog
+from phasegate.agents.retry import RetryPolicy
+from phasegate.pipelines.runner import PipelineRunner
+from phasegate.telemetry.log import EventLog
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.event_log import synthetic_log_lines
 from tests.helpers.cli import phasegate

@@ -11,8 +11,8 @@ import pytest
 from phasegate import Agent, Mode, RunEvent, Runner, RunReport, Task, load_task
 from phasegate.modes import Isolation
 from phasegate.phases.pipeline import Pipeline
-from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.pipelines.runner import PipelineRunner
+from phasegate.agents.retry import RetryPolicy
+from phasegate.pipelines.runner import PipelineRunner
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.pipelines import PipelineRun

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from phasegate.metrics.formatting import duration
-from phasegate.sdk.batches.progress import BatchCounts, BatchSink, BatchUpdate
+from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
 
 
 @contextlib.contextmanager

@@ -48,7 +48,7 @@ def render_batches(
     from phasegate.metrics.formatting import quantity
     from phasegate.metrics.render import render_summary
     from phasegate.metrics.summary import summarize
-    from phasegate.sdk.batches.collect import collect_batches
+    from phasegate.batches.collect import collect_batches
 
     collected = collect_batches(directories)
     aggregator = LogAggregator()

@@ -16,9 +16,9 @@ from phasegate._cli.output import print_result
 from phasegate.errors import UsageError
 
 if TYPE_CHECKING:
-    from phasegate.sdk.batches.executor import Executor
-    from phasegate.sdk.batches.loading import Batch
-    from phasegate.sdk.batches.runner import BatchRunner, BatchSummary
+    from phasegate.batches.executor import Executor
+    from phasegate.batches.loading import Batch
+    from phasegate.batches.runner import BatchRunner, BatchSummary
 
 ExecutorName = Literal["local", "ray"]
 """Values of ``--executor``."""
@@ -79,9 +79,9 @@ def batch_run(
     Then: phasegate batch report OUT.
     """
     from phasegate._cli.batch_progress import batch_display
-    from phasegate.sdk.batches.agents import ClaudeAgents
-    from phasegate.sdk.batches.loading import load_batch
-    from phasegate.sdk.batches.runner import BatchRunner
+    from phasegate.batches.agents import ClaudeAgents
+    from phasegate.batches.loading import load_batch
+    from phasegate.batches.runner import BatchRunner
 
     for flag, value in (("--address", address), ("--cpus-per-unit", cpus_per_unit)):
         if value is not None and executor != "ray":
@@ -134,10 +134,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def _executor(name: ExecutorName, address: str | None, cpus_per_unit: float) -> Executor:
     if name == "ray":
-        from phasegate.sdk.batches.ray_executor import RayExecutor
+        from phasegate.batches.ray_executor import RayExecutor
 
         return RayExecutor(address, cpus_per_unit=cpus_per_unit)
-    from phasegate.sdk.batches.local import LocalExecutor
+    from phasegate.batches.local import LocalExecutor
 
     return LocalExecutor()
 

@@ -18,7 +18,7 @@ def claude_cli() -> None:
     Use it to run Claude Code yourself, e.g. "$(phasegate claude-cli)" -p "..." --output-format
     stream-json --verbose > run.jsonl
     """
-    from phasegate.sdk.agents.claude.cli import find_claude_cli
+    from phasegate.agents.claude.cli import find_claude_cli
 
     cli = find_claude_cli()
     if cli is None:

@@ -23,11 +23,11 @@ from phasegate.errors import UsageError
 from phasegate.modes import Mode
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
-from phasegate.sdk.tasks.report import RunReport
-from phasegate.sdk.tasks.runner import Runner
-from phasegate.sdk.telemetry.events import EventSink
-from phasegate.testing.script import load_script
-from phasegate.testing.scripted_agent import ScriptedAgent
+from phasegate.tasks.report import RunReport
+from phasegate.tasks.runner import Runner
+from phasegate.telemetry.events import EventSink
+from phasegate.agents.scripted.script import load_script
+from phasegate.agents.scripted.agent import ScriptedAgent
 
 EXAMPLE = "fix-vulnerability"
 
@@ -75,7 +75,7 @@ def _run(
         shutil.copytree(example / "project", work, dirs_exist_ok=True)
         if agent == "scripted":
             return Runner(ScriptedAgent(script), mode=mode, on_event=progress).run_sync(task, work)
-        from phasegate.testing.model_server import ScriptedModelServer
+        from phasegate.agents.scripted.model_server import ScriptedModelServer
 
         with ScriptedModelServer(script) as server:
             return Runner(server.claude_agent(), mode=mode, on_event=progress).run_sync(task, work)

@@ -60,14 +60,14 @@ def doctor(cli_path: CliPath = None, json_output: JsonOutput = False) -> None:
 
 def diagnose(cli_path: Path | None = None) -> dict[str, Any]:
     """Everything ``doctor`` reports, as its JSON object."""
-    from phasegate.sdk.agents.claude.cli import bundled_claude_cli, find_claude_cli
-    from phasegate.sdk.agents.claude.credentials import credential_sources
-    from phasegate.sdk.agents.claude.versions import (
+    from phasegate.agents.claude.cli import bundled_claude_cli, find_claude_cli
+    from phasegate.agents.claude.credentials import credential_sources
+    from phasegate.agents.claude.versions import (
         claude_agent_sdk_version,
         claude_code_version,
         version_output,
     )
-    from phasegate.sdk.agents.claude.window import release_window
+    from phasegate.agents.claude.window import release_window
 
     if cli_path is not None:
         cli = cli_path if cli_path.is_file() else None

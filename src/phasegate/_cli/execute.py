@@ -45,8 +45,8 @@ from phasegate.errors import LinkedPathError, PhasegateError, UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 
 if TYPE_CHECKING:
-    from phasegate.sdk.pipelines.report import PipelineReport
-    from phasegate.sdk.tasks.report import RunReport
+    from phasegate.pipelines.report import PipelineReport
+    from phasegate.tasks.report import RunReport
 
 PlanFile = Annotated[Path, typer.Option("--plan", help="The plan `phasegate plan` printed.")]
 Responses = Annotated[
@@ -101,11 +101,11 @@ def execute(
     from phasegate.planning.plan import load_plan
     from phasegate.planning.reference import definition_digest
     from phasegate.planning.values import resolve_inputs
-    from phasegate.sdk.agents.retry import RetryPolicy
-    from phasegate.sdk.pipelines.runner import PipelineRunner
-    from phasegate.sdk.pipelines.state import STATE_DIR
-    from phasegate.sdk.tasks.runner import Runner
-    from phasegate.sdk.telemetry.events import fan_out
+    from phasegate.agents.retry import RetryPolicy
+    from phasegate.pipelines.runner import PipelineRunner
+    from phasegate.pipelines.state import STATE_DIR
+    from phasegate.tasks.runner import Runner
+    from phasegate.telemetry.events import fan_out
 
     with _result_on_error(), contextlib.ExitStack() as stack:
         if not workdir.is_dir():
@@ -191,7 +191,7 @@ def _observed(
     """Carry out ``run``; its exit code and result line, with the files it created and
     modified in ``workdir``."""
     from phasegate.evidence.workspace import WorkspaceDiff
-    from phasegate.sdk.workspace.observer import WorkspaceObserver
+    from phasegate.workspace.observer import WorkspaceObserver
 
     observer = WorkspaceObserver(workdir, unobserved=[log_file] if log_file else [])
     before = observer.snapshot()

@@ -25,9 +25,9 @@ from phasegate.errors import (
     StalePlanError,
 )
 from phasegate.evidence.workspace import WorkspaceDiff
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.tasks.report import RunReport
-from phasegate.sdk.telemetry.events import RunEvent
+from phasegate.pipelines.report import PipelineReport
+from phasegate.tasks.report import RunReport
+from phasegate.telemetry.events import RunEvent
 
 _PROGRESS_EVENTS = frozenset({
     "run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed",

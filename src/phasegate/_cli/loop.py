@@ -35,7 +35,7 @@ from phasegate.errors import UsageError
 
 if TYPE_CHECKING:
     from phasegate.phases.loop import Loop
-    from phasegate.sdk.pipelines.loop import LoopReport
+    from phasegate.pipelines.loop import LoopReport
 
 DEFAULT_TIMEOUT = 3600.0
 
@@ -94,8 +94,8 @@ def loop(
 ) -> None:
     """Run a Ralph loop: the same task, iteration after iteration, in one session, until the
     agent says its promise in its own words (not in a file, a tool call or code)."""
-    from phasegate.sdk.agents.retry import RetryPolicy
-    from phasegate.sdk.pipelines.loop import LoopRunner
+    from phasegate.agents.retry import RetryPolicy
+    from phasegate.pipelines.loop import LoopRunner
 
     the_loop = _the_loop(prompt, prompt_file, state, promise, max_iterations)
     refuse_log_over_inputs(log_file, [prompt_file, state, script, model_script])

@@ -15,9 +15,9 @@ import typer
 from phasegate.errors import PhasegateError, PhasegateWarning
 
 if TYPE_CHECKING:
-    from phasegate.sdk.pipelines.report import PipelineReport
-    from phasegate.sdk.tasks.report import RunReport
-    from phasegate.sdk.telemetry.events import RunEvent
+    from phasegate.pipelines.report import PipelineReport
+    from phasegate.tasks.report import RunReport
+    from phasegate.telemetry.events import RunEvent
 
 
 OS_ERROR_EXIT_CODE = 3
@@ -131,8 +131,8 @@ def print_progress(event: RunEvent) -> None:
 def progress_line(event: RunEvent) -> str | None:
     """One stderr line for the events a person watching a run cares about."""
     from phasegate.metrics.formatting import quantity
-    from phasegate.sdk.telemetry import pipeline_events as p
-    from phasegate.sdk.telemetry import task_events as t
+    from phasegate.telemetry import pipeline_events as p
+    from phasegate.telemetry import task_events as t
 
     match event.data:
         case t.RunStarted(phases=phases, agent=agent, agent_version=version):

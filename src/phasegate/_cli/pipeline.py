@@ -38,7 +38,7 @@ from phasegate.modes import Isolation
 
 if TYPE_CHECKING:
     from phasegate.phases.pipeline import Pipeline
-    from phasegate.sdk.pipelines.runner import PipelineRunner
+    from phasegate.pipelines.runner import PipelineRunner
 
 app = typer.Typer(
     name="pipeline",
@@ -172,7 +172,7 @@ def resume_command(
     supports it (Claude Code keeps sessions in its config directory); otherwise a fresh
     session starts with a recap. The isolation of the original run is kept.
     """
-    from phasegate.sdk.pipelines.state import load_state
+    from phasegate.pipelines.state import load_state
 
     read: list[Path] = []
     pipeline = _load(pipeline_file, workdir, files_root, file_format, read)
@@ -249,7 +249,7 @@ def _inputs(
     prompts_dir: Path | None,
 ) -> list[Path | None]:
     """The files a pipeline command reads: a log file must be none of them."""
-    from phasegate.sdk.pipelines.state import BASELINE_FILE, STATE_DIR, STATE_FILE
+    from phasegate.pipelines.state import BASELINE_FILE, STATE_DIR, STATE_FILE
 
     stage_prompts = [pipeline_file.parent / s.prompt_file for s in pipeline.stages if s.prompt_file]
     state = [workdir / STATE_DIR / STATE_FILE, workdir / STATE_DIR / BASELINE_FILE]
@@ -272,8 +272,8 @@ def _runner(
     prompts_dir: Path | None,
 ) -> Iterator[PipelineRunner]:
     """The runner the options describe, with its model server and log open while it runs."""
-    from phasegate.sdk.agents.retry import RetryPolicy
-    from phasegate.sdk.pipelines.runner import PipelineRunner
+    from phasegate.agents.retry import RetryPolicy
+    from phasegate.pipelines.runner import PipelineRunner
 
     with contextlib.ExitStack() as stack:
         yield PipelineRunner(

@@ -87,7 +87,7 @@ def plan(
                          questions_per_turn=questions_per_turn)  # fmt: skip
         print_result(made.to_json(), nl=False)
         return
-    from phasegate.sdk.planning.agent_planner import plan_with_agent
+    from phasegate.planning.agent_planner import plan_with_agent
 
     with contextlib.ExitStack() as stack:
         chosen = AgentOptions("scripted" if agent == "scripted" else "claude", script=script,

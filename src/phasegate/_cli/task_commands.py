@@ -48,7 +48,7 @@ def check(
     """Validate a task file and print the prompt it would send (runs no agent)."""
     from phasegate.phases.loading import load_task
     from phasegate.prompts.templates import PromptTemplates
-    from phasegate.sdk.tasks.request import first_prompt
+    from phasegate.tasks.request import first_prompt
 
     task = load_task(task_file, files_root=files_root)
     print_result(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
@@ -82,8 +82,8 @@ def run(
     honours ANTHROPIC_BASE_URL.
     """
     from phasegate.phases.loading import load_task
-    from phasegate.sdk.agents.retry import RetryPolicy
-    from phasegate.sdk.tasks.runner import Runner
+    from phasegate.agents.retry import RetryPolicy
+    from phasegate.tasks.runner import Runner
 
     task = load_task(task_file, files_root=files_root)
     refuse_log_over_inputs(log_file, [task_file, script, model_script, *prompt_files(prompts_dir)])
@@ -148,7 +148,7 @@ def judge(
     run.completed), so `phasegate report` counts it.
     """
     from phasegate.phases.loading import load_task
-    from phasegate.sdk.tasks.saved import judge_transcript, read_transcript
+    from phasegate.tasks.saved import judge_transcript, read_transcript
 
     task = load_task(task_file, files_root=files_root)
     entries, stats = read_transcript(transcript)

@@ -19,9 +19,9 @@ from phasegate._cli.output import print_progress
 from phasegate.errors import PhasegateError, UsageError
 
 if TYPE_CHECKING:
-    from phasegate.sdk.agents.protocol import Agent
-    from phasegate.sdk.telemetry.events import EventSink
-    from phasegate.testing.script import Unmatched
+    from phasegate.agents.protocol import Agent
+    from phasegate.telemetry.events import EventSink
+    from phasegate.agents.scripted.script import Unmatched
 
 
 def build_agent(
@@ -37,8 +37,8 @@ def build_agent(
             raise UsageError("--model-script runs the real CLI: drop --agent scripted")
         if options.script is None:
             raise UsageError("--agent scripted needs --script FILE (a script of model replies)")
-        from phasegate.testing.script import load_script
-        from phasegate.testing.scripted_agent import ScriptedAgent
+        from phasegate.agents.scripted.script import load_script
+        from phasegate.agents.scripted.agent import ScriptedAgent
 
         agent = ScriptedAgent(load_script(options.script), continue_script=continue_script)
         _warn_when_unmatched(stack, options.script, lambda: agent.unmatched)
@@ -46,12 +46,12 @@ def build_agent(
     if options.script is not None:
         raise UsageError("--script is for --agent scripted; for the real CLI use --model-script")
     if options.model_script is not None:
-        from phasegate.testing.model_server import ScriptedModelServer
+        from phasegate.agents.scripted.model_server import ScriptedModelServer
 
         server = stack.enter_context(ScriptedModelServer(options.model_script))
         _warn_when_unmatched(stack, options.model_script, lambda: server.unmatched)
         return server.claude_agent(timeout=options.timeout, cli_path=options.cli_path)
-    from phasegate.sdk.agents.claude.adapter import ClaudeAgent
+    from phasegate.agents.claude.adapter import ClaudeAgent
 
     return ClaudeAgent(
         model=options.model,
@@ -78,17 +78,17 @@ def _warn_when_unmatched(
 def event_sink(stack: contextlib.ExitStack, options: OutputOptions) -> EventSink | None:
     """Where a command's events go: progress lines (unless quiet), the log file (closed with
     ``stack``), OpenTelemetry."""
-    from phasegate.sdk.telemetry.events import fan_out
+    from phasegate.telemetry.events import fan_out
 
     sinks: list[EventSink] = [] if options.quiet else [print_progress]
     if options.log_file is not None:
-        from phasegate.sdk.telemetry.log import EventLog
+        from phasegate.telemetry.log import EventLog
 
         log = EventLog(file=options.log_file, log_format=options.log_format)
         stack.callback(log.close)
         sinks.append(log)
     if options.otel:
-        from phasegate.sdk.telemetry.otel import OtelSink
+        from phasegate.telemetry.otel import OtelSink
 
         sinks.append(OtelSink())
     return fan_out(sinks)

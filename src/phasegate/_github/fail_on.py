@@ -31,7 +31,7 @@ def exit_status(verdict: str, exit_code: int, fail_on: FailOn) -> int:
     """The step's exit status: 0 unless it :func:`fails`; then ``exit_code`` (the run's),
     or the verdict's own exit code when ``exit_code`` is 0."""
     # Imported here: the command line imports this module at start, and stays fast.
-    from phasegate.sdk.tasks.report import exit_code_of
+    from phasegate.tasks.report import exit_code_of
 
     if not fails(verdict, fail_on):
         return 0

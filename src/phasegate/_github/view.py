@@ -17,8 +17,8 @@ from pydantic import ValidationError
 from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import PhasegateError, _FileFieldError
 from phasegate.evidence.transcript import Usage
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.tasks.report import RunReport
+from phasegate.pipelines.report import PipelineReport
+from phasegate.tasks.report import RunReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 

@@ -31,7 +31,7 @@ from phasegate.client.schema import (
     RunRequest,
     RunStatus,
 )
-from phasegate.client.ui import ui_page
+from phasegate._server.ui import ui_page
 from phasegate.planning.plan import Plan
 
 MAX_BODY_BYTES = 1024 * 1024

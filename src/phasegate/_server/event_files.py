@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate._server.records import RunRecord
-from phasegate.sdk.telemetry.events import EventData, RunEvent
-from phasegate.sdk.telemetry.log import EventLog
+from phasegate.telemetry.events import EventData, RunEvent
+from phasegate.telemetry.log import EventLog
 
 
 @dataclass(frozen=True, slots=True)

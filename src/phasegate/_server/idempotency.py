@@ -13,7 +13,7 @@ from pathlib import Path
 from phasegate._files.idempotency import MAX_KEY_LENGTH, IdempotencyStore
 from phasegate._server.problems import RequestProblem
 from phasegate.errors import IdempotencyKeyError, IdempotencyKeyReusedError
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.pipelines.state import STATE_DIR
 
 HEADER = "Idempotency-Key"
 

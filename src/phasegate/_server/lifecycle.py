@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 
 from phasegate._server.records import RunRecord
 from phasegate.client.schema import RunStatus
-from phasegate.sdk.telemetry.events import EventData
-from phasegate.sdk.telemetry.service_events import RunInterrupted
+from phasegate.telemetry.events import EventData
+from phasegate.telemetry.service_events import RunInterrupted
 
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     "queued": frozenset({"running", "cancelled", "interrupted"}),

@@ -13,10 +13,10 @@ import anyio.streams.stapled
 import anyio.streams.tls  # noqa: F401
 
 import phasegate._server.run_process
-import phasegate.sdk.agents.claude.adapter
-import phasegate.testing.model_server  # noqa: F401  (offline runs replay a model script)
+import phasegate.agents.claude.adapter
+import phasegate.agents.scripted.model_server  # noqa: F401  (offline runs replay a model script)
 from phasegate.phases.schemas import schema_problem
-from phasegate.sdk.agents.claude.session import import_sdk
+from phasegate.agents.claude.session import import_sdk
 
 import_sdk()
 schema_problem({"type": "object", "properties": {"files": {"type": "array"}}})

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from phasegate._files.atomic import write_atomic
 from phasegate.client.schema import RunKind, RunStatus
 from phasegate.modes import Isolation, Mode
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.pipelines.state import STATE_DIR
 
 RECORD = "record.json"
 EVENTS = "events.jsonl"

@@ -18,7 +18,7 @@ from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.loading import load_task, task_from_mapping
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline, load_pipeline, pipeline_from_mapping
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.pipelines.state import STATE_DIR
 
 
 @dataclass(frozen=True, slots=True)

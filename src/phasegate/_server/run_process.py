@@ -22,15 +22,15 @@ from phasegate._process.child import end_with_parent
 from phasegate._server.job import RunJob
 from phasegate.errors import PhasegateError
 from phasegate.phases.model import Task
-from phasegate.sdk.agents.retry import RetryPolicy
-from phasegate.sdk.batches.agents import claude_agent
-from phasegate.sdk.pipelines.report import PipelineReport
-from phasegate.sdk.pipelines.runner import PipelineRunner
-from phasegate.sdk.pipelines.state import STATE_DIR, state_path
-from phasegate.sdk.tasks.report import RunReport
-from phasegate.sdk.tasks.runner import Runner
-from phasegate.sdk.telemetry.events import fan_out
-from phasegate.sdk.telemetry.log import EventLog
+from phasegate.agents.retry import RetryPolicy
+from phasegate.batches.agents import claude_agent
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.runner import PipelineRunner
+from phasegate.pipelines.state import STATE_DIR, state_path
+from phasegate.tasks.report import RunReport
+from phasegate.tasks.runner import Runner
+from phasegate.telemetry.events import fan_out
+from phasegate.telemetry.log import EventLog
 
 _PHASEGATE_STATE = shutil.ignore_patterns(STATE_DIR)
 """A copy leaves out phasegate's own state: the service's runs, an earlier run's pipeline."""

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from phasegate._server.responses import error_response
 from phasegate.errors import UsageError
-from phasegate.sdk.pipelines.state import STATE_DIR
+from phasegate.pipelines.state import STATE_DIR
 
 TOKEN_BYTES = 32
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

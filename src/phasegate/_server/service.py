@@ -40,8 +40,8 @@ from phasegate._server.settings import ServiceSettings
 from phasegate.client.schema import PlanRequest, RunRequest
 from phasegate.planning.plan import Plan
 from phasegate.planning.values import InputValues
-from phasegate.sdk.telemetry.events import EventData, new_run_id
-from phasegate.sdk.telemetry.service_events import RunCancelled, RunDone, RunQueued
+from phasegate.telemetry.events import EventData, new_run_id
+from phasegate.telemetry.service_events import RunCancelled, RunDone, RunQueued
 
 _log = logging.getLogger("phasegate.serve")
 

@@ -2,7 +2,7 @@
 
 This module is pure: a :class:`WorkspaceSnapshot` is a mapping from relative path to content
 hash, and a :class:`WorkspaceTimeline` holds the snapshots taken at transcript positions.
-Taking a snapshot from disk is :mod:`phasegate.sdk.workspace.observer`'s job.
+Taking a snapshot from disk is :mod:`phasegate.workspace.observer`'s job.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from phasegate._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from phasegate.testing.model_server import RecordedRequest, ScriptedModelServer
-    from phasegate.testing.script import (
+    from phasegate.agents.scripted.model_server import RecordedRequest, ScriptedModelServer
+    from phasegate.agents.scripted.script import (
         HttpFault,
         Reply,
         Script,
@@ -19,21 +19,21 @@ if TYPE_CHECKING:
         Unmatched,
         load_script,
     )
-    from phasegate.testing.scripted_agent import ScriptedAgent
+    from phasegate.agents.scripted.agent import ScriptedAgent
 
 # Names resolve on first use: the pytest plugin below this package loads in every pytest
 # session of a project that has phasegate installed.
 _WHERE = {
-    "HttpFault": "phasegate.testing.script",
-    "RecordedRequest": "phasegate.testing.model_server",
-    "Reply": "phasegate.testing.script",
-    "Script": "phasegate.testing.script",
-    "ScriptCursor": "phasegate.testing.script",
-    "ScriptedAgent": "phasegate.testing.scripted_agent",
-    "ScriptedModelServer": "phasegate.testing.model_server",
-    "ToolStep": "phasegate.testing.script",
-    "Unmatched": "phasegate.testing.script",
-    "load_script": "phasegate.testing.script",
+    "HttpFault": "phasegate.agents.scripted.script",
+    "RecordedRequest": "phasegate.agents.scripted.model_server",
+    "Reply": "phasegate.agents.scripted.script",
+    "Script": "phasegate.agents.scripted.script",
+    "ScriptCursor": "phasegate.agents.scripted.script",
+    "ScriptedAgent": "phasegate.agents.scripted.agent",
+    "ScriptedModelServer": "phasegate.agents.scripted.model_server",
+    "ToolStep": "phasegate.agents.scripted.script",
+    "Unmatched": "phasegate.agents.scripted.script",
+    "load_script": "phasegate.agents.scripted.script",
 }
 
 __all__ = [

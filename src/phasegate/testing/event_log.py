@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES
-from phasegate.sdk.telemetry.events import RUN_ID_LENGTH, SCHEMA_VERSION
+from phasegate.telemetry.events import RUN_ID_LENGTH, SCHEMA_VERSION
 
 _TASKS = (("fix-vulnerability", ("edit", "summary")), ("add-tests", ("write", "run", "report")))
 """The tasks the synthetic runs pick from, each with its phase names."""

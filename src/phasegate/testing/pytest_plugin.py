@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
-from phasegate.sdk.agents.claude.cli import bundled_claude_cli as bundled_cli_path
+from phasegate.agents.claude.cli import bundled_claude_cli as bundled_cli_path
 
 if TYPE_CHECKING:
-    from phasegate.testing.model_server import ScriptedModelServer
-    from phasegate.testing.script import HttpFault, Script
+    from phasegate.agents.scripted.model_server import ScriptedModelServer
+    from phasegate.agents.scripted.script import HttpFault, Script
 
 __all__ = ["ScriptedServerFactory", "bundled_cli_path", "claude_cli_path", "scripted_model_server"]
 
@@ -49,7 +49,7 @@ def claude_cli_path() -> Path:
 @pytest.fixture
 def scripted_model_server() -> Iterator[ScriptedServerFactory]:
     """A factory of started :class:`ScriptedModelServer` instances, all closed after the test."""
-    from phasegate.testing.model_server import ScriptedModelServer
+    from phasegate.agents.scripted.model_server import ScriptedModelServer
 
     servers: list[ScriptedModelServer] = []
 

@@ -1,0 +1,104 @@
+"""What a Claude Code session is started with: its environment and claude-agent-sdk's options.
+
+The CLI's environment carries phasegate's own bounds (how often the CLI retries an API
+request, how long one request may take, how often a Stop hook may block in a row) and turns
+tool search off when completion tools are offered, so the model sees them with their schemas
+up front instead of behind a deferred-tool lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.phases.completion import full_tool_name
+from phasegate.agents.protocol import AgentRequest
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionOptions:
+    """The agent's settings one session starts with (the request brings the rest)."""
+
+    model: str | None
+    cli_path: Path | None
+    permission_mode: str
+    env: dict[str, str]
+    """The CLI's environment on top of the process's (see :func:`cli_env`)."""
+    isolated: bool
+    max_turns: int | None
+    max_budget_usd: float | None
+
+
+BLOCK_CAP_VAR = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
+"""How many Stop-hook blocks in a row Claude Code obeys before it ends the turn anyway."""
+DEFAULT_BLOCK_CAP = 9
+"""Claude Code's own cap (2.1.330 and 2.1.332): a tenth block in a row ends the turn."""
+BLOCK_CAP_SLACK = 5
+"""Added to the run's budget: the CLI counts blocks in a row without tool use, phasegate
+counts its checks, and the two must never disagree in the CLI's favour."""
+
+
+def cli_env(
+    base: Mapping[str, str], request: AgentRequest, *, api_retries: int, request_timeout: float
+) -> dict[str, str]:
+    """The environment added to the CLI's: ``base``, the request's, then phasegate's bounds.
+
+    The Stop-hook block cap is raised to the request's ``stop_blocks`` (with slack), never
+    lowered below the CLI's default or a larger cap the caller set.
+    """
+    env = {
+        **base,
+        **request.env,
+        "CLAUDE_CODE_MAX_RETRIES": str(api_retries),
+        "API_TIMEOUT_MS": str(int(request_timeout * 1000)),
+        **({"ENABLE_TOOL_SEARCH": "false"} if request.tools else {}),
+    }
+    if request.stop_blocks is not None:
+        given = env.get(BLOCK_CAP_VAR, "")
+        floor = int(given) if given.isdigit() else DEFAULT_BLOCK_CAP
+        env[BLOCK_CAP_VAR] = str(max(floor, request.stop_blocks + BLOCK_CAP_SLACK))
+    return env
+
+
+READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
+"""Claude Code's tools for a read-only session: they read files and find them, nothing else."""
+
+
+def query_options(
+    sdk: Any,
+    options: SessionOptions,
+    request: AgentRequest,
+    *,
+    hooks: dict[str, list[Any]],
+    mcp_servers: dict[str, Any],
+    stderr: Callable[[str], None],
+) -> Any:
+    """claude-agent-sdk's ``ClaudeAgentOptions`` for one ``query()``.
+
+    An isolated session loads none of the user's or the project's settings; a request with
+    an ``output_schema`` asks for structured output; a read-only request gets the reading
+    tools only, in plan mode, where the CLI itself refuses writes and commands.
+    """
+    return sdk.ClaudeAgentOptions(
+        cwd=str(request.workdir),
+        permission_mode="plan" if request.read_only else options.permission_mode,
+        tools=list(READ_ONLY_TOOLS) if request.read_only else None,
+        model=options.model,
+        cli_path=str(options.cli_path) if options.cli_path else None,
+        env=options.env,
+        setting_sources=[] if options.isolated else None,
+        max_turns=options.max_turns,
+        max_budget_usd=options.max_budget_usd,
+        resume=request.resume,
+        stderr=stderr,
+        mcp_servers=mcp_servers,
+        allowed_tools=[full_tool_name(spec.name) for spec in request.tools],
+        output_format=(
+            {"type": "json_schema", "schema": request.output_schema}
+            if request.output_schema is not None
+            else None
+        ),
+        hooks=hooks,
+    )

@@ -1,0 +1,206 @@
+"""One Claude Code session: one ``query()``, its hooks, its message loop.
+
+Every message the CLI sends becomes transcript entries for the observer. The Stop hook asks
+the observer (the runner's gate) whether the model may stop; the PostToolUseFailure hook
+records the calls the CLI itself counts as failed; the completion tools are answered by the observer
+while the model waits. Failures become phasegate errors (see
+:mod:`~phasegate.agents.claude.failures`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from phasegate.errors import UsageError
+from phasegate.evidence.stream_json import SYNTHETIC_MODEL, entries_from_message
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    Notice,
+    RunResult,
+    ToolCall,
+    ToolResult,
+    UserText,
+)
+from phasegate.phases.completion import COMPLETION_TOOLS, TOOL_SERVER, full_tool_name
+from phasegate.agents.claude.failures import (
+    STRUCTURED_OUTPUT_GAVE_UP,
+    api_failure,
+    cli_not_found,
+    is_failure,
+    sdk_failure,
+)
+from phasegate.agents.claude.messages import sdk_message_as_json
+from phasegate.agents.claude.options import SessionOptions, query_options
+from phasegate.agents.protocol import AgentObserver, AgentRequest
+
+STDERR_LINES = 20
+"""Lines of the CLI's stderr kept for the message of a crash."""
+
+
+class ClaudeSession:
+    """One query(): the hooks, the message loop and the translation of failures."""
+
+    def __init__(
+        self, options: SessionOptions, request: AgentRequest, observer: AgentObserver
+    ) -> None:
+        self.options = options
+        self.request = request
+        self.observer = observer
+        self.failed_calls: set[str] = set()
+        """Tool-use ids the CLI's PostToolUseFailure hook reported."""
+        self.unanswered: list[ToolCall] = []
+        """Completion tool calls seen in the message stream and not yet answered."""
+        self.last_text: str | None = None
+        self.api_failed = False
+        """The latest assistant message was the runtime's own API-error message."""
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+
+    async def run(self) -> None:
+        """Run the query to its end; raise what a failed session stands for."""
+        sdk = import_sdk()
+        options = query_options(
+            sdk,
+            self.options,
+            self.request,
+            hooks={
+                "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
+                # Only failures are hooked: a success hook would cost the CLI a round trip
+                # per tool call and tell nothing the message stream does not.
+                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._on_tool_failure])],
+            },
+            mcp_servers=self._tool_server(sdk),
+            stderr=self.stderr.append,
+        )
+        result: RunResult | None = None
+        try:
+            async for message in sdk.query(prompt=self.request.prompt, options=options):
+                raw = sdk_message_as_json(message)
+                if raw is None:
+                    continue
+                self._retry_notice(raw)
+                if raw["type"] == "assistant":
+                    self.api_failed = raw.get("error") is not None or (
+                        raw["message"].get("model") == SYNTHETIC_MODEL
+                    )
+                for entry in entries_from_message(raw):
+                    result = entry if isinstance(entry, RunResult) else result
+                    self._record(entry)
+        except sdk.CLINotFoundError as exc:
+            raise cli_not_found(exc) from exc
+        except sdk.ClaudeSDKError as exc:
+            if result is not None and result.subtype == STRUCTURED_OUTPUT_GAVE_UP:
+                return  # the model's answers were all refused: the gate judges them
+            if is_failure(result):
+                # The SDK raises after yielding an error result; the result says why.
+                raise api_failure(result) from exc
+            raise sdk_failure(exc, self.stderr) from exc
+        if is_failure(result):
+            raise api_failure(result)
+
+    def _tool_server(self, sdk: Any) -> dict[str, Any]:
+        """The in-process MCP server offering the request's completion tools (or none)."""
+        if not self.request.tools:
+            return {}
+        tools = [
+            sdk.tool(spec.name, spec.description, spec.input_schema)(self._tool_handler(spec.name))
+            for spec in self.request.tools
+        ]
+        return {TOOL_SERVER: sdk.create_sdk_mcp_server(TOOL_SERVER, tools=tools)}
+
+    def _tool_handler(self, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+        async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
+            await self._await_call(full_tool_name(name), arguments)
+            answer = await self.observer.on_tool_call(name, arguments)
+            return {"content": [{"type": "text", "text": answer.text}], "is_error": not answer.ok}
+
+        return handle
+
+    async def _await_call(self, name: str, arguments: dict[str, Any]) -> None:
+        """Let the message loop record the tool call before the runner judges it."""
+
+        def recorded() -> bool:
+            match = next(
+                (c for c in self.unanswered if c.name == name and c.input == arguments), None
+            )
+            if match is not None:
+                self.unanswered.remove(match)
+            return match is not None
+
+        await catch_up(recorded)
+
+    def _record(self, entry: Entry) -> None:
+        if isinstance(entry, UserText):
+            return  # the runner records the prompts it sends itself
+        if isinstance(entry, ToolResult) and entry.tool_use_id in self.failed_calls:
+            entry = entry.model_copy(update={"ok": False})
+        if isinstance(entry, AssistantText | Notice):
+            self.last_text = entry.text
+        if isinstance(entry, ToolCall) and entry.name in COMPLETION_TOOLS:
+            self.unanswered.append(entry)
+        self.observer.on_entry(entry)
+
+    async def _on_stop(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        last = hook_input.get("last_assistant_message")
+        expected = last.strip() if isinstance(last, str) else ""
+        await catch_up(
+            lambda: (
+                not expected
+                or (self.last_text is not None and expected.endswith(self.last_text.strip()))
+            )
+        )
+        if self.api_failed:
+            # The CLI stops because the API failed, not because the model is done: let it
+            # stop, so the failure surfaces (and is retried) instead of being judged.
+            return {}
+        feedback = await self.observer.on_stop()
+        return {"decision": "block", "reason": feedback} if feedback is not None else {}
+
+    async def _on_tool_failure(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        """Record a call the CLI itself counts as failed, whatever its result text says."""
+        self.failed_calls.add(str(hook_input.get("tool_use_id", tool_use_id)))
+        return {}
+
+    def _retry_notice(self, raw: dict[str, Any]) -> None:
+        if raw["type"] == "system" and raw.get("subtype") == "api_retry":
+            self.observer.on_retry(
+                attempt=int(raw.get("attempt") or 0),
+                reason=f"API error {raw.get('error_status') or raw.get('error') or 'unknown'}",
+                delay_ms=int(raw.get("retry_delay_ms") or 0),
+                source="claude-code",
+            )
+
+
+CATCH_UP_TURNS = 300
+"""Event-loop turns (of 10 ms) a hook waits for the message it concerns: about 3 s."""
+
+
+async def catch_up(done: Callable[[], bool], turns: int = CATCH_UP_TURNS) -> None:
+    """Let the message loop record what the CLI sent before a hook or tool call needs it.
+
+    Hook and MCP callbacks run on the SDK's reader task, ahead of our consumer of the message
+    queue, where the message they concern already waits; a few turns of the event loop bring
+    it in. Bounded, so a mismatch never blocks the session.
+    """
+    for _ in range(turns):
+        if done():
+            return
+        await asyncio.sleep(0.01)
+
+
+def import_sdk() -> Any:
+    """claude_agent_sdk, imported on first use (it costs about 0.6 s)."""
+    try:
+        import claude_agent_sdk
+    except ImportError as exc:  # pragma: no cover - it is a runtime dependency
+        raise UsageError(
+            "claude-agent-sdk is not installed: pip install phasegate (it depends on it)"
+        ) from exc
+    return claude_agent_sdk

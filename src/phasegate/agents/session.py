@@ -1,0 +1,199 @@
+"""What a task run and a pipeline run share as the agent's observer.
+
+Both record the transcript as it comes (with the time of each entry and the name behind
+each tool call id), record the prompts they send, run the agent under the retry policy and
+report retries as ``retry.scheduled`` events, bound the run by its timeout, and hand events
+to the sink. What differs (how a stop is judged, what a restarted session is told, what an
+event carries) is left to :meth:`AgentSession.restart_after`, :meth:`AgentSession.run_event`
+and the subclass's own observer methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tenacity import RetryCallState
+
+from phasegate.errors import RunError
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+    UserText,
+)
+from phasegate.prompts.completion_tools import ToolAnswer
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.agents.protocol import Agent, AgentRequest, agent_version
+from phasegate.agents.retry import RetryPolicy, retry_delay_ms
+from phasegate.telemetry.events import EventData, EventSink, RunEvent
+from phasegate.telemetry.task_events import RetryScheduled
+
+_WORK = (AssistantText, ToolCall, ToolResult)
+
+STOPPED = "the run was stopped before it finished"
+"""The error of a run ended through its ``stop`` event."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSettings:
+    """What a runner fixes for each run it starts."""
+
+    agent: Agent
+    retry: RetryPolicy
+    templates: PromptTemplates
+    on_event: EventSink | None
+    timeout: float | None
+    """Seconds the whole run may take, retries included (None: no limit)."""
+    unobserved: tuple[Path, ...] = ()
+    """Files phasegate writes during the run (the event log): never the agent's work."""
+    stop: asyncio.Event | None = None
+    """Set to end the run early, as its timeout would: the agent stops and what it did is
+    judged (None: the run cannot be stopped this way)."""
+
+
+class AgentSession:
+    """The bookkeeping every run keeps while one agent works (subclassed by the runners)."""
+
+    def __init__(self, settings: SessionSettings) -> None:
+        self.settings = settings
+        self.agent = settings.agent
+        self.retry = settings.retry
+        self.entries: list[Entry] = []
+        self.times: list[float] = []
+        """When each entry arrived (monotonic seconds)."""
+        self.call_names: dict[str, str] = {}
+        """Tool name of each call seen, by call id."""
+        self.request: AgentRequest | None = None
+        """The request the agent runs next (or is running)."""
+        self.session_retries = 0
+        self.api_retries = 0
+        self.agent_version: str | None = None
+        """The version of what the agent runs (see :meth:`learn_agent_version`)."""
+
+    # -- recording ----------------------------------------------------------------------
+    def record(self, entry: Entry) -> None:
+        """Keep ``entry`` in the transcript, with its time (and its name, for a tool call)."""
+        self.entries.append(entry)
+        self.times.append(time.monotonic())
+        if isinstance(entry, ToolCall):
+            self.call_names[entry.id] = entry.name
+
+    def record_prompt(self, text: str) -> None:
+        """Keep a prompt phasegate sent (agents do not report them back)."""
+        self.record(UserText(text=text))
+
+    def tool_name(self, result: ToolResult) -> str | None:
+        """The name of the tool whose result this is (None if its call was not seen)."""
+        return self.call_names.get(result.tool_use_id)
+
+    def worked_since(self, position: int) -> bool:
+        """Whether the agent said or did anything after transcript position ``position``."""
+        return any(isinstance(e, _WORK) for e in self.entries[max(position, 0) :])
+
+    def session_id(self) -> str | None:
+        """The latest session the agent reported, if any."""
+        return next(
+            (e.session_id for e in reversed(self.entries) if isinstance(e, SessionStart)), None
+        )
+
+    # -- running ------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def deadline(self) -> AsyncIterator[None]:
+        """The run's timeout around the block: running past it is a :class:`RunError`."""
+        stop = self.settings.stop
+        try:
+            async with asyncio.timeout(self.settings.timeout) as scope:
+                watcher = asyncio.create_task(_end_on(stop, scope)) if stop is not None else None
+                try:
+                    yield
+                finally:
+                    if watcher is not None:
+                        watcher.cancel()
+        except TimeoutError:
+            if stop is not None and stop.is_set():
+                raise RunError(STOPPED) from None
+            timeout = self.settings.timeout
+            raise RunError(f"the run did not finish within its timeout of {timeout:g} s") from None
+        except RunError:
+            if stop is not None and stop.is_set():
+                # Once stopped, a failure of the agent that follows is the stop's doing.
+                raise RunError(STOPPED) from None
+            raise
+
+    async def learn_agent_version(self) -> str | None:
+        """Ask the agent which version of its runtime it runs (:func:`agent_version`) and keep
+        the answer in :attr:`agent_version`. It is asked in a thread: a CLI given by path is
+        started to say it (once per process)."""
+        if callable(getattr(self.agent, "version", None)):
+            self.agent_version = await asyncio.to_thread(agent_version, self.agent)
+        return self.agent_version
+
+    async def run_agent(self) -> None:
+        """Run :attr:`request`; after a transient failure, restart it as
+        :meth:`restart_after` decides, within the retry policy."""
+        async for attempt in self.retry.retrying(self._before_retry, self.wants_restart):
+            with attempt:
+                assert self.request is not None
+                await self.agent.run(self.request, self)
+
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        """The agent's runtime retries a request itself: a ``retry.scheduled`` event."""
+        self.api_retries += 1
+        self.emit(RetryScheduled(attempt=attempt, reason=reason, delay_ms=delay_ms, source=source))
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        self.session_retries += 1
+        failure = state.outcome.exception() if state.outcome is not None else None
+        self.emit(
+            RetryScheduled(
+                attempt=self.session_retries,
+                reason=str(failure),
+                delay_ms=retry_delay_ms(state),
+                source="phasegate",
+            )
+        )
+        self.restart_after(str(failure))
+
+    # -- for subclasses -----------------------------------------------------------------
+    def on_entry(self, entry: Entry) -> None:
+        """Record one entry the agent reports (subclasses add what they watch for)."""
+        self.record(entry)
+
+    async def on_stop(self) -> str | None:
+        """The agent wants to stop: the next instruction, or None."""
+        raise NotImplementedError
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """The model called a completion tool: judge it and answer."""
+        raise NotImplementedError
+
+    def wants_restart(self) -> bool:
+        """Whether a session that failed transiently is worth running again (default: yes)."""
+        return True
+
+    def restart_after(self, failure: str) -> None:
+        """Set :attr:`request` for the attempt after ``failure`` (default: the same again)."""
+
+    def emit(self, data: EventData) -> None:
+        """Hand one event of this run to the sink, if there is one."""
+        if self.settings.on_event is not None:
+            self.settings.on_event(self.run_event(data))
+
+    def run_event(self, data: EventData) -> RunEvent:
+        """``data`` as an event of this run (run id, task, mode)."""
+        raise NotImplementedError
+
+
+async def _end_on(stop: asyncio.Event, scope: asyncio.Timeout) -> None:
+    """Bring the deadline forward to now once ``stop`` is set: the run then ends the way a
+    timeout ends it (the agent is cancelled, what it did is still judged)."""
+    await stop.wait()
+    scope.reschedule(asyncio.get_running_loop().time())

@@ -1,0 +1,123 @@
+"""Running one unit: a fresh work directory, the task or pipeline, the result files.
+
+It runs wherever the executor puts it (this process, a Ray worker) and never writes the
+batch's output directory: the outcome carries the files, and the batch process writes them.
+A bad unit is a result (verdict ``error``), never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from phasegate._files.scratch import scratch_folder
+from phasegate.errors import PhasegateError
+from phasegate.evidence.transcript import Usage
+from phasegate.phases.model import Task
+from phasegate.agents.protocol import Agent
+from phasegate.agents.retry import RetryPolicy
+from phasegate.batches.outcome import UnitJob, UnitOutcome
+from phasegate.batches.sources import prepare_workdir
+from phasegate.batches.units import Unit
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.runner import PipelineRunner
+from phasegate.tasks.report import RunReport
+from phasegate.tasks.runner import Runner
+from phasegate.telemetry.log import EventLog
+
+UNIT_SCRATCH = "phasegate-unit"
+"""The prefix of a unit's temporary folder: its copy of the work directory, its event log."""
+
+
+async def run_unit(job: UnitJob) -> UnitOutcome:
+    """Run ``job``'s unit in a fresh directory and return its outcome with its files."""
+    started_at, clock = _now(), time.monotonic()
+    unit, files = job.unit, {}
+    report: RunReport | PipelineReport | None = None
+    requests = None
+    with scratch_folder(UNIT_SCRATCH) as scratch:
+        events = scratch / "events.jsonl"
+        try:
+            with contextlib.ExitStack() as stack:
+                log = stack.enter_context(EventLog(file=events))
+                workdir = prepare_workdir(unit.workdir, scratch / "work")
+                built = job.agents(unit, stack)
+                requests = built.model_requests
+                report = await _run(job, built.agent, log, workdir)
+                error = report.error
+        except PhasegateError as exc:
+            error = str(exc)
+        if report is not None:
+            files["report.json"] = report.model_dump_json(indent=2).encode("utf-8")
+        if isinstance(report, RunReport) and report.transcript is not None:
+            files["transcript.json"] = report.transcript.model_dump_json().encode("utf-8")
+        if events.exists():
+            files["events.jsonl"] = events.read_bytes()
+    usage = report.usage if report is not None else Usage()
+    return UnitOutcome(
+        unit=unit,
+        verdict=report.verdict if report is not None else "error",
+        cost_usd=usage.cost_usd,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        duration_ms=round((time.monotonic() - clock) * 1000),
+        error=error,
+        model_requests=requests() if requests is not None else None,
+        worker=_worker(),
+        started_at=started_at,
+        finished_at=_now(),
+        files=files,
+    )
+
+
+def failed_outcome(unit: Unit, error: str) -> UnitOutcome:
+    """The outcome of a unit that could not run or report (verdict ``error``, no files)."""
+    now = _now()
+    return UnitOutcome(
+        unit=unit, verdict="error", cost_usd=None, input_tokens=0, output_tokens=0,
+        duration_ms=0, error=error, model_requests=None, worker=_worker(), started_at=now,
+        finished_at=now,
+    )  # fmt: skip
+
+
+def run_unit_blocking(job: UnitJob) -> UnitOutcome:
+    """:func:`run_unit` for a worker process with no event loop running."""
+    return asyncio.run(run_unit(job))
+
+
+async def _run(
+    job: UnitJob, agent: Agent, log: EventLog, workdir: Path
+) -> RunReport | PipelineReport:
+    unit: Unit = job.unit
+    retry = RetryPolicy(max_total=unit.timeout)
+    if isinstance(job.definition, Task):
+        runner = Runner(
+            agent,
+            mode=unit.mode or "gate",
+            max_attempts=unit.max_attempts,
+            on_event=log,
+            retry=retry,
+            timeout=unit.timeout,
+        )
+        return await runner.run(job.definition, workdir)
+    pipelines = PipelineRunner(
+        agent,
+        isolation=unit.isolation or "session",
+        on_event=log,
+        retry=retry,
+        timeout=unit.timeout,
+    )
+    return await pipelines.run(job.definition, workdir)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _worker() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"

@@ -1,0 +1,222 @@
+"""A pipeline run's progress through its stages: checks, hand-overs, revisions, the state file.
+
+Every change is written to the state file before the agent hears of it, so a killed run
+resumes from the stage it was in. What the agent is told next comes back from
+:meth:`StageProgress.check` as a :class:`~phasegate.pipelines.machine.Checked` for the
+conversation's state machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from phasegate.evidence.transcript import Entry
+from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.phases.pipeline import Pipeline, Stage
+from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.pipelines.machine import Checked
+from phasegate.pipelines.state import (
+    CheckResult,
+    PipelineState,
+    PipelineStatus,
+    Revision,
+    save_baseline,
+    save_state,
+)
+from phasegate.pipelines.visit import StageCheck, StageVisit
+from phasegate.telemetry.events import EventData
+from phasegate.telemetry.pipeline_events import (
+    StageChecked,
+    StageCompleted,
+    StageRevision,
+    StageStarted,
+)
+from phasegate.workspace.observer import WorkspaceObserver
+
+
+class StageProgress:
+    """Moves a run's state from stage to stage, saving it and emitting stage events."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        workdir: Path,
+        state: PipelineState,
+        *,
+        templates: PromptTemplates,
+        emit: Callable[[EventData], None],
+        baseline: WorkspaceSnapshot | None = None,
+        unobserved: Sequence[Path] = (),
+    ) -> None:
+        self.pipeline = pipeline
+        self.workdir = workdir
+        self.state = state
+        self.templates = templates
+        self.emit = emit
+        self.workspace = WorkspaceObserver(workdir, unobserved=unobserved)
+        self.visit = self._visit(0, baseline or WorkspaceSnapshot(), state.current.tools)
+        """The current visit of the current stage."""
+
+    @property
+    def stage(self) -> Stage:
+        """The stage the run is in."""
+        return self.pipeline.stages[self.state.stage]
+
+    def begin_stage(self, index: int, at: int) -> str:
+        """Make stage ``index`` current (a new visit starting at transcript position ``at``)
+        and return its prompt."""
+        self.state.stage = index
+        record = self.state.current
+        record.status = "running"
+        record.visits += 1
+        record.visit_attempts = 0
+        record.tools = {}
+        baseline = self.workspace.snapshot()
+        save_baseline(self.workdir, baseline)
+        self.visit = self._visit(at, baseline, {})
+        self.save()
+        self.emit(StageStarted(stage=index + 1, name=record.name, visit=record.visits))
+        return stage_prompt(self.pipeline, index, self.templates)
+
+    async def check(
+        self, entries: Sequence[Entry], trigger: Literal["stop", "end"]
+    ) -> Checked | None:
+        """Check the current stage against ``entries``; what follows (None when the run is
+        not running)."""
+        if self.state.status != "running":
+            return None
+        index, stage, record = self.state.stage, self.stage, self.state.current
+        record.attempts += 1
+        record.visit_attempts += 1
+        at = len(entries)
+        check = await self.visit.check(entries, self.workspace.snapshot())
+        record.checks = [CheckResult(**o.as_dict()) for o in check.outcomes]
+        record.files_changed = list(check.files_changed)
+        self.emit(
+            StageChecked(
+                stage=index + 1,
+                name=stage.name,
+                attempt=record.visit_attempts,
+                trigger=trigger,
+                passed=check.passed,
+                failed=check.failed,
+            )
+        )
+        if check.passed:
+            return self._complete_stage(at)
+        if record.visit_attempts <= stage.on_fail.retry:
+            feedback = stage_feedback(
+                self.pipeline,
+                index,
+                check.outcomes,
+                attempts_left=stage.on_fail.retry + 1 - record.visit_attempts,
+                templates=self.templates,
+                task_feedback=check.task_feedback,
+            )
+            self.save()
+            return Checked("instruct", at, feedback)
+        back_to = stage.on_fail.back_to
+        if back_to is not None and len(self.state.revisions) < self.pipeline.max_revisions:
+            return self._revise(self.pipeline.index_of(back_to), check, at)
+        record.status = "rejected"
+        self._close_visit()
+        self.finish("rejected")
+        return Checked("over", at)
+
+    def recap(self, reason: str) -> str:
+        """The prompt that tells a continued or fresh session where the run stands."""
+        done = [r.name for r in self.state.stages if r.status == "accepted"]
+        return resume_prompt(self.pipeline, self.state.stage, done, reason, self.templates)
+
+    def finish(self, status: PipelineStatus, error: str | None = None) -> None:
+        """End the run with ``status`` (and ``error``) and save it."""
+        if self.state.status == "running" and status == "error":
+            self.state.current.duration_ms += self.visit.elapsed_ms()
+        self.state.status, self.state.error = status, error
+        self.save()
+
+    def session_started(self, session_id: str | None) -> None:
+        """Count a session the agent started; keep its id for a resume."""
+        self.state.sessions += 1
+        self.state.session_id = session_id or self.state.session_id
+        self.save()
+
+    def tool_succeeded(self, name: str) -> None:
+        """Count a successful call of tool ``name`` in the current visit."""
+        self.state.current.tools = self.visit.tool_succeeded(name)
+        self.save()
+
+    def save(self) -> None:
+        """Write the state file."""
+        save_state(self.workdir, self.state)
+
+    # -- transitions ----------------------------------------------------------------------
+    def _complete_stage(self, at: int) -> Checked:
+        self.state.current.status = "accepted"
+        self._close_visit()
+        if self.state.stage + 1 == len(self.pipeline.stages):
+            self.finish("accepted")
+            return Checked("over", at)
+        return self._next(self.begin_stage(self.state.stage + 1, at), at)
+
+    def _revise(self, target: int, check: StageCheck, at: int) -> Checked:
+        failed = self.state.stage
+        record = self.state.current
+        record.status = "pending"
+        self._close_visit()
+        to_name = self.pipeline.stages[target].name
+        failures = [f"{o.kind}: {o.detail}" for o in check.outcomes if not o.ok]
+        self.state.revisions.append(
+            Revision(from_stage=record.name, to_stage=to_name, failures=failures)
+        )
+        for later in self.state.stages[target:failed]:
+            later.status = "pending"
+        self.emit(
+            StageRevision(
+                stage=failed + 1,
+                name=record.name,
+                to_stage=target + 1,
+                to_name=to_name,
+                revision=len(self.state.revisions),
+                failed=check.failed,
+            )
+        )
+        self.begin_stage(target, at)
+        prompt = revision_prompt(self.pipeline, failed, target, check.outcomes, self.templates)
+        return self._next(prompt, at)
+
+    def _next(self, prompt: str, at: int) -> Checked:
+        """``prompt`` opens the next visit: in this session, or in a new one per stage."""
+        if self.state.isolation == "process":
+            return Checked("hand_over", at, prompt)
+        return Checked("instruct", at, prompt)
+
+    def _visit(self, at: int, baseline: WorkspaceSnapshot, tools: Mapping[str, int]) -> StageVisit:
+        return StageVisit(
+            self.stage,
+            self.workdir,
+            start=at,
+            baseline=baseline,
+            tools=tools,
+            templates=self.templates,
+            checks_left=self.stage.on_fail.retry + 1 - self.state.current.visit_attempts,
+        )
+
+    def _close_visit(self) -> None:
+        record = self.state.current
+        record.duration_ms += self.visit.elapsed_ms()
+        self.emit(
+            StageCompleted(
+                stage=record.index,
+                name=record.name,
+                status=record.status,
+                attempts=record.attempts,
+                visits=record.visits,
+                duration_ms=record.duration_ms,
+                files_changed=record.files_changed,
+                checks=[c.model_dump() for c in record.checks],
+            )
+        )

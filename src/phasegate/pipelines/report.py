@@ -1,0 +1,96 @@
+"""The pipeline report: what ``phasegate pipeline run --json`` prints.
+
+It is the final :class:`~phasegate.pipelines.state.PipelineState` seen from outside: each
+stage with its status, attempts, visits, duration, latest checks and tools; the revisions
+taken; the sessions used; tokens and cost. Fields are only ever added.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from phasegate.evidence.transcript import Usage
+from phasegate.modes import Isolation
+from phasegate.pipelines.state import PipelineState, PipelineStatus, Revision, StageRecord
+from phasegate.tasks.report import SCHEMA_VERSION, exit_code_of
+
+
+class PipelineReport(BaseModel):
+    """How a pipeline run went."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    pipeline: str
+    run_id: str
+    agent: str
+    agent_version: str | None = Field(
+        default=None,
+        description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
+        "null when unknown or for the scripted agent.",
+    )
+    isolation: Isolation
+    verdict: PipelineStatus = Field(
+        description="accepted, rejected (a stage failed its checks for good), error (the run "
+        "could not go on: resumable), or running (stopped from outside)."
+    )
+    success: bool
+    stages: tuple[StageRecord, ...]
+    revisions: tuple[Revision, ...] = ()
+    sessions: int = Field(description="Agent sessions started, over all resumes.")
+    resumes: int = 0
+    stop_overrides: int = Field(
+        default=0,
+        description="Times the agent runtime ended a turn although phasegate's Stop hook "
+        "blocked it (Claude Code's cap on blocks in a row); each cost a session.",
+    )
+    usage: Usage = Field(default_factory=Usage, description="Tokens and cost of this process.")
+    duration_ms: int = Field(description="Wall time of this process's part of the run.")
+    error: str | None = None
+    state_file: str
+    session_id: str | None = Field(default=None, description="The latest agent session's id.")
+    final_message: str | None = Field(
+        default=None,
+        description="This process's last word from the agent: the final result's text, else "
+        "the last assistant text; null when there is none.",
+    )
+
+    @property
+    def exit_code(self) -> int:
+        """0 accepted, 1 rejected, 3 error (as ``phasegate run``)."""
+        return exit_code_of(self.verdict)
+
+
+def pipeline_report(
+    state: PipelineState,
+    *,
+    agent: str,
+    agent_version: str | None = None,
+    usage: Usage,
+    duration_ms: int,
+    state_file: Path,
+    final_message: str | None = None,
+) -> PipelineReport:
+    """The report of a run whose state is ``state`` (copied: the report does not change)."""
+    return PipelineReport(
+        pipeline=state.pipeline,
+        run_id=state.run_id,
+        agent=agent,
+        agent_version=agent_version,
+        isolation=state.isolation,
+        verdict=state.status,
+        success=state.status == "accepted",
+        stages=tuple(record.model_copy() for record in state.stages),
+        revisions=tuple(state.revisions),
+        sessions=state.sessions,
+        resumes=state.resumes,
+        stop_overrides=state.stop_overrides,
+        usage=usage,
+        duration_ms=duration_ms,
+        error=state.error,
+        state_file=str(state_file),
+        session_id=state.session_id,
+        final_message=final_message,
+    )

@@ -1,0 +1,215 @@
+"""The pipeline runner: stages in one agent session, handed over by the Stop hook.
+
+Each time the agent tries to stop, the runner checks the current stage: its ``exit_when``
+checks against the disk and the stage's transcript, and for a stage with a phased ``task``
+that task's :class:`~phasegate.tasks.gate.PhaseGate`. When something fails the stop is
+blocked with structured feedback; when everything holds the stop is blocked with the next
+stage's prompt; after the last stage the agent may stop. A stage that keeps failing goes
+back to an earlier stage (``on_fail.back_to``) a bounded number of times, or ends the run
+rejected.
+
+Every transition is written to ``.phasegate/pipeline-state.json`` before the agent hears of
+it, so :meth:`PipelineRunner.resume` continues a killed run from the stage it was in: with
+the agent's own session resume where it can, otherwise in a fresh session with a recap.
+
+``isolation="process"`` runs each stage in its own session instead, for comparison: the
+agent then loses what it learnt in earlier stages. How one call drives the agent lives in
+:mod:`~phasegate.pipelines.session`; how a stage is checked and handed over in
+:mod:`~phasegate.pipelines.progress`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from phasegate.errors import LinkedPathError, PipelineStateError, UsageError
+from phasegate.modes import ISOLATIONS, Isolation
+from phasegate.phases.filled import pipeline_with_values
+from phasegate.phases.pipeline import Pipeline
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.agents.protocol import Agent
+from phasegate.agents.retry import RetryPolicy
+from phasegate.agents.session import SessionSettings
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.session import PipelineSession
+from phasegate.pipelines.state import (
+    STATE_DIR,
+    PipelineState,
+    StageRecord,
+    load_baseline,
+    load_state,
+    refuse_to_overwrite,
+    state_folder,
+    state_path,
+)
+from phasegate.telemetry.events import EventSink, new_run_id, output_files
+from phasegate.workspace.observer import work_directory
+
+
+class PipelineRunner:
+    """Runs pipelines with one agent.
+
+    ``isolation``: ``session`` (default) runs every stage in one session; ``process`` starts
+    a new session per stage. ``on_event`` receives every
+    :class:`~phasegate.telemetry.events.RunEvent`; ``retry`` bounds session restarts
+    after transient failures; ``timeout`` (seconds) bounds one call of :meth:`run` or
+    :meth:`resume`. Neither the state in ``.phasegate`` nor the files the sink writes (its
+    ``output_files``) count as the agent's work.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        isolation: Isolation = "session",
+        prompts_dir: str | Path | None = None,
+        on_event: EventSink | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if isolation not in ISOLATIONS:
+            raise UsageError(
+                f"unknown isolation {isolation!r}; choose one of: {', '.join(ISOLATIONS)}",
+                option="isolation",
+            )
+        self.agent = agent
+        self.isolation: Isolation = isolation
+        self.templates = PromptTemplates(prompts_dir)
+        self.on_event = on_event
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+
+    async def run(
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        restart: bool = False,
+        inputs: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> PipelineReport:
+        """Run ``pipeline`` from its first stage in ``workdir``.
+
+        An unfinished run's state in ``workdir`` is never overwritten silently: resume it, or
+        pass ``restart=True`` to start over. ``inputs``: the values of the pipeline's inputs
+        (and its stage tasks'), as text, filled into stage prompts and stage tasks before
+        anything runs; the rules of :meth:`Runner.run <phasegate.Runner.run>` apply.
+        ``run_id``: the id its events and report carry (default: a fresh one). ``stop``: set
+        it to end the run early, as the timeout would.
+        """
+        pipeline = pipeline_with_values(pipeline, inputs)
+        root = work_directory(workdir)
+        if not restart:
+            refuse_to_overwrite(root)
+        _refuse_unwritable(root)
+        state = PipelineState(
+            pipeline=pipeline.name,
+            digest=pipeline.digest(),
+            run_id=run_id or new_run_id(),
+            isolation=self.isolation,
+            stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
+        )
+        return await PipelineSession(self._settings(stop), pipeline, root, state).start()
+
+    async def resume(
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        inputs: Mapping[str, str] | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> PipelineReport:
+        """Continue the interrupted run in ``workdir`` from the stage it was in (``inputs``,
+        ``stop``: as for :meth:`run`; give the same input values the run started with).
+
+        Raises :class:`~phasegate.errors.PipelineStateError` when there is no state, when it
+        is corrupt, finished, or belongs to another pipeline definition (other input values
+        make another definition).
+        """
+        pipeline = pipeline_with_values(pipeline, inputs)
+        root = work_directory(workdir)
+        state = load_state(root)
+        where = state_path(root)
+        if state.pipeline != pipeline.name or state.digest != pipeline.digest():
+            raise PipelineStateError(
+                where,
+                "digest",
+                f"the run was started with another definition of pipeline {state.pipeline!r} "
+                "(its stages, prompts or checks changed since); resume with the same pipeline "
+                "file, or start the pipeline over",
+                option="restart",
+            )
+        if state.status in ("accepted", "rejected"):
+            raise PipelineStateError(
+                where,
+                "status",
+                f"the run {state.run_id} already finished ({state.status}); nothing to resume. "
+                "Start the pipeline over for a new run",
+                option="restart",
+            )
+        baseline = load_baseline(root)
+        _refuse_unwritable(root)
+        return await PipelineSession(
+            self._settings(stop), pipeline, root, state, baseline=baseline
+        ).resume()
+
+    def _settings(self, stop: asyncio.Event | None = None) -> SessionSettings:
+        """The settings as they stand now, fixed for one run."""
+        return SessionSettings(
+            stop=stop,
+            agent=self.agent,
+            retry=self.retry,
+            templates=self.templates,
+            on_event=self.on_event,
+            timeout=self.timeout,
+            unobserved=output_files(self.on_event),
+        )
+
+    def run_sync(
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        restart: bool = False,
+        inputs: Mapping[str, str] | None = None,
+    ) -> PipelineReport:
+        """:meth:`run` for code that is not async."""
+        return asyncio.run(self.run(pipeline, workdir, restart=restart, inputs=inputs))
+
+    def resume_sync(
+        self, pipeline: Pipeline, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+    ) -> PipelineReport:
+        """:meth:`resume` for code that is not async."""
+        return asyncio.run(self.resume(pipeline, workdir, inputs=inputs))
+
+
+def _refuse_unwritable(root: Path) -> None:
+    """Refuse, before the agent starts, a work directory the run's state cannot be written
+    in (read-only, ``.phasegate`` not a directory, or a symbolic link that may lead out of
+    the work directory): a :class:`UsageError`."""
+    directory = root / STATE_DIR
+    try:
+        state_folder(root, create=True)
+        handle, probe = tempfile.mkstemp(prefix=".writable.", dir=directory)
+        os.close(handle)
+        os.unlink(probe)
+    except LinkedPathError as exc:
+        raise UsageError(
+            f"cannot keep the pipeline's state in {directory}: {exc.problem}; a pipeline "
+            "writes its state only inside the work directory, so remove it, or run in a "
+            "copy of the work directory without it",
+            option="workdir",
+        ) from None
+    except OSError as exc:
+        problem = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror
+        raise UsageError(
+            f"cannot keep the pipeline's state in {directory}: {problem or exc}; a "
+            "pipeline writes its state into the work directory, so make it writable, or run "
+            "in a writable copy of it",
+            option="workdir",
+        ) from None

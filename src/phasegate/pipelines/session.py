@@ -1,0 +1,292 @@
+"""One process's part of a pipeline run: the agent's observer, and the loop of its sessions.
+
+Each time the agent tries to stop, the current stage is checked
+(:class:`~phasegate.pipelines.progress.StageProgress`). What the agent hears next, and
+what happens when a session ends or fails, is decided by the conversation's state machine
+(:func:`~phasegate.pipelines.machine.step`); this class only carries out its actions.
+Transient failures are retried by the retry policy alone (in :class:`AgentSession`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from phasegate.errors import AgentError, RunError
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    SessionStart,
+    StopOverridden,
+    ToolResult,
+    Transcript,
+)
+from phasegate.evidence.workspace import WorkspaceSnapshot
+from phasegate.modes import Mode
+from phasegate.phases.pipeline import Pipeline
+from phasegate.prompts.completion_tools import ToolAnswer, error_answer
+from phasegate.agents.protocol import AgentRequest
+from phasegate.agents.session import AgentSession, SessionSettings
+from phasegate.pipelines import machine as m
+from phasegate.pipelines.progress import StageProgress
+from phasegate.pipelines.report import PipelineReport, pipeline_report
+from phasegate.pipelines.state import PipelineState, state_path
+from phasegate.telemetry.events import EventData, RunEvent
+from phasegate.telemetry.pipeline_events import (
+    PipelineCompleted,
+    PipelineResumed,
+    PipelineStarted,
+)
+from phasegate.telemetry.task_events import ToolCalled
+
+PIPELINE_MODE: Mode = "gate"
+"""The mode of every pipeline event: each stage is gated at every stop."""
+
+
+class PipelineSession(AgentSession):
+    """Drives one call of ``PipelineRunner.run`` or ``resume`` to its report."""
+
+    def __init__(
+        self,
+        settings: SessionSettings,
+        pipeline: Pipeline,
+        workdir: Path,
+        state: PipelineState,
+        *,
+        baseline: WorkspaceSnapshot | None = None,
+    ) -> None:
+        super().__init__(settings)
+        self.pipeline = pipeline
+        self.workdir = workdir
+        self.state = state
+        self.started = time.monotonic()
+        self.progress = StageProgress(
+            pipeline,
+            workdir,
+            state,
+            templates=settings.templates,
+            emit=self.emit,
+            baseline=baseline,
+            unobserved=settings.unobserved,
+        )
+        self.conversation: m.State = m.Done()
+
+    # -- entry points ---------------------------------------------------------------------
+    async def start(self) -> PipelineReport:
+        """Run the pipeline from its first stage."""
+        await self.learn_agent_version()
+        self._emit_started(resumed=False)
+        first = self.progress.begin_stage(0, len(self.entries))
+        self.conversation = m.Working(first)
+        self.record_prompt(first)
+        return await self._drive(self._new_request(first, resume=None))
+
+    async def resume(self) -> PipelineReport:
+        """Continue the run from the stage it was in, with a recap."""
+        state = self.state
+        reason = state.error or "the process running it stopped"
+        state.status, state.error = "running", None
+        state.resumes += 1
+        await self.learn_agent_version()
+        self._emit_started(resumed=True)
+        prompt = self.progress.recap(reason)
+        self.conversation = m.Resuming(prompt, state.session_id)
+        how: Literal["session", "fresh"] = "session" if state.session_id else "fresh"
+        self.emit(PipelineResumed(stage=state.stage + 1, name=self.progress.stage.name, how=how))
+        self.progress.save()
+        self.record_prompt(prompt)
+        return await self._drive(self._new_request(prompt, resume=state.session_id))
+
+    # -- AgentObserver --------------------------------------------------------------------
+    def on_entry(self, entry: Entry) -> None:
+        self.record(entry)
+        if isinstance(entry, SessionStart):
+            self.progress.session_started(entry.session_id)
+            self.conversation, _ = m.step(self.conversation, m.SessionStarted())
+        elif isinstance(entry, ToolResult):
+            self._tool_called(entry)
+        elif isinstance(entry, StopOverridden):
+            self.state.stop_overrides += 1
+        elif isinstance(entry, AssistantText):
+            position = len(self.entries) - 1
+            visit = self.progress.visit
+            if visit.claims_a_phase(entry, position):
+                visit.claimed(position, self.progress.workspace.snapshot())
+
+    async def on_stop(self) -> str | None:
+        return await self._check("stop")
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        # Pipelines offer no completion tools; a call can only come from a confused agent.
+        return error_answer(
+            arguments,
+            f"{name} is not available in a pipeline",
+            "complete each phase with its marker line instead",
+        )
+
+    # -- the loop of sessions -------------------------------------------------------------
+    async def _drive(self, request: AgentRequest) -> PipelineReport:
+        error: str | None = None
+        next_request: AgentRequest | None = request
+        try:
+            async with self.deadline():
+                while next_request is not None:
+                    self.request = next_request
+                    try:
+                        await self.run_agent()
+                    except AgentError as exc:
+                        next_request = self._after_failure(exc)
+                    else:
+                        next_request = await self._after_session()
+        except RunError as exc:
+            error = str(exc)
+        if error is not None:
+            self.progress.finish("error", error)
+        return self._report()
+
+    async def _after_session(self) -> AgentRequest | None:
+        """The session ended: the next request, or None when the run is over."""
+        checked_at = (
+            self.conversation.checked_at if isinstance(self.conversation, m.Working) else -1
+        )
+        worked = self.worked_since(checked_at)
+        while True:
+            ended = m.SessionEnded(len(self.entries), worked, self.state.session_id)
+            self.conversation, action = m.step(self.conversation, ended)
+            match action:
+                case m.RunCheck():
+                    await self._check("end")
+                    worked = False
+                case m.StartSession():
+                    return self._request(action)
+                case m.Abandon():
+                    self.progress.finish(
+                        "error",
+                        f"the agent's session ended while stage {self.progress.stage.name} was "
+                        "still open (it did not take up the last instruction); resuming the run "
+                        "continues from there",
+                    )
+                    return None
+                case _:
+                    return None
+
+    def _after_failure(self, exc: AgentError) -> AgentRequest | None:
+        """The session failed and the retry policy gave up: the next request, or raise."""
+        failed = m.SessionFailed(len(self.entries), str(exc), False, self.state.session_id)
+        self.conversation, action = m.step(self.conversation, failed)
+        match action:
+            case m.StartSession():
+                return self._request(action)
+            case m.Stop():
+                return None
+            case m.Raise():
+                raise exc
+        raise AssertionError(f"{action} cannot follow a failure the retry policy gave up on")
+
+    def wants_restart(self) -> bool:
+        """A run that is over needs no other session, whatever became of the last one."""
+        return not isinstance(self.conversation, m.Done)
+
+    def restart_after(self, failure: str) -> None:
+        """The retry policy runs another session after ``failure``: which one, the machine
+        says (a fresh one for a resume, a recap of this one, or the same request)."""
+        failed = m.SessionFailed(len(self.entries), failure, True, self.state.session_id)
+        self.conversation, action = m.step(self.conversation, failed)
+        if isinstance(action, m.StartSession):
+            self.request = self._request(action)
+
+    def _request(self, action: m.StartSession) -> AgentRequest:
+        """The request that starts the session ``action`` asks for."""
+        prompt = action.prompt
+        match action.kind:
+            case "next":
+                self.record_prompt(prompt)
+            case "recap":
+                prompt = self.progress.recap(f"an infrastructure failure: {action.reason}")
+                self.record_prompt(prompt)
+            case "fresh":
+                stage, name = self.state.stage + 1, self.progress.stage.name
+                self.emit(
+                    PipelineResumed(stage=stage, name=name, how="fresh", reason=action.reason)
+                )
+            case "again":
+                pass  # the instruction is in the transcript already
+        return self._new_request(prompt, resume=action.resume)
+
+    def _new_request(self, prompt: str, *, resume: str | None) -> AgentRequest:
+        """A request of this run: every session may be handed all the run's checks."""
+        return AgentRequest(
+            prompt=prompt,
+            workdir=self.workdir,
+            resume=resume,
+            stop_blocks=self.pipeline.max_checks,
+        )
+
+    async def _check(self, trigger: Literal["stop", "end"]) -> str | None:
+        """Check the current stage now; the next instruction, or None to let the agent stop."""
+        checked = await self.progress.check(self.entries, trigger)
+        if checked is None:
+            return None
+        self.conversation, _ = m.step(self.conversation, checked)
+        if checked.outcome != "instruct":
+            return None
+        self.record_prompt(checked.text)
+        return checked.text
+
+    # -- evidence and events --------------------------------------------------------------
+    def _tool_called(self, result: ToolResult) -> None:
+        name = self.tool_name(result)
+        if result.ok and name is not None:
+            self.progress.tool_succeeded(name)
+        self.emit(
+            ToolCalled(
+                stage=self.state.stage + 1, tool=name, tool_use_id=result.tool_use_id, ok=result.ok
+            )
+        )
+
+    def _emit_started(self, *, resumed: bool) -> None:
+        self.emit(
+            PipelineStarted(
+                agent=self.agent.name,
+                agent_version=self.agent_version,
+                workdir=str(self.workdir),
+                stages=len(self.pipeline.stages),
+                stage=self.state.stage + 1,
+                resumed=resumed,
+            )
+        )
+
+    def _report(self) -> PipelineReport:
+        transcript = Transcript(entries=tuple(self.entries))
+        usage = transcript.usage()
+        duration = int((time.monotonic() - self.started) * 1000)
+        report = pipeline_report(
+            self.state,
+            agent=self.agent.name,
+            agent_version=self.agent_version,
+            usage=usage,
+            duration_ms=duration,
+            state_file=state_path(self.workdir),
+            final_message=transcript.final_message,
+        )
+        self.emit(
+            PipelineCompleted(
+                verdict=report.verdict,
+                stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
+                revisions=len(report.revisions),
+                sessions=report.sessions,
+                stop_overrides=report.stop_overrides,
+                duration_ms=duration,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=usage.cost_usd,
+                error=report.error,
+            )
+        )
+        return report
+
+    def run_event(self, data: EventData) -> RunEvent:
+        """``data`` as an event of this run."""
+        run = self.state
+        return RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)

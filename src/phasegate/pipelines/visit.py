@@ -1,0 +1,136 @@
+"""One visit of a pipeline stage: the evidence since it started, and the check that judges it.
+
+A stage is visited once, or again after a revision (``on_fail.back_to``) or a resume. A
+visit keeps the disk snapshot it started from (what ``changed`` compares against), the
+successful tool calls since, and for a stage with a phased task that task's
+:class:`~phasegate.tasks.gate.PhaseGate` and a timeline of snapshots at each phase claim.
+:meth:`StageVisit.check` runs the exit checks (off the event loop: a ``command`` may take
+minutes) and the task gate, and says what failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from phasegate.evidence.transcript import AssistantText, Entry, Transcript
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
+from phasegate.phases.pipeline import Stage
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.pipelines.evidence import DiskEvidence
+from phasegate.tasks.gate import PhaseGate
+from phasegate.validators.exit_checks import CheckOutcome, evaluate_all
+from phasegate.validators.exit_describe import describe_task
+from phasegate.validators.windows import entry_claims
+
+
+@dataclass(frozen=True, slots=True)
+class StageCheck:
+    """The outcome of checking a stage once."""
+
+    outcomes: tuple[CheckOutcome, ...]
+    """Each exit check, then (for a task stage) the task gate as kind ``task``."""
+    task_feedback: str | None
+    """The phase gate's feedback when the task's phases are not all accepted."""
+    files_changed: tuple[str, ...]
+    """Paths added, modified or deleted since the visit started."""
+
+    @property
+    def passed(self) -> bool:
+        """Every check holds."""
+        return all(outcome.ok for outcome in self.outcomes)
+
+    @property
+    def failed(self) -> list[str]:
+        """The kinds of the checks that failed."""
+        return [outcome.kind for outcome in self.outcomes if not outcome.ok]
+
+
+class StageVisit:
+    """The current visit of ``stage``, which started at transcript entry ``start`` and may
+    take ``checks_left`` more checks."""
+
+    def __init__(
+        self,
+        stage: Stage,
+        workdir: Path,
+        *,
+        start: int,
+        baseline: WorkspaceSnapshot,
+        tools: Mapping[str, int],
+        templates: PromptTemplates,
+        checks_left: int,
+    ) -> None:
+        self.stage = stage
+        self.workdir = workdir
+        self.start = start
+        self.baseline = baseline
+        self.tools: Counter[str] = Counter(tools)
+        self.clock = time.monotonic()
+        self.timeline = WorkspaceTimeline()
+        self.timeline.record(0, baseline)
+        # The task's gate counts down the same checks as the stage, so its feedback tells the
+        # agent the attempts the stage really has left.
+        self.gate = (
+            PhaseGate(
+                stage.task,
+                workdir=str(workdir),
+                max_attempts=max(checks_left, 1),
+                templates=templates,
+            )
+            if stage.task is not None
+            else None
+        )
+
+    def claims_a_phase(self, entry: AssistantText, position: int) -> bool:
+        """Whether transcript entry ``position`` claims a phase of the stage's task."""
+        task = self.stage.task
+        return task is not None and bool(entry_claims(task, entry, position - self.start))
+
+    def claimed(self, position: int, snapshot: WorkspaceSnapshot) -> None:
+        """Record the disk as it was when entry ``position`` claimed a phase."""
+        self.timeline.record(position + 1 - self.start, snapshot)
+
+    def tool_succeeded(self, name: str) -> dict[str, int]:
+        """Count a successful tool call; the counts so far."""
+        self.tools[name] += 1
+        return dict(self.tools)
+
+    def elapsed_ms(self) -> int:
+        """Milliseconds since the visit started or this was last asked."""
+        now = time.monotonic()
+        elapsed, self.clock = int((now - self.clock) * 1000), now
+        return elapsed
+
+    async def check(self, entries: Sequence[Entry], current: WorkspaceSnapshot) -> StageCheck:
+        """Run every exit check against ``current`` and, for a task stage, the task gate
+        against ``entries`` (the whole transcript so far)."""
+        diff = WorkspaceDiff.between(self.baseline, current)
+        # Only the stage's own text: a promise said before the stage began does not count.
+        texts = [e.text for e in entries[self.start :] if isinstance(e, AssistantText)]
+        evidence = DiskEvidence(
+            self.workdir, diff=diff, tools=self.tools, snapshot=current, texts=texts
+        )
+        outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
+        task_feedback = None
+        if self.gate is not None:
+            self.timeline.record(len(entries) - self.start, current)
+            decision = self.gate.check(
+                Transcript(entries=tuple(entries[self.start :])), self.timeline
+            )
+            judgment = decision.judgment
+            issues = sorted({i.code.value for p in judgment.phases for i in p.issues})
+            outcomes.append(
+                CheckOutcome(
+                    kind="task",
+                    description=describe_task(self.gate.task.name),
+                    ok=judgment.accepted,
+                    detail="accepted" if judgment.accepted else f"issues: {', '.join(issues)}",
+                )
+            )
+            task_feedback = decision.feedback
+        return StageCheck(tuple(outcomes), task_feedback, diff.paths)

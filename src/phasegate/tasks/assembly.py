@@ -1,0 +1,145 @@
+"""Turning a judged run into its :class:`~phasegate.tasks.report.RunReport`.
+
+Pure bookkeeping: statuses per phase, durations from the entry times, each phase's share of
+the cost, and the findings (reconciliation differences, reads outside the work directory).
+The runner hands in what it saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from phasegate.evidence.transcript import RunResult, Transcript, Usage
+from phasegate.modes import Mode, PhaseStatus, Verdict
+from phasegate.tasks.report import PhaseReport, RunReport
+from phasegate.workspace.revert import RevertReport
+from phasegate.validators.judge import Judgment
+from phasegate.validators.reconcile import reconciliation_findings
+
+_COST_DECIMALS = 6
+"""A phase's share of the cost is rounded to a millionth of a US dollar."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFacts:
+    """What the runner knows about a finished run, besides the judgment."""
+
+    run_id: str
+    task: str
+    mode: Mode
+    agent: str
+    agent_version: str | None = None
+    transcript: Transcript
+    times: Sequence[float]
+    """Monotonic time at which each transcript entry was recorded."""
+    attempts: int
+    phase_attempts: Callable[[int], int]
+    duration_ms: int
+    retries: int
+    api_retries: int
+    error: str | None
+    reverted: RevertReport | None = None
+
+
+def verdict_of(judgment: Judgment, error: str | None) -> Verdict:
+    """``error`` when the run failed, else accepted or rejected by the judgment."""
+    return "error" if error is not None else "accepted" if judgment.accepted else "rejected"
+
+
+def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
+    """The report of a run judged as ``judgment``."""
+    transcript = facts.transcript
+    statuses = _statuses(judgment, failed=facts.error is not None)
+    usage = transcript.usage()
+    cost_share = _cost_share(usage, transcript)
+    phases = []
+    for phase in judgment.phases:
+        status = statuses[phase.index]
+        phases.append(
+            PhaseReport(
+                index=phase.index,
+                name=phase.name,
+                status=status,
+                attempts=0 if status == "not_reached" else facts.phase_attempts(phase.index),
+                marker_seen=phase.marker_seen,
+                completed_by=phase.completed_by,
+                duration_ms=_elapsed_ms(facts.times, phase.start, phase.end),
+                tools=phase.tools,
+                tool_errors=phase.tool_errors,
+                files_changed=list(phase.files_changed),
+                usage=cost_share(transcript.turn_usage(phase.start, phase.end)),
+                reconciliation=phase.reconciliation,
+                issues=list(phase.issues),
+            )
+        )
+    verdict = verdict_of(judgment, facts.error)
+    return RunReport(
+        run_id=facts.run_id,
+        task=facts.task,
+        mode=facts.mode,
+        agent=facts.agent,
+        agent_version=facts.agent_version,
+        verdict=verdict,
+        success=verdict == "accepted",
+        attempts=facts.attempts,
+        phases=phases,
+        summary=judgment.output if verdict == "accepted" else None,
+        files_changed=list(judgment.files_changed),
+        files_claimed=list(judgment.files_claimed),
+        reconciliation=judgment.reconciliation,
+        findings=[*reconciliation_findings(judgment.reconciliation), *judgment.findings],
+        reverted=facts.reverted,
+        usage=usage,
+        duration_ms=facts.duration_ms,
+        turns=sum(e.num_turns or 0 for e in transcript.entries if isinstance(e, RunResult)),
+        retries=facts.retries,
+        api_retries=facts.api_retries,
+        stop_overrides=transcript.stop_overrides,
+        error=facts.error,
+        session_id=transcript.session_id,
+        final_message=transcript.final_message,
+        transcript=transcript,
+    )
+
+
+def _elapsed_ms(times: Sequence[float], start: int, end: int) -> int:
+    if not times or end <= start:
+        return 0
+    first = times[min(start, len(times) - 1)]
+    last = times[min(end, len(times)) - 1]
+    return int(max(last - first, 0.0) * 1000)
+
+
+def _cost_share(run: Usage, transcript: Transcript) -> Callable[[Usage], Usage]:
+    """A function giving a phase's tokens their share of the run's cost, by tokens used."""
+    all_turns = transcript.turn_usage()
+    tokens = all_turns.input_tokens + all_turns.output_tokens
+    cost = run.cost_usd
+
+    def share(phase: Usage) -> Usage:
+        if cost is None or tokens == 0:
+            return phase
+        part = (phase.input_tokens + phase.output_tokens) / tokens
+        return phase.model_copy(update={"cost_usd": round(cost * part, _COST_DECIMALS)})
+
+    return share
+
+
+def _statuses(judgment: Judgment, *, failed: bool) -> dict[int, PhaseStatus]:
+    """accepted / rejected / not_reached for each phase.
+
+    A phase that was not accepted counts as ``not_reached`` when the run failed, or when an
+    earlier phase was rejected and this one shows no sign of having been attempted.
+    """
+    statuses: dict[int, PhaseStatus] = {}
+    earlier_rejected = False
+    for phase in judgment.phases:
+        if phase.accepted:
+            statuses[phase.index] = "accepted"
+        elif failed or (earlier_rejected and not phase.reached):
+            statuses[phase.index] = "not_reached"
+        else:
+            statuses[phase.index] = "rejected"
+            earlier_rejected = True
+    return statuses

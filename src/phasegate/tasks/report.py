@@ -1,0 +1,135 @@
+"""The run report: what ``phasegate run --json`` prints and ``Runner.run`` returns.
+
+Its shape is a contract (CI steps and dashboards read it): fields are only ever added, and
+``schema_version`` changes when a field changes meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from phasegate.errors import PhasegateError
+from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.modes import Mode, PhaseStatus, Verdict
+from phasegate.workspace.revert import RevertReport
+from phasegate.validators.issues import Issue
+from phasegate.validators.reconcile import FileReconciliation
+
+SCHEMA_VERSION = 1
+"""The version of the report's JSON shape; it changes when a field changes meaning."""
+EXIT_ACCEPTED = 0
+"""The exit code of an accepted run."""
+EXIT_REJECTED = 1
+"""The exit code of a rejected run: a normal result, which no error shares."""
+EXIT_OTHER = PhasegateError.exit_code
+"""The exit code of any other verdict (an error, or a pipeline that stopped unfinished)."""
+
+
+def exit_code_of(verdict: str) -> int:
+    """The exit code of a verdict: 0 accepted, 1 rejected, 3 anything else (error, or a
+    pipeline still running when it stopped)."""
+    return {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED}.get(verdict, EXIT_OTHER)
+
+
+class PhaseReport(BaseModel):
+    """How one phase went."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    name: str
+    status: PhaseStatus
+    attempts: int = Field(description="Gate checks this phase went through until its final status.")
+    marker_seen: bool = Field(
+        description="The phase was claimed complete (a marker line or a phase_complete call)."
+    )
+    completed_by: str | None = Field(
+        default=None,
+        description="What completed it: marker, tool (phase_complete), or for the output "
+        "phase text, submit_summary or structured_output.",
+    )
+    duration_ms: int
+    tools: dict[str, int] = Field(description="Successful calls per tool name in this phase.")
+    tool_errors: int
+    files_changed: list[str]
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens of the model responses in this phase; cost is the run's cost "
+        "shared out by tokens (the API reports cost per run, not per response).",
+    )
+    reconciliation: FileReconciliation | None = Field(
+        default=None, description="Tool-reported, on-disk and claimed files in this phase."
+    )
+    issues: list[Issue]
+
+
+class RunReport(BaseModel):
+    """How a whole run went; ``verdict`` decides the exit code (0 / 1 / 3)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    task: str
+    mode: Mode
+    agent: str
+    agent_version: str | None = Field(
+        default=None,
+        description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
+        "null when unknown or for the scripted agent.",
+    )
+    verdict: Verdict
+    success: bool
+    attempts: int = Field(description="Gate checks made in this run.")
+    turns: int = Field(default=0, description="Model turns the agent runtime reported.")
+    retries: int = Field(
+        default=0, description="Sessions phasegate restarted after a transient failure."
+    )
+    api_retries: int = Field(
+        default=0, description="API requests the agent runtime retried itself."
+    )
+    stop_overrides: int = Field(
+        default=0,
+        description="Times the agent runtime ended a turn although the gate's Stop hook "
+        "blocked it (Claude Code's cap on blocks in a row); the session ended there.",
+    )
+    phases: list[PhaseReport]
+    summary: dict[str, Any] | None = Field(description="The accepted JSON, or null.")
+    files_changed: list[str]
+    files_claimed: list[str]
+    reconciliation: FileReconciliation | None = Field(
+        default=None, description="Tool-reported, on-disk and claimed files over the run."
+    )
+    findings: list[Issue] = Field(
+        default_factory=list,
+        description="Coded findings, reported and not judged: reconciliation differences and "
+        "reads outside the work directory.",
+    )
+    reverted: RevertReport | None = Field(
+        default=None, description="What on_reject: revert restored (null when nothing ran)."
+    )
+    usage: Usage
+    duration_ms: int
+    error: str | None = Field(default=None, description="Why the run failed (verdict error).")
+    session_id: str | None = Field(
+        default=None, description="The agent session's id (the latest, after a restart)."
+    )
+    final_message: str | None = Field(
+        default=None,
+        description="The run's last word: the final result's text, else the last assistant "
+        "text; null when there is none.",
+    )
+    transcript: Transcript | None = Field(default=None, exclude=True, repr=False)
+    """The normalized transcript of the run (Python API only; not part of the JSON)."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 accepted, 1 rejected, 3 error: the exit codes of ``phasegate run``."""
+        return exit_code_of(self.verdict)
+
+    @property
+    def issues(self) -> list[Issue]:
+        """Every issue of every phase."""
+        return [issue for phase in self.phases for issue in phase.issues]

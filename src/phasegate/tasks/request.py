@@ -1,0 +1,46 @@
+"""The first request of a task run: the prompt for the run's mode, and what comes with it.
+
+``gate`` and ``single-query`` send the phased prompt with the completion tools and the
+structured output the task asks for; ``unstructured`` (the A/B baseline) sends the task as one
+plain request, with neither.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from phasegate.modes import Mode
+from phasegate.phases.model import Task
+from phasegate.prompts.completion_tools import completion_tools
+from phasegate.prompts.phased import phased_prompt, unstructured_prompt
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.agents.protocol import AgentRequest
+
+
+def first_prompt(task: Task, mode: Mode, templates: PromptTemplates) -> str:
+    """The first prompt a run in ``mode`` sends for ``task``."""
+    if mode == "unstructured":
+        return unstructured_prompt(task, templates)
+    return phased_prompt(task, templates)
+
+
+def first_request(
+    task: Task, mode: Mode, templates: PromptTemplates, workdir: Path, *, max_attempts: int
+) -> AgentRequest:
+    """The first request: the prompt, plus the completion tools and structured output the
+    task asks for (the unstructured baseline gets neither). The gate answers at most
+    ``max_attempts`` stops with feedback: that is the session's ``stop_blocks``."""
+    prompt = first_prompt(task, mode, templates)
+    if mode == "unstructured":
+        return AgentRequest(
+            prompt=prompt, workdir=workdir, read_only=task.read_only, stop_blocks=max_attempts
+        )
+    output = task.output_phase
+    return AgentRequest(
+        prompt=prompt,
+        workdir=workdir,
+        tools=completion_tools(task),
+        output_schema=output.output_schema if output and output.structured_output else None,
+        read_only=task.read_only,
+        stop_blocks=max_attempts,
+    )

@@ -1,0 +1,250 @@
+"""One task run as the agent's observer: what it records, when the gate judges, how it ends.
+
+The session sends the first request, records every entry the agent reports, snapshots the
+work directory before the run, at every completion claim, tool check and stop, lets the
+:class:`~phasegate.tasks.gate.PhaseGate` judge at each stop and each completion tool call,
+and assembles the :class:`~phasegate.tasks.report.RunReport`.
+
+When a session ends with gate feedback it never received (Claude Code ends the session as
+soon as a structured output is given, whatever a Stop hook says), the run resumes the session
+with that feedback, within the same attempt budget. With ``on_reject: revert`` a run that is
+not accepted leaves the work directory as it found it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from phasegate.errors import RunError
+from phasegate.evidence.transcript import Entry, ToolCall, ToolResult, Transcript
+from phasegate.evidence.workspace import WorkspaceTimeline
+from phasegate.modes import Mode
+from phasegate.phases.model import Task
+from phasegate.prompts.completion_tools import ToolAnswer
+from phasegate.agents.session import AgentSession, SessionSettings
+from phasegate.tasks.assembly import RunFacts, assemble_report, verdict_of
+from phasegate.tasks.gate import GateDecision, PhaseGate
+from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked
+from phasegate.tasks.report import RunReport
+from phasegate.tasks.request import first_request
+from phasegate.telemetry.event import GateTrigger
+from phasegate.telemetry.events import EventData, RunEvent, new_run_id
+from phasegate.telemetry.task_events import RunStarted
+from phasegate.workspace.observer import WorkspaceObserver
+from phasegate.workspace.revert import RevertReport, WorkspaceBackup
+from phasegate.validators.judge import AnswerCheck, Judgment
+from phasegate.validators.windows import entry_claims, phase_windows
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings(SessionSettings):
+    """What a :class:`~phasegate.tasks.runner.Runner` fixes for each run it starts."""
+
+    mode: Mode
+    max_attempts: int
+    check_answer: AnswerCheck | None = None
+
+
+class TaskSession(AgentSession):
+    """One run of one task: the observer the agent reports to, and the bookkeeping behind
+    the report."""
+
+    settings: RunSettings
+
+    def __init__(
+        self, settings: RunSettings, task: Task, workdir: Path, run_id: str | None = None
+    ) -> None:
+        super().__init__(settings)
+        self.task = task
+        self.workdir = workdir
+        self.run_id = run_id or new_run_id()
+        self.workspace = WorkspaceObserver(workdir, unobserved=settings.unobserved)
+        self.timeline = WorkspaceTimeline()
+        self.gate = PhaseGate(
+            task,
+            workdir=str(workdir),
+            mode=settings.mode,
+            max_attempts=settings.max_attempts,
+            templates=settings.templates,
+            check_answer=settings.check_answer,
+        )
+        self.progress = PhaseProgress(task)
+        self.started = time.monotonic()
+        self.checked_at = -1
+        """Entries seen at the latest gate check."""
+
+    @property
+    def transcript(self) -> Transcript:
+        """Every entry recorded so far."""
+        return Transcript(entries=tuple(self.entries))
+
+    # -- AgentObserver ------------------------------------------------------------------
+    def on_entry(self, entry: Entry) -> None:
+        """Record an entry; snapshot the disk when a phase is claimed complete."""
+        self.record(entry)
+        position = len(self.entries) - 1
+        if isinstance(entry, ToolCall):
+            self.progress.call_made(entry, position)
+        if isinstance(entry, ToolResult):
+            self._emit_all(self.progress.tool_called(entry, self.tool_name(entry), position))
+        elif self.settings.mode != "unstructured":
+            claims = entry_claims(self.task, entry, position)
+            if claims:
+                self.timeline.record(len(self.entries), self.workspace.snapshot())
+                windows = phase_windows(self.task, self.transcript)
+                self._emit_all(self.progress.claimed(claims, windows))
+
+    async def on_stop(self) -> str | None:
+        """The agent wants to stop: judge, and answer with feedback or let it stop."""
+        return self._check_now("stop").feedback
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """A completion tool was called: judge it now and answer in the structured shape of
+        :mod:`phasegate.prompts.completion_tools`, so the model can correct itself at once."""
+        self.timeline.record(len(self.entries), self.workspace.snapshot())
+        check = self.gate.answer_tool(name, arguments, self.transcript, self.timeline)
+        if check.judgment is not None:
+            self._emit_all(self.progress.calls.judged(check.judgment))
+            self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
+        return check.answer
+
+    def restart_after(self, failure: str) -> None:
+        """Continue the same session after a transient failure, if there is one to resume."""
+        session = self.session_id()
+        if session is None or self.request is None:
+            return  # nothing to resume: the next attempt starts from the task prompt again
+        text = self.settings.templates.render("resume.md", reason=failure)
+        self.record_prompt(text)
+        self.request = replace(self.request, prompt=text, resume=session)
+
+    def run_event(self, data: EventData) -> RunEvent:
+        """``data`` as an event of this run."""
+        return RunEvent(data, self.run_id, self.task.name, self.settings.mode)
+
+    # -- the run ------------------------------------------------------------------------
+    async def run(self) -> RunReport:
+        """Run the task to its end and return the report (never raises for a bad run)."""
+        await self.learn_agent_version()
+        self.emit(
+            RunStarted(
+                agent=self.agent.name,
+                agent_version=self.agent_version,
+                workdir=str(self.workdir),
+                phases=len(self.task.phases),
+                max_attempts=self.settings.max_attempts,
+            )
+        )
+        backup = self._backup() if self.task.on_reject == "revert" else None
+        try:
+            self.timeline.record(0, backup.snapshot if backup else self.workspace.snapshot())
+            self.emit(self.progress.started())
+            settings = self.settings
+            self.request = first_request(
+                self.task,
+                settings.mode,
+                settings.templates,
+                self.workdir,
+                max_attempts=settings.max_attempts,
+            )
+            self.record_prompt(self.request.prompt)
+            judgment, error = await self._drive()
+            reverted = None
+            if backup is not None and verdict_of(judgment, error) != "accepted":
+                reverted = backup.restore(self.workspace.snapshot())
+            return self._report(judgment, error, reverted)
+        finally:
+            if backup is not None:
+                backup.close()
+
+    def _backup(self) -> WorkspaceBackup:
+        try:
+            return WorkspaceBackup.capture(self.workspace)
+        except OSError as exc:
+            raise RunError(
+                f"cannot back up {self.workdir} for on_reject: revert ({exc}); free disk space "
+                "in the temporary directory or set on_reject: keep"
+            ) from exc
+
+    async def _drive(self) -> tuple[Judgment, str | None]:
+        """Run the agent until the gate has nothing more to say; the last judgment."""
+        resumed_with: GateDecision | None = None
+        try:
+            async with self.deadline():
+                while True:
+                    await self.run_agent()
+                    decision = self._decision_at_end()
+                    session = self.session_id()
+                    if (
+                        decision.feedback is None
+                        or decision is resumed_with  # resumed with it, and nothing came of it
+                        or session is None
+                        or self.request is None
+                    ):
+                        return decision.judgment, None
+                    # The session ended without taking the gate's feedback: resume it with that.
+                    self.request = replace(self.request, prompt=decision.feedback, resume=session)
+                    resumed_with = decision
+        except RunError as exc:
+            error = str(exc)
+        self.timeline.record(len(self.entries), self.workspace.snapshot())
+        return self.gate.judge(self.transcript, self.timeline), error
+
+    def _decision_at_end(self) -> GateDecision:
+        """The gate's word on the session that just ended: the last check, unless the agent
+        did more after it (or never asked), in which case a new check."""
+        last = self.gate.last
+        if last is not None and not self.worked_since(self.checked_at):
+            return last
+        return self._check_now("end")
+
+    def _check_now(self, trigger: GateTrigger) -> GateDecision:
+        """A counted gate check on everything so far; its feedback is recorded as sent."""
+        self.timeline.record(len(self.entries), self.workspace.snapshot())
+        decision = self.gate.check(self.transcript, self.timeline)
+        self.checked_at = len(self.entries)
+        self._emit_all(self.progress.calls.judged(decision.judgment))
+        self._gate_events(decision.judgment, decision.attempt, trigger)
+        if decision.feedback is not None:
+            self.record_prompt(decision.feedback)
+        return decision
+
+    def _gate_events(
+        self, judgment: Judgment, attempt: int, trigger: GateTrigger, tool: str | None = None
+    ) -> None:
+        self._emit_all(gate_checked(judgment, attempt, trigger, tool))
+
+    def _emit_all(self, events: Iterable[EventData]) -> None:
+        """Hand each event to the sink before the next is built."""
+        for data in events:
+            self.emit(data)
+
+    def _report(
+        self, judgment: Judgment, error: str | None, reverted: RevertReport | None
+    ) -> RunReport:
+        report = assemble_report(
+            judgment,
+            RunFacts(
+                run_id=self.run_id,
+                task=self.task.name,
+                mode=self.settings.mode,
+                agent=self.agent.name,
+                agent_version=self.agent_version,
+                transcript=self.transcript,
+                times=self.times,
+                attempts=self.gate.attempts,
+                phase_attempts=self.gate.phase_attempts,
+                duration_ms=int((time.monotonic() - self.started) * 1000),
+                retries=self.session_retries,
+                api_retries=self.api_retries,
+                error=error,
+                reverted=reverted,
+            ),
+        )
+        # The report's windows settle every call whose event is still waiting.
+        self._emit_all(self.progress.calls.finished(judgment))
+        self._emit_all(closing_events(report, error))
+        return report

@@ -1,0 +1,33 @@
+"""The options one Claude Code session starts with, as the agent's SDK receives them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import claude_agent_sdk
+
+from phasegate.agents.claude.options import READ_ONLY_TOOLS, SessionOptions, query_options
+from phasegate.agents.protocol import AgentRequest
+
+SETTINGS = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdits", env={},
+                          isolated=True, max_turns=None, max_budget_usd=None)  # fmt: skip
+
+
+def options_for(request: AgentRequest) -> claude_agent_sdk.ClaudeAgentOptions:
+    chosen: claude_agent_sdk.ClaudeAgentOptions = query_options(
+        claude_agent_sdk, SETTINGS, request, hooks={}, mcp_servers={}, stderr=lambda _: None
+    )
+    return chosen
+
+
+def test_a_read_only_request_gets_the_reading_tools_in_plan_mode(tmp_path: Path) -> None:
+    """Plan mode makes the CLI itself refuse writes and commands; the tools offered read."""
+    chosen = options_for(AgentRequest(prompt="look", workdir=tmp_path, read_only=True))
+    assert chosen.permission_mode == "plan"
+    assert chosen.tools == ["Read", "Grep", "Glob"] == list(READ_ONLY_TOOLS)
+
+
+def test_an_ordinary_request_keeps_the_agent_s_mode_and_every_tool(tmp_path: Path) -> None:
+    chosen = options_for(AgentRequest(prompt="work", workdir=tmp_path))
+    assert chosen.permission_mode == "acceptEdits"
+    assert chosen.tools is None

@@ -1,0 +1,118 @@
+"""Snapshots from disk: what is observed, what is skipped, and fast edits are not missed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.workspace.observer import WorkspaceObserver
+
+
+def test_added_modified_and_deleted_files_are_seen_relative_to_the_workdir(tmp_path: Path) -> None:
+    """A diff of two snapshots names each change once, as a relative POSIX path."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("a")
+    (tmp_path / "b.py").write_text("b")
+    observer = WorkspaceObserver(tmp_path)
+    before = observer.snapshot()
+    (tmp_path / "src" / "a.py").write_text("A")
+    (tmp_path / "b.py").unlink()
+    (tmp_path / "c.py").write_text("c")
+    diff = WorkspaceDiff.between(before, observer.snapshot())
+    assert (diff.added, diff.modified, diff.deleted) == (("c.py",), ("src/a.py",), ("b.py",))
+
+
+def test_a_same_size_edit_right_after_a_snapshot_is_not_missed(tmp_path: Path) -> None:
+    """File timestamps tick coarsely; a cached hash must not hide a fast same-size edit."""
+    target = tmp_path / "app.py"
+    target.write_text("x = 1\n")
+    observer = WorkspaceObserver(tmp_path)
+    before = observer.snapshot()
+    target.write_text("x = 2\n")
+    assert WorkspaceDiff.between(before, observer.snapshot()).modified == ("app.py",)
+
+
+def test_tool_and_environment_directories_are_skipped(tmp_path: Path) -> None:
+    """.git, node_modules, __pycache__, .phasegate and virtual environments are not the work."""
+    for directory in [".git", "node_modules/pkg", "__pycache__", ".phasegate", "env/lib", ".venv"]:
+        (tmp_path / directory).mkdir(parents=True)
+        (tmp_path / directory / "file.txt").write_text("x")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "main.py").write_text("x")
+    assert list(WorkspaceObserver(tmp_path).snapshot().files) == ["main.py"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_in_a_git_work_tree_ignored_files_are_skipped_and_untracked_ones_kept(
+    tmp_path: Path,
+) -> None:
+    """git's own ignore rules decide; untracked but not ignored files are observed."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "out.bin").write_text("x")
+    (tmp_path / "run.log").write_text("x")
+    (tmp_path / "new.py").write_text("x")
+    assert sorted(WorkspaceObserver(tmp_path).snapshot().files) == [".gitignore", "new.py"]
+
+
+def test_a_symlink_is_recorded_by_its_target_and_not_followed(tmp_path: Path) -> None:
+    """Changing where a link points is a change; the linked-to file outside is not read."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("secret")
+    (tmp_path / "link").symlink_to(outside)
+    observer = WorkspaceObserver(tmp_path)
+    before = observer.snapshot()
+    assert before.files["link"] == f"link:{outside}"
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    assert WorkspaceDiff.between(before, observer.snapshot()).modified == ("link",)
+
+
+def test_unobserved_files_are_left_out_however_they_are_named(tmp_path: Path) -> None:
+    """phasegate's own files are never in a snapshot: named directly, relative to the current
+    directory, below a subdirectory, or through a link that leads into the work dir."""
+    work = tmp_path / "work"
+    (work / "logs").mkdir(parents=True)
+    (tmp_path / "into-work").symlink_to(work, target_is_directory=True)
+    for name in ["runs.jsonl", "logs/a.jsonl", "logs/b.jsonl", "main.py"]:
+        (work / name).write_text("x")
+    observer = WorkspaceObserver(
+        work,
+        unobserved=[
+            work / "runs.jsonl",
+            tmp_path / "into-work" / "logs" / "a.jsonl",
+            work / "logs" / ".." / "logs" / "b.jsonl",
+            tmp_path / "elsewhere.jsonl",  # outside: nothing to leave out
+        ],
+    )
+    assert observer.unobserved == {"runs.jsonl", "logs/a.jsonl", "logs/b.jsonl"}
+    before = observer.snapshot()
+    assert list(before.files) == ["main.py"]
+    for name in ["runs.jsonl", "logs/a.jsonl"]:
+        (work / name).write_text("more lines")
+    assert not WorkspaceDiff.between(before, observer.snapshot())
+
+
+def test_an_unobserved_file_that_is_a_link_leaves_out_the_file_it_points_to(
+    tmp_path: Path,
+) -> None:
+    """A log named through a link inside the work dir grows the file the link points to."""
+    (tmp_path / "real.jsonl").write_text("x")
+    (tmp_path / "runs.jsonl").symlink_to(tmp_path / "real.jsonl")
+    observer = WorkspaceObserver(tmp_path, unobserved=[tmp_path / "runs.jsonl"])
+    assert observer.snapshot().files == {}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_in_a_git_work_tree_an_untracked_unobserved_file_is_left_out(tmp_path: Path) -> None:
+    """git lists the untracked log; the observer still leaves it out."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "runs.jsonl").write_text("x")
+    (tmp_path / "new.py").write_text("x")
+    observer = WorkspaceObserver(tmp_path, unobserved=[tmp_path / "runs.jsonl"])
+    assert list(observer.snapshot().files) == ["new.py"]
