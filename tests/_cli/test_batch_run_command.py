@@ -209,12 +209,16 @@ def test_ctrl_c_stops_scheduling_and_records_no_unit_the_interrupt_broke(
     assert {r["outcome"]["verdict"] for r in found.values()} <= {"accepted", "rejected"}
 
 
-def test_a_malformed_batch_file_exits_2_naming_the_file_and_the_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize("repeats", ["many", "true"])
+def test_a_malformed_batch_file_exits_2_naming_the_file_and_the_field(
+    tmp_path: Path, repeats: str
+) -> None:
+    """``repeats: true`` is refused too: a bool is an int to a lax field, which ran it once."""
     bad = tmp_path / "batch.yaml"
-    bad.write_text("items:\n  - task: t.yaml\n    repeats: many\n")
+    bad.write_text(f"items:\n  - task: t.yaml\n    repeats: {repeats}\n")
     done = phasegate("batch", "run", bad, "--out", tmp_path / "out")
     assert done.returncode == 2
-    assert f"{bad}: items.0.repeats: must be a whole number" in done.stderr
+    assert f"{bad}: items.0.repeats: must be a whole number, not " in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
 
@@ -309,3 +313,53 @@ def test_a_results_folder_that_cannot_be_written_stops_with_exit_3_and_the_summa
     assert summary["stopped"].startswith("cannot write the result of ")
     assert "stopped early: cannot write the result of" in done.stderr
     assert records(out) == {}
+
+
+def test_the_temporary_folders_of_a_batch_killed_with_sigkill_are_removed_by_the_next_run(
+    write_batch: WriteBatch, tmp_path: Path, temp_root: Path
+) -> None:
+    """A unit in flight has three: its copy of the work directory, the scripted model's
+    HOME (both made by the unit's process) and the folder its outcome comes back in (made
+    by the batch). SIGKILL to both processes removes none; the next batch run does."""
+    (tmp_path / "hang.yaml").write_text("replies:\n  - hang: true\n")
+    hanging = write_batch(
+        [{**THREE_MODES, "modes": ["gate"], "repeats": 1, "model_script": "hang.yaml"}],
+        name="hanging.yaml",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "phasegate", "batch", "run", str(hanging), "--out",
+         str(tmp_path / "hung"), "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    prefixes = ("phasegate-unit-out-", "phasegate-home-", "phasegate-unit-")
+
+    def made() -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for path in temp_root.iterdir():
+            prefix = next((p for p in prefixes if path.name.startswith(p)), None)
+            if prefix is not None:
+                found.setdefault(prefix, path)
+        return found
+
+    try:
+        deadline = time.monotonic() + 90  # a condition waited on, with a timeout
+        while len(made()) < 3 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = made()
+        assert len(left) == 3, left
+        unit_pid = int(left["phasegate-unit-"].name.split("-")[3])
+        os.killpg(unit_pid, signal.SIGKILL)  # the unit and the CLI it started
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 30
+    while alive(unit_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(unit_pid)
+    assert all(path.is_dir() for path in left.values())
+
+    run_json(write_batch([{**THREE_MODES, "modes": ["gate"], "repeats": 1}]), "--out",
+             tmp_path / "next")  # fmt: skip
+
+    assert not any(path.exists() for path in left.values())
+    assert list(temp_root.glob("phasegate-*")) == []

@@ -59,3 +59,17 @@ def test_without_a_key_nothing_is_kept_and_an_odd_phasegate_entry_does_not_matte
                      ANSWERS, "--agent", "scripted", "--script", script)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["success"] is True
+
+
+@pytest.mark.parametrize("answers", ["{}", ANSWERS])
+def test_no_lock_file_is_left_in_executions_whether_execute_is_refused_or_runs(
+    files: tuple[Path, Path, Path, Path], answers: str
+) -> None:
+    """Answers missing are refused (exit 2) while the key is held; the lock goes either way."""
+    task, project, plan, script = files
+    done = phasegate("execute", task, "--workdir", project, "--plan", plan, "--responses",
+                     answers, "--agent", "scripted", "--script", script,
+                     "--idempotency-key", "k")  # fmt: skip
+    assert done.returncode == (2 if answers == "{}" else 0), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert list((project / ".phasegate" / "executions").glob("*.lock")) == []

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import phasegate
-from tests.helpers.github_reports import hostile_run_report, write_report
-from tests.helpers.github_runner import commands_in, read_outputs
+from tests.helpers.github_reports import hostile_pipeline_report, hostile_run_report, write_report
+from tests.helpers.github_runner import as_shown, command_like_lines, commands_in, read_outputs
 from tests.helpers.scenarios import BUGGY_LINE, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER
 
 LAZY_JSON = GOOD_JSON.replace("app.py", "ghost.py")
@@ -210,8 +210,8 @@ HOSTILE = (
 def test_hostile_report_text_reaches_the_runner_only_as_meant(
     tmp_path: Path, runner_files: dict[str, Path]
 ) -> None:
-    """Messages come back exactly, one annotation each; nothing else is a command, on stdout
-    or stderr; every value reads back as the report has it."""
+    """Messages come back exactly (``##[`` shown escaped), one annotation each; nothing else
+    is a command, on stdout or stderr; every value reads back as the report has it."""
     report = write_report(tmp_path / "report.json", hostile_run_report(HOSTILE))
 
     done = phasegate("github", report, "--workdir", tmp_path)
@@ -222,8 +222,9 @@ def test_hostile_report_text_reaches_the_runner_only_as_meant(
         ("error", "phasegate claimed_not_changed"),
         ("warning", "phasegate change_without_tool"),
     ]
-    assert commands[0].data == f"phase 1 ({HOSTILE}): {HOSTILE} Requirement: {HOSTILE}"
-    assert commands[1].data == f"run: {HOSTILE}"
+    text = as_shown(HOSTILE)
+    assert commands[0].data == f"phase 1 ({text}): {text} Requirement: {text}"
+    assert commands[1].data == f"run: {text}"
     assert commands_in(done.stderr) == []
     outputs = read_outputs(runner_files["GITHUB_OUTPUT"])
     assert outputs["final_message"] == outputs["session_id"] == HOSTILE
@@ -274,3 +275,76 @@ def test_the_html_report_is_never_written_over_the_log_or_the_report(
     assert done.returncode == 2
     assert "--html-report" in done.stderr and "choose another file" in done.stderr
     assert kept.read_text() == before
+
+
+PLANTED = [
+    "##[error]FORGED",
+    "a ##[add-mask]FORGED",
+    "::error::FORGED",
+    "  ::warning file=a.py::FORGED",
+    "%0A::error::FORGED",
+    "x\r::error::FORGED",
+    "x\n##[set-output name=verdict;]accepted",
+    "src/##[group]FORGED.py",
+]
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_commands_planted_in_any_field_of_a_report_never_reach_a_line_of_stdout(
+    tmp_path: Path, runner_files: dict[str, Path], planted: str
+) -> None:
+    """Claimed paths, issue messages, phase names, summaries and errors all hold the text:
+    only phasegate's two annotations are commands, no line holds ``##[``, and the only lines
+    starting with ``::`` are those two."""
+    report = write_report(tmp_path / "report.json", hostile_run_report(planted))
+
+    done = phasegate("github", report, "--workdir", tmp_path)
+
+    assert done.returncode == 1, done.stderr
+    commands = commands_in(done.stdout)
+    assert [(c.name, c.properties["title"]) for c in commands] == [
+        ("error", "phasegate claimed_not_changed"),
+        ("warning", "phasegate change_without_tool"),
+    ]
+    assert commands[0].properties["file"] == as_shown(planted.strip())
+    assert commands[1].data == f"run: {as_shown(planted)}"
+    assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert "##[" not in done.stdout
+    assert command_like_lines(done.stderr) == []
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_outside_actions_the_preview_of_a_planted_report_holds_no_command_but_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    """A container started in a step does not inherit GITHUB_ACTIONS, yet the runner reads its
+    output: the outputs and summary it previews are inert there too."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    report = write_report(tmp_path / "report.json", hostile_run_report(planted))
+
+    done = phasegate("github", report, "--workdir", tmp_path, "--fail-on", "never")
+
+    assert done.returncode == 0, done.stderr
+    commands = commands_in(done.stdout)
+    assert [c.name for c in commands] == ["error", "warning"]
+    assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert "##[" not in done.stdout
+    assert "== outputs (GITHUB_OUTPUT) ==\nverdict=rejected\n" in done.stdout
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_commands_planted_in_a_pipeline_report_never_reach_a_line_of_stdout(
+    tmp_path: Path, runner_files: dict[str, Path], planted: str
+) -> None:
+    """Stage names, check kinds and details, the error: the only command is the error's
+    annotation, and no line holds ``##[``."""
+    report = write_report(tmp_path / "report.json", hostile_pipeline_report(planted))
+
+    done = phasegate("github", report, "--workdir", tmp_path, "--fail-on", "never")
+
+    assert done.returncode == 0, done.stderr
+    commands = commands_in(done.stdout)
+    assert all(c.properties.get("title", "").startswith("phasegate ") for c in commands)
+    assert command_like_lines(done.stdout) == [c.line for c in commands]
+    assert "##[" not in done.stdout
+    assert command_like_lines(done.stderr) == []

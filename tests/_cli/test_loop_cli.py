@@ -168,3 +168,35 @@ def test_a_ralph_state_file_with_broken_front_matter_is_exit_two_with_the_line_a
     assert "Traceback" not in done.stderr
     assert state.read_text() == text
     assert not (work / ".phasegate").exists()
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\ufeff", "\u2060"])
+def test_a_promise_holding_an_invisible_character_is_exit_two_naming_its_code_point(
+    work: Path, char: str
+) -> None:
+    """``DONE`` followed by a zero-width space looks like ``DONE``: a loop waiting for it
+    would never end, its feedback showing two promises that look the same."""
+    done = run_cli("loop", "Fix it.", "--promise", f"DONE{char}", "--workdir", work,
+                   "--agent", "scripted", "--script", work / "none.yaml")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"U+{ord(char):04X} (" in done.stderr and "--promise" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (work / ".phasegate").exists()
+
+
+def test_an_invisible_character_in_a_ralph_state_files_promise_names_the_file_and_key(
+    work: Path,
+) -> None:
+    state = work / ".claude" / "ralph-loop.local.md"
+    state.parent.mkdir()
+    state.write_text(
+        "---\nactive: true\niteration: 1\nmax_iterations: 5\n"
+        'completion_promise: "DONE\u200b"\n---\n\nFix it.\n'
+    )
+    done = run_cli("loop", "--state", state, "--workdir", work, "--agent", "scripted",
+                   "--script", work / "none.yaml")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"{state}: completion_promise: the promise holds an invisible character, U+200B" in (
+        done.stderr
+    )
+    assert "--promise" not in done.stderr and "Traceback" not in done.stderr

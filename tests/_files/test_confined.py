@@ -4,6 +4,9 @@ named path stays inside its folder (resolve_inside)."""
 from __future__ import annotations
 
 import errno
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import (
     OutsideFolderError,
+    held_lock,
     inside_folder,
     open_lock,
     remove_inside,
@@ -150,3 +154,52 @@ def test_a_link_loop_a_nul_and_a_missing_strict_path_are_os_errors(root: Path) -
     assert nul.value.errno == errno.EINVAL
     with pytest.raises(FileNotFoundError):
         resolve_inside(root, "missing", strict=True)
+
+
+def test_a_held_lock_file_is_removed_when_the_block_ends_even_by_an_error(root: Path) -> None:
+    lock = root / "k.lock"
+    seen: list[bool] = []
+
+    def refused() -> None:
+        with held_lock(lock):
+            seen.append(lock.exists())
+            raise RuntimeError("refused")
+
+    with pytest.raises(RuntimeError):
+        refused()
+    assert seen == [True] and not lock.exists()
+
+
+def blocked_on(path: Path) -> bool:
+    """Whether some lock request on ``path``'s file waits (a ``->`` line of /proc/locks)."""
+    inode = f":{os.stat(path).st_ino} "
+    return any(
+        "->" in line and inode in line for line in Path("/proc/locks").read_text().splitlines()
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks")
+def test_a_waiter_on_a_lock_file_removed_under_it_takes_the_new_one(root: Path) -> None:
+    """The waiter's lock is on a file no longer named: it opens the name again, so two
+    holders never run at once, and the name is gone once both are done."""
+    lock = root / "k.lock"
+    inside = threading.Event()
+    with held_lock(lock):
+        waiter = threading.Thread(target=lambda: _hold(lock, inside))
+        waiter.start()
+        deadline = time.monotonic() + 30  # a condition waited on, with a timeout
+        while not blocked_on(lock) and waiter.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert blocked_on(lock)
+        assert not inside.is_set()
+    waiter.join(timeout=30)
+    assert inside.is_set() and not waiter.is_alive()
+    assert not lock.exists()
+
+
+def _hold(lock: Path, inside: threading.Event) -> None:
+    """Hold ``lock``; set ``inside`` only if the name is there while held (the waiter's lock
+    is on the named file, not on one its first holder removed)."""
+    with held_lock(lock):
+        if os.path.lexists(lock):
+            inside.set()

@@ -87,8 +87,17 @@ def test_a_second_holder_of_a_key_waits_until_the_first_is_done(tmp_path: Path) 
         child.stdin.write("\n")
         child.stdin.flush()
         assert child.wait(timeout=30) == 0
-    with lock.open("a") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again
+    assert not lock.exists()  # removed by its holder
+    with IdempotencyStore(tmp_path).holding("k"):
+        pass  # free again
+
+
+def test_a_refused_request_leaves_no_lock_file(tmp_path: Path) -> None:
+    store = IdempotencyStore(tmp_path)
+    store.remember("k", "first", {"x": 1})
+    with pytest.raises(IdempotencyKeyReusedError), store.holding("k"):
+        store.find("k", "another")
+    assert list(tmp_path.glob("*.lock")) == []
 
 
 def test_a_key_kept_before_answers_were_nested_still_answers(tmp_path: Path) -> None:

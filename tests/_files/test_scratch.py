@@ -1,67 +1,103 @@
-"""Scratch folders: named for their process, removed by a later sweep once it is gone, and
-never when it still runs, nor through a link."""
+"""Temporary folders named for the process that made them, removed once it is dead."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
 from phasegate._files.scratch import make_scratch, scratch_folder, sweep_dead
-
-PREFIX = "phasegate-test-"
-
-
-def _dead_pid() -> int:
-    """The id of a process that has ended (and been reaped)."""
-    child = subprocess.Popen(["true"])
-    child.wait()
-    return child.pid
+from tests.helpers.scratch import kill_hard, reap_holder, start_holder
 
 
-def test_a_folder_of_an_ended_process_is_swept_and_one_of_a_live_process_is_kept(
-    tmp_path: Path,
+def test_a_scratch_folder_is_private_named_for_this_process_and_removed_after(
+    temp_root: Path,
 ) -> None:
-    dead = tmp_path / f"{PREFIX}{_dead_pid()}.0-abc"
-    (dead / "home").mkdir(parents=True)
-    (dead / "home" / "file").write_text("left behind")
-    live = make_scratch(PREFIX, parent=tmp_path)
-
-    removed = sweep_dead(PREFIX, parent=tmp_path)
-
-    assert removed == [dead]
-    assert not dead.exists()
-    assert live.is_dir()
-    assert live.name.startswith(f"{PREFIX}{os.getpid()}.")
-    assert oct(live.stat().st_mode & 0o777) == "0o700"
-
-
-def test_a_process_id_taken_over_by_another_process_does_not_keep_a_folder(
-    tmp_path: Path,
-) -> None:
-    """The same id, another start time: this process did not make it."""
-    reused = tmp_path / f"{PREFIX}{os.getpid()}.1-abc"
-    reused.mkdir()
-    assert sweep_dead(PREFIX, parent=tmp_path) == [reused]
-
-
-def test_a_link_or_a_file_or_another_name_is_left_alone(tmp_path: Path) -> None:
-    target = tmp_path / "target"
-    target.mkdir()
-    (target / "kept").write_text("mine")
-    pid = _dead_pid()
-    (tmp_path / f"{PREFIX}{pid}.0-link").symlink_to(target, target_is_directory=True)
-    (tmp_path / f"{PREFIX}{pid}.0-file").write_text("a file")
-    (tmp_path / f"{PREFIX}other-{pid}").mkdir()
-    (tmp_path / f"phasegate-else-{pid}.0-x").mkdir()
-
-    assert sweep_dead(PREFIX, parent=tmp_path) == []
-    assert (target / "kept").read_text() == "mine"
-    assert len(list(tmp_path.iterdir())) == 5
-
-
-def test_a_scratch_folder_of_a_block_is_removed_after_it(tmp_path: Path) -> None:
-    with scratch_folder(PREFIX, parent=tmp_path) as folder:
-        (folder / "inner").mkdir()
-        assert folder.is_dir()
+    with scratch_folder("phasegate-unit") as folder:
+        assert folder.parent == temp_root and folder.is_dir()
+        assert folder.name.startswith("phasegate-unit-")
+        assert f"-{os.getpid()}-" in folder.name
+        assert folder.stat().st_mode & 0o077 == 0
+        (folder / "copy").write_text("x")
     assert not folder.exists()
+
+
+def test_the_folders_of_a_process_killed_with_sigkill_are_swept_and_a_live_ones_kept(
+    temp_root: Path,
+) -> None:
+    dead, (left,) = start_holder(temp_root, ["phasegate-unit"])
+    alive, (kept,) = start_holder(temp_root, ["phasegate-unit"])
+    mine = make_scratch("phasegate-unit")
+    try:
+        kill_hard(dead)
+        assert left.is_dir()  # SIGKILL ran no cleanup
+
+        assert sweep_dead("phasegate-unit") == [left]
+
+        assert not left.exists() and kept.is_dir() and mine.is_dir()
+    finally:
+        kill_hard(alive)
+
+
+def test_a_killed_process_not_yet_reaped_counts_as_dead(temp_root: Path) -> None:
+    """A zombie still has its pid, but will never use its folder again."""
+    child, (left,) = start_holder(temp_root, ["phasegate-home"])
+    kill_hard(child, reap=False)
+    stat_file = Path(f"/proc/{child.pid}/stat")
+    deadline = time.monotonic() + 30  # a condition waited on, with a timeout
+    while stat_file.exists() and " Z " not in stat_file.read_text() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    try:
+        assert sweep_dead("phasegate-home") == [left]
+    finally:
+        reap_holder(child)
+
+
+def test_only_the_prefix_asked_for_is_swept(temp_root: Path) -> None:
+    """``phasegate-unit`` is the start of ``phasegate-unit-out``, which it never sweeps."""
+    child, (unit, out) = start_holder(temp_root, ["phasegate-unit", "phasegate-unit-out"])
+    kill_hard(child)
+
+    assert sweep_dead("phasegate-unit") == [unit]
+    assert out.is_dir()
+    assert sweep_dead("phasegate-unit-out") == [out]
+
+
+def test_what_only_looks_like_a_dead_folder_is_left_alone(temp_root: Path, tmp_path: Path) -> None:
+    """A link under such a name (to a folder that must stay), a file, another machine's
+    folder (its pid means nothing here), a name not quite ours: none is touched."""
+    child, (left,) = start_holder(temp_root, ["phasegate-unit"])
+    kill_hard(child)
+    machine, pid, start, _ = left.name.removeprefix("phasegate-unit-").split("-", 3)
+    target = tmp_path / "keep"
+    target.mkdir()
+    (target / "precious").write_text("kept")
+    moved = temp_root / f"phasegate-unit-{machine}-{pid}-{start}-moved"
+    left.rename(moved)
+    planted = [
+        temp_root / f"phasegate-unit-{machine}-{pid}-{start}-link",
+        temp_root / f"phasegate-unit-{machine}-{pid}-{start}-file",
+        temp_root / f"phasegate-unit-{'0' * 8 if machine != '0' * 8 else '1' * 8}-{pid}-{start}-x",
+        temp_root / f"phasegate-unit-{machine}-{pid}-{start}",
+        temp_root / f"phasegate-unitx-{machine}-{pid}-{start}-y",
+    ]
+    planted[0].symlink_to(target)
+    planted[1].write_text("not a folder")
+    for folder in planted[2:]:
+        folder.mkdir()
+
+    assert sweep_dead("phasegate-unit") == [
+        temp_root / f"phasegate-unit-{machine}-{pid}-{start}-moved"
+    ]
+    assert all(os.path.lexists(path) for path in planted)
+    assert (target / "precious").read_text() == "kept"
+
+
+@pytest.mark.parametrize(
+    "prefix", ["", "phasegate", "other-unit", "phasegate-unit-", "phasegate-../x"]
+)
+def test_a_prefix_that_could_name_another_programs_folders_is_refused(prefix: str) -> None:
+    with pytest.raises(ValueError, match="scratch prefix"):
+        sweep_dead(prefix)

@@ -13,7 +13,7 @@ from phasegate._github.view import Problem, ReportView, read_report_view
 from phasegate.modes import ReportVerdict
 from tests.helpers.fuzz import bounded_memory, hostile_text
 from tests.helpers.github_reports import hostile_run_report, write_report
-from tests.helpers.github_runner import commands_in
+from tests.helpers.github_runner import as_shown, commands_in
 
 COMMAND_TEXT = st.one_of(
     hostile_text,
@@ -92,7 +92,8 @@ def test_a_run_that_could_not_finish_says_why_first(tmp_path: Path) -> None:
 def test_a_report_file_gives_its_annotations_and_no_other_command(
     tmp_path_factory: pytest.TempPathFactory, text: str
 ) -> None:
-    """Each issue's message comes back whole in one command; nothing masks, stops or adds."""
+    """Each issue's message comes back whole in one command (``##[`` shown escaped); nothing
+    masks, stops or adds."""
     folder = tmp_path_factory.getbasetemp()
     path = write_report(folder / "fuzz-annotations.json", hostile_run_report(text))
 
@@ -104,6 +105,7 @@ def test_a_report_file_gives_its_annotations_and_no_other_command(
         ("error", "phasegate claimed_not_changed"),
         ("warning", "phasegate change_without_tool"),
     ]
+    text = as_shown(text)
     requirement = f" Requirement: {text}" if text else ""
     assert commands[0].data == f"phase 1 ({text}): {text}{requirement}"
     assert commands[1].data == f"run: {text}"

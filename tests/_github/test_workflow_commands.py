@@ -6,9 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from phasegate._github.workflow_commands import Annotation, escape_data, escape_property
+from phasegate._github.workflow_commands import (
+    Annotation,
+    escape_data,
+    escape_property,
+    inert_lines,
+)
 from tests.helpers.fuzz import bounded_memory, hostile_text
-from tests.helpers.github_runner import commands_in
+from tests.helpers.github_runner import as_shown, commands_in
 
 COMMAND_TEXT = st.one_of(
     hostile_text,
@@ -35,6 +40,18 @@ def test_properties_also_escape_colon_and_comma() -> None:
     assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
 
 
+def test_the_legacy_command_mark_is_shown_escaped_and_never_made_anew() -> None:
+    assert escape_data("a ##[error]b ###[c") == "a #\\x23[error]b ##\\x23[c"
+    assert escape_property("##[x") == "#\\x23[x"
+
+
+def test_inert_lines_keep_text_readable_but_no_line_a_command() -> None:
+    text = "ok\n  ::error::x\r##[warning]y\r\n::"
+
+    assert inert_lines(text) == "ok\n  \\x3a:error::x\n#\\x23[warning]y\n\\x3a:"
+    assert commands_in(inert_lines(text)) == []
+
+
 def test_an_annotation_on_a_file_reads_back_as_the_runner_reads_it() -> None:
     line = Annotation("error", "phasegate no_changes", "bad\nthing", file="src/a,b.py").command()
 
@@ -55,10 +72,11 @@ def test_any_text_in_an_annotation_gives_exactly_that_one_command(
         commands = commands_in(line)
 
     assert len(commands) == 1, line
+    assert "##[" not in line
     (command,) = commands
     assert command.name == "warning"
-    assert command.data == message
-    expected = {"title": f"phasegate {title}".strip()}
+    assert command.data == as_shown(message)
+    expected = {"title": as_shown(f"phasegate {title}".strip())}
     if file is not None and file.strip():
-        expected = {"file": file.strip(), **expected}
+        expected = {"file": as_shown(file.strip()), **expected}
     assert command.properties == expected

@@ -23,7 +23,8 @@ def _scratch_of(pids: set[int]) -> set[Path]:
     """The service scratch folders made by one of ``pids``."""
     return {
         path for path in Path(tempfile.gettempdir()).glob("phasegate-serve-*")
-        if int(path.name.removeprefix("phasegate-serve-").removeprefix("run-").split(".")[0])
+        # PREFIX-MACHINE-PID-START-RANDOM (phasegate._files.scratch)
+        if int(path.name.removeprefix("phasegate-serve-").removeprefix("run-").split("-")[1])
         in pids
     }  # fmt: skip
 

@@ -196,6 +196,20 @@ def commands_in(output: str) -> list[WorkflowCommand]:
     return processor.acted
 
 
+def as_shown(text: str) -> str:
+    """``text`` as an annotation shows it: ``##[`` (which has no escape the runner undoes)
+    as ``#\\x23[``, everything else exactly."""
+    return text.replace("##[", "#\\x23[")
+
+
+def command_like_lines(output: str) -> list[str]:
+    """The lines of ``output`` a runner could take for a command: those holding ``##[`` (the
+    legacy form, anywhere) or starting with ``::`` after white space, acted on or not."""
+    return [
+        line for line in output_lines(output) if "##[" in line or line.lstrip().startswith("::")
+    ]
+
+
 def output_lines(output: str) -> list[str]:
     """A step's stdout split as the runner reads it: at "\r\n", "\r" or "\n"."""
     return re.split(r"\r\n|\r|\n", output)

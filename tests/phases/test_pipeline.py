@@ -434,7 +434,43 @@ def test_a_setting_of_the_wrong_type_is_refused_naming_the_setting(tmp_path: Pat
     error = checks_error(tmp_path, {"min_lines": {"path": "a.md", "n": "many"}})
 
     assert error.field == "stages.1.exit_when.0.min_lines.n"
-    assert error.problem == "must be a whole number"
+    assert error.problem == "must be a whole number, not the text 'many'"
+
+
+@pytest.mark.parametrize(
+    ("fields", "checks", "field"),
+    [
+        ({"max_revisions": True}, [{"file_exists": "a.md"}], "max_revisions"),
+        ({}, [{"min_lines": {"path": "a.md", "n": True}}], "stages.1.exit_when.0.min_lines.n"),
+        (
+            {},
+            [{"command": {"argv": ["true"], "exit_code": False}}],
+            "stages.1.exit_when.0.command.exit_code",
+        ),
+        (
+            {},
+            [{"command": {"argv": ["true"], "timeout": True}}],
+            "stages.1.exit_when.0.command.timeout",
+        ),
+    ],
+)
+def test_true_or_false_where_a_number_belongs_is_refused_not_taken_as_one_or_zero(
+    tmp_path: Path, fields: dict[str, Any], checks: list[Any], field: str
+) -> None:
+    """``bool`` is an ``int``: a lax field would take ``n: true`` as 1."""
+    error = load_error(
+        pipeline_file(tmp_path, stage("one"), stage("two", exit_when=checks), **fields)
+    )
+
+    assert error.field == field
+    assert "number, not " in error.problem and "(true or false)" in error.problem
+
+
+def test_a_stage_retry_of_true_is_refused_naming_it(tmp_path: Path) -> None:
+    error = load_error(pipeline_file(tmp_path, stage("one", on_fail={"retry": True})))
+
+    assert error.field == "stages.0.on_fail.retry"
+    assert error.problem == "must be a whole number, not true (true or false)"
 
 
 def test_an_unknown_setting_of_a_check_is_refused_listing_the_known_ones(tmp_path: Path) -> None:

@@ -57,6 +57,16 @@ def test_said_fails_naming_the_other_promise_the_agent_made() -> None:
     )
 
 
+def test_a_said_promise_differing_only_by_an_invisible_character_is_shown_escaped() -> None:
+    """``DONE`` and ``DONE\u200b`` look the same: the feedback shows which one was said."""
+    outcome = evaluate(Said(text="DONE"), FakeEvidence(texts=["<promise>DO\u200bNE</promise>"]))
+    assert (outcome.ok, outcome.detail) == (
+        False,
+        "you said <promise>DO\\u200bNE</promise> (invisible characters escaped: U+200B "
+        "(ZERO WIDTH SPACE)), not <promise>DONE</promise>; leave the invisible characters out",
+    )
+
+
 def test_said_fails_when_nothing_was_said() -> None:
     """No text at all in the stage (only tool calls): not said."""
     outcome = evaluate(Said(text="DONE"), FakeEvidence())
@@ -143,3 +153,12 @@ def test_checks_written_back_in_file_form_load_as_the_same_checks() -> None:
         check = CHECK.validate_python(data)
         assert check_as_file(check) == data
         assert CHECK.validate_python(check_as_file(check)) == check
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"])
+def test_a_said_check_refuses_a_promise_holding_an_invisible_character_by_code_point(
+    char: str,
+) -> None:
+    """No agent could be expected to say it: a loop waiting for it would never end."""
+    with pytest.raises(ValidationError, match=f"U\\+{ord(char):04X} "):
+        CHECK.validate_python({"said": f"ALL{char} DONE"})

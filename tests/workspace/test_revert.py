@@ -13,6 +13,7 @@ from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.workspace.observer import WorkspaceObserver
 from phasegate.workspace.revert import RevertReport, WorkspaceBackup
+from tests.helpers.scratch import kill_hard, start_holder
 
 OUTSIDE_WARNING = "is a symbolic link; it is not followed out of the work directory"
 
@@ -250,3 +251,19 @@ def test_closing_removes_the_private_copies_and_ends_restoring(work: Path) -> No
     backup.close()  # a second close is harmless
     with pytest.raises(UsageError, match="closed"):
         backup.restore(observer.snapshot())
+
+
+def test_a_backup_removes_the_copies_a_run_killed_with_sigkill_left(
+    tmp_path: Path, temp_root: Path
+) -> None:
+    """A backup copies the whole work directory; a killed run's copies would stay for good."""
+    holder, (left,) = start_holder(temp_root, ["phasegate-backup"])
+    kill_hard(holder)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "a.txt").write_text("a")
+
+    with WorkspaceBackup.capture(WorkspaceObserver(workdir)) as backup:
+        assert not left.exists()
+        assert backup.store.parent == temp_root and backup.store.is_dir()
+    assert not backup.store.exists()

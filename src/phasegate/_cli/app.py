@@ -4,11 +4,18 @@ Exit codes: 0 every phase accepted; 1 a phase was rejected; 2 bad input (task fi
 arguments), with a message naming the file and field; 3 the agent or its infrastructure
 failed. Progress goes to stderr, results to stdout, so ``--json`` output can be piped; so do
 the library's warnings, as ``phasegate: warning: ...`` lines.
+
+A file that cannot be written is named where it is written (a log file, a state file, a
+results folder: exit 2 when found before any work, 3 once work has begun). Anything the
+system refuses that no command foresaw (a full disk under standard output, too many open
+files) still ends with one line naming what failed and exit code 3, never a trace.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -17,7 +24,7 @@ import typer.main
 from typer.core import TyperGroup
 
 from phasegate._cli import task_commands
-from phasegate._cli.output import show_library_warnings
+from phasegate._cli.output import OS_ERROR_EXIT_CODE, os_error_message, show_library_warnings
 from phasegate._cli.wiring import error_message
 from phasegate.errors import PhasegateError
 
@@ -153,4 +160,17 @@ def main() -> NoReturn:
         else:
             typer.echo(f"phasegate: error: {exc}", err=True)
         sys.exit(getattr(exc, "exit_code", 2))
+    except OSError as exc:
+        _say(f"phasegate: error: {os_error_message(exc)}")
+        # What the failure left half made (an event loop without its pipe, a coroutine never
+        # awaited) would add traces while the interpreter shuts down: the line above says it.
+        sys.unraisablehook = lambda _: None
+        warnings.simplefilter("ignore")
+        sys.exit(OS_ERROR_EXIT_CODE)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _say(line: str) -> None:
+    """Print ``line`` on stderr, unless stderr itself cannot be written."""
+    with contextlib.suppress(OSError):
+        typer.echo(line, err=True)

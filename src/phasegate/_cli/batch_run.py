@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from phasegate._cli.options import CliPath
+from phasegate._cli.output import print_result
 from phasegate.errors import UsageError
 
 if TYPE_CHECKING:
@@ -158,9 +159,9 @@ def _finish(summary: BatchSummary, *, json_output: bool) -> None:
             "model_requests": summary.model_requests,
             "stopped": summary.stopped,
         }
-        typer.echo(json.dumps(fields, indent=2))
+        print_result(json.dumps(fields, indent=2))
     else:
-        typer.echo(
+        print_result(
             f"{summary.out}: {counts.total} unit(s); ran {len(summary.ran)} "
             f"({counts.accepted} accepted, {counts.rejected} rejected, {counts.errors} error), "
             f"skipped {len(summary.skipped)} finished before, "

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
+from phasegate._cli.output import print_result
 from phasegate.errors import UsageError
 
 
@@ -24,7 +23,7 @@ def claude_cli() -> None:
     cli = find_claude_cli()
     if cli is None:
         raise no_cli_found()
-    typer.echo(str(cli))
+    print_result(str(cli))
 
 
 def no_cli_found(cli_path: Path | None = None) -> UsageError:

@@ -29,10 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from phasegate._cli.claude_cli import no_cli_found
 from phasegate._cli.options import CliPath, JsonOutput
+from phasegate._cli.output import print_result
 
 SCHEMA_VERSION = 1
 """The version of ``doctor --json``'s shape; it changes when a field changes meaning."""
@@ -54,7 +53,7 @@ def doctor(cli_path: CliPath = None, json_output: JsonOutput = False) -> None:
     warning); 2 when none was found. Credentials are named, never shown.
     """
     found = diagnose(cli_path)
-    typer.echo(json.dumps(found, indent=2) if json_output else format_diagnosis(found))
+    print_result(json.dumps(found, indent=2) if json_output else format_diagnosis(found))
     if found["claude_code"]["path"] is None:
         raise no_cli_found(cli_path)
 

@@ -12,10 +12,10 @@ directory, the full ``report``, and on failure an ``error`` with a ``code``, the
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from typing import Any
 
+from phasegate._cli.output import print_result
 from phasegate.errors import (
     IdempotencyKeyError,
     IdempotencyKeyReusedError,
@@ -54,8 +54,7 @@ _RECOVERY = {
 
 def write_line(line: dict[str, Any]) -> None:
     """One JSON object on one line of stdout, flushed so a reader sees it at once."""
-    sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    print_result(json.dumps(line, ensure_ascii=False), raw=True)
 
 
 @dataclass

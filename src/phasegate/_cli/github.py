@@ -9,12 +9,12 @@ Anywhere else it prints what it would write. The action's last step is this comm
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from phasegate._cli.output import cannot_write, print_result
 from phasegate._cli.wiring import same_file
 from phasegate._github.fail_on import FailOn, exit_status
 
@@ -56,6 +56,7 @@ def github_command(
     from phasegate._github.outputs import output_file_text, step_outputs
     from phasegate._github.summary import job_summary
     from phasegate._github.view import read_report_view
+    from phasegate._github.workflow_commands import inert_lines
     from phasegate.errors import UsageError
 
     if html_report is not None and log is None:
@@ -86,19 +87,19 @@ def github_command(
             _append("GITHUB_STEP_SUMMARY", markdown)
         # Written as is: typer.echo would strip ANSI codes from a piped stdout, and the
         # runner would show a message other than the report's.
-        sys.stdout.write("".join(f"{line}\n" for line in lines))
-        sys.stdout.flush()
+        print_result("".join(f"{line}\n" for line in lines), nl=False, raw=True)
     else:
-        typer.echo(f"== outputs (GITHUB_OUTPUT) ==\n{outputs}", nl=False)
-        typer.echo(f"== summary (GITHUB_STEP_SUMMARY) ==\n{markdown}", nl=False)
-        typer.echo("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
+        # A runner reads this too when the variable is not passed on (a container started
+        # in a step): the report's text in it must not become a command either.
+        print_result(f"== outputs (GITHUB_OUTPUT) ==\n{inert_lines(outputs)}", nl=False)
+        print_result(f"== summary (GITHUB_STEP_SUMMARY) ==\n{inert_lines(markdown)}", nl=False)
+        print_result("== annotations ==\n" + "".join(f"{line}\n" for line in lines), nl=False)
     raise typer.Exit(exit_status(view.verdict, view.exit_code, fail_on))
 
 
 def _write_html(log: Path | None, target: Path | None) -> Path | None:
     """The HTML report of ``log`` written to ``target`` (None when there is no log)."""
     from phasegate._cli.report import render_logs
-    from phasegate.errors import UsageError
 
     if log is None or target is None or not log.exists():
         return None
@@ -106,7 +107,7 @@ def _write_html(log: Path | None, target: Path | None) -> Path | None:
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write the HTML report to {target}: {exc.strerror}") from None
+        raise cannot_write(exc, f"cannot write the HTML report to {target}") from None
     return target
 
 

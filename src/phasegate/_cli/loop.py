@@ -128,6 +128,7 @@ def _the_loop(
     max_iterations: int | None,
 ) -> Loop:
     """The loop the options describe, from exactly one source of its prompt."""
+    from phasegate.errors import LoopStateError
     from phasegate.phases.loop import DEFAULT_MAX_ITERATIONS, make_loop
     from phasegate.phases.ralph import read_ralph_state
 
@@ -140,8 +141,10 @@ def _the_loop(
         )
     limit: int | None = DEFAULT_MAX_ITERATIONS
     name = "loop"
+    state_promise: str | None = None
     if state is not None:
         ralph = read_ralph_state(state)
+        state_promise = ralph.promise
         prompt, name = ralph.prompt, "ralph-loop"
         promise = promise if promise is not None else ralph.promise
         left = ralph.iterations_left
@@ -171,7 +174,14 @@ def _the_loop(
         raise UsageError("a loop needs a promise that ends it: --promise TEXT")
     if max_iterations is not None:
         limit = max_iterations or None
-    return make_loop(prompt=prompt or "", promise=promise, max_iterations=limit, name=name)
+    try:
+        return make_loop(prompt=prompt or "", promise=promise, max_iterations=limit, name=name)
+    except UsageError as exc:
+        if exc.option != "promise" or state is None or promise != state_promise:
+            raise
+        # The promise is the state file's: name the file and its key, not a flag not given.
+        problem = str(exc).removeprefix("the loop's promise: ")
+        raise LoopStateError(state, "completion_promise", problem) from None
 
 
 def _note(text: str) -> None:

@@ -2,18 +2,94 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 import typer
 
-from phasegate.errors import PhasegateWarning
+from phasegate.errors import PhasegateError, PhasegateWarning
 
 if TYPE_CHECKING:
     from phasegate.pipelines.report import PipelineReport
     from phasegate.tasks.report import RunReport
     from phasegate.telemetry.events import RunEvent
+
+
+OS_ERROR_EXIT_CODE = 3
+"""How a command ends when the system refuses a write or an open that no command foresaw:
+the work could not be carried out (its infrastructure failed)."""
+
+_WHAT_TO_DO = {
+    errno.ENOSPC: "free space on that disk and run again",
+    errno.EDQUOT: "free space within your disk quota and run again",
+    errno.EMFILE: "raise the limit of open files (ulimit -n) or run fewer at once",
+    errno.ENFILE: "the system has too many files open: run fewer at once",
+    errno.EROFS: "the file system is read-only: choose a writable place",
+    errno.EACCES: "make it writable for this user, or choose another place",
+    errno.EPERM: "make it writable for this user, or choose another place",
+    errno.EPIPE: "the program reading the output ended first",
+}
+
+
+def os_error_message(exc: OSError, where: str | None = None) -> str:
+    """One line for an OSError: what failed (``where``, else the file the error names), why,
+    and what to do."""
+    reason = exc.strerror or str(exc)
+    advice = _WHAT_TO_DO.get(exc.errno or 0, "")
+    if where is None and exc.filename is not None:
+        where = str(exc.filename)
+    elif where is None:
+        where = "the system refused a file operation"
+    return f"{where}: {reason}" + (f"; {advice}" if advice else "")
+
+
+_EXHAUSTED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EIO})
+"""Errors of the machine, not of the path the user chose: a full disk, too many files open."""
+
+
+def cannot_write(exc: OSError, where: str) -> PhasegateError:
+    """The error a file the user named (``where`` says which) that could not be written
+    becomes: a machine out of space or files is exit 3 (the infrastructure failed), a path
+    that cannot be written (read-only, not there, a folder) exit 2 (choose another)."""
+    from phasegate.errors import RunError, UsageError
+
+    if exc.errno in _EXHAUSTED:
+        return RunError(os_error_message(exc, where))
+    return UsageError(
+        f"{where}: {exc.strerror or exc}; make its folder writable, or write it elsewhere"
+    )
+
+
+def print_result(text: str, *, nl: bool = True, raw: bool = False) -> None:
+    """``text`` on stdout, where a command's result goes. A stdout that cannot take it (a
+    full disk, a reader that has gone) is a :class:`~phasegate.errors.RunError` saying so,
+    exit code 3, not a trace. ``raw`` writes the text as is (``typer.echo`` strips ANSI codes
+    from a stdout that is not a terminal)."""
+    from phasegate.errors import RunError
+
+    try:
+        if raw:
+            sys.stdout.write(text + ("\n" if nl else ""))
+            sys.stdout.flush()
+        else:
+            typer.echo(text, nl=nl)
+    except OSError as exc:
+        _divert_stdout()
+        raise RunError(os_error_message(exc, "cannot write to standard output")) from None
+
+
+def _divert_stdout() -> None:
+    """Point standard output at the null device, so what is still in its buffer does not
+    fail again, with a second message, at the interpreter's last flush."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
 
 
 def show_library_warnings() -> None:
@@ -187,5 +263,5 @@ _R = TypeVar("_R", bound=_Report)
 
 def finish(report: _R, *, json_output: bool, human: Callable[[_R], str]) -> NoReturn:
     """Print ``report`` (JSON, or ``human``'s account of it) and exit with its exit code."""
-    typer.echo(report.model_dump_json(indent=2) if json_output else human(report))
+    print_result(report.model_dump_json(indent=2) if json_output else human(report))
     raise typer.Exit(report.exit_code)

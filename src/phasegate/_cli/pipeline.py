@@ -33,7 +33,7 @@ from phasegate._cli.options import (
     Script,
     Workdir,
 )
-from phasegate._cli.output import finish, format_pipeline
+from phasegate._cli.output import finish, format_pipeline, print_result
 from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import Isolation
 
@@ -90,7 +90,7 @@ def check_command(
     pipeline = _load(pipeline_file, workdir or _home_of(pipeline_file), files_root, file_format)
     templates = PromptTemplates(prompts_dir)
     for index in range(len(pipeline.stages)):
-        typer.echo(stage_prompt(pipeline, index, templates) + "\n")
+        print_result(stage_prompt(pipeline, index, templates) + "\n")
     typer.echo(
         f"{pipeline_file}: valid pipeline {pipeline.name!r} with {len(pipeline.stages)} stage(s)",
         err=True,
@@ -217,7 +217,7 @@ def convert_command(
         f"Converted from {pipeline_file} by phasegate pipeline convert.\n"
         "Load it with: phasegate pipeline run FILE --workdir DIR"
     )
-    typer.echo(pipeline_yaml(pipeline, header=header), nl=False)
+    print_result(pipeline_yaml(pipeline, header=header), nl=False)
 
 
 def _load(

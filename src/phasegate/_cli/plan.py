@@ -20,6 +20,7 @@ from phasegate._cli.options import (
     Quiet,
     Script,
 )
+from phasegate._cli.output import print_result
 from phasegate._cli.wiring import build_agent, event_sink
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 
@@ -84,7 +85,7 @@ def plan(
     if agent == "reference":
         made = plan_task(definition, workdir, context=context_data, responses=answers,
                          questions_per_turn=questions_per_turn)  # fmt: skip
-        typer.echo(made.to_json(), nl=False)
+        print_result(made.to_json(), nl=False)
         return
     from phasegate.planning.agent_planner import plan_with_agent
 
@@ -106,7 +107,7 @@ def plan(
         typer.echo(f"phasegate: the clarify phase was not accepted ({report.verdict}): {why}",
                    err=True)  # fmt: skip
         raise typer.Exit(report.exit_code)
-    typer.echo(planned.plan.to_json(), nl=False)
+    print_result(planned.plan.to_json(), nl=False)
 
 
 def load_definition(path: Path, files_root: Path | None) -> Task | Pipeline:

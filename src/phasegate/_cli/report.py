@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from phasegate._cli.output import cannot_write, print_result
 from phasegate._cli.wiring import same_file
 from phasegate.errors import UsageError
 from phasegate.metrics.render import ReportFormat
@@ -51,12 +52,12 @@ def report_command(
 def write_report(text: str, output: Path | None) -> None:
     """A rendered report to ``output``, or to stdout without one."""
     if output is None:
-        typer.echo(text, nl=False)
+        print_result(text, nl=False)
         return
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write report to {output}: {exc.strerror or exc}") from None
+        raise cannot_write(exc, f"cannot write report to {output}") from None
     typer.echo(f"phasegate: wrote {output}", err=True)
 
 

@@ -32,7 +32,7 @@ from phasegate._cli.options import (
     TaskFile,
     Workdir,
 )
-from phasegate._cli.output import finish, format_report, print_progress
+from phasegate._cli.output import finish, format_report, print_progress, print_result
 from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
@@ -52,7 +52,7 @@ def check(
     from phasegate.tasks.request import first_prompt
 
     task = load_task(task_file, files_root=files_root)
-    typer.echo(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
+    print_result(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
     typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)
 
 

@@ -13,7 +13,9 @@ from phasegate._files.limits import (
 )
 from phasegate._files.models import (
     LocatedValueError,
+    Number,
     OptionValueError,
+    WholeNumber,
     read_mapping,
     validate_model,
 )
@@ -27,8 +29,10 @@ __all__ = [
     "FileTooLargeError",
     "LocatedValueError",
     "NotRegularFileError",
+    "Number",
     "OptionValueError",
     "ParseProblem",
+    "WholeNumber",
     "confined_path",
     "open_regular",
     "parse_data",

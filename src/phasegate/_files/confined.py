@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -175,6 +177,45 @@ def open_appending(path: Path, mode: int = 0o644) -> int:
 def open_lock(path: Path) -> TextIO:
     """The lock file ``path`` open for appending, as :func:`open_appending` opens it."""
     return os.fdopen(open_appending(path), "a", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def held_lock(path: Path) -> Iterator[None]:
+    """Hold the lock file ``path`` (opened as :func:`open_lock` does) exclusively while the
+    block runs, in any process, and remove it when the block ends, however it ends.
+
+    The file is removed while still locked. A waiter that opened it before then gets the lock
+    on a file no longer under that name, sees so (its descriptor and the name are no longer
+    the same file) and opens the name again: so no two holders ever hold "the same" lock, and
+    no lock file is left behind. A killed holder leaves its file, which the next holder
+    takes and removes in turn.
+    """
+    while True:
+        handle = open_lock(path)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            if _same_file(handle.fileno(), path):
+                break
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()  # removed (or replaced) by the holder before us: take the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # a name, not followed: a link planted there is what goes
+        handle.close()  # closing releases the lock
+
+
+def _same_file(descriptor: int, path: Path) -> bool:
+    """Whether ``path`` (not followed) is the file open as ``descriptor``."""
+    try:
+        named = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 def remove_inside(folder: Path, name: str) -> None:

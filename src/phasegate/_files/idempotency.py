@@ -12,7 +12,6 @@ real folder and a kept file is never read or written through a link
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate._files.atomic import write_atomic
-from phasegate._files.confined import inside_folder, open_lock
+from phasegate._files.confined import held_lock, inside_folder
 from phasegate._files.limits import read_bounded
 from phasegate.errors import IdempotencyKeyError, IdempotencyKeyReusedError
 
@@ -70,15 +69,12 @@ class IdempotencyStore:
     def holding(self, key: str) -> Iterator[None]:
         """Hold ``key`` while its request is carried out: another holder of the same key (in
         any process) waits until this one is done, then finds its kept answer. The lock is
-        the operating system's, so a killed holder releases it."""
+        the operating system's, so a killed holder releases it; its file is removed when the
+        holder is done, whether the request was carried out or refused."""
         lock = self.path_of(key).with_suffix(".lock")
         self._checked_folder(create=True)
-        with open_lock(lock) as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        with held_lock(lock):
+            yield
 
     def _checked_folder(self, *, create: bool) -> None:
         """The store's folder below ``inside``, made when ``create``: LinkedPathError for a

@@ -8,15 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Strict, ValidationError
 
 from phasegate._files.limits import NotRegularFileError, ParseProblem
 from phasegate._files.parsing import parse_data, read_text
 from phasegate.errors import _FileFieldError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+WholeNumber = Annotated[int, Strict()]
+"""A count or code in a file: a whole number, and only that. ``bool`` is a subclass of
+``int``, so a lax ``int`` field takes ``true`` as 1 (and ``"3"`` as 3): ``repeats: true``
+would run once instead of being refused."""
+
+Number = Annotated[float, Strict()]
+"""Seconds or dollars in a file: a number (whole or not), never ``true``, ``false`` or text."""
 
 _FRIENDLY = {
     "missing": "is required but missing",
@@ -26,6 +34,8 @@ _FRIENDLY = {
     "bool_parsing": "must be true or false",
     "int_type": "must be a whole number",
     "int_parsing": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
     "dict_type": "must be a mapping (key: value)",
     "list_type": "must be a list",
     "tuple_type": "must be a list",
@@ -111,6 +121,8 @@ def _as_file_error(
             continue  # pydantic counts only valid items: the list is not empty, its items are bad
         field = ".".join(location)
         message = _FRIENDLY.get(item["type"], item["msg"].removeprefix("Value error, "))
+        if item["type"] in ("int_type", "float_type"):
+            message += f", not {_shown_input(item.get('input'))}"
         if item["type"] == "extra_forbidden":
             known = _known_keys(model, location[:-1])
             if known:
@@ -119,6 +131,15 @@ def _as_file_error(
     field, first = problems[0]
     more = "".join(f"\n  also {f or '<top level>'}: {m}" for f, m in problems[1:])
     return error(path, field or None, first + more, option=option)
+
+
+def _shown_input(value: object) -> str:
+    """A value a number field refused, as the file spells it."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (true or false)"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    return f"a {type(value).__name__}"
 
 
 def _known_keys(model: type[BaseModel], location: list[str]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from phasegate._files.limits import FileTooLargeError, read_bounded
 from phasegate._files.text import well_formed
+from phasegate._github.workflow_commands import without_legacy_mark
 from phasegate.errors import _FileFieldError
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -57,7 +58,7 @@ def field_location(location: Sequence[str | int]) -> str | None:
 
 def one_line(text: str) -> str:
     """``text`` with no line break and no ``##[`` (the runner's older command form)."""
-    return " ".join(text.splitlines()).replace("##[", "#\\x23[")
+    return without_legacy_mark(" ".join(text.splitlines()))
 
 
 def _read_report(path: Path) -> bytes:

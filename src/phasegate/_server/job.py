@@ -9,7 +9,7 @@ from phasegate.modes import Isolation, Mode
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
 
-RUN_SCRATCH = "phasegate-serve-run-"
+RUN_SCRATCH = "phasegate-serve-run"
 """The prefix of a run process's scratch folder (:mod:`phasegate._files.scratch`), which holds
 its temporary folders (the offline model's home, backups); a service sweeps those of dead
 runs when it starts and after each run."""

@@ -25,7 +25,7 @@ from phasegate._files.scratch import make_scratch, remove_scratch, sweep_dead
 from phasegate._server.service import RunService
 from phasegate.errors import UsageError
 
-SERVICE_SCRATCH = "phasegate-serve-"
+SERVICE_SCRATCH = "phasegate-serve"
 """The prefix of a service process's scratch folder (:mod:`phasegate._files.scratch`)."""
 
 

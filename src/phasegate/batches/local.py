@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
-import tempfile
-from pathlib import Path
 
+from phasegate._files.scratch import scratch_folder
 from phasegate._process.parent import end_group, send_job, start_child
 from phasegate.batches.outcome import UnitJob, UnitOutcome
 from phasegate.batches.unit_run import failed_outcome
+
+OUTCOME_SCRATCH = "phasegate-unit-out"
+"""The prefix of the temporary folder a unit's process leaves its outcome in."""
 
 _STOP_WAIT = 5.0
 """Seconds a cancelled unit gets to end on SIGTERM before SIGKILL."""
@@ -33,8 +35,8 @@ class LocalExecutor:
 
     async def run(self, job: UnitJob) -> UnitOutcome:
         """Run the unit in a new process and return its outcome."""
-        with tempfile.TemporaryDirectory(prefix="phasegate-unit-out-") as scratch:
-            outcome_file = Path(scratch) / "outcome.pickle"
+        with scratch_folder(OUTCOME_SCRATCH) as scratch:
+            outcome_file = scratch / "outcome.pickle"
             process = await start_child("phasegate.batches.unit_process", str(outcome_file))
             assert process.stdin is not None
             try:

@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from phasegate._files import Number, WholeNumber
 from phasegate.batches.sources import CopySource, GitSource
 from phasegate.modes import Isolation, Mode
 
@@ -28,11 +29,11 @@ class ItemSettings(BaseModel):
     modes: tuple[Mode, ...] | None = Field(
         default=None, min_length=1, description="Task modes to run (default: gate)."
     )
-    repeats: int | None = Field(default=None, ge=1, le=10_000, description="Runs per mode.")
+    repeats: WholeNumber | None = Field(default=None, ge=1, le=10_000, description="Runs per mode.")
     model: str | None = None
-    timeout: float | None = Field(default=None, gt=0, description="Seconds per unit.")
-    max_cost: float | None = Field(default=None, ge=0, description="USD per unit.")
-    max_attempts: int | None = Field(default=None, ge=1, description="Gate checks per run.")
+    timeout: Number | None = Field(default=None, gt=0, description="Seconds per unit.")
+    max_cost: Number | None = Field(default=None, ge=0, description="USD per unit.")
+    max_attempts: WholeNumber | None = Field(default=None, ge=1, description="Gate checks per run.")
     workdir: str | CopySource | GitSource | None = Field(
         default=None, description="A directory to copy (a path, or {copy: ...}), or {git, ref}."
     )

@@ -5,7 +5,9 @@ ended: finished units are skipped (with ``retry_failed``, units that ended rejec
 error run again; accepted ones never do). At most ``concurrency`` units are in flight.
 Scheduling stops when the cost spent reaches ``max_cost``, when :meth:`BatchRunner.stop` is
 called (a signal handler's job), or when the executor fails; running units then finish, or
-are cancelled once ``grace`` seconds have passed, and every finished result stays.
+are cancelled once ``grace`` seconds have passed, and every finished result stays. As it
+starts, it removes the temporary folders that units of a dead batch left
+(:func:`sweep_leftovers`).
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from phasegate._files.scratch import sweep_dead
+from phasegate.agents.scripted.model_server import HOME_SCRATCH
 from phasegate.batches.agents import ClaudeAgents
 from phasegate.batches.executor import Executor
 from phasegate.batches.loading import Batch
-from phasegate.batches.local import LocalExecutor
+from phasegate.batches.local import OUTCOME_SCRATCH, LocalExecutor
 from phasegate.batches.outcome import AgentFactory
 from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
 from phasegate.batches.results import ResultStore
 from phasegate.batches.scheduling import Limits, Scheduling
+from phasegate.batches.unit_run import UNIT_SCRATCH
 from phasegate.errors import UsageError
+from phasegate.workspace.revert import BACKUP_SCRATCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,17 @@ class BatchSummary:
     def complete(self) -> bool:
         """Every unit of this run has a result."""
         return not self.unfinished
+
+
+SWEPT_PREFIXES = (UNIT_SCRATCH, OUTCOME_SCRATCH, HOME_SCRATCH, BACKUP_SCRATCH)
+"""The temporary folders a unit makes, each holding a copy of a work directory, a home or an
+outcome: what a unit process killed with SIGKILL leaves behind."""
+
+
+def sweep_leftovers() -> list[Path]:
+    """Remove the temporary folders of units whose process is dead (on this machine), and
+    return them: what an earlier batch killed with SIGKILL left."""
+    return [path for prefix in SWEPT_PREFIXES for path in sweep_dead(prefix)]
 
 
 class BatchRunner:
@@ -74,6 +91,8 @@ class BatchRunner:
         self.grace = grace
         self.on_update = on_update
         self._current: Scheduling | None = None
+        self.swept: list[Path] = []
+        """The temporary folders of dead runs the last :meth:`run` removed as it started."""
 
     def stop(self) -> None:
         """Start no more units; a second call cancels running units at once. Safe to call
@@ -89,6 +108,7 @@ class BatchRunner:
         label = f"{shard[0]}/{shard[1]}" if shard else None
         store = ResultStore(out)
         with store.locked():
+            self.swept = sweep_leftovers()
             store.write_manifest(name=batch.name, file=batch.path, shard=label,
                                  total=len(batch.units), units=units)  # fmt: skip
             verdicts = store.verdicts()

@@ -11,11 +11,11 @@ import asyncio
 import contextlib
 import os
 import socket
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from phasegate._files.scratch import scratch_folder
 from phasegate.agents.protocol import Agent
 from phasegate.batches.outcome import UnitJob, UnitOutcome
 from phasegate.batches.sources import prepare_workdir
@@ -27,6 +27,9 @@ from phasegate.running import RunOptions, run_definition
 from phasegate.tasks.report import RunReport
 from phasegate.telemetry.log import EventLog
 
+UNIT_SCRATCH = "phasegate-unit"
+"""The prefix of a unit's temporary folder: its copy of the work directory, its event log."""
+
 
 async def run_unit(job: UnitJob) -> UnitOutcome:
     """Run ``job``'s unit in a fresh directory and return its outcome with its files."""
@@ -34,12 +37,12 @@ async def run_unit(job: UnitJob) -> UnitOutcome:
     unit, files = job.unit, {}
     report: RunReport | PipelineReport | None = None
     requests = None
-    with tempfile.TemporaryDirectory(prefix="phasegate-unit-") as scratch:
-        events = Path(scratch) / "events.jsonl"
+    with scratch_folder(UNIT_SCRATCH) as scratch:
+        events = scratch / "events.jsonl"
         try:
             with contextlib.ExitStack() as stack:
                 log = stack.enter_context(EventLog(file=events))
-                workdir = prepare_workdir(unit.workdir, Path(scratch) / "work")
+                workdir = prepare_workdir(unit.workdir, scratch / "work")
                 built = job.agents(unit, stack)
                 requests = built.model_requests
                 report = await _run(job, built.agent, log, workdir)

@@ -23,8 +23,8 @@ _ADVICE = {
     413: "the request body is over the service's size limit: give the task or pipeline as "
     "a file path under the service's root instead of inline",
     422: "the service rejected the request: fix the field it names",
-    429: "this client has as many event streams open as the service allows one address "
-    "(--max-streams-per-client): close one, or follow fewer runs at once",
+    429: "this client has as many event streams open as the service allows one address: "
+    "close one, or follow fewer runs at once (the service's per-client limit can be raised)",
 }
 """What a status means for the caller and what to do about it."""
 

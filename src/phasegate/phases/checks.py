@@ -21,7 +21,15 @@ from pydantic import (
     field_validator,
 )
 
-from phasegate.phases.promises import CLOSE_TAG, OPEN_TAG, normalize_promise
+from phasegate._files import Number, WholeNumber
+from phasegate.phases.promises import (
+    CLOSE_TAG,
+    OPEN_TAG,
+    code_point,
+    invisible_characters,
+    normalize_promise,
+    visible,
+)
 from phasegate.phases.schemas import load_schema
 from phasegate.phases.workdir_paths import WorkdirPath
 
@@ -47,7 +55,7 @@ class MinLines(_Check):
 
     kind: Literal["min_lines"] = "min_lines"
     path: WorkdirPath
-    n: int = Field(ge=1)
+    n: WholeNumber = Field(ge=1)
 
 
 class JsonValid(_Check):
@@ -71,8 +79,8 @@ class CommandCheck(_Check):
 
     kind: Literal["command"] = "command"
     argv: tuple[str, ...] = Field(min_length=1)
-    exit_code: int = 0
-    timeout: float = Field(default=COMMAND_TIMEOUT_SECONDS, gt=0, le=MAX_COMMAND_TIMEOUT_SECONDS)
+    exit_code: WholeNumber = 0
+    timeout: Number = Field(default=COMMAND_TIMEOUT_SECONDS, gt=0, le=MAX_COMMAND_TIMEOUT_SECONDS)
 
     @field_validator("argv")
     @classmethod
@@ -104,7 +112,7 @@ class DirFiles(_Check):
 
     kind: Literal["dir_files"] = "dir_files"
     path: WorkdirPath
-    min: int = Field(default=1, ge=0, le=1_000_000)
+    min: WholeNumber = Field(default=1, ge=0, le=1_000_000)
 
 
 class Said(_Check):
@@ -128,6 +136,13 @@ def promise_text(value: str) -> str:
         raise ValueError("the promise must not be empty")
     if OPEN_TAG in text or CLOSE_TAG in text:
         raise ValueError(f"give the promise's text without the {OPEN_TAG} tags")
+    hidden = invisible_characters(text)
+    if hidden:
+        raise ValueError(
+            f"the promise holds an invisible character, {', '.join(map(code_point, hidden))} "
+            f"(escaped here: {visible(text)}): a promise the agent says would look the same "
+            "and never match it; remove the character"
+        )
     return text
 
 

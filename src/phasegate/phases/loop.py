@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from phasegate._files import WholeNumber
 from phasegate.errors import UsageError
 from phasegate.phases.checks import Said, promise_text
 from phasegate.phases.pipeline import OnFail, Pipeline, Stage
@@ -42,7 +43,7 @@ class Loop(BaseModel):
     name: str = Field(default="loop", min_length=1, description="Used in reports and logs.")
     prompt: str = Field(min_length=1)
     promise: str = Field(max_length=1000, description="The promise's text, normalised.")
-    max_iterations: int | None = Field(
+    max_iterations: WholeNumber | None = Field(
         default=DEFAULT_MAX_ITERATIONS, ge=1, le=UNLIMITED_ITERATIONS
     )
 

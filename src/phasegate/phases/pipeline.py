@@ -49,6 +49,7 @@ from phasegate._files import (
     LocatedValueError,
     OptionValueError,
     ParseProblem,
+    WholeNumber,
     read_mapping,
     read_text,
     validate_model,
@@ -126,7 +127,7 @@ class OnFail(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    retry: int = Field(
+    retry: WholeNumber = Field(
         default=DEFAULT_RETRY,
         ge=0,
         le=MAX_RETRY,
@@ -233,7 +234,7 @@ class Pipeline(BaseModel):
     name: str = Field(min_length=1, description="Pipeline name, used in reports and logs.")
     description: str | None = None
     stages: tuple[Stage, ...] = Field(min_length=1)
-    max_revisions: int = Field(
+    max_revisions: WholeNumber = Field(
         default=DEFAULT_MAX_REVISIONS,
         ge=0,
         le=MAX_REVISIONS,

@@ -20,11 +20,16 @@ promise. Said means, under the marker grammar's rules (:mod:`phasegate.phases.ma
 * The tags and the text between them are on one line, and that text holds no backtick or
   ``<!--`` (a code span or comment could hide the closing tag); an opening tag never closed
   promises nothing.
+* A promise to wait for holds no invisible character (:func:`invisible_characters`: a zero
+  width space, a joiner, a byte order mark, any other format or control character): a
+  loop waiting for ``DONE\u200b`` never ends, while every promise the agent says looks the
+  same as the one asked for. Feedback shows such characters escaped (:func:`visible`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from phasegate.phases.prose import prose_blocks, prose_lines
 
@@ -39,6 +44,42 @@ _PROMISE_LINE = re.compile(
 """A whole line holding one promise: the text between the tags."""
 _NOT_INSIDE = (OPEN_TAG, CLOSE_TAG, "<!--")
 """What a promise said on its own line never holds: a second promise, a comment's start."""
+
+
+_INVISIBLE_LETTERS = frozenset("\u034f\u115f\u1160\u3164\uffa0")
+"""Characters outside the format and control categories that show nothing: the combining
+grapheme joiner and the Hangul fillers."""
+
+
+def invisible_characters(text: str) -> list[str]:
+    """The characters of ``text`` that show nothing (once each, in order): format characters
+    (category Cf: U+200B to U+200F, U+2060, U+FEFF, ...), control characters other than
+    white space, and the few letters that are blank."""
+    found: dict[str, None] = {}
+    for char in text:
+        if char in _INVISIBLE_LETTERS or (
+            unicodedata.category(char) in ("Cf", "Cc") and not char.isspace()
+        ):
+            found[char] = None
+    return list(found)
+
+
+def code_point(char: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``: a character named so a reader can find it."""
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" ({name})" if name else "")
+
+
+def visible(text: str) -> str:
+    """``text`` with each invisible character (:func:`invisible_characters`) written as its
+    escape, ``\\u200b``: two promises that look the same no longer do."""
+    hidden = set(invisible_characters(text))
+    if not hidden:
+        return text
+    return "".join(
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") if c in hidden else c
+        for c in text
+    )
 
 
 def normalize_promise(text: str) -> str:

@@ -25,7 +25,7 @@ import structlog
 from structlog.typing import Processor
 
 from phasegate._secrets import environment_secrets, redact
-from phasegate.errors import UsageError
+from phasegate.errors import RunError, UsageError
 from phasegate.modes import LogFormat
 from phasegate.telemetry.events import RunEvent
 
@@ -105,16 +105,28 @@ class _AppendWriter:
     """structlog's output: whole lines appended to a file with one write each."""
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise UsageError(f"cannot open log file {path}: {exc.strerror}") from None
+            raise UsageError(
+                f"cannot open log file {path}: {exc.strerror or exc}; make its folder "
+                "writable, or log to another file"
+            ) from None
 
     def msg(self, message: str) -> None:
         data = (message + "\n").encode("utf-8")
-        while data:
-            written = os.write(self._fd, data)
-            data = data[written:]
+        try:
+            while data:
+                written = os.write(self._fd, data)
+                data = data[written:]
+        except OSError as exc:
+            # A full disk or a quota mid-run: the run cannot be evidenced as asked, so it
+            # ends as a failure of its infrastructure, naming the file, not with a trace.
+            raise RunError(
+                f"cannot write to log file {self._path}: {exc.strerror or exc}; free space "
+                "on its disk, or log to another file"
+            ) from None
 
     def close(self) -> None:
         if self._fd >= 0:

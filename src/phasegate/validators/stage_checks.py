@@ -44,7 +44,15 @@ from phasegate.phases.checks import (
     Said,
     ToolsUsed,
 )
-from phasegate.phases.promises import mentioned_promises, promise_tag, said_promises, tagged
+from phasegate.phases.promises import (
+    code_point,
+    invisible_characters,
+    mentioned_promises,
+    promise_tag,
+    said_promises,
+    tagged,
+    visible,
+)
 from phasegate.phases.schemas import schema_validator
 
 DETAIL_OUTPUT_LINES = 40
@@ -444,7 +452,19 @@ def said_verdict(check: Said, texts: Iterable[str]) -> tuple[bool, str, str]:
     if check.text in said:
         return True, f"you said {wanted}", ""
     if said:
-        other = sorted({promise_tag(_clipped(promise)) for promise in said})
+        other = sorted({promise_tag(visible(_clipped(promise))) for promise in said})
+        hidden = sorted({c for promise in said for c in invisible_characters(promise)})
+        if hidden:
+            # Said and asked for would look the same: say what differs, escaped.
+            named = ", ".join(code_point(c) for c in hidden)
+            return (
+                False,
+                (
+                    f"you said {listing(other)} (invisible characters escaped: {named}), not "
+                    f"{wanted}; leave the invisible characters out"
+                ),
+                remedy,
+            )
         return False, f"you said {listing(other)}, not {wanted}", remedy
     if check.text in mentioned:
         return (

@@ -28,18 +28,21 @@ from __future__ import annotations
 
 import shutil
 import stat
-import tempfile
 import weakref
 from pathlib import Path
 from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from phasegate._files.scratch import make_scratch, sweep_dead
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.workspace.confined import remove_added, remove_created_directories
 from phasegate.workspace.copies import SavedPath, put_back, save_path
 from phasegate.workspace.observer import WorkspaceObserver
+
+BACKUP_SCRATCH = "phasegate-backup"
+"""The prefix of a backup's temporary folder (copies of the work directory's files)."""
 
 
 class RevertReport(BaseModel):
@@ -88,7 +91,8 @@ class WorkspaceBackup:
         failed. Errors writing the copies (a full disk) are raised after cleaning up.
         """
         snapshot = observer.snapshot()
-        store = Path(tempfile.mkdtemp(prefix="phasegate-backup-"))
+        sweep_dead(BACKUP_SCRATCH)  # copies left by a run that was killed
+        store = make_scratch(BACKUP_SCRATCH)
         backup = cls(observer.workdir, snapshot, store)
         try:
             for number, (relative, digest) in enumerate(sorted(snapshot.files.items())):

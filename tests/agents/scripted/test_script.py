@@ -45,6 +45,16 @@ def test_a_duplicate_reply_key_is_refused_with_its_lines(tmp_path: Path) -> None
     )
 
 
+def test_true_where_seconds_belong_is_refused_not_taken_as_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("replies:\n  - error: {status: 529, retry_after: true}\n")
+
+    error = script_error(path)
+
+    assert error.field == "replies.0.error.retry_after"
+    assert error.problem == "must be a number, not true (true or false)"
+
+
 def test_an_alias_bomb_in_a_script_is_refused(tmp_path: Path) -> None:
     """A billion tool inputs from ten lines: refused at the node budget."""
     lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]

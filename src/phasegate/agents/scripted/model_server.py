@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from phasegate._files.scratch import make_scratch
 from phasegate.agents.scripted import _requests, _wire
 from phasegate.agents.scripted._http import BackgroundServer, Response
 from phasegate.agents.scripted.script import (
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["RecordedRequest", "ScriptedModelServer"]
 
 # Only the runtime's file tools take paths; a summary's "path" field stays as written.
+HOME_SCRATCH = "phasegate-home"
+"""The prefix of the temporary ``HOME`` a server gives the CLI when given none."""
+
 _FILE_TOOLS = frozenset(
     {"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Glob", "Grep", "LS"}
 )
@@ -196,7 +199,7 @@ class ScriptedModelServer:
         """
         if home is None:
             if self._home is None:
-                self._home = tempfile.mkdtemp(prefix="phasegate-home-")
+                self._home = str(make_scratch(HOME_SCRATCH))
             home = self._home
         blank = dict.fromkeys(_ELSEWHERE, "")
         return blank | {

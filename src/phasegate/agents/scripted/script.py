@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from phasegate._files import read_mapping, validate_model
+from phasegate._files import Number, WholeNumber, read_mapping, validate_model
 from phasegate.errors import ScriptFileError
 from phasegate.phases.completion import full_tool_name
 
@@ -78,8 +78,8 @@ class HttpFault(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    status: int = Field(ge=400, le=599)
-    retry_after: float | None = Field(default=None, ge=0)
+    status: WholeNumber = Field(ge=400, le=599)
+    retry_after: Number | None = Field(default=None, ge=0)
     message: str = "scripted failure"
 
 
