@@ -17,8 +17,8 @@ from phasegate.validators.issues import IssueCode
 from phasegate.validators.output import check_placeholders
 
 STAND_INS = [
-    "TBD", "todo", "TBA", "FIXME", "N/A", "n/a", "NA", "XXX", "placeholder", "not sure",
-    "I don't know", "?", "???", "...", "…", "<your name>", "<path>", "TODO: decide later",
+    "TBD", "todo", "TBA", "FIXME", "N/A", "n/a", "NA", "XXX", "placeholder",
+    "?", "???", "...", "…", "<your name>", "<path>", "TODO: decide later",
     "todo: fill in", "TBD later", "FIXME: pick one", "  TBD  ",
 ]  # fmt: skip
 VALUES = [
@@ -55,7 +55,7 @@ def test_empty_text_is_a_problem_but_not_a_placeholder_value() -> None:
     assert placeholder_problem("  ") == "is empty"
 
 
-@pytest.mark.parametrize("value", ["N/A", "TODO: decide later", "not sure", "<name>", "TBD"])
+@pytest.mark.parametrize("value", ["N/A", "TODO: decide later", "???", "<name>", "TBD"])
 def test_inputs_answers_and_the_output_json_refuse_the_same_stand_ins(
     fix_task: Task, value: str
 ) -> None:
@@ -78,5 +78,19 @@ def test_inputs_answers_and_the_output_json_accept_the_same_values(
     """A value one of them accepts, all of them accept."""
     assert text_values([TEXT_INPUT], {"owner": value}) == {"owner": value}
     assert check_answer(TEXT_INPUT, {"owner": value}) == (value, [])
+    schema = _output_schema(fix_task)
+    assert check_placeholders(2, {"files_changed": ["app.py"], "description": value}, schema) == []
+
+
+@pytest.mark.parametrize("value", ["not sure", "I don't know", "I dont know"])
+def test_a_non_answer_is_refused_as_an_answer_but_is_text_in_the_output_json(
+    fix_task: Task, value: str
+) -> None:
+    """Saying one does not know gives no value; the same words are a fine option label in a
+    clarify proposal (phasegate offers "I don't know" itself)."""
+    assert placeholder_problem(value) == f"{value!r} is a placeholder, not a value"
+    answered, _ = check_answer(TEXT_INPUT, {"owner": value})
+    assert answered is None
+    assert not is_placeholder_value(value)
     schema = _output_schema(fix_task)
     assert check_placeholders(2, {"files_changed": ["app.py"], "description": value}, schema) == []

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from phasegate._files.confined import OutsideFolderError, resolve_inside
 from phasegate._server.problems import RequestProblem, root_relative
 from phasegate.client.schema import DefinitionRequest
 from phasegate.errors import PipelineFileError, TaskFileError
@@ -46,22 +47,22 @@ def inside_root(root: Path, value: str, field: str, kind: Literal["directory", "
         raise RequestProblem(400, "bad_path", f"{field} contains a NUL character", field=field)
     base = root.resolve()
     try:
-        resolved = (base / value).resolve(strict=True)
+        resolved = resolve_inside(base, value, strict=True)
     except FileNotFoundError:
         raise RequestProblem(
             400, "not_found", f"{field} {value!r} does not exist under the root", field=field
         ) from None
-    except (OSError, RuntimeError) as exc:
-        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
+    except OSError as exc:
         raise RequestProblem(
-            400, "bad_path", f"{field} {value!r} cannot be resolved: {problem}", field=field
-        ) from None
-    if not resolved.is_relative_to(base):
+            400, "bad_path", f"{field} {value!r} cannot be resolved: {exc.strerror or exc}",
+            field=field,
+        ) from None  # fmt: skip
+    except OutsideFolderError:
         raise RequestProblem(
             400, "outside_root",
             f"{field} {value!r} leads outside the root (symlinks are followed); name a path "
             "inside the service's root", field=field,
-        )  # fmt: skip
+        ) from None  # fmt: skip
     if resolved.is_relative_to(base / STATE_DIR) or (kind == "directory" and resolved == base):
         raise RequestProblem(
             400, "reserved_path", f"{field} {value!r} holds or is the service's own {STATE_DIR} "
