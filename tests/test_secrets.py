@@ -8,9 +8,8 @@ import json
 import pytest
 
 from phasegate._secrets import REDACTED, redact, redact_text
-from phasegate.telemetry.events import RunEvent
+from phasegate.telemetry.events import RunEvent, RunStarted
 from phasegate.telemetry.log import EventLog
-from phasegate.telemetry.task_events import RunStarted
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 

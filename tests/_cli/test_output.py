@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phasegate._cli.output import progress_line
-from phasegate.telemetry.events import RunEvent
-from phasegate.telemetry.pipeline_events import PipelineStarted
-from phasegate.telemetry.task_events import RunStarted
+from phasegate.telemetry.events import PipelineStarted, RunEvent, RunStarted
 
 
 @pytest.mark.parametrize(("phases", "words"), [(1, "1 phase,"), (2, "2 phases,")])

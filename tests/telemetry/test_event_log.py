@@ -19,15 +19,21 @@ from phasegate import Runner, Task, UsageError
 from phasegate._secrets import REDACTED, redact
 from phasegate.agents.retry import RetryPolicy
 from phasegate.modes import EventName
-from phasegate.telemetry.events import EventData, RunEvent, fan_out, output_files
-from phasegate.telemetry.log import EventLog
-from phasegate.telemetry.service_events import RunCancelled, RunDone, RunInterrupted, RunQueued
-from phasegate.telemetry.task_events import (
+from phasegate.telemetry.events import (
+    EventData,
     PhaseStarted,
     RetryScheduled,
+    RunCancelled,
     RunCompleted,
+    RunDone,
+    RunEvent,
+    RunInterrupted,
+    RunQueued,
     ToolCalled,
+    fan_out,
+    output_files,
 )
+from phasegate.telemetry.log import EventLog
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON

@@ -131,52 +131,51 @@ def print_progress(event: RunEvent) -> None:
 def progress_line(event: RunEvent) -> str | None:
     """One stderr line for the events a person watching a run cares about."""
     from phasegate.metrics.formatting import quantity
-    from phasegate.telemetry import pipeline_events as p
-    from phasegate.telemetry import task_events as t
+    from phasegate.telemetry import events as e
 
     match event.data:
-        case t.RunStarted(phases=phases, agent=agent, agent_version=version):
+        case e.RunStarted(phases=phases, agent=agent, agent_version=version):
             agent = _agent(agent, version)
             return f"▶ {event.task}: {quantity(phases, 'phase')}, mode {event.mode}, agent {agent}"
-        case t.ToolCalled(tool=tool, ok=ok):
+        case e.ToolCalled(tool=tool, ok=ok):
             return f"  · {tool} {'ok' if ok else 'FAILED'}"
-        case t.PhaseMarker(phase=phase, name=name, text=text, source=source):
+        case e.PhaseMarker(phase=phase, name=name, text=text, source=source):
             via = " (phase_complete)" if source == "tool" else ""
             return f"  ✎ phase {phase} ({name}) claimed complete{via}: {text}"
-        case t.PhaseGateChecked(accepted=False) as gate:
+        case e.PhaseGateChecked(accepted=False) as gate:
             what = f"{gate.tool} call" if gate.trigger == "tool" else f"gate check {gate.attempt}"
             return f"  ✗ {what}: phase {gate.phase} ({gate.name}): {', '.join(gate.issues)}"
-        case t.RetryScheduled(attempt=attempt, source=source, delay_ms=delay, reason=reason):
+        case e.RetryScheduled(attempt=attempt, source=source, delay_ms=delay, reason=reason):
             return f"  ↻ retry {attempt} ({source}) in {delay} ms: {reason}"
-        case t.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
+        case e.RunCompleted(verdict=verdict, attempts=attempts, duration_ms=ms):
             return f"■ {verdict} after {attempts} gate check(s) in {ms} ms"
-        case p.PipelineStarted(loop=dict() as loop, agent=agent, agent_version=version):
+        case e.PipelineStarted(loop=dict() as loop, agent=agent, agent_version=version):
             agent = _agent(agent, version)
             bound = loop.get("max_iterations") or "unlimited"
             until = f"until <promise>{loop.get('promise')}</promise>"
             return f"▶ {event.task}: {until}, {bound} iteration(s) at most, agent {agent}"
-        case p.PipelineStarted(
+        case e.PipelineStarted(
             stages=stages, stage=stage, resumed=resumed, agent=agent, agent_version=version
         ):
             agent = _agent(agent, version)
             how = "resuming at stage" if resumed else "starting at stage"
             return f"▶ {event.task}: {quantity(stages, 'stage')}, {how} {stage}, agent {agent}"
-        case p.PipelineResumed(stage=stage, name=name, how=how):
+        case e.PipelineResumed(stage=stage, name=name, how=how):
             where = "the saved session" if how == "session" else "a fresh session with a recap"
             return f"↻ resuming stage {stage} ({name}) in {where}"
-        case p.StageStarted(stage=stage, name=name, visit=visit):
+        case e.StageStarted(stage=stage, name=name, visit=visit):
             again = f" (visit {visit})" if visit > 1 else ""
             return f"» stage {stage} {name}{again}"
-        case p.StageChecked(passed=False, attempt=attempt, name=name, failed=failed):
+        case e.StageChecked(passed=False, attempt=attempt, name=name, failed=failed):
             return f"  ✗ check {attempt}: stage {name}: failed {', '.join(failed)}"
-        case p.StageCompleted(status=status, name=name, attempts=attempts) if status != "pending":
+        case e.StageCompleted(status=status, name=name, attempts=attempts) if status != "pending":
             mark = "✓" if status == "accepted" else "✗"
             return f"  {mark} stage {name} {status} after {attempts} check(s)"
-        case p.StageRevision(name=name, to_name=to_name):
+        case e.StageRevision(name=name, to_name=to_name):
             return f"  ↺ stage {name} sends the pipeline back to {to_name}"
-        case p.PipelineCompleted(verdict=verdict, iterations=int() as count, duration_ms=ms):
+        case e.PipelineCompleted(verdict=verdict, iterations=int() as count, duration_ms=ms):
             return f"■ {verdict} after {quantity(count, 'iteration')} in {ms} ms"
-        case p.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
+        case e.PipelineCompleted(verdict=verdict, stages_accepted=accepted, duration_ms=ms):
             return f"■ {verdict}: {quantity(accepted, 'stage')} accepted in {ms} ms"
     return None
 

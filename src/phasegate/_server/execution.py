@@ -32,7 +32,7 @@ from phasegate._server.resolving import resolve_request
 from phasegate._server.settings import DEFAULT_TIMEOUT, ServiceSettings
 from phasegate.client.schema import RunRequest
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
-from phasegate.telemetry.service_events import RunCancelled
+from phasegate.telemetry.events import RunCancelled
 
 
 async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:

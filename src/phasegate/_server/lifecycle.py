@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 
 from phasegate._server.records import RunRecord
 from phasegate.modes import RunStatus
-from phasegate.telemetry.events import EventData
-from phasegate.telemetry.service_events import RunInterrupted
+from phasegate.telemetry.events import EventData, RunInterrupted
 
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     "queued": frozenset({"running", "cancelled", "interrupted"}),

@@ -51,8 +51,7 @@ from phasegate.client.schema import PlanRequest, RunRequest
 from phasegate.errors import LinkedPathError
 from phasegate.planning.plan import Plan
 from phasegate.planning.values import InputValues
-from phasegate.telemetry.events import EventData, new_run_id
-from phasegate.telemetry.service_events import RunCancelled, RunDone, RunQueued
+from phasegate.telemetry.events import EventData, RunCancelled, RunDone, RunQueued, new_run_id
 
 _log = logging.getLogger("phasegate.serve")
 

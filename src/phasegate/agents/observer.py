@@ -33,8 +33,7 @@ from phasegate.evidence.transcript import (
 )
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.telemetry.events import EventData, EventSink, RunEvent
-from phasegate.telemetry.task_events import RetryScheduled
+from phasegate.telemetry.events import EventData, EventSink, RetryScheduled, RunEvent
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 

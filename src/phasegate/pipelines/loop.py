@@ -22,11 +22,13 @@ from phasegate.agents.retry import RetryPolicy
 from phasegate.phases.loop import Loop
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.runner import PipelineRunner
-from phasegate.telemetry.events import EventSink, RunEvent, output_files
-from phasegate.telemetry.pipeline_events import (
+from phasegate.telemetry.events import (
+    EventSink,
     PipelineCompleted,
     PipelineStarted,
+    RunEvent,
     StageChecked,
+    output_files,
 )
 
 

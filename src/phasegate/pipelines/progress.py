@@ -27,8 +27,8 @@ from phasegate.pipelines.state import (
 from phasegate.pipelines.visit import StageCheck, StageVisit
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.telemetry.events import EventData
-from phasegate.telemetry.pipeline_events import (
+from phasegate.telemetry.events import (
+    EventData,
     StageChecked,
     StageCompleted,
     StageRevision,

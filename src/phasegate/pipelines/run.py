@@ -32,13 +32,14 @@ from phasegate.pipelines.progress import StageProgress
 from phasegate.pipelines.report import PipelineReport, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
-from phasegate.telemetry.events import EventData, RunEvent
-from phasegate.telemetry.pipeline_events import (
+from phasegate.telemetry.events import (
+    EventData,
     PipelineCompleted,
     PipelineResumed,
     PipelineStarted,
+    RunEvent,
+    ToolCalled,
 )
-from phasegate.telemetry.task_events import ToolCalled
 
 PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from phasegate.evidence.transcript import ToolCall, ToolResult
-from phasegate.telemetry.task_events import ToolCalled
+from phasegate.telemetry.events import ToolCalled
 from phasegate.validators.judge import Judgment
 
 

@@ -20,8 +20,8 @@ from phasegate.evidence.transcript import ToolCall, ToolResult
 from phasegate.phases.model import Task
 from phasegate.tasks.call_phases import CallPhases
 from phasegate.tasks.report import RunReport
-from phasegate.telemetry.event import GateTrigger
-from phasegate.telemetry.task_events import (
+from phasegate.telemetry.events import (
+    GateTrigger,
     PhaseCompleted,
     PhaseGateChecked,
     PhaseMarker,

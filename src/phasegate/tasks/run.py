@@ -31,9 +31,7 @@ from phasegate.tasks.gate import GateDecision, PhaseGate
 from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked
 from phasegate.tasks.report import RunReport
 from phasegate.tasks.request import first_request
-from phasegate.telemetry.event import GateTrigger
-from phasegate.telemetry.events import EventData, RunEvent, new_run_id
-from phasegate.telemetry.task_events import RunStarted
+from phasegate.telemetry.events import EventData, GateTrigger, RunEvent, RunStarted, new_run_id
 from phasegate.validators.judge import AnswerCheck, Judgment
 from phasegate.validators.windows import entry_claims, phase_windows
 from phasegate.workspace.observer import WorkspaceObserver

@@ -27,8 +27,7 @@ from phasegate.tasks.assembly import RunFacts, assemble_report
 from phasegate.tasks.gate import PhaseGate
 from phasegate.tasks.progress import closing_events
 from phasegate.tasks.report import RunReport
-from phasegate.telemetry.events import EventSink, RunEvent, new_run_id
-from phasegate.telemetry.task_events import RunStarted
+from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, new_run_id
 from phasegate.validators.reconcile import edit_positions
 from phasegate.validators.tools import tool_calls
 from phasegate.workspace.git import disk_changes_since

@@ -1,44 +1,320 @@
-"""Run events: the structured record a task run or a pipeline run emits as it goes.
+"""Run events: the structured record a task run, a pipeline run or the service emits as it goes.
 
-Each event is one frozen dataclass named after what happened (``RunStarted`` in
-:mod:`~phasegate.telemetry.task_events`, ``StageChecked`` in
-:mod:`~phasegate.telemetry.pipeline_events`, ...), whose ``event`` class attribute is its
-name in the log (:data:`EventName`). A :class:`RunEvent` carries one of them with the run's identity
-(``run_id``, ``task``, ``mode``, and ``isolation`` for a pipeline), a UTC timestamp and
-:data:`SCHEMA_VERSION`. Runners hand events to an :data:`EventSink`; the log turns them into
-JSON lines, the CLI into progress lines. ``docs/events.md`` documents every field.
+Each event is one frozen dataclass named after what happened (``RunStarted``,
+``StageChecked``, ``RunQueued``, ...), whose ``event`` class attribute is its name in the log
+(:data:`~phasegate.modes.EventName`); their fields are documented in ``docs/events.md``. The
+task-run events come first (``tool.called`` and ``retry.scheduled`` come in pipeline runs
+too), then the pipeline-run events, then the ones the HTTP service frames a run with:
+``run.queued`` when it is accepted, ``run.cancelled`` or ``run.interrupted`` when it ends
+early, and always a final ``done`` with the status the service gives it.
+
+A :class:`RunEvent` carries one of them with the run's identity (``run_id``, ``task``,
+``mode``, and ``isolation`` for a pipeline), a UTC timestamp and :data:`SCHEMA_VERSION`.
+Runners hand events to an :data:`EventSink`; the log turns them into JSON lines, the CLI into
+progress lines.
+
+One concept in one module (about 480 lines): every event and the record that carries it,
+so a new event is added, named and documented in one place.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
-from phasegate.modes import EventName, Isolation, Mode
-from phasegate.telemetry.pipeline_events import (
-    PipelineCompleted,
-    PipelineResumed,
-    PipelineStarted,
-    StageChecked,
-    StageCompleted,
-    StageRevision,
-    StageStarted,
+from phasegate.modes import (
+    DefinitionKind,
+    EventName,
+    Isolation,
+    Mode,
+    PhaseStatus,
+    PipelineStatus,
+    ReportVerdict,
+    RunStatus,
+    StageStatus,
+    Verdict,
 )
-from phasegate.telemetry.service_events import RunCancelled, RunDone, RunInterrupted, RunQueued
-from phasegate.telemetry.task_events import (
-    PhaseCompleted,
-    PhaseGateChecked,
-    PhaseMarker,
-    PhaseStarted,
-    RetryScheduled,
-    RunCompleted,
-    RunStarted,
-    ToolCalled,
-)
+
+GateTrigger = Literal["stop", "tool", "end"]
+"""What made the gate check: the agent stopping, a completion tool call, the session's end."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventFields:
+    """The fields of one event; a subclass per event name."""
+
+    event: ClassVar[EventName]
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset()
+    """Fields left out of the line (not written as null) when they are None."""
+
+    def as_fields(self) -> dict[str, Any]:
+        """The event's own fields, as they appear in a log line."""
+        return {
+            f.name: value
+            for f in dataclasses.fields(self)
+            if (value := getattr(self, f.name)) is not None or f.name not in self._absent_when_none
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageFields(EventFields):
+    """Tokens and cost: the fields of the events that close a phase, a run or a pipeline."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    """None when the agent does not report cost."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted(EventFields):
+    """A task run begins, before the agent starts."""
+
+    event: ClassVar[EventName] = "run.started"
+    agent: str
+    agent_version: str | None = None
+    """The version of what the agent runs (Claude Code: the CLI's); None when unknown."""
+    workdir: str
+    phases: int
+    max_attempts: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseStarted(EventFields):
+    """The agent moved on to a phase."""
+
+    event: ClassVar[EventName] = "phase.started"
+    phase: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseMarker(EventFields):
+    """The agent claimed a work phase complete, by a marker line or a tool call."""
+
+    event: ClassVar[EventName] = "phase.marker"
+    phase: int
+    name: str
+    text: str
+    source: Literal["marker", "tool"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseGateChecked(EventFields):
+    """The gate judged a phase (at a stop, a completion tool call, or the session's end)."""
+
+    event: ClassVar[EventName] = "phase.gate"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"tool"})
+    phase: int
+    name: str
+    attempt: int
+    trigger: GateTrigger
+    accepted: bool
+    issues: list[str]
+    tool: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseCompleted(UsageFields):
+    """A phase's final account, once the run is over."""
+
+    event: ClassVar[EventName] = "phase.completed"
+    phase: int
+    name: str
+    status: PhaseStatus
+    attempts: int
+    duration_ms: int
+    completed_by: str | None
+    tools: dict[str, int]
+    tool_errors: int
+    files_changed: list[str]
+    issues: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCompleted(UsageFields):
+    """A task run is over."""
+
+    event: ClassVar[EventName] = "run.completed"
+    verdict: Verdict
+    attempts: int
+    duration_ms: int
+    files_changed: list[str]
+    findings: list[str]
+    reverted: bool
+    error: str | None
+    stop_overrides: int = 0
+
+
+# -- in task runs and pipeline runs alike ---------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCalled(EventFields):
+    """A tool call came back with its result: ``phase`` in a task run, ``stage`` in a
+    pipeline run."""
+
+    event: ClassVar[EventName] = "tool.called"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    phase: int | None = None
+    stage: int | None = None
+    tool: str | None
+    tool_use_id: str
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryScheduled(EventFields):
+    """A failed request (``source: claude-code``) or session (``source: phasegate``) is
+    retried."""
+
+    event: ClassVar[EventName] = "retry.scheduled"
+    attempt: int
+    reason: str
+    delay_ms: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PipelineStarted(EventFields):
+    """A pipeline run begins (or resumes, in a new process), before the agent starts; a
+    Ralph loop's run says what ends it in ``loop`` (``promise``, ``max_iterations``, null
+    when unbounded)."""
+
+    event: ClassVar[EventName] = "pipeline.started"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"loop"})
+    agent: str
+    agent_version: str | None = None
+    """The version of what the agent runs (Claude Code: the CLI's); None when unknown."""
+    workdir: str
+    stages: int
+    stage: int
+    resumed: bool
+    loop: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PipelineResumed(EventFields):
+    """An interrupted pipeline run continues: in its saved ``session``, or ``fresh``."""
+
+    event: ClassVar[EventName] = "pipeline.resumed"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"reason"})
+    stage: int
+    name: str
+    how: Literal["session", "fresh"]
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageStarted(EventFields):
+    """A stage becomes current (``visit`` counts its visits, revisions included)."""
+
+    event: ClassVar[EventName] = "stage.started"
+    stage: int
+    name: str
+    visit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageChecked(EventFields):
+    """A stage's exit checks were run."""
+
+    event: ClassVar[EventName] = "stage.checked"
+    stage: int
+    name: str
+    attempt: int
+    trigger: Literal["stop", "end"]  # a stage has no completion tools
+    passed: bool
+    failed: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageRevision(EventFields):
+    """A stage that kept failing sends the pipeline back to an earlier stage."""
+
+    event: ClassVar[EventName] = "stage.revision"
+    stage: int
+    name: str
+    to_stage: int
+    to_name: str
+    revision: int
+    failed: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageCompleted(EventFields):
+    """A stage's visit ended: accepted, rejected, or left ``pending`` for a revision."""
+
+    event: ClassVar[EventName] = "stage.completed"
+    stage: int
+    name: str
+    status: StageStatus
+    attempts: int
+    visits: int
+    duration_ms: int
+    files_changed: list[str]
+    checks: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PipelineCompleted(UsageFields):
+    """This process's part of a pipeline run is over; a Ralph loop's run counts the
+    ``iterations`` it took."""
+
+    event: ClassVar[EventName] = "pipeline.completed"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"iterations"})
+    verdict: PipelineStatus
+    stages_accepted: int
+    revisions: int
+    sessions: int
+    duration_ms: int
+    error: str | None
+    iterations: int | None = None
+    stop_overrides: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunQueued(EventFields):
+    """The service accepted the run; it starts when a slot is free."""
+
+    event: ClassVar[EventName] = "run.queued"
+    kind: DefinitionKind
+    position: int
+    """1 when the run is next to start; 0 when a slot is free for it now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCancelled(EventFields):
+    """The run was cancelled on request: its agent was stopped, or it never started."""
+
+    event: ClassVar[EventName] = "run.cancelled"
+    started: bool
+    """Whether the agent had started."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInterrupted(EventFields):
+    """The service stopped or restarted before the run finished."""
+
+    event: ClassVar[EventName] = "run.interrupted"
+    reason: str
+    resumable: bool
+    """Whether resuming continues it (a pipeline)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDone(EventFields):
+    """The last event of a run (until a resumed pipeline continues it)."""
+
+    event: ClassVar[EventName] = "done"
+    status: RunStatus
+    """``finished``, ``failed``, ``cancelled`` or ``interrupted``."""
+    verdict: ReportVerdict | None
+    """The report's verdict, when the run ended with a report."""
+
 
 SCHEMA_VERSION = 2
 """Version of the event line format; ``docs/events.md`` keeps its changelog."""

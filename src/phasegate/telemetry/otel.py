@@ -19,14 +19,14 @@ from datetime import datetime
 from typing import Any
 
 from phasegate.errors import UsageError
-from phasegate.telemetry.events import RunEvent
-from phasegate.telemetry.task_events import (
+from phasegate.telemetry.events import (
     PhaseCompleted,
     PhaseGateChecked,
     PhaseMarker,
     PhaseStarted,
     RetryScheduled,
     RunCompleted,
+    RunEvent,
     RunStarted,
     ToolCalled,
 )
