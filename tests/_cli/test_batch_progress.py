@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 from rich.progress import Progress
 
-from phasegate._cli.batch_progress import _LiveDisplay, status_text
+from phasegate._cli.batch import _LiveDisplay, status_text
 from phasegate.batches.progress import BatchCounts, BatchUpdate
 
 

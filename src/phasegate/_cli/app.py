@@ -36,7 +36,7 @@ def _report() -> Callable[..., Any]:
 
 
 def _claude_cli() -> Callable[..., Any]:
-    from phasegate._cli.claude_cli import claude_cli
+    from phasegate._cli.doctor import claude_cli
 
     return claude_cli
 

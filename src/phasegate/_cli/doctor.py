@@ -1,4 +1,6 @@
-"""``phasegate doctor``: what runs would use here, and whether it is what phasegate is tested with.
+"""``phasegate doctor`` and ``phasegate claude-cli``: what runs would use here.
+
+``doctor`` says whether it is what phasegate is tested with.
 
 It reports the Claude Code CLI (its path and what ``--version`` prints), claude-agent-sdk's
 version, where that Claude Code stands against the tested window, the Python version, the
@@ -17,6 +19,10 @@ Exit codes: 0 when a CLI was found, whatever the window says (a CLI outside it i
 never an error); 2 when none was found, as ``phasegate claude-cli`` and ``phasegate run``
 (nothing can run until one is installed or ``--cli-path`` names one). The report is printed
 either way.
+
+``claude-cli`` prints the path of the Claude Code CLI phasegate runs. The CLI ships inside
+the claude-agent-sdk wheel, so a plain ``claude`` is often not on ``PATH``;
+``"$(phasegate claude-cli)" -p ...`` runs the same CLI ``phasegate run`` would.
 """
 
 from __future__ import annotations
@@ -29,9 +35,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from phasegate._cli.claude_cli import no_cli_found
 from phasegate._cli.options import CliPath, JsonOutput
 from phasegate._cli.output import print_result
+from phasegate.errors import UsageError
 
 SCHEMA_VERSION = 1
 """The version of ``doctor --json``'s shape; it changes when a field changes meaning."""
@@ -176,3 +182,29 @@ def format_diagnosis(found: dict[str, Any]) -> str:
     ]
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
+
+
+def claude_cli() -> None:
+    """Print the path of the Claude Code CLI phasegate runs (bundled with claude-agent-sdk).
+
+    Use it to run Claude Code yourself, e.g. "$(phasegate claude-cli)" -p "..." --output-format
+    stream-json --verbose > run.jsonl
+    """
+    from phasegate.agents.claude.cli import find_claude_cli
+
+    cli = find_claude_cli()
+    if cli is None:
+        raise no_cli_found()
+    print_result(str(cli))
+
+
+def no_cli_found(cli_path: Path | None = None) -> UsageError:
+    """The error of a command that found no Claude Code CLI (exit code 2): at ``cli_path``
+    when one was given, else neither bundled nor on ``PATH``."""
+    if cli_path is not None:
+        return UsageError(f"no Claude Code CLI found at {cli_path}: give the path of one")
+    return UsageError(
+        "no Claude Code CLI found: claude-agent-sdk's bundled CLI is missing and `claude` "
+        "is not on PATH; reinstall phasegate (pip install --force-reinstall "
+        "claude-agent-sdk) or install Claude Code"
+    )

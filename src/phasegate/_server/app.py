@@ -18,8 +18,7 @@ from starlette.responses import JSONResponse
 from phasegate._server.idempotency import HEADER
 from phasegate._server.limits import BodyLimit, StreamLimit
 from phasegate._server.live import LiveRun
-from phasegate._server.problems import RequestProblem, storage_failed
-from phasegate._server.responses import error_response
+from phasegate._server.problems import RequestProblem, error_response, storage_failed
 from phasegate._server.security import UNAUTHORIZED, HostGuard, TokenGuard, token_matches
 from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point

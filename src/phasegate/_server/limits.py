@@ -24,7 +24,7 @@ from collections import Counter
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from phasegate._server.responses import error_response
+from phasegate._server.problems import error_response
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 

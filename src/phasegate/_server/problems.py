@@ -1,8 +1,13 @@
-"""The errors the service answers with: a status code, a stable code, what to do, the field."""
+"""The errors the service answers with, and their one shape: a status code, a stable code,
+what to do, the field, as ``{"error": {code, message, field}}``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from starlette.responses import JSONResponse
+
+from phasegate.client.schema import ErrorBody, ErrorDetail
 
 
 class RequestProblem(Exception):
@@ -38,3 +43,17 @@ def storage_failed(what: str, exc: BaseException, root: Path) -> RequestProblem:
 def root_relative(text: str, root: Path) -> str:
     """Messages name paths relative to the root: a client has no business with the host's."""
     return text.replace(str(root.resolve()) + "/", "").replace(str(root.resolve()), ".")
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """An ``ErrorBody`` response with ``headers``; a 401 says which scheme to use."""
+    body = ErrorBody(error=ErrorDetail(code=code, message=message, field=field))
+    sent = {**(headers or {}), **({"WWW-Authenticate": "Bearer"} if status == 401 else {})}
+    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=sent or None)

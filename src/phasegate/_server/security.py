@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from phasegate._files.limits import read_bounded
-from phasegate._server.responses import error_response
+from phasegate._server.problems import error_response
 from phasegate.errors import UsageError
 from phasegate.modes import STATE_DIR
 
