@@ -263,7 +263,7 @@ def test_a_schema_outside_the_task_folder_names_files_root_and_that_flag_widens_
 def test_the_command_line_imports_other_commands_only_when_they_are_called() -> None:
     """`phasegate run` pays for no import of the service, the batch runner or reports; a
     command built on first use still answers (its help here)."""
-    later = ["phasegate._cli.serve", "phasegate._cli.batch", "phasegate._cli.report",
+    later = ["phasegate._cli.serve", "phasegate._cli.batch", "phasegate._cli.metrics_report",
              "phasegate._cli.github", "phasegate._cli.pipeline"]  # fmt: skip
     code = (
         "import sys\n"

@@ -30,7 +30,7 @@ from phasegate.errors import PhasegateError
 
 
 def _report() -> Callable[..., Any]:
-    from phasegate._cli.report import report_command
+    from phasegate._cli.metrics_report import report_command
 
     return report_command
 

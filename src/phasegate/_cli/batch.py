@@ -23,9 +23,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+from phasegate._cli.metrics_report import write_report
 from phasegate._cli.options import CliPath
 from phasegate._cli.output import print_result
-from phasegate._cli.report import write_report
 from phasegate._cli.wiring import same_file
 from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
 from phasegate.errors import UsageError

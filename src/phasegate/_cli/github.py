@@ -99,7 +99,7 @@ def github_command(
 
 def _write_html(log: Path | None, target: Path | None) -> Path | None:
     """The HTML report of ``log`` written to ``target`` (None when there is no log)."""
-    from phasegate._cli.report import render_logs
+    from phasegate._cli.metrics_report import render_logs
 
     if log is None or target is None or not log.exists():
         return None
