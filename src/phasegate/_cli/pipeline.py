@@ -132,23 +132,13 @@ def run_command(
     interrupted run continues with `phasegate pipeline resume`. A pagent file
     (.claude/pagent-pipeline.json) runs as it is: its prompt files are read from WORKDIR.
     """
-    read: list[Path] = []
-    pipeline = _load(pipeline_file, workdir, files_root, file_format, read)
-    agent_options = AgentOptions(
-        agent,
-        script=script,
-        model_script=model_script,
-        model=model,
-        timeout=timeout,
-        cli_path=cli_path,
-        max_cost=max_cost,
-    )
-    inputs = [*_inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir), *read]
-    refuse_log_over_inputs(log_file, inputs)
-    output = OutputOptions(quiet=quiet, log_file=log_file)
-    report = _run(pipeline, workdir, agent_options, output, isolation, retries, prompts_dir,
-                  restart=restart)  # fmt: skip
-    finish(report, json_output=json_output, human=format_pipeline)
+    agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
+                                 timeout=timeout, cli_path=cli_path, max_cost=max_cost)  # fmt: skip
+    _run_and_finish(
+        pipeline_file, workdir, agent_options, OutputOptions(quiet=quiet, log_file=log_file),
+        isolation=isolation, retries=retries, prompts_dir=prompts_dir, files_root=files_root,
+        file_format=file_format, json_output=json_output, restart=restart,
+    )  # fmt: skip
 
 
 @app.command("resume")
@@ -176,26 +166,13 @@ def resume_command(
     supports it (Claude Code keeps sessions in its config directory); otherwise a fresh
     session starts with a recap. The isolation of the original run is kept.
     """
-    from phasegate.pipelines.state import load_state
-
-    read: list[Path] = []
-    pipeline = _load(pipeline_file, workdir, files_root, file_format, read)
-    isolation = load_state(workdir.resolve()).isolation  # a bad state file fails here, early
-    agent_options = AgentOptions(
-        agent,
-        script=script,
-        model_script=model_script,
-        model=model,
-        timeout=timeout,
-        cli_path=cli_path,
-        max_cost=max_cost,
-    )
-    inputs = [*_inputs(pipeline_file, pipeline, workdir, agent_options, prompts_dir), *read]
-    refuse_log_over_inputs(log_file, inputs)
-    output = OutputOptions(quiet=quiet, log_file=log_file)
-    report = _run(pipeline, workdir, agent_options, output, isolation, retries, prompts_dir,
-                  resume=True)  # fmt: skip
-    finish(report, json_output=json_output, human=format_pipeline)
+    agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
+                                 timeout=timeout, cli_path=cli_path, max_cost=max_cost)  # fmt: skip
+    _run_and_finish(
+        pipeline_file, workdir, agent_options, OutputOptions(quiet=quiet, log_file=log_file),
+        isolation=None, retries=retries, prompts_dir=prompts_dir, files_root=files_root,
+        file_format=file_format, json_output=json_output, resume=True,
+    )  # fmt: skip
 
 
 @app.command("convert")
@@ -267,6 +244,36 @@ def _inputs(
         *prompt_files(prompts_dir),
         *state,
     ]
+
+
+def _run_and_finish(
+    pipeline_file: Path,
+    workdir: Path,
+    agent: AgentOptions,
+    output: OutputOptions,
+    *,
+    isolation: Isolation | None,
+    retries: int,
+    prompts_dir: Path | None,
+    files_root: Path | None,
+    file_format: PipelineFormat,
+    json_output: bool,
+    restart: bool = False,
+    resume: bool = False,
+) -> None:
+    """Load the pipeline, refuse a log over its inputs, run it (or resume it, in the isolation
+    its state records: ``isolation`` None) and print the report."""
+    from phasegate.pipelines.state import load_state
+
+    read: list[Path] = []
+    pipeline = _load(pipeline_file, workdir, files_root, file_format, read)
+    if isolation is None:  # a bad state file fails here, before anything starts
+        isolation = load_state(workdir.resolve()).isolation
+    inputs = [*_inputs(pipeline_file, pipeline, workdir, agent, prompts_dir), *read]
+    refuse_log_over_inputs(output.log_file, inputs)
+    report = _run(pipeline, workdir, agent, output, isolation, retries, prompts_dir,
+                  restart=restart, resume=resume)  # fmt: skip
+    finish(report, json_output=json_output, human=format_pipeline)
 
 
 def _run(
