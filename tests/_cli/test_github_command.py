@@ -119,6 +119,34 @@ def test_a_command_that_wrote_no_report_is_an_error_that_fails_both_ways(
     assert "exited 2 before it wrote a report" in annotation.data
 
 
+def test_a_missing_or_empty_report_without_an_exit_code_is_refused_naming_the_file(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    """With no code given there is no run to speak of: no made-up exit code 3, no outputs,
+    exit 2 naming the file and what to give instead."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    for report in (tmp_path / "missing.json", empty):
+        done = phasegate("github", report)
+        assert done.returncode == 2
+        assert f"{report}: no report here" in done.stderr
+        assert "--exit-code" in done.stderr and "Traceback" not in done.stderr
+        assert runner_files["GITHUB_OUTPUT"].read_text() == ""
+        assert done.stdout == ""
+
+
+def test_a_report_that_cannot_be_read_is_refused_naming_the_file(
+    tmp_path: Path, runner_files: dict[str, Path]
+) -> None:
+    """A folder where the report should be is exit 2, even with an exit code given."""
+    folder = tmp_path / "report.json"
+    folder.mkdir()
+    done = phasegate("github", folder, "--exit-code", "1")
+    assert done.returncode == 2
+    assert f"{folder}: cannot read the report" in done.stderr
+    assert runner_files["GITHUB_OUTPUT"].read_text() == ""
+
+
 @pytest.mark.parametrize("code", ["256", "-1"])
 def test_an_exit_code_no_process_can_have_is_refused_instead_of_wrapping_to_zero(
     tmp_path: Path, runner_files: dict[str, Path], code: str

@@ -82,6 +82,7 @@ FLAGS = {
     "context": "--context",
     "cpus_per_unit": "--cpus-per-unit",
     "executor": "--executor",
+    "exit_code": "--exit-code",
     "files_root": "--files-root",
     "inputs": "`phasegate plan` for what is missing, then `phasegate execute --responses`",
     "isolation": "--isolation",

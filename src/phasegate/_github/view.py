@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from phasegate._github.report_file import field_location, one_line, read_json_object
-from phasegate.errors import PhasegateError, _FileFieldError
+from phasegate.errors import _FileFieldError
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
 from phasegate.pipelines.report import PipelineReport
@@ -87,11 +87,20 @@ class ReportView:
 
 
 def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
-    """The report in ``path``; a missing or empty file (the command stopped before writing
-    it) is an ``error`` view with ``exit_code``. Raises a usage error naming the file and the
-    field when the file is not a phasegate report."""
+    """The report in ``path``. A missing or empty file is an ``error`` view when the exit code
+    of the command that should have written it is given (it stopped before it could);
+    without one there is nothing to show, and it is a usage error naming the file, as is a
+    file that is not a phasegate report (naming the field)."""
     parsed = read_json_object(path)
+    if parsed is None and exit_code is None:
+        raise _FileFieldError(
+            path, None,
+            "no report here (the file is missing or empty); name the report a run wrote, or "
+            "give the exit code of the command that should have written it",
+            option="exit_code",
+        )  # fmt: skip
     if parsed is None:
+        assert exit_code is not None
         return _no_report(path, exit_code)
     try:
         if "phases" in parsed:
@@ -112,8 +121,7 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
     )
 
 
-def _no_report(path: Path, exit_code: int | None) -> ReportView:
-    code = PhasegateError.exit_code if exit_code is None else exit_code
+def _no_report(path: Path, code: int) -> ReportView:
     return ReportView(
         kind="task",
         name=path.name,
