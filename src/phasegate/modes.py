@@ -14,6 +14,11 @@ Mode = Literal["gate", "single-query", "unstructured"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 """Every mode, in the order reports list them."""
 
+LoggedMode = Mode | Literal["judge"]
+"""What an event line's ``mode`` says: the mode a run was gated in, or ``judge`` for a saved
+transcript judged afterwards (``phasegate judge``): no gate ran, so ``phasegate report``
+keeps those runs in a row of their own."""
+
 Isolation = Literal["session", "process"]
 """How a pipeline runs its stages: ``session``, all in one agent session; ``process``, a new
 session per stage (for comparison)."""

@@ -174,3 +174,27 @@ def test_a_judged_run_logged_with_log_file_is_counted_by_report(
     assert events[-1]["verdict"] == "accepted"
     summary = json.loads(phasegate("report", log, "--format", "json").stdout)
     assert summary["runs"] == 1
+    assert {e["mode"] for e in events} == {"judge"}  # no gate ran: not a gate run
+
+
+def test_report_by_mode_keeps_judged_transcripts_apart_from_gate_runs(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """A judged transcript and a gated run of the same task are two rows of report --by mode,
+    not one gate row of two runs."""
+    (checkout / "app.py").write_text(APP.replace("eval(x)", "int(x)"))
+    log = tmp_path / "runs.jsonl"
+    done = phasegate(
+        "judge", TASK, "--transcript", TRANSCRIPTS / "edit_then_json.jsonl",
+        "--workdir", checkout, "--json", "--log-file", log,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    gated = [json.loads(line) | {"run_id": "gated-run-01", "mode": "gate"}
+             for line in log.read_text().splitlines()]  # fmt: skip
+    with log.open("a") as file:
+        file.writelines(json.dumps(event) + "\n" for event in gated)
+
+    summary = json.loads(phasegate("report", log, "--by", "mode", "--format", "json").stdout)
+
+    rows = {group["mode"]: group["runs"] for group in summary["groups"]}
+    assert rows == {"judge": 1, "gate": 1}

@@ -15,7 +15,7 @@ def accepted_run_lines(run_id: str = RUN_ID, task: str = "fix-vulnerability") ->
     """The event log of an accepted two-phase task run, one JSON line per event, as the
     service writes it: queued, the runner's events (a phase marker carrying hostile text),
     and the final ``done``."""
-    common = {"run_id": run_id, "task": task, "mode": "gate", "schema_version": 2}
+    common = {"run_id": run_id, "task": task, "mode": "gate", "schema_version": 3}
     clock = iter(range(10, 60))
 
     def line(event: str, **fields: Any) -> str:

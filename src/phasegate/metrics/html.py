@@ -33,7 +33,9 @@ from phasegate.metrics.svg import PALETTE, Bar, Segment, column_chart, row_chart
 
 CHARTS = ("completion-rate", "attempts", "time-to-completion", "mode-comparison")
 """The ``data-chart`` value of each chart, in page order."""
-_MODE_COLOURS = {"gate": PALETTE[0], "single-query": PALETTE[1], "unstructured": PALETTE[2]}
+_MODE_COLOURS = {
+    "gate": PALETTE[0], "single-query": PALETTE[1], "unstructured": PALETTE[2], "judge": PALETTE[3],
+}  # fmt: skip
 _ALL_MODES = "#8c8c8c"
 _PERCENT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"

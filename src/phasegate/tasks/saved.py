@@ -152,7 +152,8 @@ def _emit_log(report: RunReport, on_event: EventSink, *, workdir: str, phases: i
     and aggregated alongside real ones."""
     started = RunStarted(agent=report.agent, workdir=workdir, phases=phases, max_attempts=1)
     for data in (started, *closing_events(report, report.error)):
-        on_event(RunEvent(data, report.run_id, report.task, report.mode))
+        # Logged as judged, not as a gate run: no gate ran, and report keeps them apart.
+        on_event(RunEvent(data, report.run_id, report.task, "judge"))
 
 
 def _without(diff: WorkspaceDiff, workdir: Path, file: Path | None) -> WorkspaceDiff:

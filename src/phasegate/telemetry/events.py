@@ -31,7 +31,7 @@ from phasegate.modes import (
     DefinitionKind,
     EventName,
     Isolation,
-    Mode,
+    LoggedMode,
     PhaseStatus,
     PipelineStatus,
     ReportVerdict,
@@ -316,7 +316,7 @@ class RunDone(EventFields):
     """The report's verdict, when the run ended with a report."""
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the event line format; ``docs/events.md`` keeps its changelog."""
 
 RUN_ID_LENGTH = 12
@@ -364,7 +364,8 @@ class RunEvent:
     run_id: str
     task: str
     """The task's name; in a pipeline run, the pipeline's."""
-    mode: Mode
+    mode: LoggedMode
+    """The mode the run was gated in; ``judge`` for a judged transcript."""
     isolation: Isolation | None = None
     """In a pipeline run: ``session`` or ``process``; None in a task run."""
     timestamp: str = field(default_factory=_now)
