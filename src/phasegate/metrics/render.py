@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from typing import Any, Literal
 
 from phasegate.metrics.formatting import (
@@ -78,14 +79,18 @@ def render_markdown(summary: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def render_table(summary: dict[str, Any], *, width: int = 120, color: bool = False) -> str:
-    """Tables drawn with rich, for a terminal."""
+def render_table(summary: dict[str, Any], *, width: int | None = None, color: bool = False) -> str:
+    """Tables drawn with rich, for a terminal: ``width`` columns (default: the terminal's, or
+    ``COLUMNS``, else 120). A cell that does not fit is folded onto more lines, never cut
+    short: every figure stays whole."""
     # Imported here: the other formats (and `phasegate report --format json`) do without.
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
+    if width is None:
+        width = shutil.get_terminal_size((120, 24)).columns
     console = Console(file=buffer, width=width, color_system="auto" if color else None)
     console.print(_totals(summary), markup=False)
     for warning in summary["warnings"]:
@@ -93,7 +98,9 @@ def render_table(summary: dict[str, Any], *, width: int = 120, color: bool = Fal
     for title, columns, rows in _sections(summary):
         table = Table(title=title)
         for column in columns:
-            table.add_column(column, justify="left" if column in _TEXT_COLUMNS else "right")
+            table.add_column(
+                column, justify="left" if column in _TEXT_COLUMNS else "right", overflow="fold"
+            )
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
         console.print(table)
