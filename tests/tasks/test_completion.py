@@ -347,6 +347,24 @@ def test_the_report_reconciles_tools_disk_and_claims(run_script: RunScript) -> N
     assert (edit.tool_reported, edit.disk_changed) == (["app.py"], ["app.py"])
 
 
+def test_an_accepted_runs_phases_show_no_mismatch_the_run_does_not_show(
+    run_script: RunScript,
+) -> None:
+    """The summary phase's claims are about the run's changes: compared with that phase's
+    own (none), every accepted run used to show claimed_not_changed there."""
+    report = run_script(
+        [{"tools": [EDIT]}, {"when": "tool_result", "text": f"{MARKER}\n\n{GOOD_JSON}"}]
+    )
+    assert report.verdict == "accepted", report.issues
+    summary = report.phases[-1].reconciliation
+    assert summary is not None and summary.claimed == ["app.py"]
+    assert (summary.claimed_not_changed, summary.changed_not_claimed) == ([], [])
+    for phase in report.phases:
+        assert phase.reconciliation is not None
+        assert phase.reconciliation.claimed_not_changed == []
+        assert phase.reconciliation.changed_not_claimed == []
+
+
 def test_a_claim_without_a_change_shows_in_the_reconciliation_and_findings(
     run_script: RunScript,
 ) -> None:

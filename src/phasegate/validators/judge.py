@@ -163,7 +163,9 @@ def judge(
             else None
         )
         results.append(
-            _phase_judgment(window, issues, reached, completed_by, claimed, calls, diff, workdir)
+            _phase_judgment(
+                window, issues, reached, completed_by, claimed, calls, diff, workdir, changed
+            )
         )
     output_phase = task.output_phase
     return Judgment(
@@ -202,6 +204,7 @@ def _phase_judgment(
     calls: list[CallRecord],
     diff: WorkspaceDiff,
     workdir: str,
+    run_changed: tuple[str, ...],
 ) -> PhaseJudgment:
     mine = [r for r in calls if r.position in window]
     changed = diff.paths
@@ -217,7 +220,11 @@ def _phase_judgment(
         tools=dict(Counter(r.call.name for r in mine if r.ok)),
         tool_errors=sum(1 for r in mine if not r.ok),
         files_changed=changed,
-        reconciliation=reconcile(tool_reported_paths(mine, workdir), changed, claimed),
+        # Claims are about the run's changes: compared with the phase's own (none, in an
+        # output phase) an accepted run would show a mismatch the run does not have.
+        reconciliation=reconcile(
+            tool_reported_paths(mine, workdir), changed, claimed, claims_about=run_changed
+        ),
     )
 
 

@@ -80,17 +80,23 @@ def _edited_paths(record: CallRecord, workdir: str) -> Iterator[str]:
 
 
 def reconcile(
-    tool_reported: Sequence[str], disk_changed: Sequence[str], claimed: Sequence[str] | None
+    tool_reported: Sequence[str],
+    disk_changed: Sequence[str],
+    claimed: Sequence[str] | None,
+    *,
+    claims_about: Sequence[str] | None = None,
 ) -> FileReconciliation:
-    """Compare the three sets."""
+    """Compare the three sets. Claims are compared with ``claims_about`` when given: a
+    summary's claims are about the whole run's changes, not only the phase it is made in."""
     tools, disk = set(tool_reported), set(disk_changed)
     claims = set(claimed) if claimed is not None else None
+    claimed_against = set(claims_about) if claims_about is not None else disk
     return FileReconciliation(
         tool_reported=sorted(tools),
         disk_changed=sorted(disk),
         claimed=sorted(claims) if claims is not None else None,
-        changed_not_claimed=sorted(disk - claims) if claims is not None else [],
-        claimed_not_changed=sorted(claims - disk) if claims is not None else [],
+        changed_not_claimed=sorted(claimed_against - claims) if claims is not None else [],
+        claimed_not_changed=sorted(claims - claimed_against) if claims is not None else [],
         edit_not_on_disk=sorted(tools - disk),
         change_without_tool=sorted(disk - tools),
     )
