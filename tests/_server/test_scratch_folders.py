@@ -12,7 +12,7 @@ import pytest
 
 from phasegate._files.scratch import make_scratch, remove_scratch
 from phasegate._server.job import RUN_SCRATCH
-from tests.helpers.service import Service, alive, descendants, running_service
+from tests.helpers.service import alive, descendants, running_service, wait_for_tool_call
 
 pytestmark = pytest.mark.cli
 
@@ -29,13 +29,6 @@ def _scratch_of(pids: set[int]) -> set[Path]:
     }  # fmt: skip
 
 
-def _wait_for_hang(service: Service, run_id: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not any('"tool.called"' in line for line in service.log_lines(run_id)):
-        assert time.monotonic() < deadline, "the run never reached its hang"
-        time.sleep(0.05)
-
-
 def test_the_next_start_removes_what_a_killed_service_left_and_keeps_a_live_folder(
     root: Path,
 ) -> None:
@@ -43,7 +36,7 @@ def test_the_next_start_removes_what_a_killed_service_left_and_keeps_a_live_fold
     with running_service(root, "--model-script", script) as first:
         client = first.client()
         run = first.start_run(client, task="task.yaml", workdir="project")
-        _wait_for_hang(first, run["id"])
+        wait_for_tool_call(first, run["id"])
         processes = {first.process.pid, *descendants(first.process.pid)}
         left = _scratch_of(processes)
         first.process.send_signal(signal.SIGKILL)

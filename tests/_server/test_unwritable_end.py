@@ -8,7 +8,6 @@ import asyncio
 import errno
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from phasegate._server.event_files import append_lines, last_event
 from phasegate._server.lifecycle import ENDED, Ending
 from phasegate._server.records import RunRecord, run_dir, save_record
 from tests.helpers.read_only import read_only
-from tests.helpers.service import Service, events, running_service
+from tests.helpers.service import events, running_service, wait_for_tool_call
 from tests.helpers.service_app import in_process, in_process_service
 
 WAIT = 60.0
@@ -79,14 +78,6 @@ def test_a_run_whose_record_and_log_cannot_take_its_end_still_ends_with_done_and
     assert on_disk.status == "running"
 
 
-def _wait_for_hang(service: Service, run_id: str) -> None:
-    """Until the scripted model hangs: the run has read a file, its model answers no more."""
-    deadline = time.monotonic() + WAIT
-    while not any('"tool.called"' in line for line in service.log_lines(run_id)):
-        assert time.monotonic() < deadline, "the run never reached its hang"
-        time.sleep(0.05)
-
-
 @pytest.mark.cli
 def test_a_run_whose_report_and_record_cannot_be_written_keeps_its_verdict_across_a_restart(
     root: Path,
@@ -95,7 +86,7 @@ def test_a_run_whose_report_and_record_cannot_be_written_keeps_its_verdict_acros
     with running_service(root, "--model-script", script) as first:
         client = first.client()
         run = first.start_run(client, task="task.yaml", workdir="project")
-        _wait_for_hang(first, run["id"])
+        wait_for_tool_call(first, run["id"])
         with read_only(run_dir(root, run["id"])):
             cancelled = client.post(f"/v1/runs/{run['id']}/cancel").json()
             streamed = events(client, run["id"])

@@ -161,6 +161,15 @@ def events(
     return received
 
 
+def wait_for_tool_call(service: Service, run_id: str, *, timeout: float = 60.0) -> None:
+    """Until run ``run_id`` has called a tool: with a script that hangs after one, the run is
+    then in flight, its model answering no more."""
+    deadline = time.monotonic() + timeout
+    while not any('"tool.called"' in line for line in service.log_lines(run_id)):
+        assert time.monotonic() < deadline, "the run never reached its hang"
+        time.sleep(0.05)
+
+
 def descendants(pid: int) -> dict[int, str]:
     """Every living process below ``pid`` (through /proc), with its command line."""
     children: dict[int, list[int]] = {}
