@@ -19,6 +19,7 @@ from phasegate.evidence.transcript import SessionStart, UserText
 from phasegate.testing import HttpFault, Script, ScriptedModelServer, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER, NO_RETRIES
+from tests.helpers.usage import assert_usage_adds_up, sent_usage
 
 pytestmark = pytest.mark.cli
 
@@ -147,16 +148,17 @@ def test_the_feedback_the_gate_produced_is_what_the_model_received_next(
 def test_tokens_and_cost_are_reported_per_phase_and_add_up_to_the_run(
     task: Task, project: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
-    """Each phase gets the tokens of its responses and its share of the run's cost."""
+    """Each phase gets the final tokens of its responses and its share of the run's cost;
+    the phases' tokens are exactly what the model server sent."""
     server = scripted_model_server(load_script(EXAMPLE / "model.yaml"))
     report = Runner(_agent(server)).run_sync(task, project)
-    assert report.transcript is not None
-    turns = report.transcript.turn_usage()
+    sent = sent_usage(server)
     phases = [phase.usage for phase in report.phases]
-    assert sum(u.output_tokens for u in phases) == turns.output_tokens > 0
-    assert sum(u.input_tokens for u in phases) == turns.input_tokens > 0
+    assert sum(u.output_tokens for u in phases) == sent.output_tokens > len(server.requests)
+    assert sum(u.input_tokens for u in phases) == sent.input_tokens > 0
+    assert report.usage_exact
     assert report.usage.cost_usd is not None and report.usage.cost_usd > 0
-    assert sum(u.cost_usd or 0.0 for u in phases) == pytest.approx(report.usage.cost_usd, rel=1e-3)
+    assert_usage_adds_up(report.model_dump(mode="json"))
 
 
 def test_phasegate_run_uses_claude_code_and_honours_anthropic_base_url(

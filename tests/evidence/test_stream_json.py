@@ -143,7 +143,9 @@ def test_a_realistic_session_becomes_entries_in_order() -> None:
     assert parsed.skipped_lines == 0
     usage = [e for e in parsed.transcript.entries if isinstance(e, TurnUsage)]
     assert len(usage) == 3  # one per assistant line; the blocks share one message id
-    assert parsed.transcript.turn_usage().input_tokens == usage[0].usage.input_tokens
+    assert [r.usage.input_tokens for r in parsed.transcript.responses()] == [
+        usage[0].usage.input_tokens
+    ]
     assert [e for e in parsed.transcript.entries if not isinstance(e, TurnUsage)] == [
         SessionStart(cwd=CWD, session_id=SESSION, model=MODEL, tools=tuple(INIT["tools"])),
         AssistantText(text="I'll fix the eval call."),
@@ -287,13 +289,13 @@ def test_a_cost_too_large_for_a_float_is_unknown_rather_than_a_crash() -> None:
 
 
 def test_usage_is_summed_over_every_result() -> None:
-    """Transcript.usage adds the tokens and costs of all results."""
+    """Transcript.result_usage adds the tokens and costs of all results."""
     lines = [
         result(total_cost_usd=0.25, usage={"input_tokens": 10, "output_tokens": 1}),
         result(total_cost_usd=0.5, usage={"input_tokens": 5, "output_tokens": 2}),
     ]
 
-    usage = parse_stream_json(lines).transcript.usage()
+    usage = parse_stream_json(lines).transcript.result_usage()
 
     assert usage == Usage(input_tokens=15, output_tokens=3, cost_usd=0.75)
 
@@ -326,7 +328,8 @@ def test_sidechain_text_of_a_session_log_is_a_notice_not_the_models_answer() -> 
     message = json.loads(assistant({"type": "text", "text": "PHASE 1 COMPLETE: done"}))
     message["isSidechain"] = True
 
-    assert entries_from_message(message) == [Notice(text="PHASE 1 COMPLETE: done")]
+    entries = tuple(entries_from_message(message))
+    assert _without_usage(entries) == (Notice(text="PHASE 1 COMPLETE: done"),)
 
 
 def test_subagent_text_is_a_notice_not_the_models_answer() -> None:
@@ -444,7 +447,7 @@ def test_the_recorded_api_failure_is_an_error_result_and_its_message_a_notice() 
     """The CLI's own API-error text is a Notice; the result carries status 500 and api_error."""
     parsed = parse_stream_json((TRANSCRIPTS_DIR / "api_error_500.jsonl").read_text().splitlines())
 
-    _, notice, end = parsed.transcript.entries
+    _, notice, end = _without_usage(parsed.transcript.entries)
     assert isinstance(notice, Notice)
     assert notice.text.startswith("API Error: 500")
     assert isinstance(end, RunResult)
@@ -459,7 +462,7 @@ def test_the_recorded_edit_has_a_successful_result_linked_by_id() -> None:
     (edit,) = [e for e in transcript.entries if isinstance(e, ToolCall) and e.name == "Edit"]
     assert edit.input["file_path"] == "/work/project/app.py"
     assert transcript.results_by_call()[edit.id].ok
-    assert transcript.usage().cost_usd == pytest.approx(0.00406)
+    assert transcript.result_usage().cost_usd == pytest.approx(0.00406)
 
 
 # As Claude Code 2.1.330 and 2.1.332 send it when a Stop hook blocked 9 times in a row.

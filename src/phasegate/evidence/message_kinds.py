@@ -24,7 +24,7 @@ CONVERSATION_TYPES = frozenset({"user", "assistant", "result"})
 KNOWN_IGNORED_TYPES = frozenset(
     {
         # stream-json (`claude -p --output-format stream-json --verbose`) and SDK messages
-        "stream_event",  # --include-partial-messages: raw API deltas, repeated in full later
+        "stream_event",  # partial messages: deltas repeated in full later (see USAGE_EVENTS)
         "rate_limit_event",
         "tool_progress",
         "tool_use_summary",
@@ -64,6 +64,9 @@ KNOWN_IGNORED_TYPES = frozenset(
 ``init`` and the block-cap notification (hook events, status, retries, ``thinking_tokens``,
 compaction) is skipped too."""
 
+USAGE_EVENTS = frozenset({"message_start", "message_delta"})
+"""The partial-message events read: a response's id and first usage, and its final usage."""
+
 BLOCK_CAP_NOTIFICATION = "stop-hook-block-cap"
 """The ``key`` of the ``system`` notification Claude Code (2.1.330 and later) sends when it
 ends a turn that a hook blocked too often in a row ("A hook blocked the turn from ending 9
@@ -88,6 +91,12 @@ def message_kind(message: object) -> MessageKind:
         return "conversation" if isinstance(message.get("message"), Mapping) else "unrecognised"
     if kind == "result":
         return "conversation"
+    if kind == "stream_event":
+        # A response's start and end carry its usage; the deltas between repeat what the
+        # assistant messages say in full.
+        event = message.get("event")
+        usage_event = isinstance(event, Mapping) and event.get("type") in USAGE_EVENTS
+        return "conversation" if usage_event else "ignored"
     if kind == "system":
         subtype = message.get("subtype")
         if subtype == "init" or message.get("key") == BLOCK_CAP_NOTIFICATION:

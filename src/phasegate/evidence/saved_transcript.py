@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from phasegate.evidence.message_kinds import message_kind
-from phasegate.evidence.stream_json import entries_from_message
+from phasegate.evidence.stream_json import MessageReader
 from phasegate.evidence.transcript import Entry, SessionStart, Transcript
 
 TranscriptShape = Literal["json-lines", "json-array"]
@@ -108,6 +108,7 @@ class _Reader:
     def __init__(self, shape: TranscriptShape) -> None:
         self.shape: TranscriptShape = shape
         self.entries: list[Entry] = []
+        self.messages = MessageReader()
         self.started = False
         self.understood = self.ignored = self.unrecognised = self.not_json = 0
         self.example: str | None = None
@@ -123,7 +124,7 @@ class _Reader:
                 self.example, self.example_at = _shorten(text, start, end), at
         elif isinstance(value, Mapping):
             self.understood += 1
-            entries = entries_from_message(value)
+            entries = self.messages.entries(value)
             if not self.started:
                 self.started = any(isinstance(e, SessionStart) for e in entries)
                 if not self.started and (start_entry := _logged_start(value)) is not None:

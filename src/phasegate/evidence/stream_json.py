@@ -34,11 +34,66 @@ from phasegate.evidence.transcript import (
 
 SYNTHETIC_MODEL = "<synthetic>"
 
+_TOKEN_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
 _BLOCKS = re.compile(r"(\d+) consecutive times")
 
 
+class MessageReader:
+    """Reads one session's Claude Code messages, in order, into transcript entries.
+
+    Only partial messages (``stream_event``, sent under ``--include-partial-messages``) need
+    the order: a response's final usage comes in its ``message_delta`` event, which does not
+    repeat the response's id that ``message_start`` gave, so the reader remembers the response
+    each stream (the session's, or a subagent's) is in. Every other message is read alone,
+    as :func:`entries_from_message` reads it.
+    """
+
+    def __init__(self) -> None:
+        self._streaming: dict[str | None, tuple[str | None, Usage]] = {}
+
+    def entries(self, message: Mapping[str, Any]) -> list[Entry]:
+        """The transcript entries ``message`` contributes."""
+        if message.get("type") != "stream_event":
+            return entries_from_message(message)
+        event = message.get("event")
+        parent = _str_or_none(message.get("parent_tool_use_id"))
+        if not isinstance(event, Mapping):
+            return []
+        if event.get("type") == "message_start":
+            body = event.get("message")
+            body = body if isinstance(body, Mapping) else {}
+            usage = body.get("usage")
+            self._streaming[parent] = (
+                _str_or_none(body.get("id")),
+                _usage(usage if isinstance(usage, Mapping) else {}, None),
+            )
+            return []
+        if event.get("type") == "message_delta":
+            message_id, usage = self._streaming.pop(parent, (None, Usage()))
+            delta = event.get("usage")
+            # The delta's counts are cumulative for the response: each one it has replaces
+            # the start's (the API sends output_tokens always, the input counts sometimes).
+            final = usage.model_copy(
+                update={
+                    name: count
+                    for name in _TOKEN_COUNTS
+                    if isinstance(delta, Mapping)
+                    and (count := _int_or_none(delta.get(name))) is not None
+                }
+            )
+            return [TurnUsage(message_id=message_id, usage=final, final=True)]
+        return []
+
+
 def entries_from_message(message: Mapping[str, Any]) -> list[Entry]:
-    """The transcript entries one Claude Code message (in its JSON form) contributes."""
+    """The transcript entries one Claude Code message (in its JSON form) contributes; a
+    response's final usage needs the messages before it (:class:`MessageReader`)."""
     kind = message.get("type")
     if kind == "system" and message.get("subtype") == "init":
         return [_session_start(message)]
@@ -83,7 +138,8 @@ def _assistant_entries(message: Mapping[str, Any]) -> list[Entry]:
         or message.get("isSidechain") is True
     )
     entries: list[Entry] = []
-    if isinstance(body.get("usage"), Mapping) and not not_model_output:
+    # A subagent's responses are not this session's answers, but their tokens are spent.
+    if isinstance(body.get("usage"), Mapping):
         message_id = _str_or_none(body.get("id"))
         entries.append(TurnUsage(message_id=message_id, usage=_usage(body["usage"], None)))
     for block in _blocks(body.get("content")):

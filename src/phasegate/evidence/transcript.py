@@ -126,11 +126,18 @@ class RunResult(_Entry):
 
 
 class TurnUsage(_Entry):
-    """Tokens one model response used (one API message; its blocks share ``message_id``)."""
+    """Tokens one model response used (one API message; its blocks share ``message_id``).
+
+    A response is reported more than once: with each of its content blocks, as far as it had
+    streamed then (Claude Code repeats the usage of the response's start, so the output count
+    there is not the response's), and once more with ``final`` set when the response has
+    ended and its usage is complete (from the ``message_delta`` event of partial messages).
+    """
 
     kind: Literal["usage"] = "usage"
     message_id: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    final: bool = False
 
 
 Entry = Annotated[
@@ -196,21 +203,61 @@ class Transcript(BaseModel):
         """Each tool call id mapped to its result (the last one, if repeated)."""
         return {e.tool_use_id: e for e in self.entries if isinstance(e, ToolResult)}
 
-    def turn_usage(self, start: int = 0, end: int | None = None) -> Usage:
-        """Tokens of the model responses in entries ``[start, end)``, each message once."""
-        total, seen = Usage(), set()
-        for entry in self.entries[start:end]:
-            if isinstance(entry, TurnUsage) and (
-                entry.message_id is None or entry.message_id not in seen
-            ):
-                seen.add(entry.message_id)
-                total = total + entry.usage
-        return total
+    def responses(self) -> list[ModelResponse]:
+        """Every model response, once, in the order they started, with its best-known usage.
 
-    def usage(self) -> Usage:
-        """Tokens and cost summed over every :class:`RunResult`."""
+        A response's usage is its ``final`` report when there is one; without one (a saved
+        session log, a runtime that streams no partial messages) it is, count by count, the
+        largest any of its reports gave, and ``exact`` is False.
+        """
+        found: dict[object, ModelResponse] = {}
+        for position, entry in enumerate(self.entries):
+            if not isinstance(entry, TurnUsage):
+                continue
+            key: object = entry.message_id if entry.message_id is not None else position
+            seen = found.get(key)
+            if seen is None:
+                found[key] = ModelResponse(
+                    position=position,
+                    message_id=entry.message_id,
+                    usage=entry.usage,
+                    exact=entry.final,
+                )
+            elif entry.final:
+                found[key] = seen.model_copy(update={"usage": entry.usage, "exact": True})
+            elif not seen.exact:
+                found[key] = seen.model_copy(update={"usage": _larger(seen.usage, entry.usage)})
+        return list(found.values())
+
+    def result_usage(self) -> Usage:
+        """Tokens and cost as the agent runtime's results count them: summed over every
+        :class:`RunResult` (one per agent session or turn)."""
         total = Usage()
         for entry in self.entries:
             if isinstance(entry, RunResult):
                 total = total + entry.usage
         return total
+
+
+class ModelResponse(BaseModel):
+    """One model response of a transcript (see :meth:`Transcript.responses`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    position: int
+    """The entry at which the response was first reported: where it started."""
+    message_id: str | None
+    usage: Usage
+    exact: bool
+    """True when the usage is the response's final count."""
+
+
+def _larger(one: Usage, other: Usage) -> Usage:
+    return Usage(
+        input_tokens=max(one.input_tokens, other.input_tokens),
+        output_tokens=max(one.output_tokens, other.output_tokens),
+        cache_creation_input_tokens=max(
+            one.cache_creation_input_tokens, other.cache_creation_input_tokens
+        ),
+        cache_read_input_tokens=max(one.cache_read_input_tokens, other.cache_read_input_tokens),
+    )

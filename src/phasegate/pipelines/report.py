@@ -46,7 +46,16 @@ class PipelineReport(BaseModel):
         description="Times the agent runtime ended a turn although phasegate's Stop hook "
         "blocked it (Claude Code's cap on blocks in a row); each cost a session.",
     )
-    usage: Usage = Field(default_factory=Usage, description="Tokens and cost of this process.")
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the run, over every process that worked on it: the "
+        "stages' usage plus unattributed_usage.",
+    )
+    unattributed_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost no stage owns: requests of the agent runtime that are "
+        "not responses of the conversation (Claude Code's side requests).",
+    )
     duration_ms: int = Field(description="Wall time of this process's part of the run.")
     error: str | None = None
     state_file: str
@@ -83,7 +92,6 @@ def pipeline_report(
     *,
     agent: str,
     agent_version: str | None = None,
-    usage: Usage,
     duration_ms: int,
     state_file: Path,
     final_message: str | None = None,
@@ -102,7 +110,8 @@ def pipeline_report(
         sessions=state.sessions,
         resumes=state.resumes,
         stop_overrides=state.stop_overrides,
-        usage=usage,
+        usage=state.usage,
+        unattributed_usage=state.unattributed_usage,
         duration_ms=duration_ms,
         error=state.error,
         state_file=str(state_file),

@@ -24,6 +24,7 @@ from phasegate.evidence.transcript import (
     ToolResult,
     Transcript,
 )
+from phasegate.evidence.usage_split import UsageSplit, split_usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
@@ -39,6 +40,7 @@ from phasegate.telemetry.events import (
     PipelineStarted,
     RunEvent,
     ToolCalled,
+    usage_fields,
 )
 
 PIPELINE_MODE: Mode = "gate"
@@ -72,6 +74,8 @@ class PipelineRun(RunObserver):
             unobserved=settings.unobserved,
         )
         self.conversation: m.State = m.Done()
+        self.entry_stages: list[int] = []
+        """The stage (0-based) the run was in when each transcript entry was recorded."""
 
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
@@ -100,6 +104,10 @@ class PipelineRun(RunObserver):
         return await self._drive(self._new_request(prompt, resume=state.session_id))
 
     # -- AgentObserver --------------------------------------------------------------------
+    def record(self, entry: Entry) -> None:
+        super().record(entry)
+        self.entry_stages.append(self.state.stage)
+
     def on_entry(self, entry: Entry) -> None:
         self.record(entry)
         if isinstance(entry, SessionStart):
@@ -260,13 +268,12 @@ class PipelineRun(RunObserver):
 
     def _report(self) -> PipelineReport:
         transcript = Transcript(entries=tuple(self.entries))
-        usage = transcript.usage()
+        usage = self._add_usage(transcript)
         duration = int((time.monotonic() - self.started) * 1000)
         report = pipeline_report(
             self.state,
             agent=self.agent.name,
             agent_version=self.agent_version,
-            usage=usage,
             duration_ms=duration,
             state_file=state_path(self.workdir),
             final_message=transcript.final_message,
@@ -279,13 +286,24 @@ class PipelineRun(RunObserver):
                 sessions=report.sessions,
                 stop_overrides=report.stop_overrides,
                 duration_ms=duration,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cost_usd=usage.cost_usd,
+                **usage_fields(usage.total),
+                unattributed_usage=usage.unattributed.model_dump(),
                 error=report.error,
             )
         )
         return report
+
+    def _add_usage(self, transcript: Transcript) -> UsageSplit:
+        """Add this process's usage to the run's, stage by stage, and save the state; this
+        process's split."""
+        state, stages = self.state, self.entry_stages
+        split = split_usage(transcript, stages.__getitem__, len(state.stages))
+        for record, usage in zip(state.stages, split.parts, strict=True):
+            record.usage = record.usage + usage
+        state.unattributed_usage = state.unattributed_usage + split.unattributed
+        state.usage = state.usage + split.total
+        self.progress.save()
+        return split
 
     def run_event(self, data: EventData) -> RunEvent:
         """``data`` as an event of this run."""

@@ -25,6 +25,7 @@ from phasegate._files import ParseProblem, parse_json, read_text
 from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import inside_folder
 from phasegate.errors import LinkedPathError, PipelineStateError, RunError
+from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
 
@@ -68,6 +69,11 @@ class StageRecord(BaseModel):
     files_changed: list[str] = Field(
         default_factory=list, description="Files added, modified or deleted in the last visit."
     )
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens of the model responses that started in this stage, over all "
+        "visits and processes; cost is the run's cost shared out by price-weighted tokens.",
+    )
 
 
 class Revision(BaseModel):
@@ -100,6 +106,15 @@ class PipelineState(BaseModel):
     stop_overrides: int = Field(
         default=0,
         description="Times the agent runtime ended a turn although the Stop hook blocked it.",
+    )
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the run over all processes: the stages' usage plus "
+        "unattributed_usage.",
+    )
+    unattributed_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost no stage owns (the agent runtime's side requests).",
     )
     error: str | None = None
     started_at: str = Field(default_factory=_now)

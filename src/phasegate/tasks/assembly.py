@@ -1,8 +1,9 @@
 """Turning a judged run into its :class:`~phasegate.tasks.report.RunReport`.
 
-Pure bookkeeping: statuses per phase, durations from the entry times, each phase's share of
-the cost, and the findings (reconciliation differences, reads outside the work directory).
-The runner hands in what it saw.
+Pure bookkeeping: statuses per phase, durations from the entry times, each phase's tokens
+and share of the cost (split by :mod:`phasegate.evidence.usage_split`), and the findings
+(reconciliation differences, reads outside the work directory). The runner hands in what it
+saw.
 """
 
 from __future__ import annotations
@@ -10,15 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from phasegate.evidence.transcript import RunResult, Transcript, Usage
+from phasegate.evidence.transcript import RunResult, Transcript
+from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
 from phasegate.tasks.report import PhaseReport, RunReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
 from phasegate.workspace.revert import RevertReport
-
-_COST_DECIMALS = 6
-"""A phase's share of the cost is rounded to a millionth of a US dollar."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,10 +50,9 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
     """The report of a run judged as ``judgment``."""
     transcript = facts.transcript
     statuses = _statuses(judgment, failed=facts.error is not None)
-    usage = transcript.usage()
-    cost_share = _cost_share(usage, transcript)
+    usage = split_usage(transcript, _phase_owner(judgment), len(judgment.phases))
     phases = []
-    for phase in judgment.phases:
+    for phase, phase_usage in zip(judgment.phases, usage.parts, strict=True):
         status = statuses[phase.index]
         phases.append(
             PhaseReport(
@@ -68,7 +66,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
                 tools=phase.tools,
                 tool_errors=phase.tool_errors,
                 files_changed=list(phase.files_changed),
-                usage=cost_share(transcript.turn_usage(phase.start, phase.end)),
+                usage=phase_usage,
                 reconciliation=phase.reconciliation,
                 issues=list(phase.issues),
             )
@@ -90,7 +88,9 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         reconciliation=judgment.reconciliation,
         findings=[*reconciliation_findings(judgment.reconciliation), *judgment.findings],
         reverted=facts.reverted,
-        usage=usage,
+        usage=usage.total,
+        unattributed_usage=usage.unattributed,
+        usage_exact=usage.exact,
         duration_ms=facts.duration_ms,
         turns=sum(e.num_turns or 0 for e in transcript.entries if isinstance(e, RunResult)),
         retries=facts.retries,
@@ -111,19 +111,22 @@ def _elapsed_ms(times: Sequence[float], start: int, end: int) -> int:
     return int(max(last - first, 0.0) * 1000)
 
 
-def _cost_share(run: Usage, transcript: Transcript) -> Callable[[Usage], Usage]:
-    """A function giving a phase's tokens their share of the run's cost, by tokens used."""
-    all_turns = transcript.turn_usage()
-    tokens = all_turns.input_tokens + all_turns.output_tokens
-    cost = run.cost_usd
+def _phase_owner(judgment: Judgment) -> Callable[[int], int | None]:
+    """Which phase (0-based) owns a transcript entry: the one phase whose window holds it; the
+    last phase for what came after every window (the agent went on after its last claim);
+    none where windows overlap (without markers every window is the whole run)."""
+    windows = [(phase.start, phase.end) for phase in judgment.phases]
+    last_end = max((end for _, end in windows), default=0)
 
-    def share(phase: Usage) -> Usage:
-        if cost is None or tokens == 0:
-            return phase
-        part = (phase.input_tokens + phase.output_tokens) / tokens
-        return phase.model_copy(update={"cost_usd": round(cost * part, _COST_DECIMALS)})
+    def owner(position: int) -> int | None:
+        holding = [i for i, (start, end) in enumerate(windows) if start <= position < end]
+        if len(holding) == 1:
+            return holding[0]
+        if not holding and windows and position >= last_end:
+            return len(windows) - 1
+        return None
 
-    return share
+    return owner
 
 
 def _statuses(judgment: Judgment, *, failed: bool) -> dict[int, PhaseStatus]:

@@ -28,6 +28,7 @@ from phasegate.telemetry.events import (
     PhaseStarted,
     RunCompleted,
     ToolCalled,
+    usage_fields,
 )
 from phasegate.validators.judge import Judgment
 from phasegate.validators.windows import CompletionClaim, PhaseWindow
@@ -106,9 +107,7 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
             tools=phase.tools,
             tool_errors=phase.tool_errors,
             files_changed=phase.files_changed,
-            input_tokens=phase.usage.input_tokens,
-            output_tokens=phase.usage.output_tokens,
-            cost_usd=phase.usage.cost_usd,
+            **usage_fields(phase.usage),
             issues=[i.code.value for i in phase.issues],
         )
     yield RunCompleted(
@@ -119,8 +118,7 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
         findings=[f.code.value for f in report.findings],
         reverted=report.reverted is not None,
         stop_overrides=report.stop_overrides,
-        input_tokens=report.usage.input_tokens,
-        output_tokens=report.usage.output_tokens,
-        cost_usd=report.usage.cost_usd,
+        **usage_fields(report.usage),
+        unattributed_usage=report.unattributed_usage.model_dump(),
         error=error,
     )

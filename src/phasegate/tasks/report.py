@@ -142,8 +142,9 @@ class PhaseReport(BaseModel):
     files_changed: list[str]
     usage: Usage = Field(
         default_factory=Usage,
-        description="Tokens of the model responses in this phase; cost is the run's cost "
-        "shared out by tokens (the API reports cost per run, not per response).",
+        description="Tokens of the model responses that started in this phase, each counted "
+        "once at its final count; cost is the run's cost shared out by price-weighted tokens "
+        "(the runtime reports cost per run, not per response).",
     )
     reconciliation: FileReconciliation | None = Field(
         default=None, description="Tool-reported, on-disk and claimed files in this phase."
@@ -196,7 +197,20 @@ class RunReport(BaseModel):
     reverted: RevertReport | None = Field(
         default=None, description="What on_reject: revert restored (null when nothing ran)."
     )
-    usage: Usage
+    usage: Usage = Field(
+        description="Tokens and cost of the run: the phases' usage plus unattributed_usage."
+    )
+    unattributed_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost no phase owns: requests of the agent runtime that are not "
+        "responses of the conversation (Claude Code's side requests), and responses no single "
+        "phase owns (unstructured mode).",
+    )
+    usage_exact: bool = Field(
+        default=True,
+        description="Whether every response's final token count was seen; false for a saved "
+        "transcript without partial messages, whose per-phase counts are the largest reported.",
+    )
     duration_ms: int
     error: str | None = Field(default=None, description="Why the run failed (verdict error).")
     session_id: str | None = Field(

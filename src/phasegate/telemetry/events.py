@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from phasegate.evidence.transcript import Usage
 from phasegate.modes import (
     DefinitionKind,
     EventName,
@@ -63,12 +64,26 @@ class EventFields:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageFields(EventFields):
-    """Tokens and cost: the fields of the events that close a phase, a run or a pipeline."""
+    """Tokens and cost: the fields of the events that close a phase, a run or a pipeline
+    (see :mod:`phasegate.evidence.usage_split` for how they are counted)."""
 
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
     """None when the agent does not report cost."""
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+def usage_fields(usage: Usage) -> dict[str, Any]:
+    """The :class:`UsageFields` of ``usage``, as keyword arguments."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": usage.cost_usd,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +164,8 @@ class RunCompleted(UsageFields):
     reverted: bool
     error: str | None
     stop_overrides: int = 0
+    unattributed_usage: dict[str, Any] = field(default_factory=dict)
+    """Tokens and cost no phase owns (the report's ``unattributed_usage``)."""
 
 
 # -- in task runs and pipeline runs alike ---------------------------------------------
@@ -274,6 +291,8 @@ class PipelineCompleted(UsageFields):
     error: str | None
     iterations: int | None = None
     stop_overrides: int = 0
+    unattributed_usage: dict[str, Any] = field(default_factory=dict)
+    """Tokens and cost of this process that no stage owns."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -316,7 +335,7 @@ class RunDone(EventFields):
     """The report's verdict, when the run ended with a report."""
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the event line format; ``docs/events.md`` keeps its changelog."""
 
 RUN_ID_LENGTH = 12

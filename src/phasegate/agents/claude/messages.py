@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from phasegate.evidence.message_kinds import USAGE_EVENTS
+
 
 def sdk_message_as_json(message: object) -> dict[str, Any] | None:
     """An SDK message object in Claude Code's stream-json shape, or None if unknown."""
@@ -44,6 +46,15 @@ def sdk_message_as_json(message: object) -> dict[str, Any] | None:
                 if isinstance(content, str)
                 else [_block(b) for b in content or []]
             },
+        }
+    if kind == "StreamEvent":
+        event = getattr(message, "event", None)
+        if not isinstance(event, dict) or event.get("type") not in USAGE_EVENTS:
+            return None  # a content delta: the assistant message repeats it in full
+        return {
+            "type": "stream_event",
+            "event": event,
+            "parent_tool_use_id": getattr(message, "parent_tool_use_id", None),
         }
     if kind == "ResultMessage":
         fields = (

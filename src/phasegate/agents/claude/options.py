@@ -101,4 +101,7 @@ def query_options(
             else None
         ),
         hooks=hooks,
+        # Partial messages carry each response's final usage (its message_delta event);
+        # the assistant messages repeat the usage of the response's start.
+        include_partial_messages=True,
     )

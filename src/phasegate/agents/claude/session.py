@@ -25,7 +25,7 @@ from phasegate.agents.claude.messages import sdk_message_as_json
 from phasegate.agents.claude.options import SessionOptions, query_options
 from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.errors import UsageError
-from phasegate.evidence.stream_json import SYNTHETIC_MODEL, entries_from_message
+from phasegate.evidence.stream_json import SYNTHETIC_MODEL, MessageReader
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
@@ -76,6 +76,7 @@ class ClaudeSession:
             stderr=self.stderr.append,
         )
         result: RunResult | None = None
+        reader = MessageReader()
         try:
             async for message in sdk.query(prompt=self.request.prompt, options=options):
                 raw = sdk_message_as_json(message)
@@ -86,7 +87,7 @@ class ClaudeSession:
                     self.api_failed = raw.get("error") is not None or (
                         raw["message"].get("model") == SYNTHETIC_MODEL
                     )
-                for entry in entries_from_message(raw):
+                for entry in reader.entries(raw):
                     result = entry if isinstance(entry, RunResult) else result
                     self._record(entry)
         except sdk.CLINotFoundError as exc:

@@ -1,0 +1,44 @@
+"""What a scripted model server charged, and the check that a report's usage adds up."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from phasegate.agents.scripted.model_server import ScriptedModelServer
+from phasegate.evidence.transcript import Usage
+
+COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def sent_usage(server: ScriptedModelServer, *, main: bool = True) -> Usage:
+    """The tokens of every response the server streamed (the main conversation's, or the
+    side requests'), as the API's final counts: input from ``message_start``, output from
+    ``message_delta``."""
+    total = Usage()
+    for record in server.requests:
+        if record.main != main or record.status != 200:
+            continue
+        for line in record.response.decode().splitlines():
+            if not line.startswith("data: "):
+                continue
+            data = json.loads(line.removeprefix("data: "))
+            if data.get("type") == "message_start":
+                total = total + Usage(input_tokens=data["message"]["usage"]["input_tokens"])
+            elif data.get("type") == "message_delta":
+                total = total + Usage(output_tokens=data["usage"]["output_tokens"])
+    return total
+
+
+def assert_usage_adds_up(report: dict[str, Any]) -> None:
+    """A report's parts (``phases`` or ``stages``) plus ``unattributed_usage`` equal its
+    ``usage``: every token count exactly, the cost within a millionth of a dollar a part."""
+    parts = [part["usage"] for part in report.get("phases", report.get("stages", []))]
+    shares = [*parts, report["unattributed_usage"]]
+    for name in COUNTS:
+        assert sum(share[name] for share in shares) == report["usage"][name], name
+    cost = report["usage"]["cost_usd"]
+    if cost is None:
+        assert all(share["cost_usd"] is None for share in shares)
+    else:
+        assert abs(sum(share["cost_usd"] for share in shares) - cost) <= 1e-6
