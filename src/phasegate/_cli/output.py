@@ -15,6 +15,7 @@ import typer
 from phasegate.errors import PhasegateError, PhasegateWarning
 
 if TYPE_CHECKING:
+    from phasegate.evidence.transcript import Usage
     from phasegate.pipelines.report import PipelineReport
     from phasegate.tasks.report import RunReport
     from phasegate.telemetry.events import RunEvent
@@ -198,9 +199,11 @@ def format_report(report: RunReport) -> str:
         how = f" by {phase.completed_by}" if phase.completed_by else ""
         lines.append(
             f"  phase {phase.index} {phase.name}: {phase.status}{how} after {phase.attempts} "
-            f"check(s); {tools}; files changed: {', '.join(phase.files_changed) or 'none'}"
+            f"check(s); {tools}; files changed: {', '.join(phase.files_changed) or 'none'}; "
+            f"{usage_text(phase.usage)}"
         )
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
+    lines.append(_total_usage_line(report.usage, report.unattributed_usage, "phase"))
     lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
     if report.files_claimed:
         lines.append(f"  files claimed: {', '.join(report.files_claimed)}")
@@ -234,7 +237,7 @@ def format_pipeline(report: PipelineReport) -> str:
         visits = f", {stage.visits} visits" if stage.visits > 1 else ""
         lines.append(
             f"  stage {stage.index} {stage.name}: {stage.status} after {stage.attempts} "
-            f"check(s){visits}, {duration(stage.duration_ms)}"
+            f"check(s){visits}, {duration(stage.duration_ms)}; {usage_text(stage.usage)}"
         )
         for check in stage.checks:
             mark = "✓" if check.ok else "✗"
@@ -244,10 +247,33 @@ def format_pipeline(report: PipelineReport) -> str:
         f"  ↺ {revision.from_stage} sent the pipeline back to {revision.to_stage}"
         for revision in report.revisions
     )
+    lines.append(_total_usage_line(report.usage, report.unattributed_usage, "stage"))
     if report.error:
         lines.append(f"  error: {report.error}")
     lines.append(f"  state: {report.state_file}")
     return "\n".join(lines)
+
+
+def usage_text(usage: Usage) -> str:
+    """Tokens and cost in a few words: ``400 in / 529 out tokens, $0.012180``; cache counts
+    only when there are any, cost to the millionth (the unit its shares are split in)."""
+    text = f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    if usage.cache_creation_input_tokens or usage.cache_read_input_tokens:
+        text += (
+            f" (cache: {usage.cache_creation_input_tokens:,} written, "
+            f"{usage.cache_read_input_tokens:,} read)"
+        )
+    return text if usage.cost_usd is None else f"{text}, ${usage.cost_usd:.6f}"
+
+
+def _total_usage_line(total: Usage, unattributed: Usage, part: str) -> str:
+    """The run's usage, and what no part owns when anything: the parts' lines above plus
+    that are the total."""
+    line = f"  usage: {usage_text(total)}"
+    counts = unattributed.model_dump(exclude={"cost_usd"}).values()
+    if any(counts) or unattributed.cost_usd:
+        line += f" (in no {part}: {usage_text(unattributed)})"
+    return line
 
 
 class _Report(Protocol):
