@@ -62,9 +62,9 @@ def test_phasegate_report_over_a_pipeline_run_log_shows_its_attempts_and_duratio
     assert summary["mode_comparison"] == []  # a pipeline has no modes to compare
     group = pipeline_group(summary)
     assert_row_matches(group, json.loads(run.stdout))
-    row = next(line for line in table.stdout.splitlines() if line.startswith("| prd-to-code"))
-    assert f"| {number(group['mean_attempts'])} |" in row
-    assert f"| {duration(group['duration_ms']['p50'])} |" in row
+    rows = [line for line in table.stdout.splitlines() if line.startswith("| prd-to-code")]
+    assert any(f"| {number(group['mean_attempts'])} |" in row for row in rows)
+    assert any(f"| {duration(group['duration_ms']['p50'])} |" in row for row in rows)
 
 
 def test_batch_report_shows_a_pipeline_units_attempts_and_duration(tmp_path: Path) -> None:
