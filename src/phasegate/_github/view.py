@@ -20,7 +20,7 @@ from phasegate.errors import _FileFieldError
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
 from phasegate.pipelines.report import PipelineReport
-from phasegate.tasks.report import DefinitionReport, RunReport, StepReport
+from phasegate.tasks.report import DefinitionReport, PhaseReport, RunReport, StepReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 
@@ -165,9 +165,16 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
     names = {phase.index: phase.name for phase in report.phases}
     problems = [_problem(issue, names) for issue in report.issues]
     problems += [_problem(finding, names, finding=True) for finding in report.findings]
-    how = {p.index: f"by {p.completed_by}" for p in report.phases if p.completed_by}
+    how = {p.index: _completion(p) for p in report.phases if p.completed_by}
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
                  summary_json=report.summary, mode=report.mode)  # fmt: skip
+
+
+def _completion(phase: PhaseReport) -> str:
+    """How a phase completed (``by marker``); a phase the gate did not accept was only
+    claimed complete that way (``claimed by marker``): it did not complete."""
+    said = f"by {phase.completed_by}"
+    return said if phase.status == "accepted" else f"claimed {said}"
 
 
 def _problem(issue: Issue, names: dict[int, str], *, finding: bool = False) -> Problem:
