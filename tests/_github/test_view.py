@@ -42,3 +42,30 @@ def test_an_accepted_phase_reads_as_completed_by_its_marker(tmp_path: Path) -> N
         ("accepted", "by marker"),
         ("accepted", "by text"),
     ]
+
+
+def test_an_accepted_report_after_a_failing_exit_code_is_an_error_not_a_success(
+    tmp_path: Path,
+) -> None:
+    """The outputs said verdict=accepted, success=true and exit_code=2 at once (and the step
+    passed); the view is an error with both facts in its message, and keeps the code."""
+    view = read_report_view(_report_file(tmp_path, lazy=False), exit_code=2)
+
+    assert (view.verdict, view.exit_code) == ("error", 2)
+    assert view.error is not None and "exited 2, but its report says accepted" in view.error
+    assert [row.status for row in view.rows] == ["accepted", "accepted"]  # the report's facts
+
+
+def test_a_rejected_report_after_exit_code_0_is_an_error(tmp_path: Path) -> None:
+    view = read_report_view(_report_file(tmp_path, lazy=True), exit_code=0)
+
+    assert (view.verdict, view.exit_code) == ("error", 0)
+
+
+def test_a_report_and_an_exit_code_that_agree_are_shown_as_they_are(tmp_path: Path) -> None:
+    """Rejected with 1 (or 3: both say it failed) and accepted with 0 keep their verdict."""
+    rejected = _report_file(tmp_path, lazy=True)
+
+    assert read_report_view(rejected, exit_code=1).verdict == "rejected"
+    assert read_report_view(rejected, exit_code=3).verdict == "rejected"
+    assert read_report_view(rejected).error is None

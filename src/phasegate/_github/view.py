@@ -9,7 +9,7 @@ written once; another kind of report only needs another reader here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +105,11 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
     try:
         if "phases" in parsed:
             task = RunReport.model_validate(parsed)
-            return _task_view(task, task.exit_code if exit_code is None else exit_code)
+            return _agreed(_task_view(task, task.exit_code if exit_code is None else exit_code))
         if "stages" in parsed:
             pipeline = PipelineReport.model_validate(parsed)
-            return _pipeline_view(pipeline, pipeline.exit_code if exit_code is None else exit_code)
+            code = pipeline.exit_code if exit_code is None else exit_code
+            return _agreed(_pipeline_view(pipeline, code))
     except ValidationError as exc:
         error = exc.errors()[0]
         problem = f"{one_line(error['msg'])}: not a phasegate report"
@@ -118,6 +119,21 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
         None,
         "not a phasegate report: it has neither phases (a task run or judge report) nor "
         "stages (a pipeline report)",
+    )
+
+
+def _agreed(view: ReportView) -> ReportView:
+    """``view``, or an ``error`` view of it when the command's exit code and the report's
+    verdict disagree on success (exit 0 with a report that is not accepted, or a failing code
+    with an accepted one): the outputs would say accepted and a failing code at once."""
+    if (view.exit_code == 0) == (view.verdict == "accepted"):
+        return view
+    said = (
+        f"phasegate exited {view.exit_code}, but its report says {view.verdict}; one of them "
+        "is not this run's: its own message is in the step log above"
+    )
+    return replace(
+        view, verdict="error", error=said if view.error is None else f"{said}; {view.error}"
     )
 
 
