@@ -86,7 +86,7 @@ def test_markdown_is_a_job_summary_with_every_table(log: Path) -> None:
     assert text.startswith("## phasegate report")
     for title in ("### Runs", "### a\\|b / gate: phases", "### Modes compared (success rate)"):
         assert title in text
-    assert "| a\\|b | gate | 1 | 100 % |" in text
+    assert "| a\\|b | gate | 1 | 1 | 0 | 100 % |" in text
     assert "+100 pts" in text
 
 
@@ -230,6 +230,5 @@ def test_an_unknown_cost_shows_as_missing_and_one_run_in_the_singular(log: Path)
     assert table.returncode == 0 and markdown.returncode == 0
     assert table.stdout.startswith(f"1 run from {len(one_run)} log lines.")
     assert "$0.0000" not in table.stdout + markdown.stdout
-    assert "| fix | gate | 1 | 100 % | 0 % | 2.00 | 2 | 0 % | 1.63 min | 1000/100 | – |" in (
-        markdown.stdout
-    )
+    assert "| fix | gate | 0 % | 2.00 | 2×1 | 2 | 1.63 min | 1.63 min |" in markdown.stdout
+    assert "| fix | gate | 1000/100 | – | 1000/100 | – |" in markdown.stdout

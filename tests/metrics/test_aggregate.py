@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from itertools import zip_longest
 from pathlib import Path
@@ -18,6 +19,7 @@ from phasegate.agents.retry import RetryPolicy
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.summary import summarize
 from phasegate.phases.pipeline import Pipeline
+from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.runner import PipelineRunner
 from phasegate.telemetry.log import EventLog
 from phasegate.testing import Script, ScriptedAgent
@@ -185,7 +187,15 @@ PIPELINE_REPLIES: list[dict[str, Any]] = [
 """A retried session, failed and successful tool calls, a failed check and a revision."""
 
 
-def pipeline_lines(tmp_path: Path) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class PipelineLog:
+    """A real pipeline run's log lines and its report."""
+
+    lines: list[str]
+    report: PipelineReport
+
+
+def pipeline_log(tmp_path: Path) -> PipelineLog:
     """The log lines EventLog writes for a real pipeline run named like the task, "fix"."""
     work = tmp_path / "pipeline-work"
     work.mkdir()
@@ -201,44 +211,86 @@ def pipeline_lines(tmp_path: Path) -> list[str]:
     events = [json.loads(line) for line in lines]
     assert {"retry.scheduled", "stage.revision"} <= {e["event"] for e in events}
     assert any(e["event"] == "tool.called" and e["ok"] is False for e in events)
-    return lines
+    return PipelineLog(lines, report)
 
 
-def mixed_with_pipeline(task_lines: list[str], tmp_path: Path) -> list[str]:
+def mixed_with_pipeline(task_lines: list[str], pipeline_lines: list[str]) -> list[str]:
     """``task_lines`` with a pipeline run's lines interleaved, one by one."""
-    pairs = zip_longest(task_lines, pipeline_lines(tmp_path))
+    pairs = zip_longest(task_lines, pipeline_lines)
     return [line for pair in pairs for line in pair if line is not None]
 
 
-@pytest.mark.parametrize("by", ["phase", "task", "mode"])
-def test_a_log_mixing_pipeline_runs_in_reports_the_task_runs_as_if_alone(
+def without_pipeline(summary: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``summary`` without its pipeline group (mode ``session``), and that group."""
+    (pipeline,) = (g for g in summary["groups"] if g["mode"] == "session")
+    rest = {**summary, "groups": [g for g in summary["groups"] if g is not pipeline]}
+    return {**rest, "runs": rest["runs"] - pipeline["runs"]}, pipeline
+
+
+@pytest.mark.parametrize("by", ["phase", "mode"])
+def test_a_pipeline_run_in_a_log_is_a_group_of_its_own_and_the_task_runs_read_as_if_alone(
     by: str, tmp_path: Path
 ) -> None:
-    """Pipeline lines (their tool.called with a stage, not a phase) are read, not counted."""
-    task_lines = three_runs().lines
-    mixed = mixed_with_pipeline(task_lines, tmp_path)
+    """The pipeline's group is keyed by its isolation; its attempts are its stages' checks,
+    its duration and tokens its report's, its failed tool call counted; no phase rows."""
+    task_lines, pipeline = three_runs().lines, pipeline_log(tmp_path)
+    mixed = mixed_with_pipeline(task_lines, pipeline.lines)
 
     alone, together = summary_of(task_lines, by=by), summary_of(mixed, by=by)
 
     assert together.pop("lines") == len(mixed)
     assert alone.pop("lines") == len(task_lines)
-    assert together == alone
+    tasks, group = without_pipeline(together)
+    assert tasks == alone
     assert together["skipped_lines"] == 0
+    report = pipeline.report
+    attempts = sum(stage.attempts for stage in report.stages)
+    assert attempts == 4
+    assert (group["runs"], group["success_rate"], group["first_attempt_rate"]) == (1, 1.0, 0.0)
+    assert (group["mean_attempts"], group["attempts_histogram"]) == (attempts, {"4": 1})
+    assert group["duration_ms"]["p50"] == pytest.approx(max(report.duration_ms, 1), rel=0.05)
+    assert (group["input_tokens"], group["tool_errors"]) == (report.usage.input_tokens, 1)
+    assert group["phases"] == []
+
+
+def two_stage_run(run_id: str, checks: list[bool]) -> list[str]:
+    """The lines of an accepted run of a two-stage pipeline with ``checks`` (passed or not)."""
+    common = {"run_id": run_id, "task": "p", "mode": "gate", "isolation": "session",
+              "schema_version": 3, "timestamp": START.isoformat()}  # fmt: skip
+    events = [{"event": "pipeline.started", **common, "agent": "scripted", "workdir": "/w",
+               "stages": 2, "stage": 1, "resumed": False}]  # fmt: skip
+    events += [{"event": "stage.checked", **common, "stage": 1, "name": "s", "attempt": 1,
+                "trigger": "stop", "passed": ok, "failed": []} for ok in checks]  # fmt: skip
+    events.append({"event": "pipeline.completed", **common, "verdict": "accepted",
+                   "stages_accepted": 2, "revisions": 0, "sessions": 1, "duration_ms": 5,
+                   "input_tokens": 1, "output_tokens": 1, "cost_usd": None,
+                   "error": None})  # fmt: skip
+    return [json.dumps(event) for event in events]
+
+
+def test_a_pipeline_that_passed_every_stage_at_once_is_accepted_at_the_first_attempt() -> None:
+    """Its attempts are as many as its stages; one more check and it was not."""
+    lines = [*two_stage_run("p1", [True, True]), *two_stage_run("p2", [True, False, True])]
+
+    (group,) = summary_of(lines)["groups"]
+
+    assert (group["runs"], group["first_attempt_rate"], group["mean_attempts"]) == (2, 0.5, 2.5)
 
 
 def test_phasegate_report_on_a_mixed_log_gives_the_task_runs_summary(tmp_path: Path) -> None:
-    """Through the CLI: exit 0, nothing skipped, the same JSON as for the task runs alone;
-    the other formats render too."""
+    """Through the CLI: exit 0, nothing skipped, the task runs' JSON as for them alone, and
+    the pipeline's group besides; the other formats render too."""
     task_lines = three_runs().lines
     log_file = tmp_path / "mixed.jsonl"
-    log_file.write_text("\n".join(mixed_with_pipeline(task_lines, tmp_path)) + "\n")
+    mixed = mixed_with_pipeline(task_lines, pipeline_log(tmp_path).lines)
+    log_file.write_text("\n".join(mixed) + "\n")
 
     done = phasegate("report", log_file, "--format", "json")
     html = phasegate("report", log_file, "--format", "html", "-o", tmp_path / "report.html")
 
     assert done.returncode == 0, done.stderr
     assert "skipped" not in done.stderr
-    summary = json.loads(done.stdout)
+    summary, _ = without_pipeline(json.loads(done.stdout))
     alone = summary_of(task_lines)
     assert summary.pop("lines") > alone.pop("lines")
     assert summary == alone

@@ -121,7 +121,8 @@ def test_the_tables_show_the_intervals_and_a_row_for_all_tasks(summary: dict[str
 
     assert [row[0] for row in rows] == ["docs", "fix", "all tasks"]
     assert "| fix | 75 % | 25 % | 0 % | +50 pts | −14 to +79 | +75 pts | −5 to +95 |" in text
-    assert "| $2.0000 | ±22 | 30–95 % | $0.6667 |" in text
+    assert "| 4 | 3 | 0 | 75 % | ±22 | 30–95 % |" in text and "| $2.0000 | " in text
+    assert "| fix | gate | 4 | 3 | 75 % | ±22 | 30–95 % |" in text  # each mode's own row
 
 
 def test_one_task_has_no_pooled_row_in_the_tables() -> None:

@@ -29,7 +29,7 @@ from phasegate._cli.output import print_result
 from phasegate._cli.wiring import same_file
 from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
 from phasegate.errors import UsageError
-from phasegate.metrics.formatting import duration
+from phasegate.metrics.formatting import duration, usd
 from phasegate.metrics.render import ReportFormat
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def status_text(counts: BatchCounts, concurrency: int) -> str:
     left = f" · ETA {duration(eta * 1000)}" if eta is not None else ""
     return (
         f"{counts.accepted} accepted · {counts.rejected} rejected · {counts.errors} error · "
-        f"{counts.running} running · ${counts.cost_usd:.4f}{left}"
+        f"{counts.running} running · {usd(counts.known_cost_usd)}{left}"
     )
 
 
@@ -293,6 +293,10 @@ def _executor(name: ExecutorName, address: str | None, cpus_per_unit: float) -> 
     return LocalExecutor()
 
 
+def _rounded(cost: float | None) -> float | None:
+    return None if cost is None else round(cost, 6)
+
+
 def _finish(summary: BatchSummary, *, json_output: bool) -> None:
     counts = summary.counts
     if json_output:
@@ -306,7 +310,7 @@ def _finish(summary: BatchSummary, *, json_output: bool) -> None:
             "rejected": counts.rejected,
             "errors": counts.errors,
             "unfinished": list(summary.unfinished),
-            "cost_usd": round(counts.cost_usd, 6),
+            "cost_usd": _rounded(counts.known_cost_usd),
             "model_requests": summary.model_requests,
             "stopped": summary.stopped,
         }
@@ -316,7 +320,7 @@ def _finish(summary: BatchSummary, *, json_output: bool) -> None:
             f"{summary.out}: {counts.total} unit(s); ran {len(summary.ran)} "
             f"({counts.accepted} accepted, {counts.rejected} rejected, {counts.errors} error), "
             f"skipped {len(summary.skipped)} finished before, "
-            f"{len(summary.unfinished)} unfinished; cost ${counts.cost_usd:.4f}"
+            f"{len(summary.unfinished)} unfinished; cost {usd(counts.known_cost_usd)}"
         )
         typer.echo(f"the merged report: phasegate batch report {summary.out}", err=True)
     if summary.complete:

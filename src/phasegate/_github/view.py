@@ -9,7 +9,7 @@ written once; another kind of report only needs another reader here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from phasegate.errors import _FileFieldError
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
 from phasegate.pipelines.report import PipelineReport
-from phasegate.tasks.report import DefinitionReport, RunReport, StepReport
+from phasegate.tasks.report import DefinitionReport, PhaseReport, RunReport, StepReport
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 
@@ -105,10 +105,11 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
     try:
         if "phases" in parsed:
             task = RunReport.model_validate(parsed)
-            return _task_view(task, task.exit_code if exit_code is None else exit_code)
+            return _agreed(_task_view(task, task.exit_code if exit_code is None else exit_code))
         if "stages" in parsed:
             pipeline = PipelineReport.model_validate(parsed)
-            return _pipeline_view(pipeline, pipeline.exit_code if exit_code is None else exit_code)
+            code = pipeline.exit_code if exit_code is None else exit_code
+            return _agreed(_pipeline_view(pipeline, code))
     except ValidationError as exc:
         error = exc.errors()[0]
         problem = f"{one_line(error['msg'])}: not a phasegate report"
@@ -118,6 +119,21 @@ def read_report_view(path: Path, *, exit_code: int | None = None) -> ReportView:
         None,
         "not a phasegate report: it has neither phases (a task run or judge report) nor "
         "stages (a pipeline report)",
+    )
+
+
+def _agreed(view: ReportView) -> ReportView:
+    """``view``, or an ``error`` view of it when the command's exit code and the report's
+    verdict disagree on success (exit 0 with a report that is not accepted, or a failing code
+    with an accepted one): the outputs would say accepted and a failing code at once."""
+    if (view.exit_code == 0) == (view.verdict == "accepted"):
+        return view
+    said = (
+        f"phasegate exited {view.exit_code}, but its report says {view.verdict}; one of them "
+        "is not this run's: its own message is in the step log above"
+    )
+    return replace(
+        view, verdict="error", error=said if view.error is None else f"{said}; {view.error}"
     )
 
 
@@ -165,9 +181,16 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
     names = {phase.index: phase.name for phase in report.phases}
     problems = [_problem(issue, names) for issue in report.issues]
     problems += [_problem(finding, names, finding=True) for finding in report.findings]
-    how = {p.index: f"by {p.completed_by}" for p in report.phases if p.completed_by}
+    how = {p.index: _completion(p) for p in report.phases if p.completed_by}
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
                  summary_json=report.summary, mode=report.mode)  # fmt: skip
+
+
+def _completion(phase: PhaseReport) -> str:
+    """How a phase completed (``by marker``); a phase the gate did not accept was only
+    claimed complete that way (``claimed by marker``): it did not complete."""
+    said = f"by {phase.completed_by}"
+    return said if phase.status == "accepted" else f"claimed {said}"
 
 
 def _problem(issue: Issue, names: dict[int, str], *, finding: bool = False) -> Problem:

@@ -102,15 +102,15 @@ class CollectedBatch:
     warnings: list[str] = field(default_factory=list)
 
     def aggregate(self, aggregator: LogAggregator) -> None:
-        """Add every finished unit's run to ``aggregator``, in unit id order: a task unit's
-        events, or its record when its events hold no finished run (it failed before one
-        ended) and for pipeline units (the metrics of pipeline events are not kept)."""
+        """Add every finished unit's run to ``aggregator``, in unit id order: from its events
+        (a task's or a pipeline's: attempts and duration are only there), or from its record
+        when its events hold no finished run (it failed before one ended)."""
         for unit_id in sorted(self.finished):
             result = self.finished[unit_id]
             unit = result.unit
             before = aggregator.completed_runs()
             events = result.path / EVENTS
-            if unit.kind == "task" and events.is_file():
+            if events.is_file():
                 reader = LogReader([str(events)])
                 try:
                     aggregator.add_lines(reader.lines())

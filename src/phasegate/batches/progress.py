@@ -29,9 +29,17 @@ class BatchCounts:
     rejected: int = 0
     errors: int = 0
     cost_usd: float = 0.0
-    """Cost of the units this run finished (what it spent)."""
+    """Cost of the units this run finished (what it spent), of those that recorded one."""
+    costed: int = 0
+    """Units this run finished that recorded a cost."""
     unit_ms: int = 0
     """Wall time of the units this run finished, added up."""
+
+    @property
+    def known_cost_usd(self) -> float | None:
+        """:attr:`cost_usd` as a figure to show: None when units finished and none of them
+        recorded a cost (unknown is not $0), 0 when none finished."""
+        return None if self.done and not self.costed else self.cost_usd
 
     def eta_seconds(self, concurrency: int) -> float | None:
         """Seconds left at the pace so far (None before the first unit finishes)."""
@@ -68,5 +76,6 @@ def counted(counts: BatchCounts, outcome: UnitOutcome) -> BatchCounts:
         rejected=counts.rejected + (verdict == "rejected"),
         errors=counts.errors + (verdict not in ("accepted", "rejected")),
         cost_usd=counts.cost_usd + (outcome.cost_usd or 0.0),
+        costed=counts.costed + (outcome.cost_usd is not None),
         unit_ms=counts.unit_ms + outcome.duration_ms,
     )

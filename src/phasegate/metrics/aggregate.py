@@ -5,9 +5,15 @@ histograms, plus a small record per run still in progress; memory stays flat how
 the log is. Lines that are not JSON objects, or whose fields have the wrong types or values no
 real run has (negative, not finite, absurdly large: :mod:`phasegate.metrics.fields`), are
 counted in ``skipped`` and otherwise ignored. Events of unknown kinds are ignored: logs from newer
-versions still read. Pipeline runs are not reported (yet): their own events are unknown kinds
-here, and their ``tool.called`` lines, which carry ``stage`` instead of ``phase``, are passed
-over, so a log mixing task and pipeline runs reports its task runs as if alone.
+versions still read.
+
+A pipeline run is a run of its own group, keyed by the pipeline's name and its isolation
+(``session`` or ``process``, in the mode's place: a pipeline has no mode to compare), counted
+at its ``pipeline.completed`` (one per process's part of a resumed run): its verdict, tokens,
+cost and duration from that line, its failed tool calls, and as its attempts the exit checks
+its stages went through (its ``stage.checked`` lines since its ``pipeline.started``: the sum of
+the report's ``stages[].attempts``). It is accepted on the first attempt when every stage
+passed its first check. Its stages have no rows (yet); they do not leak into a task's.
 
 Time to phase completion is measured from the run's ``run.started`` to the phase's last
 completion claim (``phase.marker``) before the gate first accepted it, or to that accepting
@@ -51,6 +57,10 @@ class _OpenRun:
     claims: dict[int, str] = field(default_factory=dict)
     """Timestamps as written: parsed only for the phases that complete (most lines are not)."""
     completed: dict[int, str] = field(default_factory=dict)
+    checks: int = 0
+    """A pipeline run's exit checks (``stage.checked``) so far."""
+    stages: int = 0
+    """A pipeline's stages: the checks of a run that passed each stage at once."""
 
 
 class LogAggregator:
@@ -74,6 +84,9 @@ class LogAggregator:
             "tool.called": self._tool_called,
             "phase.completed": self._phase_completed,
             "run.completed": self._run_completed,
+            "pipeline.started": self._pipeline_started,
+            "stage.checked": self._stage_checked,
+            "pipeline.completed": self._pipeline_completed,
         }
 
     def add_lines(self, lines: Iterable[str | bytes]) -> None:
@@ -134,7 +147,7 @@ class LogAggregator:
         cost_usd: float | None = None,
     ) -> None:
         """Count a run known from elsewhere than its log (a batch unit's record, when the log
-        has no ``run.completed``: the run failed before it, or it was a pipeline's): its
+        has no ``run.completed`` or ``pipeline.completed``: the run failed before it): its
         verdict, tokens and cost. It adds no gate checks, phases or duration."""
         stats = self._run(task, mode)
         _count(stats, (0, input_tokens, output_tokens, cost_usd), verdict == "accepted")
@@ -161,8 +174,10 @@ class LogAggregator:
             run.completed[phase] = run.claims.get(phase, at)
 
     def _tool_called(self, event: dict[str, Any]) -> None:
-        if "stage" in event and "phase" not in event:
-            return  # a pipeline run's call
+        if "stage" in event and "phase" not in event:  # a pipeline run's call: no phase row
+            if event["ok"] is False:
+                self._run(str(event["task"]), _pipeline_mode(event)).tool_errors += 1
+            return
         if event["ok"] is False:
             task, mode, phase = str(event["task"]), str(event["mode"]), fields.phase(event)
             self._phase(task, mode, phase).tool_errors += 1
@@ -197,6 +212,30 @@ class LogAggregator:
         stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
         self._open.pop(run_id, None)
 
+    def _pipeline_started(self, event: dict[str, Any]) -> None:
+        stages = fields.count(event, "stages", fields.MAX_PHASE)
+        self._run_started(event)
+        self._open[str(event["run_id"])].stages = stages
+
+    def _stage_checked(self, event: dict[str, Any]) -> None:
+        run = self._open.get(str(event["run_id"]))
+        if run is not None:
+            run.checks += 1
+
+    def _pipeline_completed(self, event: dict[str, Any]) -> None:
+        task, mode, run_id = str(event["task"]), _pipeline_mode(event), str(event["run_id"])
+        verdict, (_, tokens_in, tokens_out, cost) = event["verdict"], fields.outcome(event)
+        duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
+        run = self._open.pop(run_id, None)
+        attempts = run.checks if run is not None else 0
+        stats = self._run(task, mode)
+        first = run.stages if run is not None else None  # unknown: not at the first attempt
+        _count(stats, (attempts, tokens_in, tokens_out, cost), verdict == "accepted", first=first)
+        stats.errors += verdict == "error"
+        if duration is not None:
+            stats.duration_ms.add(duration)
+        stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
+
     # -- helpers ----------------------------------------------------------------------------
     def _phase(self, task: str, mode: str, phase: int) -> PhaseStats:
         key = (task, mode, phase)
@@ -213,12 +252,15 @@ class LogAggregator:
         return stats
 
 
-def _count(stats: Outcomes, outcome: fields.Outcome, accepted: bool) -> None:
-    """Count one finished phase or run (its ``*.completed`` event); its gate checks."""
+def _count(
+    stats: Outcomes, outcome: fields.Outcome, accepted: bool, *, first: int | None = 1
+) -> None:
+    """Count one finished phase or run (its ``*.completed`` event); its gate checks
+    (``first``: as many as an acceptance at the first attempt takes)."""
     attempts, input_tokens, output_tokens, cost_usd = outcome
     stats.runs += 1
     stats.accepted += accepted
-    stats.first_attempt += accepted and attempts == 1
+    stats.first_attempt += accepted and attempts == first
     stats.attempts += attempts
     stats.input_tokens += input_tokens
     stats.output_tokens += output_tokens
@@ -233,3 +275,9 @@ def _disagrees(findings: object) -> bool:
     return isinstance(findings, list) and any(
         isinstance(code, str) and code in RECONCILIATION_CODES for code in findings
     )
+
+
+def _pipeline_mode(event: dict[str, Any]) -> str:
+    """What stands for a pipeline run's mode in its group: its isolation (``mode`` held it
+    before event schema version 2)."""
+    return str(event.get("isolation") or event["mode"])

@@ -10,9 +10,11 @@ from phasegate.modes import MODES
 MISSING = "–"
 PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
                  "p50 to complete", "p95 to complete", "tool errors")  # fmt: skip
+PHASE_USAGE_COLUMNS = ("phase", "tokens in/out", "cost", "time to complete (runs)")
 MODE_COLUMNS = ("task", *MODES, "gate − single-query", "95 % interval, pts", "gate − unstructured",
                 "95 % interval, pts")  # fmt: skip
-BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "planned", "finished")
+MODE_DETAIL_COLUMNS = ("task", "mode", "runs", "accepted", "success", "± se", "95 % interval")
+BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "total units", "planned", "finished")
 MEASURE_COLUMNS = ("measure", "value")
 
 
@@ -117,6 +119,30 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
     ]
 
 
+def phase_usage_cells(phase: dict[str, Any]) -> list[str]:
+    """A phase row under :data:`PHASE_USAGE_COLUMNS`: its tokens, cost and the
+    time-to-completion distribution (:func:`time_bins`)."""
+    return [
+        phase_label(phase),
+        f"{phase['input_tokens']}/{phase['output_tokens']}",
+        usd(phase["cost_usd"]),
+        time_bins(phase["time_to_completion_ms"]["histogram"]),
+    ]
+
+
+def time_bins(histogram: list[dict[str, Any]]) -> str:
+    """A time-to-completion histogram in a cell, its empty bins left out: ``≥ 1 s: 3, ≥ 5 s:
+    1`` (each bin runs to the next one's start)."""
+    shown = [f"≥ {duration(b['from_ms'])}: {b['count']}" for b in histogram if b["count"]]
+    return ", ".join(shown) or MISSING
+
+
+def attempts_counts(histogram: dict[str, int]) -> str:
+    """Runs per number of attempts, each as attempts, a multiplication sign and runs:
+    ``{"1": 3, "2": 1}`` reads 3 runs of 1 attempt and 1 run of 2."""
+    return ", ".join(f"{attempts}×{runs}" for attempts, runs in histogram.items()) or MISSING
+
+
 def comparison_cells(row: dict[str, Any]) -> list[str]:
     """A mode-comparison row under :data:`MODE_COLUMNS` (the pooled row's task is null)."""
     rates = row["success_rate"]
@@ -140,26 +166,44 @@ def comparison_rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def comparison_detail_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Per task (then all tasks pooled, when there is more than one task) and mode with runs:
+    the runs, accepted runs, success rate, its standard error and 95 % interval, under
+    :data:`MODE_DETAIL_COLUMNS`."""
+    rows = list(summary["mode_comparison"])
+    pooled = summary.get("pooled_comparison")
+    if pooled is not None and len(rows) > 1:
+        rows.append(pooled)
+    return [
+        ["all tasks" if row["task"] is None else str(row["task"]), mode, str(runs),
+         str(row["accepted"][mode]), percent(row["success_rate"][mode]),
+         error_points(row["standard_error"][mode]), percent_interval(row["interval_95"][mode])]
+        for row in rows
+        for mode, runs in row["runs"].items()
+    ]  # fmt: skip
+
+
 def batch_tables(batch: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
     """(title, columns, rows) of the batch section: its directories, then its totals."""
     directories = [
         [str(d["path"]), str(d["batch"] or MISSING), str(d["shard"] or MISSING),
-         str(d["planned"]), str(d["finished"])]
+         _count_or_missing(d["total_units"]), str(d["planned"]), str(d["finished"])]
         for d in batch["directories"]
     ]  # fmt: skip
     verdicts = ", ".join(f"{name} {count}" for name, count in batch["verdicts"].items())
     requests = batch["model_requests"]
     totals = [
+        ["units in the batch", _count_or_missing(batch["total_units"])],
         ["units planned", str(batch["planned"])],
         ["units finished", str(batch["finished"])],
         ["units missing", _listed(batch["missing"])],
         ["verdicts", verdicts or MISSING],
         ["duplicates", _listed(batch["duplicates"])],
         ["cost", usd(batch["cost_usd"])],
-        ["model requests", MISSING if requests is None else str(requests)],
+        ["model requests", _count_or_missing(requests)],
     ]
     if batch["unplanned"]:
-        totals.insert(3, ["units in no manifest", _listed(batch["unplanned"])])
+        totals.insert(4, ["units in no manifest", _listed(batch["unplanned"])])
     return [("Batch directories", BATCH_DIRECTORY_COLUMNS, directories),
             ("Batch", MEASURE_COLUMNS, totals)]  # fmt: skip
 
@@ -167,3 +211,7 @@ def batch_tables(batch: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list
 def _listed(ids: list[str]) -> str:
     """``2: a, b``; ``0``."""
     return f"{len(ids)}: {', '.join(ids)}" if ids else "0"
+
+
+def _count_or_missing(value: int | None) -> str:
+    return MISSING if value is None else str(value)

@@ -9,16 +9,22 @@ from typing import Any, Literal
 
 from phasegate.metrics.formatting import (
     MODE_COLUMNS,
+    MODE_DETAIL_COLUMNS,
     PHASE_COLUMNS,
+    PHASE_USAGE_COLUMNS,
+    attempts_counts,
     batch_tables,
+    comparison_detail_rows,
     comparison_rows,
     duration,
     error_points,
     group_label,
-    outcome_cells,
+    number,
+    per_accepted_tokens,
     percent,
     percent_interval,
     phase_cells,
+    phase_usage_cells,
     quantity,
     usd,
 )
@@ -45,25 +51,40 @@ def render_summary(summary: dict[str, Any], output_format: ReportFormat, *, colo
     return render_table(summary, color=color)
 
 
-RUN_COLUMNS = ("task", "mode", "runs", "success", "1st attempt", "mean attempts", "tool errors",
-               "mismatch", "p50 run", "tokens in/out", "cost", "± se", "95 % interval",
-               "cost / accepted")  # fmt: skip
-_TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value"}
+RUN_COLUMNS = ("task", "mode", "runs", "accepted", "errors", "success", "± se", "95 % interval",
+               "mismatch")  # fmt: skip
+RUN_ATTEMPT_COLUMNS = ("task", "mode", "1st attempt", "mean attempts", "attempts×runs",
+                       "tool errors", "p50 run", "p95 run")  # fmt: skip
+RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "tokens in/out / accepted",
+                     "cost / accepted")  # fmt: skip
+_TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value",
+                 "attempts×runs", "time to complete (runs)"}  # fmt: skip
 
 
 def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
-    """(title, columns, rows) of every table in the report, in order."""
+    """(title, columns, rows) of every table in the report, in order: every figure of the
+    JSON is in one of them (the runs and the mode comparison take more than one table, so
+    each stays narrow enough to read)."""
     groups = summary["groups"]
     batch = summary.get("batch")
     sections = batch_tables(batch) if batch is not None else []
-    sections.append(("Runs", RUN_COLUMNS, [_run_cells(group) for group in groups]))
     sections += [
-        (f"{group_label(group)}: phases", PHASE_COLUMNS, [phase_cells(p) for p in group["phases"]])
-        for group in groups
-        if group["phases"]
+        ("Runs", RUN_COLUMNS, [_run_cells(group) for group in groups]),
+        ("Runs: attempts and time", RUN_ATTEMPT_COLUMNS, [_attempt_cells(g) for g in groups]),
+        ("Runs: tokens and cost", RUN_USAGE_COLUMNS, [_usage_cells(group) for group in groups]),
     ]
+    for group in (group for group in groups if group["phases"]):
+        label = group_label(group)
+        sections += [
+            (f"{label}: phases", PHASE_COLUMNS, [phase_cells(p) for p in group["phases"]]),
+            (f"{label}: phases, tokens and cost", PHASE_USAGE_COLUMNS,
+             [phase_usage_cells(p) for p in group["phases"]]),
+        ]  # fmt: skip
     if summary["mode_comparison"]:
-        sections.append(("Modes compared (success rate)", MODE_COLUMNS, comparison_rows(summary)))
+        sections += [
+            ("Modes compared (success rate)", MODE_COLUMNS, comparison_rows(summary)),
+            ("Modes compared: each mode", MODE_DETAIL_COLUMNS, comparison_detail_rows(summary)),
+        ]
     return sections
 
 
@@ -114,18 +135,41 @@ def _totals(summary: dict[str, Any]) -> str:
     return f"{runs} from {lines}{note}."
 
 
+def _names(group: dict[str, Any]) -> list[str]:
+    return [str(group["task"] or "all"), str(group["mode"] or "all")]
+
+
 def _run_cells(group: dict[str, Any]) -> list[str]:
     return [
-        str(group["task"] or "all"),
-        str(group["mode"] or "all"),
-        *outcome_cells(group, "success_rate"),
-        str(group["tool_errors"]),
-        percent(group["mismatch_rate"]),
-        duration(group["duration_ms"]["p50"]),
-        f"{group['input_tokens']}/{group['output_tokens']}",
-        usd(group["cost_usd"]),
+        *_names(group),
+        str(group["runs"]),
+        str(group["accepted"]),
+        str(group["errors"]),
+        percent(group["success_rate"]),
         error_points(group.get("success_rate_standard_error")),
         percent_interval(group.get("success_rate_interval_95")),
+        percent(group["mismatch_rate"]),
+    ]
+
+
+def _attempt_cells(group: dict[str, Any]) -> list[str]:
+    return [
+        *_names(group),
+        percent(group["first_attempt_rate"]),
+        number(group["mean_attempts"]),
+        attempts_counts(group["attempts_histogram"]),
+        str(group["tool_errors"]),
+        duration(group["duration_ms"]["p50"]),
+        duration(group["duration_ms"]["p95"]),
+    ]
+
+
+def _usage_cells(group: dict[str, Any]) -> list[str]:
+    return [
+        *_names(group),
+        f"{group['input_tokens']}/{group['output_tokens']}",
+        usd(group["cost_usd"]),
+        per_accepted_tokens(group),
         usd(group.get("cost_per_accepted_usd")),
     ]
 
