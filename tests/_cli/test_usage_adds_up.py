@@ -200,3 +200,54 @@ def test_the_printed_report_of_a_run_adds_up_line_by_line(tmp_path: Path) -> Non
     assert "in no phase" not in total_line
     assert (sum(p[0] for p in phases), sum(p[1] for p in phases)) == total[:2]
     assert sum(p[2] for p in phases) == pytest.approx(total[2], abs=1e-6 * len(phases))
+
+
+ONE_STAGE = {
+    "name": "spec",
+    "stages": [
+        {"name": "spec", "prompt": "Write spec.md.", "exit_when": [{"file_exists": "spec.md"}]}
+    ],
+}
+
+
+def test_a_resumed_pipelines_report_adds_up_over_both_processes(tmp_path: Path) -> None:
+    """The first process reads and then fails; the resume writes the spec. The report's
+    usage and duration are the whole run's: the stage's tokens are both processes', and no
+    stage took longer than the run."""
+    pipeline, first, resume = (tmp_path / n for n in ("p.yaml", "first.yaml", "resume.yaml"))
+    pipeline.write_text(yaml.safe_dump(ONE_STAGE))
+    first.write_text(
+        yaml.safe_dump(
+            {
+                "replies": [
+                    {"text": "Let me look first.", "tools": [{"Read": {"file_path": "notes.md"}}]},
+                    *[{"when": "tool_result", "error": {"status": 529, "retry_after": 0}}] * 3,
+                ]
+            }
+        )
+    )  # fmt: skip  (the CLI tries a request three times)
+    resume.write_text(yaml.safe_dump({"replies": [
+        {"tools": [{"Write": {"file_path": "spec.md", "content": "the spec\n"}}]},
+        {"when": "tool_result", "text": "Spec written."},
+    ]}))  # fmt: skip
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("what the spec should say\n")
+    log = tmp_path / "events.jsonl"
+    common: list[str | Path] = [pipeline, "--workdir", work, "--retries", "0", "-q", "--json",
+                                "--log-file", log]  # fmt: skip
+
+    stopped = phasegate("pipeline", "run", *common, "--model-script", first)
+    resumed = phasegate("pipeline", "resume", *common, "--model-script", resume)
+
+    assert stopped.returncode == 3, stopped.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    parts = [json.loads(done.stdout) for done in (stopped, resumed)]
+    report = parts[1]
+    assert_usage_adds_up(report)
+    processes = [e for e in _lines(log) if e["event"] == "pipeline.completed"]
+    assert len(processes) == 2 and all(p["output_tokens"] > 0 for p in processes)
+    for name in COUNTS:
+        assert report["usage"][name] == sum(p[name] for p in processes), name
+    assert report["duration_ms"] == sum(p["duration_ms"] for p in processes)
+    assert all(s["duration_ms"] <= report["duration_ms"] for s in report["stages"])

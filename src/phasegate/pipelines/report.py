@@ -56,7 +56,10 @@ class PipelineReport(BaseModel):
         description="Tokens and cost no stage owns: requests of the agent runtime that are "
         "not responses of the conversation (Claude Code's side requests).",
     )
-    duration_ms: int = Field(description="Wall time of this process's part of the run.")
+    duration_ms: int = Field(
+        description="Wall time of the run, over every process that worked on it (each "
+        "stage's duration_ms is part of it)."
+    )
     error: str | None = None
     state_file: str
     session_id: str | None = Field(default=None, description="The latest agent session's id.")
@@ -92,7 +95,6 @@ def pipeline_report(
     *,
     agent: str,
     agent_version: str | None = None,
-    duration_ms: int,
     state_file: Path,
     final_message: str | None = None,
 ) -> PipelineReport:
@@ -112,7 +114,7 @@ def pipeline_report(
         stop_overrides=state.stop_overrides,
         usage=state.usage,
         unattributed_usage=state.unattributed_usage,
-        duration_ms=duration_ms,
+        duration_ms=state.duration_ms,
         error=state.error,
         state_file=str(state_file),
         session_id=state.session_id,

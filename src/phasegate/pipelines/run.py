@@ -268,13 +268,12 @@ class PipelineRun(RunObserver):
 
     def _report(self) -> PipelineReport:
         transcript = Transcript(entries=tuple(self.entries))
-        usage = self._add_usage(transcript)
         duration = int((time.monotonic() - self.started) * 1000)
+        usage = self._add_to_run(transcript, duration)
         report = pipeline_report(
             self.state,
             agent=self.agent.name,
             agent_version=self.agent_version,
-            duration_ms=duration,
             state_file=state_path(self.workdir),
             final_message=transcript.final_message,
         )
@@ -293,10 +292,11 @@ class PipelineRun(RunObserver):
         )
         return report
 
-    def _add_usage(self, transcript: Transcript) -> UsageSplit:
-        """Add this process's usage to the run's, stage by stage, and save the state; this
-        process's split."""
+    def _add_to_run(self, transcript: Transcript, duration_ms: int) -> UsageSplit:
+        """Add this process's usage (stage by stage) and wall time to the run's, and save the
+        state; this process's usage."""
         state, stages = self.state, self.entry_stages
+        state.duration_ms += duration_ms
         split = split_usage(transcript, stages.__getitem__, len(state.stages))
         for record, usage in zip(state.stages, split.parts, strict=True):
             record.usage = record.usage + usage

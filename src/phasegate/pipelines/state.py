@@ -116,6 +116,7 @@ class PipelineState(BaseModel):
         default_factory=Usage,
         description="Tokens and cost no stage owns (the agent runtime's side requests).",
     )
+    duration_ms: int = Field(default=0, description="Wall time of the run over all processes.")
     error: str | None = None
     started_at: str = Field(default_factory=_now)
     updated_at: str = Field(default_factory=_now)
