@@ -224,3 +224,9 @@ def test_for_any_transcript_the_parts_and_the_rest_add_up_to_the_run(
     else:
         assert all(c is not None and c >= 0 for c in costs)
         assert sum(c or 0.0 for c in costs) == pytest.approx(round(cost, 6), abs=1e-9)
+
+
+def test_a_delta_whose_start_was_not_seen_adds_nothing() -> None:
+    """A cut transcript: without its start the delta cannot name its response, and a
+    response of its own would count its tokens twice."""
+    assert MessageReader().entries(delta(output_tokens=38)) == []

@@ -75,7 +75,9 @@ class MessageReader:
             )
             return []
         if event.get("type") == "message_delta":
-            message_id, usage = self._streaming.pop(parent, (None, Usage()))
+            if parent not in self._streaming:
+                return []  # its start was not seen (a cut transcript): the blocks' counts stay
+            message_id, usage = self._streaming.pop(parent)
             delta = event.get("usage")
             # The delta's counts are cumulative for the response: each one it has replaces
             # the start's (the API sends output_tokens always, the input counts sometimes).
