@@ -128,6 +128,36 @@ def test_the_summary_states_verdict_phases_issues_files_cost_and_tokens() -> Non
     assert "3 errors not shown as annotations" in summary
 
 
+def test_the_rows_tokens_and_costs_and_the_part_in_no_phase_add_up_to_the_run(
+    tmp_path: Path,
+) -> None:
+    """Each row shows its tokens and its cost to the millionth, and what no phase owns is a
+    fact of its own: a reader adding them gets the run's figures."""
+    report = hostile_run_report("fix")
+    first = report.phases[0].model_copy(
+        update={"usage": Usage(input_tokens=300, output_tokens=400, cost_usd=0.010301)}
+    )
+    second = first.model_copy(
+        update={"index": 2, "usage": Usage(input_tokens=100, output_tokens=129, cost_usd=0.002)}
+    )
+    report = report.model_copy(
+        update={
+            "phases": [first, second],
+            "usage": Usage(input_tokens=450, output_tokens=539, cost_usd=0.012421),
+            "unattributed_usage": Usage(input_tokens=50, output_tokens=10, cost_usd=0.00012),
+        }
+    )
+    view = read_report_view(write_report(tmp_path / "r.json", report))
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert "| 300 / 400 | $0.010301 |" in summary
+    assert "| 100 / 129 | $0.002000 |" in summary
+    assert "cost $0.012421" in summary
+    assert "tokens: 450 in, 539 out" in summary
+    assert "in no phase: 50 in, 10 out, 0 cache read, 0 cache written, cost $0.000120" in summary
+
+
 @pytest.mark.parametrize("make", [hostile_run_report, hostile_pipeline_report])
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_every_string_of_a_report_file_is_shown_only_as_code(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from phasegate._github.annotations import PER_LEVEL
 from phasegate._github.markdown import block, inline, table
 from phasegate._github.view import Problem, ReportView
+from phasegate.evidence.transcript import Usage
 from phasegate.metrics.formatting import duration, quantity, usd
 from phasegate.validators.reconcile import FileReconciliation
 
@@ -25,6 +26,9 @@ SHOWN_ROWS = 100
 SUMMARY_LIMIT = 1000 * 1024
 """Bytes a summary may have: GitHub refuses a step summary over 1 MiB."""
 
+EXACT = 6
+"""Decimal places of the costs shown: the rows' shares are whole millionths, so they add up
+to the run's cost as printed."""
 _MARK = {"accepted": "✅", "rejected": "❌"}
 _LEFT_OUT = "*A section is left out here: too long for a job summary (see the JSON report).*"
 
@@ -77,12 +81,11 @@ def _facts(view: ReportView) -> str:
         accepted = view.count("accepted")
         facts.append(f"{accepted} of {quantity(len(view.rows), view.unit)} accepted")
     facts.append(duration(view.duration_ms))
-    facts.append(f"cost {usd(usage.cost_usd)}")
-    facts.append(
-        f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out, "
-        f"{usage.cache_read_input_tokens:,} cache read, "
-        f"{usage.cache_creation_input_tokens:,} cache written"
-    )
+    facts.append(f"cost {usd(usage.cost_usd, EXACT)}")
+    facts.append(f"tokens: {_tokens(usage)}")
+    rest = view.unattributed_usage
+    if any(rest.model_dump(exclude={"cost_usd"}).values()) or rest.cost_usd:
+        facts.append(f"in no {view.unit}: {_tokens(rest)}, cost {usd(rest.cost_usd, EXACT)}")
     facts.append(f"exit code {view.exit_code}")
     return " · ".join(facts)
 
@@ -96,13 +99,24 @@ def _rows(view: ReportView) -> str:
             str(row.attempts),
             inline(row.how, in_table=True),
             _file_list(row.files_changed, SHOWN_ROW_FILES),
+            f"{row.usage.input_tokens:,} / {row.usage.output_tokens:,}",
+            usd(row.usage.cost_usd, EXACT),
         )
         for row in view.rows[:SHOWN_ROWS]
     ]
-    head = (view.unit, "name", "status", "checks", "how", "files changed")
+    head = (view.unit, "name", "status", "checks", "how", "files changed", "tokens in / out",
+            "cost")  # fmt: skip
     more = len(view.rows) - SHOWN_ROWS
     left_out = f"\n\n… {more} more {view.unit}s left out (see the JSON report)" if more > 0 else ""
     return table(head, rows) + left_out
+
+
+def _tokens(usage: Usage) -> str:
+    return (
+        f"{usage.input_tokens:,} in, {usage.output_tokens:,} out, "
+        f"{usage.cache_read_input_tokens:,} cache read, "
+        f"{usage.cache_creation_input_tokens:,} cache written"
+    )
 
 
 def _problems(title: str, problems: list[Problem]) -> list[str]:

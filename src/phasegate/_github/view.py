@@ -36,6 +36,7 @@ class Row:
     how: str
     """How it completed (a phase) or how many visits it took (a stage), in a few words."""
     files_changed: tuple[str, ...]
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,8 @@ class ReportView:
     problems: tuple[Problem, ...] = ()
     reconciliation: FileReconciliation | None = None
     usage: Usage = field(default_factory=Usage)
+    unattributed_usage: Usage = field(default_factory=Usage)
+    """Tokens and cost no row owns: ``usage`` is the rows' plus this."""
     duration_ms: int = 0
     session_id: str | None = None
     final_message: str | None = None
@@ -165,6 +168,7 @@ def _view(
         rows=tuple(_row(step, how.get(step.index, "")) for step in report.steps),
         problems=tuple(problems),
         usage=report.usage,
+        unattributed_usage=report.unattributed_usage,
         duration_ms=report.duration_ms,
         session_id=report.session_id,
         final_message=report.final_message,
@@ -174,7 +178,15 @@ def _view(
 
 
 def _row(step: StepReport, how: str) -> Row:
-    return Row(step.index, step.name, step.status, step.attempts, how, tuple(step.files_changed))
+    return Row(
+        step.index,
+        step.name,
+        step.status,
+        step.attempts,
+        how,
+        tuple(step.files_changed),
+        step.usage,
+    )
 
 
 def _task_view(report: RunReport, exit_code: int) -> ReportView:

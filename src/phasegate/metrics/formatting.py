@@ -23,9 +23,10 @@ def quantity(amount: int, noun: str, plural: str | None = None) -> str:
     return f"{amount} {noun if amount == 1 else plural or f'{noun}s'}"
 
 
-def usd(value: float | None) -> str:
-    """``0.5`` → ``$0.5000``; an unknown cost (no line recorded one) is not ``$0.0000``."""
-    return MISSING if value is None else f"${value:.4f}"
+def usd(value: float | None, places: int = 4) -> str:
+    """``0.5`` → ``$0.5000``; an unknown cost (no line recorded one) is not ``$0.0000``.
+    ``places=6`` shows a run's cost shares exactly (they are whole millionths)."""
+    return MISSING if value is None else f"${value:.{places}f}"
 
 
 def percent(value: float | None) -> str:

@@ -53,6 +53,10 @@ class StepReport(Protocol):
     def files_changed(self) -> list[str]:
         """Files added, modified or deleted while it ran."""
 
+    @property
+    def usage(self) -> Usage:
+        """Tokens of the responses that started in it, and its share of the cost."""
+
 
 class DefinitionReport(Protocol):
     """What every run's report answers, whatever it ran: a task's :class:`RunReport` or a
@@ -86,7 +90,11 @@ class DefinitionReport(Protocol):
 
     @property
     def usage(self) -> Usage:
-        """Tokens and cost."""
+        """Tokens and cost of the run: the steps' plus ``unattributed_usage``."""
+
+    @property
+    def unattributed_usage(self) -> Usage:
+        """Tokens and cost no step owns (the agent runtime's side requests)."""
 
     @property
     def duration_ms(self) -> int:
