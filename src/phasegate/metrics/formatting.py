@@ -68,6 +68,13 @@ def duration(ms: float | None) -> str:
     return f"{ms / 1000:.3g} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
+def percentile(times: dict[str, Any], name: str) -> str:
+    """A report's ``p50`` or ``p95`` (``name``) as a duration, marked ``≈`` when it came from
+    the sketch (``percentiles`` is ``approximate``: within 1 %) rather than exactly."""
+    text = duration(times[name])
+    return f"≈{text}" if times.get("percentiles") == "approximate" and text != MISSING else text
+
+
 def per_accepted_tokens(group: dict[str, Any]) -> str:
     """Input and output tokens per accepted run: ``1200/150``."""
     tokens_in, tokens_out = (
@@ -111,8 +118,8 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
     return [
         phase_label(phase),
         *outcome_cells(phase, "completion_rate"),
-        duration(times["p50"]),
-        duration(times["p95"]),
+        percentile(times, "p50"),
+        percentile(times, "p95"),
         str(phase["tool_errors"]),
     ]
 

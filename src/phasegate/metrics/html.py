@@ -23,6 +23,7 @@ from phasegate.metrics.formatting import (
     per_accepted_tokens,
     percent,
     percent_interval,
+    percentile,
     phase_cells,
     phase_label,
     phase_name,
@@ -188,7 +189,8 @@ def _group_section(group: dict[str, Any]) -> str:
         ("cost", usd(group["cost_usd"])),
         ("cost per accepted run", usd(group.get("cost_per_accepted_usd"))),
         ("tokens in / out per accepted run", per_accepted_tokens(group).replace("/", " / ")),
-        ("run time p50 / p95", f"{duration(run_time['p50'])} / {duration(run_time['p95'])}"),
+        ("run time p50 / p95",
+         f"{percentile(run_time, 'p50')} / {percentile(run_time, 'p95')}"),
     ]  # fmt: skip
     phases = [
         [*phase_cells(p), f"{p['input_tokens']} / {p['output_tokens']}", usd(p["cost_usd"])]
