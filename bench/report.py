@@ -7,8 +7,10 @@ a fresh process, so start-up and reading count for both:
   phasegate depends on (pydantic_core's ``from_json``, about 3x the standard library's);
 * ``phasegate report --format json`` reads, aggregates and prints the report.
 
-It prints median wall times over three runs each, the ratio (target: <= 1.5x), and the peak
-RSS of the report over 100k and 1M events (target: flat as the log grows).
+It prints median wall times over three runs each, the ratio (target: <= 1.25x), and the peak
+RSS of the report over 100k and 1M events (target: flat as the log grows). It prints the
+ratio of CPU times (user + system) too: on a machine shared with other work, wall times wander
+with the load, CPU times much less.
 
 Run with ``.venv/bin/python bench/report.py [EVENTS]``.
 """
@@ -46,8 +48,9 @@ def write_log(path: Path, events: int) -> None:
             handle.write(line + "\n")
 
 
-def timed(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (MiB) of one child process; its output is discarded."""
+def timed(argv: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one child process; its output is
+    discarded."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
@@ -57,13 +60,17 @@ def timed(argv: list[str]) -> tuple[float, int]:
         raise SystemExit(
             f"{argv[:4]} failed: {child.stderr.read().decode() if child.stderr else ''}"
         )
-    return elapsed, usage.ru_maxrss // 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
 
 
-def median(argv: list[str], repeat: int = 3) -> tuple[float, int]:
-    """Median wall time and the highest peak RSS over ``repeat`` runs."""
+def median(argv: list[str], repeat: int = 3) -> tuple[float, float, int]:
+    """Median wall and CPU times and the highest peak RSS over ``repeat`` runs."""
     runs = [timed(argv) for _ in range(repeat)]
-    return statistics.median(t for t, _ in runs), max(r for _, r in runs)
+    return (
+        statistics.median(wall for wall, _, _ in runs),
+        statistics.median(cpu for _, cpu, _ in runs),
+        max(rss for _, _, rss in runs),
+    )
 
 
 def main() -> None:
@@ -81,12 +88,13 @@ def main() -> None:
             log = Path(tmp) / f"events-{size}.jsonl"
             write_log(log, size)
             megabytes = log.stat().st_size / 2**20
-            base_time, base_rss = median([sys.executable, "-c", BASELINE, str(log)])
-            report_time, report_rss = median([*report, str(log)])
+            base_time, base_cpu, base_rss = median([sys.executable, "-c", BASELINE, str(log)])
+            report_time, report_cpu, report_rss = median([*report, str(log)])
             rss[size] = report_rss
             print(f"{size:>9,} events ({megabytes:,.0f} MiB): parse-only {base_time:6.2f} s "
                   f"(peak {base_rss} MiB)  report {report_time:6.2f} s (peak {report_rss} MiB)  "
-                  f"ratio {report_time / base_time:.2f}x")  # fmt: skip
+                  f"ratio {report_time / base_time:.2f}x  (CPU {base_cpu:.2f} s / "
+                  f"{report_cpu:.2f} s: {report_cpu / base_cpu:.2f}x)")  # fmt: skip
         small, large = sorted(rss)
         print(f"peak RSS of the report: {rss[small]} MiB at {small:,} events, "
               f"{rss[large]} MiB at {large:,} events")  # fmt: skip

@@ -26,9 +26,11 @@ class LogWriter:
         findings: list[str] | None = None,
         task: str = "fix",
         start: datetime = START,
+        duration_ms: float = 100_000,
     ) -> None:
         """One run: each phase dict has name, status, attempts, claim_s (seconds after the
-        start of its claim, or None), gate_s (seconds of its accepting gate), tool_errors."""
+        start of its claim, or None), gate_s (seconds of its accepting gate), tool_errors;
+        ``duration_ms`` is what its ``run.completed`` reports."""
 
         def line(kind: str, seconds: float, **fields: Any) -> None:
             stamp = (start + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
@@ -53,7 +55,7 @@ class LogWriter:
                  attempts=phase["attempts"], duration_ms=10, completed_by=None, tools={},
                  tool_errors=0, files_changed=[], input_tokens=100, output_tokens=10,
                  cost_usd=0.01, issues=[])  # fmt: skip
-        line("run.completed", 100, verdict=verdict, attempts=attempts, duration_ms=100_000,
+        line("run.completed", 100, verdict=verdict, attempts=attempts, duration_ms=duration_ms,
              files_changed=[], findings=findings or [], reverted=False, input_tokens=1000,
              output_tokens=100, cost_usd=0.5, error=None)  # fmt: skip
 

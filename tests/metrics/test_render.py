@@ -1,13 +1,17 @@
-"""The report's renderings (metrics.render): tables that fit the terminal and cut no figure."""
+"""The report's renderings (metrics.render): tables that fit the terminal and cut no figure,
+and percentiles marked when they are approximate."""
 
 from __future__ import annotations
 
 import pytest
 
 from phasegate.metrics.aggregate import LogAggregator
-from phasegate.metrics.render import render_table
+from phasegate.metrics.html import render_html
+from phasegate.metrics.render import render_markdown, render_table
+from phasegate.metrics.stats import EXACT_LIMIT
 from phasegate.metrics.summary import summarize
 from phasegate.testing.event_log import synthetic_log_lines
+from tests.helpers.logs import three_runs
 
 
 def _summary() -> dict[str, object]:
@@ -33,3 +37,22 @@ def test_the_width_comes_from_the_terminal_or_columns(
     summary = _summary()
     assert render_table(summary) == render_table(summary, width=columns)
     assert max(len(line) for line in render_table(summary).splitlines()) <= columns
+
+
+def test_percentiles_from_the_sketch_are_marked_approximate_in_every_rendering() -> None:
+    """gate's run times and edit times pass 10,000 values: ``≈`` before their p50 (and p95),
+    in the table, Markdown and HTML; the exact groups' times are not marked."""
+    aggregator = LogAggregator()
+    aggregator.add_lines(three_runs().lines)
+    gate_runs, gate_edit = aggregator.runs[("fix", "gate")], aggregator.phases[("fix", "gate", 1)]
+    for index in range(EXACT_LIMIT):
+        gate_runs.duration_ms.add(90_000.0 + index)
+        gate_edit.to_completion_ms.add(3_000.0)
+    summary = summarize(aggregator)
+
+    assert "≈" not in render_table(_summary(), width=200)
+    for text in (render_table(summary, width=200), render_markdown(summary), render_html(summary)):
+        assert "≈: a percentile from a sketch, within 1 % of the exact value." in text
+        assert text.count("≈1.6 min") == 1  # the gate group's p50 run time
+        assert text.count("≈3.01 s") == 2  # edit's p50 and p95 to complete
+        assert "≈1.67 min" not in text and "1.67 min" in text  # unstructured: exact

@@ -35,9 +35,10 @@ from phasegate.testing.event_log import synthetic_log_lines
 from tests.helpers.batch_dirs import GOOD, LAZY, make_unit, run_into, write_manifest
 
 NOT_FIGURES = {"summary_version", "by", "task", "mode", "index", "name", "path", "batch",
-               "shard"}  # fmt: skip
+               "shard", "percentiles", "relative_error"}  # fmt: skip
 """Keys that name a row or say how the report was made: the table shows them as the row's
-name (a phase's index and name as ``1. edit``), or not at all."""
+name (a phase's index and name as ``1. edit``), as a mark (an approximate percentile is
+``≈``, with a legend: tests/metrics/test_render.py), or not at all."""
 
 Rows = list[tuple[str, list[str]]]
 """Every body row of the rendered tables: (the table's title, its cells)."""

@@ -1,7 +1,8 @@
 """Streaming aggregation of run-event log lines into per-task, per-mode, per-phase metrics.
 
-:class:`LogAggregator` takes lines one at a time and keeps only counters, sums and bounded
-histograms, plus a small record per run still in progress; memory stays flat however long
+:class:`LogAggregator` takes lines one at a time and keeps only counters, sums and times
+(:class:`~phasegate.metrics.stats.Distribution`: at most 10,000 per group, then a sketch of
+bounded size), plus a small record per run still in progress; memory stays flat however long
 the log is. Lines that are not JSON objects, or whose fields have the wrong types or values no
 real run has (negative, not finite, absurdly large: :mod:`phasegate.metrics.fields`), are
 counted in ``skipped`` and otherwise ignored. Events of unknown kinds are ignored: logs from newer
@@ -31,11 +32,17 @@ from pydantic_core import from_json
 
 from phasegate.metrics import fields
 from phasegate.metrics.stats import Outcomes, PhaseStats, RunStats
-from phasegate.modes import EventName, is_event_name
-from phasegate.validators.reconcile import RECONCILIATION_CODES
+from phasegate.modes import EventName
 
 MAX_OPEN_RUNS = 10_000
 """Runs kept open at once waiting for their ``run.completed``; older ones are dropped."""
+
+RECONCILIATION_CODES = frozenset(
+    {"changed_not_claimed", "claimed_not_changed", "edit_not_on_disk", "change_without_tool"}
+)
+"""The findings that count as a mismatch: claims, tools and disk disagreeing (the codes of
+:data:`phasegate.validators.reconcile.RECONCILIATION_CODES`, spelled out: importing that
+module takes in pydantic models and jsonschema, most of ``phasegate report``'s start-up)."""
 
 _Handler = Callable[[dict[str, Any]], None]
 _SKIPPABLE = (
@@ -43,11 +50,12 @@ _SKIPPABLE = (
     b'{"event": "phase.started", ',
     b'{"event": "retry.scheduled", ',
 )
-# The event name's first letter picks how such a line must end to be skipped unparsed.
+# The event name's first letter picks how such a line must end to be skipped unparsed
+# (without its newline first: LogReader hands lines on without one).
 _SKIPPABLE_END = {
-    ord("t"): (b', "ok": true}\n', b', "ok": true}'),
-    ord("p"): (b"}\n", b"}"),
-    ord("r"): (b"}\n", b"}"),
+    ord("t"): (b', "ok": true}', b', "ok": true}\n'),
+    ord("p"): (b"}", b"}\n"),
+    ord("r"): (b"}", b"}\n"),
 }
 
 
@@ -97,7 +105,9 @@ class LogAggregator:
         ``EventLog`` writes (the event name first, ``ok`` last): they are most of a log. This
         loop is the hot path of ``phasegate report``.
         """
-        handlers, since = self._handlers, self.since
+        # Looked up by any str a line names: a name that is no key has no handler.
+        handlers: dict[Any, _Handler] = self._handlers
+        since = self.since
         counted = skipped = 0
         for raw in lines:
             line = raw.encode() if isinstance(raw, str) else raw
@@ -105,7 +115,8 @@ class LogAggregator:
             if line.startswith(_SKIPPABLE) and line.endswith(_SKIPPABLE_END[line[11]]):
                 continue
             try:
-                event = from_json(line)
+                # Only keys are worth caching: most values (timestamps, ids) are unique.
+                event = from_json(line, cache_strings="keys")
             except ValueError:
                 if line.strip():
                     skipped += 1
@@ -116,7 +127,8 @@ class LogAggregator:
                 skipped += 1
                 continue
             name = event.get("event")
-            handler = handlers.get(name) if is_event_name(name) else None
+            # A str test first: a list cannot be looked up at all.
+            handler = handlers.get(name) if type(name) is str else None
             if handler is None:
                 continue
             if since is not None and str(event.get("timestamp", "")) < since:

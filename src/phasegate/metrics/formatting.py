@@ -71,6 +71,29 @@ def duration(ms: float | None) -> str:
     return f"{ms / 1000:.3g} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
+APPROXIMATE_LEGEND = "≈: a percentile from a sketch, within 1 % of the exact value."
+"""What a ``≈`` before a time means, said once under a report that has one."""
+
+
+def has_approximate(summary: dict[str, Any]) -> bool:
+    """Whether any p50/p95 of ``summary`` came from the sketch."""
+    return any(
+        times.get("percentiles") == "approximate"
+        for group in summary["groups"]
+        for times in (
+            group["duration_ms"],
+            *(phase["time_to_completion_ms"] for phase in group.get("phases", [])),
+        )
+    )
+
+
+def percentile(times: dict[str, Any], name: str) -> str:
+    """A report's ``p50`` or ``p95`` (``name``) as a duration, marked ``≈`` when it came from
+    the sketch (``percentiles`` is ``approximate``: within 1 %) rather than exactly."""
+    text = duration(times[name])
+    return f"≈{text}" if times.get("percentiles") == "approximate" and text != MISSING else text
+
+
 def per_accepted_tokens(group: dict[str, Any]) -> str:
     """Input and output tokens per accepted run: ``1200/150``."""
     tokens_in, tokens_out = (
@@ -114,8 +137,8 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
     return [
         phase_label(phase),
         *outcome_cells(phase, "completion_rate"),
-        duration(times["p50"]),
-        duration(times["p95"]),
+        percentile(times, "p50"),
+        percentile(times, "p95"),
         str(phase["tool_errors"]),
     ]
 

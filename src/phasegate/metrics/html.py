@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from phasegate.metrics.formatting import (
+    APPROXIMATE_LEGEND,
     MODE_COLUMNS,
     PHASE_COLUMNS,
     batch_tables,
@@ -19,10 +20,12 @@ from phasegate.metrics.formatting import (
     duration,
     error_points,
     group_label,
+    has_approximate,
     number,
     per_accepted_tokens,
     percent,
     percent_interval,
+    percentile,
     phase_cells,
     phase_label,
     phase_name,
@@ -171,7 +174,8 @@ def _totals(summary: dict[str, Any]) -> str:
     cells = "".join(f"<div><dt>{name}</dt><dd>{escape(str(v))}</dd></div>" for name, v in items)
     warnings = "".join(f"<li>{escape(warning)}</li>" for warning in summary["warnings"])
     notes = f'<ul class="warnings">{warnings}</ul>' if warnings else ""
-    return f'<dl class="totals">{cells}</dl>{notes}'
+    legend = f"<p>{escape(APPROXIMATE_LEGEND)}</p>" if has_approximate(summary) else ""
+    return f'<dl class="totals">{cells}</dl>{notes}{legend}'
 
 
 def _group_section(group: dict[str, Any]) -> str:
@@ -188,7 +192,8 @@ def _group_section(group: dict[str, Any]) -> str:
         ("cost", usd(group["cost_usd"])),
         ("cost per accepted run", usd(group.get("cost_per_accepted_usd"))),
         ("tokens in / out per accepted run", per_accepted_tokens(group).replace("/", " / ")),
-        ("run time p50 / p95", f"{duration(run_time['p50'])} / {duration(run_time['p95'])}"),
+        ("run time p50 / p95",
+         f"{percentile(run_time, 'p50')} / {percentile(run_time, 'p95')}"),
     ]  # fmt: skip
     phases = [
         [*phase_cells(p), f"{p['input_tokens']} / {p['output_tokens']}", usd(p["cost_usd"])]

@@ -8,6 +8,7 @@ import shutil
 from typing import Any, Literal
 
 from phasegate.metrics.formatting import (
+    APPROXIMATE_LEGEND,
     MODE_COLUMNS,
     MODE_DETAIL_COLUMNS,
     PHASE_COLUMNS,
@@ -16,13 +17,14 @@ from phasegate.metrics.formatting import (
     batch_tables,
     comparison_detail_rows,
     comparison_rows,
-    duration,
     error_points,
     group_label,
+    has_approximate,
     number,
     per_accepted_tokens,
     percent,
     percent_interval,
+    percentile,
     phase_cells,
     phase_usage_cells,
     quantity,
@@ -132,7 +134,8 @@ def _totals(summary: dict[str, Any]) -> str:
     skipped = summary["skipped_lines"]
     note = f", {quantity(skipped, 'corrupt line')} skipped" if skipped else ""
     runs, lines = quantity(summary["runs"], "run"), quantity(summary["lines"], "log line")
-    return f"{runs} from {lines}{note}."
+    legend = f" {APPROXIMATE_LEGEND}" if has_approximate(summary) else ""
+    return f"{runs} from {lines}{note}.{legend}"
 
 
 def _names(group: dict[str, Any]) -> list[str]:
@@ -159,8 +162,8 @@ def _attempt_cells(group: dict[str, Any]) -> list[str]:
         number(group["mean_attempts"]),
         attempts_counts(group["attempts_histogram"]),
         str(group["tool_errors"]),
-        duration(group["duration_ms"]["p50"]),
-        duration(group["duration_ms"]["p95"]),
+        percentile(group["duration_ms"], "p50"),
+        percentile(group["duration_ms"], "p95"),
     ]
 
 

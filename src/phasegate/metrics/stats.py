@@ -1,62 +1,166 @@
-"""Mergeable statistics with bounded memory: counters, sums and a log-bucket histogram.
+"""Mergeable statistics with bounded memory: counters, sums and a distribution of times.
 
 Everything here can be merged with :func:`merge` (for coarser groupings) and uses memory
-that does not grow with the number of runs, so a report over a million events stays flat.
+that does not grow past a constant with the number of runs, so a report over a million
+events stays flat.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TypeVar
 
-_GROWTH = 1.05
-"""Bucket width ratio: quantiles are exact to within 5 %."""
-_LOG_GROWTH = math.log(_GROWTH)
+EXACT_LIMIT = 10_000
+"""The most values a :class:`Distribution` keeps as they are; past it, a sketch."""
+RELATIVE_ACCURACY = 0.01
+"""The sketch's bound: each quantile it gives is within 1 % of the exact one."""
+MAX_BUCKETS = 2048
+"""The most buckets a sketch keeps: durations from 1 µs to 31 years (0.001 ms to
+:data:`phasegate.metrics.fields.MAX_DURATION_MS`) need about 1,730. Past the cap the lowest
+buckets are folded into the one above, as DDSketch does: only the lowest quantiles (the
+shortest times) lose their bound, overstated."""
+_GAMMA = (1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCURACY)
+_LOG_GAMMA = math.log(_GAMMA)
+_MIDDLE = 2 / (_GAMMA + 1)
+"""``2 gamma^i / (gamma + 1)`` is the value of bucket ``i`` (``(gamma^(i-1), gamma^i]``): within
+:data:`RELATIVE_ACCURACY` of every value in it."""
 
 
 @dataclass(slots=True)
-class Histogram:
-    """Non-negative values in logarithmic buckets (bucket 0 holds values below 1)."""
+class Distribution:
+    """Non-negative values (times in ms), for their quantiles and a chart's bins.
 
+    Up to :data:`EXACT_LIMIT` values are kept as they are, and quantiles are exact. Past that,
+    once and for good, the values go into a DDSketch-style sketch (Masson, Rim and Lee, 2019):
+    logarithmic buckets ``(gamma^(i-1), gamma^i]`` with ``gamma = 1.01 / 0.99``, whose
+    quantiles are within 1 % of the exact ones, in memory bounded by the range of the values
+    (at most :data:`MAX_BUCKETS` buckets); zeros are counted apart.
+
+    A quantile ``q`` is the nearest-rank one, in both forms: the value at rank
+    ``ceil(q · n)`` (at least 1) of the ``n`` values sorted (the sketch: that value's bucket).
+    """
+
+    values: array[float] | None = field(default_factory=lambda: array("d"))
+    """The values as added, 8 bytes each (None once it is a sketch)."""
     buckets: dict[int, int] = field(default_factory=dict)
+    """The sketch: values per bucket index (empty while exact)."""
+    zeros: int = 0
+    """The sketch's values of 0 (or below: none are expected)."""
+    floor: int | None = None
+    """The lowest bucket once buckets were folded (:data:`MAX_BUCKETS`): it takes every
+    lower value."""
     count: int = 0
+    """How many values were added, in either form."""
+
+    @property
+    def exact(self) -> bool:
+        """Whether quantiles are exact (no more than :data:`EXACT_LIMIT` values so far)."""
+        return self.values is not None
 
     def add(self, value: float) -> None:
         """Count one value."""
-        bucket = 0 if value < 1 else 1 + int(math.log(value) / _LOG_GROWTH)
-        self.buckets[bucket] = self.buckets.get(bucket, 0) + 1
         self.count += 1
+        values = self.values
+        if values is not None:
+            values.append(value)
+            if len(values) > EXACT_LIMIT:
+                self._to_sketch()
+        else:
+            self._bucket(value, 1)
+
+    def merge(self, other: Distribution) -> None:
+        """Add ``other``'s values: exact while the two together stay within the limit."""
+        theirs = other.values
+        if self.values is not None and theirs is not None:
+            self.values.extend(theirs)
+            self.count += other.count
+            if len(self.values) > EXACT_LIMIT:
+                self._to_sketch()
+            return
+        if self.values is not None:
+            self._to_sketch()
+        self.count += other.count
+        if theirs is not None:
+            for value in theirs:
+                self._bucket(value, 1)
+            return
+        self.zeros += other.zeros
+        for index, count in other.buckets.items():
+            self._bucket_index(index, count)
 
     def quantile(self, q: float) -> float | None:
-        """The value below which a share ``q`` of the values lie (None when empty)."""
+        """The nearest-rank ``q`` quantile (``0 < q <= 1``); None when there are no values.
+
+        Exact, or within :data:`RELATIVE_ACCURACY` of the exact one when :attr:`exact` is
+        false."""
         if self.count == 0:
             return None
-        rank = max(1, math.ceil(q * self.count))
-        seen = 0
-        for bucket in sorted(self.buckets):
-            seen += self.buckets[bucket]
+        # round(): float noise such as 0.07 * 100 = 7.000000000000001 is not another rank.
+        rank = max(1, math.ceil(round(q * self.count, 6)))
+        if self.values is not None:
+            return sorted(self.values)[rank - 1]
+        seen = self.zeros
+        if seen >= rank:
+            return 0.0
+        for index in sorted(self.buckets):
+            seen += self.buckets[index]
             if seen >= rank:
-                return round(_middle(bucket), 1)
+                return _value(index)
         return None  # pragma: no cover - rank never exceeds count
 
-    def bins(self, edges: list[float]) -> list[int]:
-        """Counts between consecutive ``edges`` (for charts); values past the last edge go
-        into the last bin."""
+    def bins(self, edges: Sequence[float]) -> list[int]:
+        """Counts between consecutive ``edges`` (for charts): a value ``v`` with
+        ``edges[i] <= v < edges[i + 1]`` is in bin ``i``; values before the first edge go
+        into the first bin, past the last into the last. A sketch's value is its bucket's."""
         counts = [0] * (len(edges) - 1)
-        for bucket, count in self.buckets.items():
-            value = _middle(bucket)
-            index = next((i for i in range(len(edges) - 1) if value < edges[i + 1]), -1)
-            counts[index] += count
+        last = len(counts) - 1
+
+        def put(value: float, count: int) -> None:
+            counts[min(max(bisect_right(edges, value) - 1, 0), last)] += count
+
+        if self.values is not None:
+            for value in self.values:
+                put(value, 1)
+        else:
+            put(0.0, self.zeros)
+            for index, count in self.buckets.items():
+                put(_value(index), count)
         return counts
 
+    def _to_sketch(self) -> None:
+        values, self.values = self.values, None
+        for value in values or ():
+            self._bucket(value, 1)
 
-def _middle(bucket: int) -> float:
-    """The value a bucket stands for: its geometric middle (0 for bucket 0)."""
-    return 0.0 if bucket == 0 else _GROWTH ** (bucket - 0.5)
+    def _bucket(self, value: float, count: int) -> None:
+        if value > 0:
+            self._bucket_index(math.ceil(math.log(value) / _LOG_GAMMA), count)
+        else:
+            self.zeros += count
+
+    def _bucket_index(self, index: int, count: int) -> None:
+        buckets, floor = self.buckets, self.floor
+        if floor is not None and index < floor:
+            index = floor
+        buckets[index] = buckets.get(index, 0) + count
+        if len(buckets) > MAX_BUCKETS:
+            # Fold the lowest bucket into the next one, which takes every lower value from
+            # now on: memory stays bounded, and only the lowest quantiles lose their bound.
+            lowest = buckets.pop(min(buckets))
+            self.floor = min(buckets)
+            buckets[self.floor] += lowest
 
 
-Stats = TypeVar("Stats", Histogram, "PhaseStats", "RunStats")
+def _value(index: int) -> float:
+    """The value bucket ``index`` stands for."""
+    return _MIDDLE * _GAMMA**index
+
+
+Stats = TypeVar("Stats", "PhaseStats", "RunStats")
 
 
 @dataclass(slots=True)
@@ -80,7 +184,7 @@ class Outcomes:
 class PhaseStats(Outcomes):
     """One phase of one task in one mode, over many runs."""
 
-    to_completion_ms: Histogram = field(default_factory=Histogram)
+    to_completion_ms: Distribution = field(default_factory=Distribution)
 
 
 @dataclass(slots=True)
@@ -89,17 +193,17 @@ class RunStats(Outcomes):
 
     errors: int = 0
     mismatched: int = 0
-    duration_ms: Histogram = field(default_factory=Histogram)
+    duration_ms: Distribution = field(default_factory=Distribution)
     attempts_histogram: dict[int, int] = field(default_factory=dict)
 
 
 def merge(into: Stats, other: Stats) -> None:
     """Add ``other``'s counts into ``into`` (two stats of the same kind), field by field:
-    numbers add up, counts by key add up, nested stats merge the same way."""
+    numbers add up, counts by key add up, distributions merge (:meth:`Distribution.merge`)."""
     for item in fields(into):
         mine, theirs = getattr(into, item.name), getattr(other, item.name)
-        if isinstance(mine, Histogram):
-            merge(mine, theirs)
+        if isinstance(mine, Distribution):
+            mine.merge(theirs)
         elif isinstance(mine, dict):
             for key, count in theirs.items():
                 mine[key] = mine.get(key, 0) + count

@@ -15,15 +15,24 @@ from typing import Any
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.comparison import DIGITS, mode_comparison, pooled_comparison, rounded
 from phasegate.metrics.proportions import standard_error, wilson_interval
-from phasegate.metrics.stats import Histogram, Outcomes, PhaseStats, RunStats, merge
+from phasegate.metrics.stats import (
+    RELATIVE_ACCURACY,
+    Distribution,
+    Outcomes,
+    PhaseStats,
+    RunStats,
+    merge,
+)
 from phasegate.modes import GroupBy
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
 rows have each mode's runs, accepted runs, standard error and interval and each difference's
-interval; ``pooled_comparison`` is the same row over every task."""
+interval; ``pooled_comparison`` is the same row over every task. 4 (fields only added): each
+``p50``/``p95`` pair says how it was computed, ``percentiles`` (``exact`` or ``approximate``)
+and ``relative_error`` (0, or 0.01 for a sketch's bound)."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -134,5 +143,12 @@ def _mean(total: int, count: int) -> float | None:
     return round(total / count, 3) if count else None
 
 
-def _quantiles(histogram: Histogram) -> dict[str, float | None]:
-    return {"p50": histogram.quantile(0.5), "p95": histogram.quantile(0.95)}
+def _quantiles(times: Distribution) -> dict[str, Any]:
+    """p50 and p95 to 0.1 ms, and whether they are exact or within the sketch's bound."""
+    p50, p95 = times.quantile(0.5), times.quantile(0.95)
+    return {
+        "p50": round(p50, 1) if p50 is not None else None,
+        "p95": round(p95, 1) if p95 is not None else None,
+        "percentiles": "exact" if times.exact else "approximate",
+        "relative_error": 0.0 if times.exact else RELATIVE_ACCURACY,
+    }
