@@ -26,6 +26,7 @@ from phasegate.metrics.formatting import (
     points,
     points_interval,
     time_bins,
+    unattributed,
     usd,
 )
 from phasegate.metrics.render import render_table
@@ -72,6 +73,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     **dict.fromkeys([f"{key}_interval_95" for key in DIFFERENCES], points_interval),
     **dict.fromkeys(["input_tokens_per_accepted", "output_tokens_per_accepted"], _tokens),
     "attempts_histogram": attempts_counts,
+    "unattributed_usage": unattributed,
     "histogram": time_bins,
     "missing": _listed,
     "duplicates": _listed,

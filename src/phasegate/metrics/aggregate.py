@@ -214,8 +214,10 @@ class LogAggregator:
         task, mode, run_id = str(event["task"]), str(event["mode"]), str(event["run_id"])
         verdict, outcome = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
+        rest = fields.unattributed(event)
         stats = self._run(task, mode)
         _count(stats, outcome, verdict == "accepted")
+        _count_unattributed(stats, rest)
         stats.errors += verdict == "error"
         stats.mismatched += _disagrees(event.get("findings"))
         if duration is not None:
@@ -238,9 +240,11 @@ class LogAggregator:
         task, mode, run_id = str(event["task"]), _pipeline_mode(event), str(event["run_id"])
         verdict, (_, tokens_in, tokens_out, cost) = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
+        rest = fields.unattributed(event)
         run = self._open.pop(run_id, None)
         attempts = run.checks if run is not None else 0
         stats = self._run(task, mode)
+        _count_unattributed(stats, rest)
         first = run.stages if run is not None else None  # unknown: not at the first attempt
         _count(stats, (attempts, tokens_in, tokens_out, cost), verdict == "accepted", first=first)
         stats.errors += verdict == "error"
@@ -279,6 +283,15 @@ def _count(
     if cost_usd is not None:
         stats.cost_usd += cost_usd
         stats.costed += 1
+
+
+def _count_unattributed(stats: RunStats, rest: tuple[int, int, float | None]) -> None:
+    tokens_in, tokens_out, cost = rest
+    stats.unattributed_input_tokens += tokens_in
+    stats.unattributed_output_tokens += tokens_out
+    if cost is not None:
+        stats.unattributed_cost_usd += cost
+        stats.unattributed_costed += 1
 
 
 def _disagrees(findings: object) -> bool:

@@ -57,6 +57,21 @@ def outcome(event: dict[str, Any]) -> Outcome:
     )
 
 
+def unattributed(event: dict[str, Any]) -> tuple[int, int, float | None]:
+    """The input and output tokens and the cost no phase owns, from a run's closing line
+    (its ``unattributed_usage``; absent before event schema version 4: nothing)."""
+    usage = event.get("unattributed_usage")
+    if usage is None:
+        return 0, 0, None
+    if type(usage) is not dict:
+        raise CorruptLine("unattributed_usage is not an object")
+    return (
+        count(usage, "input_tokens", MAX_TOKENS),
+        count(usage, "output_tokens", MAX_TOKENS),
+        amount(usage, "cost_usd", MAX_COST_USD),
+    )
+
+
 def count(event: dict[str, Any], name: str, limit: int) -> int:
     """A whole number from 0 to ``limit``; 0 when the field is absent or null."""
     value = event.get(name)

@@ -94,6 +94,12 @@ def percentile(times: dict[str, Any], name: str) -> str:
     return f"≈{text}" if times.get("percentiles") == "approximate" and text != MISSING else text
 
 
+def unattributed(usage: dict[str, Any]) -> str:
+    """A group's tokens and cost that no phase owns (``unattributed_usage``): ``50/10
+    $0.0001``; the group's tokens are its phases' plus these."""
+    return f"{usage['input_tokens']}/{usage['output_tokens']} {usd(usage['cost_usd'])}"
+
+
 def per_accepted_tokens(group: dict[str, Any]) -> str:
     """Input and output tokens per accepted run: ``1200/150``."""
     tokens_in, tokens_out = (

@@ -30,6 +30,7 @@ from phasegate.metrics.formatting import (
     phase_label,
     phase_name,
     quantity,
+    unattributed,
     usd,
 )
 from phasegate.metrics.svg import PALETTE, Bar, Segment, column_chart, row_chart
@@ -190,6 +191,7 @@ def _group_section(group: dict[str, Any]) -> str:
         ("mismatch rate", percent(group["mismatch_rate"])),
         ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
         ("cost", usd(group["cost_usd"])),
+        ("tokens in / out and cost in no phase", unattributed(group["unattributed_usage"])),
         ("cost per accepted run", usd(group.get("cost_per_accepted_usd"))),
         ("tokens in / out per accepted run", per_accepted_tokens(group).replace("/", " / ")),
         ("run time p50 / p95",

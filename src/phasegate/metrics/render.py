@@ -28,6 +28,7 @@ from phasegate.metrics.formatting import (
     phase_cells,
     phase_usage_cells,
     quantity,
+    unattributed,
     usd,
 )
 
@@ -57,10 +58,10 @@ RUN_COLUMNS = ("task", "mode", "runs", "accepted", "errors", "success", "± se",
                "mismatch")  # fmt: skip
 RUN_ATTEMPT_COLUMNS = ("task", "mode", "1st attempt", "mean attempts", "attempts×runs",
                        "tool errors", "p50 run", "p95 run")  # fmt: skip
-RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "tokens in/out / accepted",
-                     "cost / accepted")  # fmt: skip
+RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
+                     "tokens in/out / accepted", "cost / accepted")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value",
-                 "attempts×runs", "time to complete (runs)"}  # fmt: skip
+                 "attempts×runs", "time to complete (runs)", "in no phase"}  # fmt: skip
 
 
 def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
@@ -172,6 +173,7 @@ def _usage_cells(group: dict[str, Any]) -> list[str]:
         *_names(group),
         f"{group['input_tokens']}/{group['output_tokens']}",
         usd(group["cost_usd"]),
+        unattributed(group["unattributed_usage"]),
         per_accepted_tokens(group),
         usd(group.get("cost_per_accepted_usd")),
     ]

@@ -195,6 +195,12 @@ class RunStats(Outcomes):
     mismatched: int = 0
     duration_ms: Distribution = field(default_factory=Distribution)
     attempts_histogram: dict[int, int] = field(default_factory=dict)
+    unattributed_input_tokens: int = 0
+    """Tokens and cost of the runs that no phase (or stage) owns: the runtime's side requests,
+    and every response of an unstructured run."""
+    unattributed_output_tokens: int = 0
+    unattributed_cost_usd: float = 0.0
+    unattributed_costed: int = 0
 
 
 def merge(into: Stats, other: Stats) -> None:

@@ -32,7 +32,9 @@ standard error and 95 % interval, and its cost and tokens per accepted run; mode
 rows have each mode's runs, accepted runs, standard error and interval and each difference's
 interval; ``pooled_comparison`` is the same row over every task. 4 (fields only added): each
 ``p50``/``p95`` pair says how it was computed, ``percentiles`` (``exact`` or ``approximate``)
-and ``relative_error`` (0, or 0.01 for a sketch's bound)."""
+and ``relative_error`` (0, or 0.01 for a sketch's bound); each group has ``unattributed_usage``
+(``input_tokens``, ``output_tokens``, ``cost_usd``): what no phase owns, so that the group's
+tokens are its phases' plus these."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -116,6 +118,13 @@ def _run_fields(stats: RunStats) -> dict[str, Any]:
         ),
         "input_tokens_per_accepted": _mean(stats.input_tokens, accepted),
         "output_tokens_per_accepted": _mean(stats.output_tokens, accepted),
+        "unattributed_usage": {
+            "input_tokens": stats.unattributed_input_tokens,
+            "output_tokens": stats.unattributed_output_tokens,
+            "cost_usd": (
+                round(stats.unattributed_cost_usd, 6) if stats.unattributed_costed else None
+            ),
+        },
     }
 
 
