@@ -219,6 +219,7 @@ class LogAggregator:
         _count(stats, outcome, verdict == "accepted")
         _count_unattributed(stats, rest)
         stats.errors += verdict == "error"
+        stats.reconciled += 1
         stats.mismatched += _disagrees(event.get("findings"))
         if duration is not None:
             stats.duration_ms.add(duration)

@@ -192,6 +192,9 @@ class RunStats(Outcomes):
     """Whole runs of one task in one mode."""
 
     errors: int = 0
+    reconciled: int = 0
+    """Runs whose closing line says whether claims, tools and disk agreed (task runs; a
+    pipeline makes no such claims): the runs ``mismatched`` is a share of."""
     mismatched: int = 0
     duration_ms: Distribution = field(default_factory=Distribution)
     attempts_histogram: dict[int, int] = field(default_factory=dict)

@@ -108,7 +108,7 @@ def _run_fields(stats: RunStats) -> dict[str, Any]:
         **_outcome_fields(stats, "success_rate"),
         "accepted": accepted,
         "errors": stats.errors,
-        "mismatch_rate": _rate(stats.mismatched, stats.runs),
+        "mismatch_rate": _rate(stats.mismatched, stats.reconciled),
         "duration_ms": _quantiles(stats.duration_ms),
         "attempts_histogram": {str(k): v for k, v in sorted(stats.attempts_histogram.items())},
         "success_rate_standard_error": round(error, DIGITS) if error is not None else None,
