@@ -61,7 +61,8 @@ PACKAGE = "claude-agent-sdk"
 
 # What a release runs unless it gets every cli test: the modules that exercise what phasegate
 # relies on in the CLI (the Stop hook and how its feedback reaches the model, the block cap of
-# a pipeline or loop in one session, markers, result fields, the command line), about 170 s of
+# a pipeline or loop in one session, markers, result fields, per-response usage from partial
+# messages, the command line), about 180 s of
 # test time; every test marked cli is about 1400 s (23 min on one core, 12 on two).
 SUBSET = [
     "tests/agents/test_claude_agent.py",
@@ -69,6 +70,7 @@ SUBSET = [
     "tests/pipelines/test_pipeline_runner.py",
     "tests/phases/test_markers.py",
     "tests/_cli/test_cli.py",
+    "tests/_cli/test_usage_adds_up.py",
     "tests/examples/test_two_phase_example.py",
     "tests/examples/test_pagent_example.py",
     "tests/examples/test_ralph_loop_example.py",
