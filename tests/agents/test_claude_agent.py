@@ -181,3 +181,22 @@ def test_phasegate_run_exits_three_when_the_api_stays_down(
     done = _phasegate_run(server, tmp_path, "--retries", "0", "--timeout", "60")
     assert done.returncode == 3, done.stderr
     assert "error: the model API failed: HTTP 503" in done.stdout
+
+
+def test_a_tasks_toolset_is_all_claude_code_offers_the_model(
+    task: Task, project: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Offered Read and Edit only: the request carries those two and the completion tools,
+    and a Bash call the model makes anyway is refused by the CLI as no such tool."""
+    bash = {"Bash": {"command": "echo hi"}}
+    server = scripted_model_server(
+        _script([{"tools": [bash]}, {"when": "tool_error", "tools": [EDIT]}, *GOOD_RUN[1:]])
+    )
+    narrow = task.model_copy(update={"toolset": ("Read", "Edit")})
+    report = Runner(_agent(server)).run_sync(narrow, project)
+    offered = {tool["name"] for tool in server.main_requests()[0].body["tools"]}  # type: ignore[index]
+    assert {"Read", "Edit"} <= offered
+    assert not offered & {"Bash", "Write", "Grep", "WebFetch"}
+    assert all(name in {"Read", "Edit"} or name.startswith("mcp__") for name in offered)
+    assert report.verdict == "accepted", report.issues
+    assert report.phases[0].tool_errors == 1  # the Bash call: no such tool

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import claude_agent_sdk
 
-from phasegate.agents.claude.options import READ_ONLY_TOOLS, SessionOptions, query_options
+from phasegate.agents.claude.options import SessionOptions, query_options
 from phasegate.agents.protocol import AgentRequest
+from phasegate.phases.model import READ_ONLY_TOOLSET, Task
+from phasegate.prompts.templates import PromptTemplates
+from phasegate.tasks.request import first_request
 
 SETTINGS = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdits", env={},
                           isolated=True, max_turns=None, max_budget_usd=None)  # fmt: skip
@@ -20,11 +23,31 @@ def options_for(request: AgentRequest) -> claude_agent_sdk.ClaudeAgentOptions:
     return chosen
 
 
-def test_a_read_only_request_gets_the_reading_tools_in_plan_mode(tmp_path: Path) -> None:
+def test_a_read_only_task_gets_the_reading_tools_in_plan_mode(tmp_path: Path) -> None:
     """Plan mode makes the CLI itself refuse writes and commands; the tools offered read."""
-    chosen = options_for(AgentRequest(prompt="look", workdir=tmp_path, read_only=True))
+    task = Task.model_validate(
+        {"name": "look", "read_only": True, "phases": [{"name": "a", "instructions": "Look."}]}
+    )
+    request = first_request(task, "gate", PromptTemplates(), tmp_path, max_attempts=3)
+    chosen = options_for(request)
     assert chosen.permission_mode == "plan"
-    assert chosen.tools == ["Read", "Grep", "Glob"] == list(READ_ONLY_TOOLS)
+    assert chosen.tools == ["Read", "Grep", "Glob"] == list(READ_ONLY_TOOLSET)
+
+
+def test_a_tasks_toolset_is_the_tools_claude_code_is_offered(tmp_path: Path) -> None:
+    """``toolset`` goes to the CLI as its tools; the completion tools come besides."""
+    task = Task.model_validate(
+        {
+            "name": "fix",
+            "toolset": ["Read", "Edit"],
+            "phases": [{"name": "a", "instructions": "Fix.", "require_tools": ["Edit"]}],
+        }
+    )
+    request = first_request(task, "gate", PromptTemplates(), tmp_path, max_attempts=3)
+    chosen = options_for(request)
+    assert chosen.tools == ["Read", "Edit"]
+    assert chosen.permission_mode == "acceptEdits"
+    assert chosen.allowed_tools  # phase_complete and submit_summary, by their full names
 
 
 def test_an_ordinary_request_keeps_the_agent_s_mode_and_every_tool(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -183,3 +184,44 @@ def test_a_task_and_a_pipeline_answer_kind_inputs_and_digest_the_same_way(
         assert definition.digest() == json_digest(definition.model_dump(mode="json", by_alias=True))
     renamed = fix_task.model_copy(update={"name": "other"})
     assert renamed.digest() != fix_task.digest()
+
+
+def _task(**fields: Any) -> Task:
+    phase = {"name": "edit", "instructions": "Fix it.", "require_tools": ["Edit", "Write"]}
+    return Task.model_validate({"name": "t", "phases": [phase], **fields})
+
+
+def test_a_toolset_names_the_tools_the_agent_is_offered() -> None:
+    """Without one the runtime's default set (None); a read_only task gets the reading tools."""
+    assert _task().offered_tools is None
+    assert _task(toolset=["Read", "Edit"]).offered_tools == ("Read", "Edit")
+    look = Task.model_validate(
+        {"name": "t", "read_only": True, "phases": [{"name": "a", "instructions": "Look."}]}
+    )
+    assert look.offered_tools == ("Read", "Grep", "Glob")
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"toolset": ["Read"]}, "phase 1 (edit) requires Edit or Write, which the toolset"),
+        ({"toolset": ["Read", "Read", "Edit"]}, "Read"),
+        ({"toolset": ["Read", "rm -rf /"]}, "pattern"),
+        ({"toolset": ["Edit"], "read_only": True}, "a read_only task is offered reading tools"),
+    ],
+)
+def test_a_toolset_that_cannot_do_the_work_is_refused(fields: dict[str, Any], says: str) -> None:
+    """A phase that requires a tool the toolset leaves out could never pass; a read_only task
+    cannot be offered a writing tool; names are tool names, each once."""
+    if fields.get("read_only"):
+        fields = {**fields, "phases": [{"name": "a", "instructions": "Look."}]}
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        Task.model_validate({"name": "t", "phases": [
+            {"name": "edit", "instructions": "Fix it.", "require_tools": ["Edit", "Write"]}
+        ], **fields})  # fmt: skip
+
+
+def test_a_task_without_a_toolset_keeps_its_digest() -> None:
+    """The field is left out of a dump when unset: definitions saved before it still match."""
+    assert "toolset" not in _task().model_dump()
+    assert _task().digest() != _task(toolset=["Edit"]).digest()

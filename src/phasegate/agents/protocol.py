@@ -48,7 +48,11 @@ class AgentRequest:
     output_schema: dict[str, Any] | None = None
     """Ask the runtime for output constrained to this JSON Schema (Claude Code: output_format)."""
     read_only: bool = False
-    """Offer only tools that read; the runtime refuses any write (Claude Code: plan mode)."""
+    """The runtime refuses any write (Claude Code: plan mode); ``toolset`` names the reading
+    tools offered."""
+    toolset: tuple[str, ...] | None = None
+    """The runtime's own tools to offer, by name; None: its default set. Completion tools
+    (``tools``) are offered besides."""
     stop_blocks: int | None = None
     """The most times the observer may answer a stop with an instruction in this session:
     the run's own budget (gate checks, stages and their retries, loop iterations). A runtime

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    StringConstraints,
     ValidationInfo,
     field_validator,
     model_serializer,
@@ -116,6 +117,14 @@ class Phase(BaseModel):
         return self
 
 
+READ_ONLY_TOOLSET = ("Read", "Grep", "Glob")
+"""The tools a ``read_only`` task is offered unless its ``toolset`` names fewer (Claude Code's
+names of its tools that only read)."""
+
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=200)]
+"""A tool's name as the agent runtime spells it (``Read``, ``Bash``, ``mcp__server__tool``)."""
+
+
 class Task(BaseModel):
     """A phased task: a name, an optional description and ordered phases."""
 
@@ -144,6 +153,15 @@ class Task(BaseModel):
         # Left out of dumps when false, so digests of tasks saved before it existed match.
         exclude_if=lambda read_only: not read_only,
     )
+    toolset: tuple[ToolName, ...] | None = Field(
+        default=None,
+        description="The built-in tools the agent is offered, by the runtime's names (Read, "
+        "Edit, Bash, ...); null: the runtime's default set. Every tool's definition is sent "
+        "with every request of a run, so fewer tools cost fewer input tokens. phasegate's "
+        "completion tools are offered whatever this says.",
+        # Left out of dumps when null, so digests of tasks saved before it existed match.
+        exclude_if=lambda toolset: toolset is None,
+    )
     inputs: tuple[TaskInput, ...] = Field(
         default=(),
         description="Values the instructions use as {{ id }}: inferred, asked, or given.",
@@ -160,6 +178,32 @@ class Task(BaseModel):
                     "the output phase must be the last phase"
                 )
         return phases
+
+    @model_validator(mode="after")
+    def _toolset_allows_the_work(self) -> Task:
+        if self.toolset is None:
+            return self
+        refuse_repeated_names("tool", list(self.toolset))
+        if self.read_only and (writing := [t for t in self.toolset if t not in READ_ONLY_TOOLSET]):
+            raise ValueError(
+                f"toolset names {', '.join(writing)}, but a read_only task is offered reading "
+                f"tools only ({', '.join(READ_ONLY_TOOLSET)}): drop them, or read_only"
+            )
+        for position, phase in enumerate(self.phases, start=1):
+            if phase.require_tools and not set(phase.require_tools) & set(self.toolset):
+                raise ValueError(
+                    f"phase {position} ({phase.name}) requires {' or '.join(phase.require_tools)}"
+                    f", which the toolset does not offer: add one of them to toolset"
+                )
+        return self
+
+    @property
+    def offered_tools(self) -> tuple[str, ...] | None:
+        """The tools the agent is offered: the ``toolset``, the reading tools for a
+        ``read_only`` task without one, or None (the runtime's default set)."""
+        if self.toolset is None and self.read_only:
+            return READ_ONLY_TOOLSET
+        return self.toolset
 
     @model_validator(mode="after")
     def _placeholders_name_inputs(self) -> Task:

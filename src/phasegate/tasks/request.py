@@ -33,7 +33,11 @@ def first_request(
     prompt = first_prompt(task, mode, templates)
     if mode == "unstructured":
         return AgentRequest(
-            prompt=prompt, workdir=workdir, read_only=task.read_only, stop_blocks=max_attempts
+            prompt=prompt,
+            workdir=workdir,
+            read_only=task.read_only,
+            toolset=task.offered_tools,
+            stop_blocks=max_attempts,
         )
     output = task.output_phase
     return AgentRequest(
@@ -42,5 +46,6 @@ def first_request(
         tools=completion_tools(task),
         output_schema=output.output_schema if output and output.structured_output else None,
         read_only=task.read_only,
+        toolset=task.offered_tools,
         stop_blocks=max_attempts,
     )

@@ -62,10 +62,6 @@ def cli_env(
     return env
 
 
-READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
-"""Claude Code's tools for a read-only session: they read files and find them, nothing else."""
-
-
 def query_options(
     sdk: Any,
     options: SessionOptions,
@@ -78,13 +74,14 @@ def query_options(
     """claude-agent-sdk's ``ClaudeAgentOptions`` for one ``query()``.
 
     An isolated session loads none of the user's or the project's settings; a request with
-    an ``output_schema`` asks for structured output; a read-only request gets the reading
-    tools only, in plan mode, where the CLI itself refuses writes and commands.
+    an ``output_schema`` asks for structured output; the request's ``toolset`` is the CLI's
+    tools (a read-only task's: the reading tools); a read-only request runs in plan mode, where
+    the CLI itself refuses writes and commands.
     """
     return sdk.ClaudeAgentOptions(
         cwd=str(request.workdir),
         permission_mode="plan" if request.read_only else options.permission_mode,
-        tools=list(READ_ONLY_TOOLS) if request.read_only else None,
+        tools=list(request.toolset) if request.toolset is not None else None,
         model=options.model,
         cli_path=str(options.cli_path) if options.cli_path else None,
         env=options.env,

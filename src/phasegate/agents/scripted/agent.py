@@ -159,7 +159,9 @@ class ScriptedAgent:
         else:
             handler = _TOOLS.get(step.tool)
             try:
-                if handler is None:
+                if handler is None or (
+                    request.toolset is not None and step.tool not in request.toolset
+                ):
                     raise _ToolError(f"No such tool available: {step.tool}")
                 if request.read_only and step.tool != "Read":
                     # As Claude Code in plan mode: a read-only session writes nothing.
