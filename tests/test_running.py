@@ -157,3 +157,16 @@ def test_the_cost_cap_holds_with_a_model_script_wherever_the_run_starts(tmp_path
     for report in (from_cli, from_batch):
         assert report["verdict"] == "error"
         assert "cost cap" in report["error"]
+
+
+def test_a_pipelines_toolset_reaches_the_agent_in_every_session(tmp_path: Path) -> None:
+    """Offered Write only: reading a file that exists is no such tool (the script goes on
+    only after that error), and the Write that follows passes."""
+    (tmp_path / "notes.md").write_text("notes\n")
+    pipeline = Pipeline.model_validate({**ONE_STAGE, "toolset": ["Write"]})
+    replies = [{"tools": [{"Read": {"file_path": "notes.md"}}]},
+               {"when": "tool_error", **WRITE_SPEC[0]}, WRITE_SPEC[1]]  # fmt: skip
+    report = asyncio.run(run_definition(pipeline, tmp_path, _agent(replies)))
+    assert isinstance(report, PipelineReport)
+    assert report.verdict == "accepted"
+    assert (tmp_path / "spec.md").read_text() == "spec\n"

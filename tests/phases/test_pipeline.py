@@ -720,3 +720,36 @@ def test_pipeline_check_on_a_bad_file_exits_2_with_a_message_not_a_traceback(
     assert done.stderr.startswith(f"phasegate: error: {path}: ")
     assert expected in done.stderr
     assert done.stdout == ""
+
+
+def _stages(**first: Any) -> list[dict[str, Any]]:
+    return [{"name": "code", "prompt": "Write it.",
+             "exit_when": [{"tools_used": ["Write", "Edit"]}], **first}]  # fmt: skip
+
+
+def test_a_pipelines_toolset_is_offered_in_every_session_and_kept_out_of_old_digests() -> None:
+    """Set, it is the pipeline's; unset, the dump has no such key (old digests match)."""
+    narrow = Pipeline.model_validate({"name": "p", "stages": _stages(), "toolset": ["Write"]})
+    assert narrow.toolset == ("Write",)
+    assert "toolset" not in Pipeline.model_validate({"name": "p", "stages": _stages()}).model_dump()
+
+
+@pytest.mark.parametrize(
+    ("stage", "toolset", "says"),
+    [
+        ({}, ["Read"], "stage 'code' requires Write or Edit, which the toolset does not offer"),
+        (
+            {"task": {"name": "t", "toolset": ["Read"],
+                      "phases": [{"name": "a", "instructions": "Look."}]}},
+            ["Read", "Write"],
+            "its task names a toolset",
+        ),
+    ],
+)  # fmt: skip
+def test_a_pipeline_toolset_that_cannot_do_a_stages_work_is_refused(
+    stage: dict[str, Any], toolset: list[str], says: str
+) -> None:
+    """A stage's tools_used check (or its task's require_tools) must be offered; a stage task
+    cannot narrow the tools of sessions the stages share."""
+    with pytest.raises(ValueError, match=re.escape(says)):
+        Pipeline.model_validate({"name": "p", "stages": _stages(**stage), "toolset": toolset})

@@ -57,10 +57,10 @@ from phasegate._files import (
 from phasegate._files.digests import json_digest
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.modes import DefinitionKind
-from phasegate.phases.checks import Check
+from phasegate.phases.checks import Check, ToolsUsed
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
-from phasegate.phases.model import Task, drop_empty_inputs, refuse_repeated_names
+from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_repeated_names
 from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import base_dir, files_root, named_file
 
@@ -244,6 +244,13 @@ class Pipeline(BaseModel):
         default=(),
         description="Values the stage prompts (and stage tasks) use as {{ id }}.",
     )
+    toolset: tuple[ToolName, ...] | None = Field(
+        default=None,
+        description="The built-in tools the agent is offered in every session of the run, by "
+        "the runtime's names; null: the runtime's default set (see Task.toolset).",
+        # Left out of dumps when null, so digests of pipelines saved before it existed match.
+        exclude_if=lambda toolset: toolset is None,
+    )
 
     @field_validator("stages")
     @classmethod
@@ -265,6 +272,29 @@ class Pipeline(BaseModel):
                     f"not {target!r} (a stage retries itself with on_fail.retry)"
                 )
         return stages
+
+    @model_validator(mode="after")
+    def _toolset_allows_every_stage(self) -> Pipeline:
+        if self.toolset is None:
+            return self
+        refuse_repeated_names("tool", list(self.toolset))
+        offered = set(self.toolset)
+        for stage in self.stages:
+            if stage.task is not None and stage.task.toolset is not None:
+                raise ValueError(
+                    f"stage {stage.name!r}: its task names a toolset, but a pipeline's stages "
+                    "share their sessions: name the tools in the pipeline's toolset instead"
+                )
+            needs = [check.tools for check in stage.exit_when if isinstance(check, ToolsUsed)]
+            if stage.task is not None:
+                needs += [p.require_tools for p in stage.task.phases if p.require_tools]
+            for tools in needs:
+                if not offered & set(tools):
+                    raise ValueError(
+                        f"stage {stage.name!r} requires {' or '.join(tools)}, which the "
+                        "toolset does not offer: add one of them to toolset"
+                    )
+        return self
 
     @model_validator(mode="after")
     def _placeholders_name_inputs(self) -> Pipeline:

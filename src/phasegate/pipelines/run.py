@@ -229,6 +229,7 @@ class PipelineRun(RunObserver):
             prompt=prompt,
             workdir=self.workdir,
             resume=resume,
+            toolset=self.pipeline.toolset,
             stop_blocks=self.pipeline.max_checks,
         )
 
