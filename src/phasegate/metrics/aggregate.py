@@ -126,10 +126,9 @@ class LogAggregator:
             if type(event) is not dict:
                 skipped += 1
                 continue
-            name = event.get("event")
-            # A str test first: a list cannot be looked up at all.
-            handler = handlers.get(name) if type(name) is str else None
-            if handler is None:
+            try:
+                handler = handlers[event["event"]]
+            except (KeyError, TypeError):  # no name, one no handler has, or a list or object
                 continue
             if since is not None and str(event.get("timestamp", "")) < since:
                 continue
@@ -201,11 +200,17 @@ class LogAggregator:
         accepted = event["status"] == "accepted"
         run = self._open.get(str(event["run_id"]))
         elapsed = None
-        if accepted and run is not None and phase in run.completed:
-            elapsed = fields.elapsed_ms(run.started, fields.moment(run.completed[phase]))
-        if isinstance(name, str):
+        if accepted and run is not None:
+            at = run.completed.get(phase)
+            if at is not None:
+                elapsed = fields.elapsed_ms(run.started, fields.moment(at))
+        if type(name) is str:
             self.phase_names[(task, phase)] = name
-        stats = self._phase(task, mode, phase)
+        # The row looked up inline: this runs for a tenth of a log's lines.
+        key = (task, mode, phase)
+        stats = self.phases.get(key)
+        if stats is None:
+            stats = self.phases[key] = PhaseStats()
         _count(stats, outcome, accepted)
         if elapsed is not None:
             stats.to_completion_ms.add(elapsed)
