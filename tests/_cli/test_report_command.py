@@ -12,7 +12,7 @@ import pytest
 
 from phasegate import EventLog, Mode, Runner, load_task
 from phasegate.testing import ScriptedAgent, load_script
-from tests.helpers.cli import PHASEGATE, phasegate
+from tests.helpers.cli import PHASEGATE, MainResult, phasegate, run_main
 from tests.helpers.logs import three_runs
 from tests.helpers.scenarios import EXAMPLE
 
@@ -232,3 +232,65 @@ def test_an_unknown_cost_shows_as_missing_and_one_run_in_the_singular(log: Path)
     assert "$0.0000" not in table.stdout + markdown.stdout
     assert "| fix | gate | 0 % | 2.00 | 2×1 | 2 | 1.67 min | 1.67 min |" in markdown.stdout
     assert "| fix | gate | 1000/100 | – | 1000/100 | – |" in markdown.stdout
+
+
+_QUICK = [
+    ["{log}"],
+    ["{log}", "--format", "json"],
+    ["-f", "markdown", "{log}", "--by", "mode"],
+    ["{log}", "{log}", "--format", "json", "--by", "task", "--since", "2026-01-01"],
+    ["--since", "3650d", "{log}", "-f", "table"],
+    ["{log}", "-o", "{out}", "--format", "html"],
+    ["{log}", "--output", "{log}"],
+    ["{log}", "--since", "yesterday"],
+    ["{missing}"],
+]
+"""Plain forms: report_at_once runs them (their failures too)."""
+_TYPER = [
+    ["{log}", "--format", "xml"],
+    ["{log}", "--format=json"],
+    ["{log}", "--format"],
+    ["{log}", "--by", "mode", "--by", "task"],
+    ["{log}", "--since", "-1d"],
+    ["{log}", "--help"],
+    ["{log}", "--", "-"],
+    ["{log}", "--colour"],
+]
+"""Forms left to typer: help, errors, spellings the quick start does not read."""
+
+
+@pytest.mark.parametrize(
+    ("args", "quick_start"), [(a, True) for a in _QUICK] + [(a, False) for a in _TYPER]
+)
+def test_report_gives_what_typer_gives_with_or_without_its_quick_start(
+    args: list[str],
+    quick_start: bool,
+    log: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plain forms run without typer (report_at_once), the others fall back to it; either
+    way the exit code, stdout, stderr and any file written are typer's."""
+    from phasegate._cli import metrics_report
+
+    quick, taken = metrics_report.report_at_once, []
+
+    def spy(argv: list[str]) -> int | None:
+        taken.append(True)  # stays so when the report fails (a usage error raised)
+        code = quick(argv)
+        taken[-1] = code is not None
+        return code
+
+    def ran(quick: bool) -> tuple[MainResult, str | None]:
+        out = tmp_path / "report.html"
+        out.unlink(missing_ok=True)
+        paths = {"log": log, "out": out, "missing": tmp_path / "missing.jsonl"}
+        argv = [arg.format(**paths) for arg in args]
+        with monkeypatch.context() as patched:
+            patched.setattr(metrics_report, "report_at_once", spy if quick else lambda _: None)
+            result = run_main(capsys, "report", *argv)
+        return result, out.read_text() if out.exists() else None
+
+    assert ran(quick=True) == ran(quick=False)
+    assert taken == [quick_start]

@@ -175,8 +175,14 @@ def main() -> NoReturn:
     """Console entry point: phasegate errors become a message and an exit code, not a trace."""
     show_library_warnings()
     try:
-        # Outside standalone mode, click returns a command's exit code instead of exiting.
-        code = app(standalone_mode=False)
+        code = None
+        if sys.argv[1:2] == ["report"]:  # the report over a large log: no typer start-up
+            from phasegate._cli.metrics_report import report_at_once
+
+            code = report_at_once(sys.argv[2:])
+        if code is None:
+            # Outside standalone mode, click returns a command's exit code instead of exiting.
+            code = app(standalone_mode=False)
     except PhasegateError as exc:
         typer.echo(error_message(exc), err=True)
         sys.exit(exc.exit_code)

@@ -54,9 +54,12 @@ _SKIPPABLE = (
 # (without its newline first: LogReader hands lines on without one).
 _SKIPPABLE_END = {
     ord("t"): (b', "ok": true}', b', "ok": true}\n'),
-    ord("p"): (b"}", b"}\n"),
-    ord("r"): (b"}", b"}\n"),
+    ord("p"): (b'"}', b'"}\n'),
+    ord("r"): (b'"}', b'"}\n'),
 }
+_TOOL_CALLED = ord("t")
+# The key of the string that ends a phase.started or retry.scheduled line.
+_LAST_STRING = {ord("p"): b', "name": "', ord("r"): b', "source": "'}
 
 
 @dataclass(slots=True)
@@ -102,8 +105,9 @@ class LogAggregator:
 
         Lines that change no metric (a successful ``tool.called``, ``phase.started``,
         ``retry.scheduled``) are counted without being parsed when they have the exact shape
-        ``EventLog`` writes (the event name first, ``ok`` last): they are most of a log. This
-        loop is the hot path of ``phasegate report``.
+        ``EventLog`` writes (the event name first, then ``ok`` last, or a ``name`` or
+        ``source`` without quotes or backslashes last: a line cut short never has that shape):
+        they are most of a log. This loop is the hot path of ``phasegate report``.
         """
         # Looked up by any str a line names: a name that is no key has no handler.
         handlers: dict[Any, _Handler] = self._handlers
@@ -112,7 +116,11 @@ class LogAggregator:
         for raw in lines:
             line = raw.encode() if isinstance(raw, str) else raw
             counted += 1
-            if line.startswith(_SKIPPABLE) and line.endswith(_SKIPPABLE_END[line[11]]):
+            if (
+                line.startswith(_SKIPPABLE)
+                and line.endswith(_SKIPPABLE_END[line[11]])
+                and (line[11] == _TOOL_CALLED or _plain_last_string(line, _LAST_STRING[line[11]]))
+            ):
                 continue
             try:
                 # Only keys are worth caching: most values (timestamps, ids) are unique.
@@ -284,6 +292,23 @@ def _count(
     if cost_usd is not None:
         stats.cost_usd += cost_usd
         stats.costed += 1
+
+
+def _plain_last_string(line: bytes, key: bytes) -> bool:
+    """Whether ``line`` ends with ``key``'s string, closed, holding no quote or backslash.
+
+    A line cut short inside that string, or just after a brace in it, ends with ``"}`` too;
+    with neither quotes nor escapes in the string, its last quote closes it and the brace
+    after that closes the line. (``, "ok": true}`` cannot end a line cut short: its quotes
+    follow a space, never inside a string, so its brace closes the line.)"""
+    start = line.rfind(key) + len(key)
+    end = line.rfind(b'"')
+    return (
+        start >= len(key)
+        and end >= start
+        and b'"' not in line[start:end]
+        and b"\\" not in line[start:end]
+    )
 
 
 def _disagrees(findings: object) -> bool:
