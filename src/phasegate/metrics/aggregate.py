@@ -54,9 +54,12 @@ _SKIPPABLE = (
 # (without its newline first: LogReader hands lines on without one).
 _SKIPPABLE_END = {
     ord("t"): (b', "ok": true}', b', "ok": true}\n'),
-    ord("p"): (b"}", b"}\n"),
-    ord("r"): (b"}", b"}\n"),
+    ord("p"): (b'"}', b'"}\n'),
+    ord("r"): (b'"}', b'"}\n'),
 }
+_TOOL_CALLED = ord("t")
+# The key of the string that ends a phase.started or retry.scheduled line.
+_LAST_STRING = {ord("p"): b', "name": "', ord("r"): b', "source": "'}
 
 
 @dataclass(slots=True)
@@ -102,8 +105,9 @@ class LogAggregator:
 
         Lines that change no metric (a successful ``tool.called``, ``phase.started``,
         ``retry.scheduled``) are counted without being parsed when they have the exact shape
-        ``EventLog`` writes (the event name first, ``ok`` last): they are most of a log. This
-        loop is the hot path of ``phasegate report``.
+        ``EventLog`` writes (the event name first, then ``ok`` last, or a ``name`` or
+        ``source`` without quotes or backslashes last: a line cut short never has that shape):
+        they are most of a log. This loop is the hot path of ``phasegate report``.
         """
         # Looked up by any str a line names: a name that is no key has no handler.
         handlers: dict[Any, _Handler] = self._handlers
@@ -112,7 +116,11 @@ class LogAggregator:
         for raw in lines:
             line = raw.encode() if isinstance(raw, str) else raw
             counted += 1
-            if line.startswith(_SKIPPABLE) and line.endswith(_SKIPPABLE_END[line[11]]):
+            if (
+                line.startswith(_SKIPPABLE)
+                and line.endswith(_SKIPPABLE_END[line[11]])
+                and (line[11] == _TOOL_CALLED or _plain_last_string(line, _LAST_STRING[line[11]]))
+            ):
                 continue
             try:
                 # Only keys are worth caching: most values (timestamps, ids) are unique.
@@ -126,10 +134,9 @@ class LogAggregator:
             if type(event) is not dict:
                 skipped += 1
                 continue
-            name = event.get("event")
-            # A str test first: a list cannot be looked up at all.
-            handler = handlers.get(name) if type(name) is str else None
-            if handler is None:
+            try:
+                handler = handlers[event["event"]]
+            except (KeyError, TypeError):  # no name, one no handler has, or a list or object
                 continue
             if since is not None and str(event.get("timestamp", "")) < since:
                 continue
@@ -201,11 +208,17 @@ class LogAggregator:
         accepted = event["status"] == "accepted"
         run = self._open.get(str(event["run_id"]))
         elapsed = None
-        if accepted and run is not None and phase in run.completed:
-            elapsed = fields.elapsed_ms(run.started, fields.moment(run.completed[phase]))
-        if isinstance(name, str):
+        if accepted and run is not None:
+            at = run.completed.get(phase)
+            if at is not None:
+                elapsed = fields.elapsed_ms(run.started, fields.moment(at))
+        if type(name) is str:
             self.phase_names[(task, phase)] = name
-        stats = self._phase(task, mode, phase)
+        # The row looked up inline: this runs for a tenth of a log's lines.
+        key = (task, mode, phase)
+        stats = self.phases.get(key)
+        if stats is None:
+            stats = self.phases[key] = PhaseStats()
         _count(stats, outcome, accepted)
         if elapsed is not None:
             stats.to_completion_ms.add(elapsed)
@@ -293,6 +306,23 @@ def _count_unattributed(stats: RunStats, rest: tuple[int, int, float | None]) ->
     if cost is not None:
         stats.unattributed_cost_usd += cost
         stats.unattributed_costed += 1
+
+
+def _plain_last_string(line: bytes, key: bytes) -> bool:
+    """Whether ``line`` ends with ``key``'s string, closed, holding no quote or backslash.
+
+    A line cut short inside that string, or just after a brace in it, ends with ``"}`` too;
+    with neither quotes nor escapes in the string, its last quote closes it and the brace
+    after that closes the line. (``, "ok": true}`` cannot end a line cut short: its quotes
+    follow a space, never inside a string, so its brace closes the line.)"""
+    start = line.rfind(key) + len(key)
+    end = line.rfind(b'"')
+    return (
+        start >= len(key)
+        and end >= start
+        and b'"' not in line[start:end]
+        and b"\\" not in line[start:end]
+    )
 
 
 def _disagrees(findings: object) -> bool:

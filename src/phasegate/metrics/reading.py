@@ -105,8 +105,11 @@ class LogReader:
             lines = block.split(b"\n")
             rest = lines.pop()
             if lines:
+                # No line can reach the cap when the block and what it continues do not: the
+                # usual case, which needs no look at each line's length.
+                longest = len(pending) + len(block)
                 lines[0] = b"" if too_long else pending + lines[0]
-                if too_long or max(map(len, lines)) >= limit:
+                if too_long or (longest >= limit and max(map(len, lines)) >= limit):
                     lines = self._skip_long(lines, first=too_long)
                 pending, too_long = b"", False
                 self._handed += len(lines)
