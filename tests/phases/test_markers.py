@@ -6,8 +6,10 @@ see tests/validators/test_windows.py.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -417,3 +419,14 @@ def test_no_marker_is_found_on_a_line_commonmark_puts_in_code_or_html(text: str)
         found = find_markers(text)
 
     assert not {match.line for match in found} & _code_or_html_lines(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MARKDOWN | st.text(max_size=200))
+def test_skipping_text_without_a_marker_core_changes_no_answer(text: str) -> None:
+    """find_markers reads the Markdown structure only of text holding ``PHASE n COMPLETE:``;
+    reading every text in full finds the same markers."""
+    found = find_markers(text)
+
+    with mock.patch("phasegate.phases.markers._MARKER_ANYWHERE", re.compile("")):
+        assert find_markers(text) == found

@@ -12,6 +12,7 @@ from tests.helpers.fuzz import bounded_memory, hostile_text
 
 from phasegate.evidence.transcript import AssistantText, ToolCall, ToolResult, Transcript
 from phasegate.phases.model import Task
+from phasegate.validators import paths
 from phasegate.validators.issues import IssueCode
 from phasegate.validators.paths import (
     check_paths_inside,
@@ -293,3 +294,27 @@ def test_any_path_against_any_work_directory_is_relative_inside_or_none(
         assert ".." not in parts
         assert not relative.startswith("/")
         assert not (is_windows_path(workdir) and re.match(r"[A-Za-z]:[\\/]", relative))
+
+
+@given(PATHS, st.sampled_from([WORKDIR, WINDOWS_WORKDIR, "\\\\srv\\share\\proj", "/"]) | PATHS)
+def test_a_remembered_answer_is_the_one_worked_out_afresh(path: str, workdir: str) -> None:
+    """relative_to_workdir remembers its answers; asked again, it answers as the uncached
+    rule does."""
+    first = relative_to_workdir(path, workdir)
+
+    assert relative_to_workdir(path, workdir) == first == paths._relative(path, workdir)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [(f"{WORKDIR}/" + "a/" * 2000 + "b.py", "a/" * 2000 + "b.py"), ("/etc/" + "x" * 5000, None)],
+)
+def test_a_long_path_is_answered_without_being_remembered(path: str, expected: str | None) -> None:
+    """Paths past the cached length are worked out each time, so odd transcript values are
+    not kept alive."""
+    before = paths._cached_relative.cache_info()
+
+    assert relative_to_workdir(path, WORKDIR) == expected
+
+    after = paths._cached_relative.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)

@@ -45,6 +45,9 @@ _MARKER_LINE = re.compile(
     r" {0,3}(?:#{1,6}[ \t]+)?(?:\*\*|__)?PHASE[ \t]+([0-9]{1,4})[ \t]+COMPLETE:[ \t]*(.*?)[ \t]*"
 )
 """A whole line holding a marker: its phase number, then the text after the colon."""
+_MARKER_ANYWHERE = re.compile(r"PHASE[ \t]+[0-9]{1,4}[ \t]+COMPLETE:")
+"""The core every marker line holds. Lines are substrings of the text, so a text without it
+has no marker and its Markdown structure need not be read (most assistant text has none)."""
 _EMPHASIS_EDGES = re.compile(r"^(?:\*\*|__)(?=[ \t])|(?:\*\*|__)$")
 """Bold markup left around a marker's text, to strip."""
 
@@ -73,6 +76,8 @@ def find_markers(text: str) -> list[MarkerMatch]:
     Never raises: any string is valid input, and text without markers gives ``[]``.
     """
     found: list[MarkerMatch] = []
+    if _MARKER_ANYWHERE.search(text) is None:
+        return found
     for number, line in prose_lines(text):
         match = _MARKER_LINE.fullmatch(line)
         if match:

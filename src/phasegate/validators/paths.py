@@ -16,6 +16,7 @@ file fails the gate (``path_outside_workdir``); a tool that only reads is a find
 
 from __future__ import annotations
 
+import functools
 import ntpath
 import posixpath
 import re
@@ -47,6 +48,28 @@ def relative_to_workdir(path: str, workdir: str) -> str | None:
     ``"."`` is the work directory itself. On a Windows work directory the result keeps the
     case ``path`` gave its names in.
     """
+    # One judgment asks about the same call's path several times (the run's and each phase's
+    # reconciliation, paths outside), and a gate judges the transcript so far at every stop,
+    # and agents name the same few files again and again: each answer is worked out once.
+    # Long strings are not kept, so odd values in a transcript hold at most ~4 MB here.
+    if len(path) <= _CACHED_LENGTH and len(workdir) <= _CACHED_LENGTH:
+        return _cached_relative(path, workdir)
+    return _relative(path, workdir)
+
+
+_CACHED_LENGTH = 1024
+"""The longest path (and work directory) whose relative form is cached."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_relative(path: str, workdir: str) -> str | None:
+    """:func:`_relative`, remembered: it is pure, and its answer (a string or None) is
+    immutable, so a cached answer is the same as a fresh one."""
+    return _relative(path, workdir)
+
+
+def _relative(path: str, workdir: str) -> str | None:
+    """:func:`relative_to_workdir`, worked out."""
     cleaned = path.strip()
     if not cleaned:
         return None

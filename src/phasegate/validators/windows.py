@@ -66,8 +66,11 @@ class PhaseWindow:
 
 def work_markers(task: Task, text: str) -> list[MarkerMatch]:
     """The markers in one block of assistant text that name a work phase of ``task``."""
+    found = find_markers(text)
+    if not found:
+        return found  # the common case: no need to number the task's phases
     work = {task.index_of(phase) for phase in task.work_phases}
-    return [marker for marker in find_markers(text) if marker.index in work]
+    return [marker for marker in found if marker.index in work]
 
 
 def work_phase_number(task: Task, value: object) -> int | None:
