@@ -15,15 +15,22 @@ from pathlib import Path
 from claude_agent_sdk import ClaudeAgentOptions, query
 
 
-async def run(prompt: str, workdir: str, env: dict[str, str] | None = None) -> int:
+async def run(
+    prompt: str,
+    workdir: str,
+    env: dict[str, str] | None = None,
+    messages: list[object] | None = None,
+) -> int:
     """Run ``prompt`` in ``workdir`` to the end (``env`` added to the CLI's environment);
-    the number of messages received."""
+    the number of messages received, each appended to ``messages`` when given."""
     options = ClaudeAgentOptions(
         cwd=workdir, permission_mode="acceptEdits", setting_sources=[], env=env or {}
     )
     received = 0
-    async for _ in query(prompt=prompt, options=options):
+    async for message in query(prompt=prompt, options=options):
         received += 1
+        if messages is not None:
+            messages.append(message)
     return received
 
 

@@ -16,6 +16,7 @@ from phasegate import RunEvent, Runner, Task, UsageError
 from phasegate.agents.claude.adapter import ClaudeAgent
 from phasegate.agents.retry import RetryPolicy
 from phasegate.evidence.transcript import SessionStart, UserText
+from phasegate.phases.completion import COMPLETION_TOOLS
 from phasegate.testing import HttpFault, Script, ScriptedModelServer, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER, NO_RETRIES
@@ -145,6 +146,46 @@ def test_the_feedback_the_gate_produced_is_what_the_model_received_next(
     assert len(sessions) == 1  # feedback went into the same session
 
 
+def _tools_sent(server: ScriptedModelServer) -> list[dict[str, dict[str, Any]]]:
+    """Each main request's tool definitions, by name."""
+    return [
+        {tool["name"]: tool for tool in (request.body or {})["tools"]}
+        for request in server.main_requests()
+    ]
+
+
+def test_the_completion_tools_are_sent_up_front_and_nothing_else_is_added(
+    task: Task, project: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A model that calls phase_complete and submit_summary without searching is accepted;
+    every request carries both tools with their schemas, and otherwise exactly the tools a
+    run without them gets: Claude Code's tool search stays on for its own deferred tools."""
+    calls = scripted_model_server(_script([
+        {"tools": [EDIT]},
+        {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "fixed"}}]},
+        {"when": "tool_result", "tools": [{"submit_summary": {"summary": {
+            "files_changed": ["app.py"], "description": "Replaced eval with float."}}}]},
+        {"when": "tool_result", "text": "Done."},
+    ]))  # fmt: skip
+    report = Runner(_agent(calls)).run_sync(task.model_copy(update={"completion": "tool"}), project)
+    assert report.verdict == "accepted", report.issues
+    assert [phase.completed_by for phase in report.phases] == ["tool", "submit_summary"]
+
+    markers = scripted_model_server(_script(GOOD_RUN))
+    marker_project = tmp_path / "marker-project"
+    shutil.copytree(EXAMPLE / "project", marker_project)
+    marker_task = task.model_copy(update={"completion": "marker"})
+    assert Runner(_agent(markers)).run_sync(marker_task, marker_project).verdict == "accepted"
+
+    (without,) = {frozenset(tools) for tools in _tools_sent(markers)}
+    assert "ToolSearch" in without  # tool search is on: the CLI's rarely used tools wait there
+    for tools in _tools_sent(calls):
+        assert set(tools) == without | COMPLETION_TOOLS
+        for name in COMPLETION_TOOLS:
+            assert tools[name]["input_schema"]["properties"]
+            assert not tools[name].get("defer_loading")
+
+
 def test_tokens_and_cost_are_reported_per_phase_and_add_up_to_the_run(
     task: Task, project: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
@@ -197,6 +238,8 @@ def test_a_tasks_toolset_is_all_claude_code_offers_the_model(
     offered = {tool["name"] for tool in server.main_requests()[0].body["tools"]}  # type: ignore[index]
     assert {"Read", "Edit"} <= offered
     assert not offered & {"Bash", "Write", "Grep", "WebFetch"}
-    assert all(name in {"Read", "Edit"} or name.startswith("mcp__") for name in offered)
+    # With tool search on, the CLI adds its own placeholder for the tools it defers.
+    ours = {"Read", "Edit", "DeferredToolPlaceholder"}
+    assert all(name in ours or name.startswith("mcp__") for name in offered), offered
     assert report.verdict == "accepted", report.issues
     assert report.phases[0].tool_errors == 1  # the Bash call: no such tool

@@ -6,11 +6,19 @@ from pathlib import Path
 
 import claude_agent_sdk
 
-from phasegate.agents.claude.options import SessionOptions, query_options
+from phasegate.agents.claude.options import (
+    SessionOptions,
+    cli_env,
+    completion_tool_server,
+    query_options,
+)
 from phasegate.agents.protocol import AgentRequest
+from phasegate.phases.loading import load_task
 from phasegate.phases.model import READ_ONLY_TOOLSET, Task
+from phasegate.prompts.completion_tools import completion_tools
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.tasks.request import first_request
+from tests.helpers.scenarios import EXAMPLE
 
 SETTINGS = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdits", env={},
                           isolated=True, max_turns=None, max_budget_usd=None)  # fmt: skip
@@ -54,3 +62,23 @@ def test_an_ordinary_request_keeps_the_agent_s_mode_and_every_tool(tmp_path: Pat
     chosen = options_for(AgentRequest(prompt="work", workdir=tmp_path))
     assert chosen.permission_mode == "acceptEdits"
     assert chosen.tools is None
+
+
+def test_the_completion_tools_server_is_loaded_up_front_and_keeps_its_instance() -> None:
+    """``alwaysLoad`` exempts this server from tool search; the SDK strips the instance."""
+    server = claude_agent_sdk.create_sdk_mcp_server("phasegate", tools=[])
+    marked = completion_tool_server(server)
+    assert marked == {**server, "alwaysLoad": True}
+    assert marked["instance"] is server["instance"]
+
+
+def test_offering_completion_tools_leaves_tool_search_as_the_caller_has_it(
+    tmp_path: Path,
+) -> None:
+    """Turning tool search off would send Claude Code's deferred tools with every request."""
+    tools = completion_tools(load_task(EXAMPLE / "task.yaml"))
+    request = AgentRequest(prompt="work", workdir=tmp_path, tools=tools)
+    assert tools
+    assert "ENABLE_TOOL_SEARCH" not in cli_env({}, request, api_retries=0, request_timeout=1)
+    own = cli_env({"ENABLE_TOOL_SEARCH": "false"}, request, api_retries=0, request_timeout=1)
+    assert own["ENABLE_TOOL_SEARCH"] == "false"

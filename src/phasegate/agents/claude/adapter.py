@@ -12,8 +12,10 @@ kinds of hooks connect it to phasegate:
 
 The completion tools (``phase_complete``, ``submit_summary``) are served in-process by an SDK
 MCP server named ``phasegate``; each call is judged by the runner while the model waits for
-its answer. Tool search is turned off (``ENABLE_TOOL_SEARCH=false``) so the model sees them
-with their schemas up front instead of behind a deferred-tool lookup. A request with an
+its answer. That server is marked ``alwaysLoad``, so the model sees both tools with their
+schemas in every request, without searching for them, while Claude Code's tool search stays
+on for its own deferred tools: a run sends what a bare ``query()`` with the same prompt sends,
+plus these two tools (bench/tokens.py). A request with an
 ``output_schema`` becomes the SDK's ``output_format``; when the CLI gives up on structured
 output after its own retries, the session ends normally and the gate judges what was given.
 

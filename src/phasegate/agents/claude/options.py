@@ -1,9 +1,11 @@
 """What a Claude Code session is started with: its environment and claude-agent-sdk's options.
 
 The CLI's environment carries phasegate's own bounds (how often the CLI retries an API
-request, how long one request may take, how often a Stop hook may block in a row) and turns
-tool search off when completion tools are offered, so the model sees them with their schemas
-up front instead of behind a deferred-tool lookup.
+request, how long one request may take, how often a Stop hook may block in a row). Tool
+search stays as the CLI has it: the completion tools' MCP server is marked ``alwaysLoad``
+(:func:`completion_tool_server`), so the model sees those two tools with their schemas up
+front while Claude Code's own rarely used tools stay deferred behind its tool search, as
+they are for any ``query()``.
 """
 
 from __future__ import annotations
@@ -53,13 +55,32 @@ def cli_env(
         **request.env,
         "CLAUDE_CODE_MAX_RETRIES": str(api_retries),
         "API_TIMEOUT_MS": str(int(request_timeout * 1000)),
-        **({"ENABLE_TOOL_SEARCH": "false"} if request.tools else {}),
     }
     if request.stop_blocks is not None:
         given = env.get(BLOCK_CAP_VAR, "")
         floor = int(given) if given.isdigit() else DEFAULT_BLOCK_CAP
         env[BLOCK_CAP_VAR] = str(max(floor, request.stop_blocks + BLOCK_CAP_SLACK))
     return env
+
+
+ALWAYS_LOAD = "alwaysLoad"
+"""The MCP server setting (Claude Code 2.1.330 and 2.1.332) that sends all of a server's
+tools with every request, never deferred behind tool search (``defer_loading: false``)."""
+
+
+def completion_tool_server(server: Mapping[str, Any]) -> dict[str, Any]:
+    """The completion tools' SDK MCP server config (``create_sdk_mcp_server``'s), loaded up
+    front.
+
+    The model is told to call ``phase_complete`` and ``submit_summary``, so it must see
+    their schemas without searching. ``ENABLE_TOOL_SEARCH=false`` did that by turning tool
+    search off for the whole session, which also sent Claude Code's eleven deferred built-in
+    tools (Monitor, SendMessage, CronCreate, ...: ~30k characters) with every request and
+    made a run send 1.68x what a bare ``query()`` sends; ``alwaysLoad`` exempts this server
+    only (1.03x, bench/tokens.py). claude-agent-sdk passes every key of an SDK server's
+    config but its instance to the CLI.
+    """
+    return {**server, ALWAYS_LOAD: True}
 
 
 def query_options(

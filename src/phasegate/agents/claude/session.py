@@ -22,7 +22,7 @@ from phasegate.agents.claude.failures import (
     sdk_failure,
 )
 from phasegate.agents.claude.messages import sdk_message_as_json
-from phasegate.agents.claude.options import SessionOptions, query_options
+from phasegate.agents.claude.options import SessionOptions, completion_tool_server, query_options
 from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.errors import UsageError
 from phasegate.evidence.stream_json import SYNTHETIC_MODEL, MessageReader
@@ -110,7 +110,8 @@ class ClaudeSession:
             sdk.tool(spec.name, spec.description, spec.input_schema)(self._tool_handler(spec.name))
             for spec in self.request.tools
         ]
-        return {TOOL_SERVER: sdk.create_sdk_mcp_server(TOOL_SERVER, tools=tools)}
+        server = sdk.create_sdk_mcp_server(TOOL_SERVER, tools=tools)
+        return {TOOL_SERVER: completion_tool_server(server)}
 
     def _tool_handler(self, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
         async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
