@@ -7,12 +7,14 @@ a fresh process, so start-up and reading count for both:
   phasegate depends on (pydantic_core's ``from_json``, about 3x the standard library's);
 * ``phasegate report --format json`` reads, aggregates and prints the report.
 
-It prints median wall times over three runs each, the ratio (target: <= 1.25x), and the peak
-RSS of the report over 100k and 1M events (target: flat as the log grows). It prints the
-ratio of CPU times (user + system) too: on a machine shared with other work, wall times wander
-with the load, CPU times much less.
+The two sides run in alternating pairs (five by default, the order flipped every pair), so a
+drift in the machine's speed hits both. It prints each side's median wall time, the median of
+the ratios pair by pair (target at 1M events: <= 1.25x), and the peak RSS of the report over
+100k and 1M events (target: flat as the log grows). It prints the ratio of CPU times (user +
+system) too: on a machine shared with other work, wall times wander with the load, CPU times
+much less. At 100k events start-up weighs more (about 0.2 s of the report's).
 
-Run with ``.venv/bin/python bench/report.py [EVENTS]``.
+Run with ``.venv/bin/python bench/report.py [EVENTS] [--pairs N]``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate.testing.event_log import synthetic_log_lines
@@ -63,13 +66,38 @@ def timed(argv: list[str]) -> tuple[float, float, int]:
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
 
 
-def median(argv: list[str], repeat: int = 3) -> tuple[float, float, int]:
-    """Median wall and CPU times and the highest peak RSS over ``repeat`` runs."""
-    runs = [timed(argv) for _ in range(repeat)]
-    return (
-        statistics.median(wall for wall, _, _ in runs),
-        statistics.median(cpu for _, cpu, _ in runs),
-        max(rss for _, _, rss in runs),
+@dataclass(frozen=True, slots=True)
+class Paired:
+    """Medians of each side over alternating runs, and the median of the ratios pair by
+    pair (steadier than the ratio of medians when the machine's speed drifts)."""
+
+    base_wall: float
+    base_cpu: float
+    base_rss: int
+    report_wall: float
+    report_cpu: float
+    report_rss: int
+    ratio: float
+    cpu_ratio: float
+
+
+def paired(base: list[str], report: list[str], pairs: int) -> Paired:
+    """Run ``base`` and ``report`` in turn ``pairs`` times (the order flipped every pair)."""
+    bases, reports = [], []
+    for index in range(pairs):
+        first, second = (base, report) if index % 2 == 0 else (report, base)
+        one, two = timed(first), timed(second)
+        bases.append(one if first is base else two)
+        reports.append(two if first is base else one)
+    return Paired(
+        base_wall=statistics.median(wall for wall, _, _ in bases),
+        base_cpu=statistics.median(cpu for _, cpu, _ in bases),
+        base_rss=max(rss for _, _, rss in bases),
+        report_wall=statistics.median(wall for wall, _, _ in reports),
+        report_cpu=statistics.median(cpu for _, cpu, _ in reports),
+        report_rss=max(rss for _, _, rss in reports),
+        ratio=statistics.median(r[0] / b[0] for b, r in zip(bases, reports, strict=True)),
+        cpu_ratio=statistics.median(r[1] / b[1] for b, r in zip(bases, reports, strict=True)),
     )
 
 
@@ -78,9 +106,11 @@ def main() -> None:
     parser.add_argument(
         "events", nargs="?", type=int, default=1_000_000, help="events in the large log"
     )
-    events = parser.parse_args().events
-    if events < 10:
-        parser.error("events must be at least 10")
+    parser.add_argument("--pairs", type=int, default=5, help="alternating runs of each side")
+    args = parser.parse_args()
+    events, pairs = args.events, args.pairs
+    if events < 10 or pairs < 1:
+        parser.error("events must be at least 10, pairs at least 1")
     report = [sys.executable, "-m", "phasegate", "report", "--format", "json"]
     with tempfile.TemporaryDirectory(prefix="phasegate-bench-") as tmp:
         rss: dict[int, int] = {}
@@ -88,13 +118,12 @@ def main() -> None:
             log = Path(tmp) / f"events-{size}.jsonl"
             write_log(log, size)
             megabytes = log.stat().st_size / 2**20
-            base_time, base_cpu, base_rss = median([sys.executable, "-c", BASELINE, str(log)])
-            report_time, report_cpu, report_rss = median([*report, str(log)])
-            rss[size] = report_rss
-            print(f"{size:>9,} events ({megabytes:,.0f} MiB): parse-only {base_time:6.2f} s "
-                  f"(peak {base_rss} MiB)  report {report_time:6.2f} s (peak {report_rss} MiB)  "
-                  f"ratio {report_time / base_time:.2f}x  (CPU {base_cpu:.2f} s / "
-                  f"{report_cpu:.2f} s: {report_cpu / base_cpu:.2f}x)")  # fmt: skip
+            run = paired([sys.executable, "-c", BASELINE, str(log)], [*report, str(log)], pairs)
+            rss[size] = run.report_rss
+            cpu = f"{run.base_cpu:.2f} s / {run.report_cpu:.2f} s: {run.cpu_ratio:.2f}x"
+            print(f"{size:>9,} events ({megabytes:,.0f} MiB): parse-only {run.base_wall:6.2f} s "
+                  f"(peak {run.base_rss} MiB)  report {run.report_wall:6.2f} s "
+                  f"(peak {run.report_rss} MiB)  ratio {run.ratio:.2f}x  (CPU {cpu})")  # fmt: skip
         small, large = sorted(rss)
         print(f"peak RSS of the report: {rss[small]} MiB at {small:,} events, "
               f"{rss[large]} MiB at {large:,} events")  # fmt: skip
