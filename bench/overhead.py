@@ -14,8 +14,10 @@ flipped every pair):
 3. for information: the CLI alone, ``claude -p PROMPT``.
 
 It prints the median of each side, the ratio of medians with the ratios pair by pair, the
-CPU time each side used (steadier than wall time on a busy machine), and the model requests
-each side made (the same work on both sides means the same count).
+CPU time each side used (steadier than wall time on a busy machine), the model requests
+each side made (the same work on both sides means the same count), and the characters each
+side sent the model in those same runs (tool definitions, system prompt and messages, counted
+as bench/tokens.py counts them).
 Targets, printed and not enforced: 1.03x in one process, 1.05x as whole processes.
 ``--profile`` adds a breakdown of one ``phasegate run`` (bench/overhead_profile.py). Run with
 ``make bench`` or ``.venv/bin/python bench/overhead.py [--pairs N] [--profile]``.
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from bare_query import run as bare_run
+from tokens import Sent
 
 from phasegate import Runner, load_task
 from phasegate.agents.claude.cli import bundled_claude_cli
@@ -76,6 +79,9 @@ class Side:
     cpu: list[float] = field(default_factory=list)
     """CPU seconds (user and system) of each run: this process, the CLI, any child."""
     requests: list[int] = field(default_factory=list)
+    sent: list[int] = field(default_factory=list)
+    """Characters each run sent the model: tool definitions, system prompt and messages of
+    every request of the conversation (bench/tokens.py counts them the same way)."""
 
     @property
     def median(self) -> float:
@@ -106,6 +112,7 @@ def timed(side: Side, runs: Runs, scratch: Path, number: int) -> None:
         side.seconds.append(time.perf_counter() - started)
         side.cpu.append(_cpu_seconds() - cpu)
         side.requests.append(len(server.requests))
+        side.sent.append(sum(Sent.of(request).total for request in server.main_requests()))
     if FIXED not in (work / "app.py").read_text():
         fail(f"{side.label}: the model's edit is not on disk")
 
@@ -150,6 +157,7 @@ def compare(title: str, sides: tuple[tuple[Side, Runs], tuple[Side, Runs]], pair
         side.seconds.clear()
         side.cpu.clear()
         side.requests.clear()
+        side.sent.clear()
     for number in range(1, pairs + 1):
         order = ((gated, gated_runs), (bare, bare_runs))
         for side, runs in order if number % 2 else order[::-1]:
@@ -166,6 +174,9 @@ def compare(title: str, sides: tuple[tuple[Side, Runs], tuple[Side, Runs]], pair
     cpu_ratio = statistics.median(gated.cpu) / statistics.median(bare.cpu)
     print(f"  ratio of medians {ratio:.3f}x ({verdict} the target {target:.2f}x); "
           f"pair by pair: {pair_ratios}; CPU {cpu_ratio:.3f}x")  # fmt: skip
+    sent = statistics.median(gated.sent) / statistics.median(bare.sent)
+    print(f"  input sent per run, in the same runs: {statistics.median(gated.sent):,.0f} "
+          f"against {statistics.median(bare.sent):,.0f} characters: {sent:.3f}x")  # fmt: skip
 
 
 def claude_alone(prompt: str, scratch: Path, pairs: int) -> None:
