@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from phasegate.agents.scripted.model_server import ScriptedModelServer
-from phasegate.evidence.transcript import Usage
+from phasegate.evidence.transcript import TOKEN_COUNTS, Usage
 
-COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+COUNTS = TOKEN_COUNTS
 
 
 def sent_usage(server: ScriptedModelServer, *, main: bool = True) -> Usage:

@@ -270,8 +270,7 @@ def _total_usage_line(total: Usage, unattributed: Usage, part: str) -> str:
     """The run's usage, and what no part owns when anything: the parts' lines above plus
     that are the total."""
     line = f"  usage: {usage_text(total)}"
-    counts = unattributed.model_dump(exclude={"cost_usd"}).values()
-    if any(counts) or unattributed.cost_usd:
+    if not unattributed.is_zero:
         line += f" (in no {part}: {usage_text(unattributed)})"
     return line
 

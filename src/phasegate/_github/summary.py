@@ -84,7 +84,7 @@ def _facts(view: ReportView) -> str:
     facts.append(f"cost {usd(usage.cost_usd, EXACT)}")
     facts.append(f"tokens: {_tokens(usage)}")
     rest = view.unattributed_usage
-    if any(rest.model_dump(exclude={"cost_usd"}).values()) or rest.cost_usd:
+    if not rest.is_zero:
         facts.append(f"in no {view.unit}: {_tokens(rest)}, cost {usd(rest.cost_usd, EXACT)}")
     facts.append(f"exit code {view.exit_code}")
     return " · ".join(facts)

@@ -19,6 +19,7 @@ from typing import Any
 
 from phasegate.evidence.message_kinds import BLOCK_CAP_NOTIFICATION
 from phasegate.evidence.transcript import (
+    TOKEN_COUNTS,
     AssistantText,
     Entry,
     Notice,
@@ -34,12 +35,6 @@ from phasegate.evidence.transcript import (
 
 SYNTHETIC_MODEL = "<synthetic>"
 
-_TOKEN_COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 
 _BLOCKS = re.compile(r"(\d+) consecutive times")
 
@@ -84,7 +79,7 @@ class MessageReader:
             final = usage.model_copy(
                 update={
                     name: count
-                    for name in _TOKEN_COUNTS
+                    for name in TOKEN_COUNTS
                     if isinstance(delta, Mapping)
                     and (count := _int_or_none(delta.get(name))) is not None
                 }

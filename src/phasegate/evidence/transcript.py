@@ -80,6 +80,15 @@ class StopOverridden(_Entry):
     text: str = ""
 
 
+TOKEN_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+"""The token counts of a :class:`Usage`, by field name."""
+
+
 class Usage(BaseModel):
     """Tokens and cost, where the agent reports them."""
 
@@ -90,6 +99,11 @@ class Usage(BaseModel):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cost_usd: float | None = None
+
+    @property
+    def is_zero(self) -> bool:
+        """No tokens of any count, and no cost (an unknown cost is none)."""
+        return not self.cost_usd and not any(getattr(self, name) for name in TOKEN_COUNTS)
 
     def __add__(self, other: Usage) -> Usage:
         cost = (
@@ -253,11 +267,4 @@ class ModelResponse(BaseModel):
 
 
 def _larger(one: Usage, other: Usage) -> Usage:
-    return Usage(
-        input_tokens=max(one.input_tokens, other.input_tokens),
-        output_tokens=max(one.output_tokens, other.output_tokens),
-        cache_creation_input_tokens=max(
-            one.cache_creation_input_tokens, other.cache_creation_input_tokens
-        ),
-        cache_read_input_tokens=max(one.cache_read_input_tokens, other.cache_read_input_tokens),
-    )
+    return Usage(**{name: max(getattr(one, name), getattr(other, name)) for name in TOKEN_COUNTS})

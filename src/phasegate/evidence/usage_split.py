@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.evidence.transcript import TOKEN_COUNTS, Transcript, Usage
 
 PRICE_WEIGHTS = {
     "input_tokens": 1.0,
@@ -39,7 +39,6 @@ PRICE_WEIGHTS = {
 }
 """What one token of each count costs, in input tokens (Anthropic's list-price ratios)."""
 
-_TOKEN_COUNTS = tuple(PRICE_WEIGHTS)
 _MICRO = 1_000_000
 """Cost shares are whole millionths of a US dollar."""
 
@@ -75,9 +74,9 @@ def split_usage(
     seen = sum((_tokens(r.usage) for r in responses), Usage())
     results = transcript.result_usage()
     total = _tokens(
-        Usage(**{name: max(getattr(results, name), getattr(seen, name)) for name in _TOKEN_COUNTS})
+        Usage(**{name: max(getattr(results, name), getattr(seen, name)) for name in TOKEN_COUNTS})
     )
-    side = Usage(**{name: getattr(total, name) - getattr(seen, name) for name in _TOKEN_COUNTS})
+    side = Usage(**{name: getattr(total, name) - getattr(seen, name) for name in TOKEN_COUNTS})
     unattributed = unowned + side
     costs = split_cost(results.cost_usd, [*owned, unattributed])
     return UsageSplit(
