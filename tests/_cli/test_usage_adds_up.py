@@ -91,6 +91,13 @@ def test_a_pipelines_stages_add_up_to_the_run(tmp_path: Path) -> None:
     assert all(stage["usage"]["output_tokens"] > 1 for stage in report["stages"])
     (completed,) = [e for e in _lines(log) if e["event"] == "pipeline.completed"]
     assert [completed[name] for name in COUNTS] == [report["usage"][name] for name in COUNTS]
+    # Every request is in a stage; a pipeline's share is its own text, no tool definitions.
+    overhead = report["overhead"]
+    assert completed["overhead"] == overhead
+    for name, value in overhead.items():
+        assert sum(stage["overhead"][name] for stage in report["stages"]) == value, name
+    assert overhead["tool_characters"] == 0 < overhead["text_characters"]
+    assert overhead["requests"] >= len(report["stages"])
 
 
 def test_a_loops_one_stage_holds_the_whole_run(tmp_path: Path) -> None:
@@ -208,6 +215,21 @@ def test_the_printed_report_of_a_run_adds_up_line_by_line(tmp_path: Path) -> Non
     assert "in no phase" not in total_line
     assert (sum(p[0] for p in phases), sum(p[1] for p in phases)) == total[:2]
     assert sum(p[2] for p in phases) == pytest.approx(total[2], abs=1e-6 * len(phases))
+    # The input lines too: the phases' (indented under each) are the run's.
+    inputs = [_input(line) for line in lines if line.startswith("    input: ")]
+    (run_input,) = [_input(line) for line in lines if line.startswith("  input: ")]
+    assert inputs and tuple(map(sum, zip(*inputs, strict=True))) == run_input
+
+
+def _input(line: str) -> tuple[int, ...]:
+    """The figures of an ``input:`` line: requests, input carried, the gate's, tools, text."""
+    found = re.search(
+        r"(\d+) requests? carried ([\d,]+) input tokens; the gate's ≈([\d,]+) "
+        r"\(tool definitions ≈([\d,]+), text ≈([\d,]+)\)",
+        line,
+    )
+    assert found is not None, line
+    return tuple(int(group.replace(",", "")) for group in found.groups())
 
 
 ONE_STAGE = {
@@ -258,4 +280,7 @@ def test_a_resumed_pipelines_report_adds_up_over_both_processes(tmp_path: Path) 
     for name in COUNTS:
         assert report["usage"][name] == sum(p[name] for p in processes), name
     assert report["duration_ms"] == sum(p["duration_ms"] for p in processes)
+    for name, value in report["overhead"].items():
+        assert value == sum(p["overhead"][name] for p in processes), name
+    assert all(p["overhead"]["requests"] > 0 for p in processes)
     assert all(s["duration_ms"] <= report["duration_ms"] for s in report["stages"])

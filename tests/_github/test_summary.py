@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 
 from phasegate._github.summary import SUMMARY_LIMIT, job_summary
 from phasegate._github.view import Problem, ReportView, Row, read_report_view
+from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.validators.reconcile import FileReconciliation
 from tests.helpers.fuzz import bounded_memory, hostile_text
@@ -156,6 +157,29 @@ def test_the_rows_tokens_and_costs_and_the_part_in_no_phase_add_up_to_the_run(
     assert "cost $0.012421" in summary
     assert "tokens: 450 in, 539 out" in summary
     assert "in no phase: 50 in, 10 out, 0 cache read, 0 cache written, cost $0.000120" in summary
+    assert "input carried" not in summary  # a report without requests counted says nothing
+
+
+def test_the_summary_says_what_input_the_run_carried_and_the_gates_share(
+    tmp_path: Path,
+) -> None:
+    overhead = GateOverhead(
+        requests=5,
+        input_tokens=12_000,
+        tool_characters=6_680,
+        text_characters=6_981,
+        tool_tokens=1_670,
+        text_tokens=1_747,
+    )
+    report = hostile_run_report("fix").model_copy(update={"overhead": overhead})
+    view = read_report_view(write_report(tmp_path / "r.json", report))
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert (
+        "input carried: 12,000 tokens, the gate's ≈3,417 (tool definitions ≈1,670, text ≈1,747)"
+        in summary
+    )
 
 
 @pytest.mark.parametrize("make", [hostile_run_report, hostile_pipeline_report])

@@ -15,6 +15,7 @@ import typer
 from phasegate.errors import PhasegateError, PhasegateWarning
 
 if TYPE_CHECKING:
+    from phasegate.evidence.overhead import GateOverhead
     from phasegate.evidence.transcript import Usage
     from phasegate.pipelines.report import PipelineReport
     from phasegate.tasks.report import RunReport
@@ -202,8 +203,12 @@ def format_report(report: RunReport) -> str:
             f"check(s); {tools}; files changed: {', '.join(phase.files_changed) or 'none'}; "
             f"{usage_text(phase.usage)}"
         )
+        if not phase.overhead.is_zero:
+            lines.append(f"    input: {overhead_text(phase.overhead)}")
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
     lines.append(_total_usage_line(report.usage, report.unattributed_usage, "phase"))
+    if not report.overhead.is_zero:
+        lines.append(f"  input: {overhead_text(report.overhead)}")
     lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
     if report.files_claimed:
         lines.append(f"  files claimed: {', '.join(report.files_claimed)}")
@@ -239,6 +244,8 @@ def format_pipeline(report: PipelineReport) -> str:
             f"  stage {stage.index} {stage.name}: {stage.status} after {stage.attempts} "
             f"check(s){visits}, {duration(stage.duration_ms)}; {usage_text(stage.usage)}"
         )
+        if not stage.overhead.is_zero:
+            lines.append(f"    input: {overhead_text(stage.overhead)}")
         for check in stage.checks:
             mark = "✓" if check.ok else "✗"
             detail = check.detail.splitlines()[0] if check.detail else ""
@@ -248,6 +255,8 @@ def format_pipeline(report: PipelineReport) -> str:
         for revision in report.revisions
     )
     lines.append(_total_usage_line(report.usage, report.unattributed_usage, "stage"))
+    if not report.overhead.is_zero:
+        lines.append(f"  input: {overhead_text(report.overhead)}")
     if report.error:
         lines.append(f"  error: {report.error}")
     lines.append(f"  state: {report.state_file}")
@@ -264,6 +273,18 @@ def usage_text(usage: Usage) -> str:
             f"{usage.cache_read_input_tokens:,} read)"
         )
     return text if usage.cost_usd is None else f"{text}, ${usage.cost_usd:.6f}"
+
+
+def overhead_text(overhead: GateOverhead) -> str:
+    """The input of some requests and the gate's share, in a few words: ``3 requests carried
+    300 input tokens; the gate's ≈1,947 (tool definitions ≈1,002, text ≈945)``."""
+    from phasegate.metrics.formatting import quantity
+
+    return (
+        f"{quantity(overhead.requests, 'request')} carried {overhead.input_tokens:,} input "
+        f"tokens; the gate's ≈{overhead.gate_tokens:,} (tool definitions "
+        f"≈{overhead.tool_tokens:,}, text ≈{overhead.text_tokens:,})"
+    )
 
 
 def _total_usage_line(total: Usage, unattributed: Usage, part: str) -> str:

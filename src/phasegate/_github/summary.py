@@ -86,6 +86,13 @@ def _facts(view: ReportView) -> str:
     rest = view.unattributed_usage
     if not rest.is_zero:
         facts.append(f"in no {view.unit}: {_tokens(rest)}, cost {usd(rest.cost_usd, EXACT)}")
+    overhead = view.overhead
+    if not overhead.is_zero:
+        facts.append(
+            f"input carried: {overhead.input_tokens:,} tokens, the gate's ≈"
+            f"{overhead.gate_tokens:,} (tool definitions ≈{overhead.tool_tokens:,}, text ≈"
+            f"{overhead.text_tokens:,})"
+        )
     facts.append(f"exit code {view.exit_code}")
     return " · ".join(facts)
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import _FileFieldError
+from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
 from phasegate.pipelines.report import PipelineReport
@@ -67,6 +68,8 @@ class ReportView:
     usage: Usage = field(default_factory=Usage)
     unattributed_usage: Usage = field(default_factory=Usage)
     """Tokens and cost no row owns: ``usage`` is the rows' plus this."""
+    overhead: GateOverhead = field(default_factory=GateOverhead)
+    """The input the run's requests carried, and the gate's share of it."""
     duration_ms: int = 0
     session_id: str | None = None
     final_message: str | None = None
@@ -169,6 +172,7 @@ def _view(
         problems=tuple(problems),
         usage=report.usage,
         unattributed_usage=report.unattributed_usage,
+        overhead=report.overhead,
         duration_ms=report.duration_ms,
         session_id=report.session_id,
         final_message=report.final_message,

@@ -32,6 +32,7 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.prompts.completion_tools import ToolAnswer
+from phasegate.prompts.gate_text import gate_characters
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.telemetry.events import EventData, EventSink, RetryScheduled, RunEvent
 
@@ -76,6 +77,10 @@ class RunObserver:
         self.api_retries = 0
         self.agent_version: str | None = None
         """The version of what the agent runs (see :meth:`learn_agent_version`)."""
+        self.own_words: tuple[str, ...] = ()
+        """The definition's words its prompts embed (:mod:`phasegate.prompts.gate_text`)."""
+        self.gate_text: dict[int, int] = {}
+        """Characters of each prompt the gate wrote, by the prompt's transcript position."""
 
     # -- recording ----------------------------------------------------------------------
     def record(self, entry: Entry) -> None:
@@ -86,7 +91,9 @@ class RunObserver:
             self.call_names[entry.id] = entry.name
 
     def record_prompt(self, text: str) -> None:
-        """Keep a prompt phasegate sent (agents do not report them back)."""
+        """Keep a prompt phasegate sent (agents do not report them back), and how much of it
+        is the gate's own text."""
+        self.gate_text[len(self.entries)] = gate_characters(text, self.own_words)
         self.record(UserText(text=text))
 
     def tool_name(self, result: ToolResult) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
 from phasegate.pipelines.state import PipelineState, Revision, StageRecord
@@ -55,6 +56,11 @@ class PipelineReport(BaseModel):
         default_factory=Usage,
         description="Tokens and cost no stage owns: requests of the agent runtime that are "
         "not responses of the conversation (Claude Code's side requests).",
+    )
+    overhead: GateOverhead = Field(
+        default_factory=GateOverhead,
+        description="The input the run's requests carried over every process, and the gate's "
+        "share of it: the stages' overhead plus that of requests no stage owns.",
     )
     duration_ms: int = Field(
         description="Wall time of the run, over every process that worked on it (each "
@@ -114,6 +120,7 @@ def pipeline_report(
         stop_overrides=state.stop_overrides,
         usage=state.usage,
         unattributed_usage=state.unattributed_usage,
+        overhead=state.overhead,
         duration_ms=state.duration_ms,
         error=state.error,
         state_file=str(state_file),

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.agents.protocol import AgentRequest
 from phasegate.errors import AgentError, RunError
+from phasegate.evidence.overhead import GateOverhead, split_overhead
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
@@ -33,6 +34,7 @@ from phasegate.pipelines.progress import StageProgress
 from phasegate.pipelines.report import PipelineReport, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
+from phasegate.prompts.gate_text import pipeline_words
 from phasegate.telemetry.events import (
     EventData,
     PipelineCompleted,
@@ -63,6 +65,7 @@ class PipelineRun(RunObserver):
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
+        self.own_words = pipeline_words(pipeline)
         self.started = time.monotonic()
         self.progress = StageProgress(
             pipeline,
@@ -270,7 +273,7 @@ class PipelineRun(RunObserver):
     def _report(self) -> PipelineReport:
         transcript = Transcript(entries=tuple(self.entries))
         duration = int((time.monotonic() - self.started) * 1000)
-        usage = self._add_to_run(transcript, duration)
+        usage, overhead = self._add_to_run(transcript, duration)
         report = pipeline_report(
             self.state,
             agent=self.agent.name,
@@ -288,23 +291,35 @@ class PipelineRun(RunObserver):
                 duration_ms=duration,
                 **usage_fields(usage.total),
                 unattributed_usage=usage.unattributed.model_dump(),
+                overhead=overhead.model_dump(),
                 error=report.error,
             )
         )
         return report
 
-    def _add_to_run(self, transcript: Transcript, duration_ms: int) -> UsageSplit:
-        """Add this process's usage (stage by stage) and wall time to the run's, and save the
-        state; this process's usage."""
+    def _add_to_run(
+        self, transcript: Transcript, duration_ms: int
+    ) -> tuple[UsageSplit, GateOverhead]:
+        """Add this process's usage and overhead (stage by stage) and wall time to the run's,
+        and save the state; this process's usage and overhead."""
         state, stages = self.state, self.entry_stages
         state.duration_ms += duration_ms
         split = split_usage(transcript, stages.__getitem__, len(state.stages))
-        for record, usage in zip(state.stages, split.parts, strict=True):
+        overhead = split_overhead(
+            transcript,
+            stages.__getitem__,
+            len(state.stages),
+            gate_text=self.gate_text,
+            tool_characters=0,
+        )
+        for record, usage, added in zip(state.stages, split.parts, overhead.parts, strict=True):
             record.usage = record.usage + usage
+            record.overhead = record.overhead + added
         state.unattributed_usage = state.unattributed_usage + split.unattributed
         state.usage = state.usage + split.total
+        state.overhead = state.overhead + overhead.total
         self.progress.save()
-        return split
+        return split, overhead.total
 
     def run_event(self, data: EventData) -> RunEvent:
         """``data`` as an event of this run."""

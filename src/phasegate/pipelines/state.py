@@ -25,6 +25,7 @@ from phasegate._files import ParseProblem, parse_json, read_text
 from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import inside_folder
 from phasegate.errors import LinkedPathError, PipelineStateError, RunError
+from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
@@ -74,6 +75,11 @@ class StageRecord(BaseModel):
         description="Tokens of the model responses that started in this stage, over all "
         "visits and processes; cost is the run's cost shared out by price-weighted tokens.",
     )
+    overhead: GateOverhead = Field(
+        default_factory=GateOverhead,
+        description="The input this stage's requests carried, over all visits and processes, "
+        "and the gate's share of it (its own text; estimated tokens).",
+    )
 
 
 class Revision(BaseModel):
@@ -115,6 +121,11 @@ class PipelineState(BaseModel):
     unattributed_usage: Usage = Field(
         default_factory=Usage,
         description="Tokens and cost no stage owns (the agent runtime's side requests).",
+    )
+    overhead: GateOverhead = Field(
+        default_factory=GateOverhead,
+        description="The input the run's requests carried over all processes, and the gate's "
+        "share of it: the stages' overhead plus that of requests no stage owns.",
     )
     duration_ms: int = Field(default=0, description="Wall time of the run over all processes.")
     error: str | None = None

@@ -20,10 +20,16 @@ problem itself, in the structured shape. The output schema is spelled out in
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from phasegate.phases.completion import PHASE_COMPLETE, SUBMIT_SUMMARY, counts_tools
+from phasegate.phases.completion import (
+    PHASE_COMPLETE,
+    SUBMIT_SUMMARY,
+    counts_tools,
+    full_tool_name,
+)
 from phasegate.phases.model import Task
 from phasegate.prompts.feedback import FeedbackPrompt, answer_step, complete_step
 from phasegate.validators.issues import Issue
@@ -91,6 +97,25 @@ def completion_tools(task: Task) -> tuple[ToolSpec, ...]:
             )
         )
     return tuple(tools)
+
+
+def definition_characters(tools: Sequence[ToolSpec]) -> int:
+    """The characters ``tools``' definitions take in each model request: each as the
+    runtime sends it (full name, description, input schema), as compact JSON."""
+    return sum(
+        len(
+            json.dumps(
+                {
+                    "name": full_tool_name(tool.name),
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                },
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+        )
+        for tool in tools
+    )
 
 
 def _loose_input(**properties: tuple[str | list[str], str]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def unstructured_prompt(task: Task, templates: PromptTemplates | None = None) ->
             output=(
                 output.instructions.strip()
                 + "\n\n"
-                + templates.render("unstructured_output.md", schema=_schema_text(output))
+                + templates.render("unstructured_output.md", schema=schema_text(output))
                 if output is not None
                 else ""
             ),
@@ -74,7 +74,7 @@ def _phase_block(task: Task, phase: Phase, templates: PromptTemplates) -> str:
                 if phase.structured_output
                 else f"answer_{task.completion}.md"
             ).strip(),
-            schema=_schema_text(phase),
+            schema=schema_text(phase),
             claims_rule=(
                 f"\nList in `{phase.claims_files}` every file you changed, as paths relative "
                 "to the working directory, and no file you did not change.\n"
@@ -107,7 +107,8 @@ def _requirements(phase: Phase) -> str:
     return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
 
-def _schema_text(phase: Phase) -> str:
+def schema_text(phase: Phase) -> str:
+    """The output schema of ``phase`` as the prompt shows it."""
     return json.dumps(phase.output_schema, indent=2, ensure_ascii=False)
 
 

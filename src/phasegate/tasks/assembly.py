@@ -1,16 +1,18 @@
 """Turning a judged run into its :class:`~phasegate.tasks.report.RunReport`.
 
 Pure bookkeeping: statuses per phase, durations from the entry times, each phase's tokens
-and share of the cost (split by :mod:`phasegate.evidence.usage_split`), and the findings
+and share of the cost (split by :mod:`phasegate.evidence.usage_split`), what the gate added
+to their input (:mod:`phasegate.evidence.overhead`), and the findings
 (reconciliation differences, reads outside the work directory). The runner hands in what it
 saw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
+from phasegate.evidence.overhead import split_overhead
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
@@ -39,6 +41,11 @@ class RunFacts:
     api_retries: int
     error: str | None
     reverted: RevertReport | None = None
+    gate_text: Mapping[int, int] = field(default_factory=dict)
+    """Characters of each text the gate wrote (prompts, completion-tool answers), by its
+    transcript position (none for a judged transcript: phasegate sent nothing)."""
+    tool_characters: int = 0
+    """Characters of the gate's tool definitions in each request (0: none offered)."""
 
 
 def verdict_of(judgment: Judgment, error: str | None) -> Verdict:
@@ -50,9 +57,19 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
     """The report of a run judged as ``judgment``."""
     transcript = facts.transcript
     statuses = _statuses(judgment, failed=facts.error is not None)
-    usage = split_usage(transcript, _phase_owner(judgment), len(judgment.phases))
+    owner = _phase_owner(judgment)
+    usage = split_usage(transcript, owner, len(judgment.phases))
+    overhead = split_overhead(
+        transcript,
+        owner,
+        len(judgment.phases),
+        gate_text=facts.gate_text,
+        tool_characters=facts.tool_characters,
+    )
     phases = []
-    for phase, phase_usage in zip(judgment.phases, usage.parts, strict=True):
+    for phase, phase_usage, phase_overhead in zip(
+        judgment.phases, usage.parts, overhead.parts, strict=True
+    ):
         status = statuses[phase.index]
         phases.append(
             PhaseReport(
@@ -67,6 +84,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
                 tool_errors=phase.tool_errors,
                 files_changed=list(phase.files_changed),
                 usage=phase_usage,
+                overhead=phase_overhead,
                 reconciliation=phase.reconciliation,
                 issues=list(phase.issues),
             )
@@ -91,6 +109,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         usage=usage.total,
         unattributed_usage=usage.unattributed,
         usage_exact=usage.exact,
+        overhead=overhead.total,
         duration_ms=facts.duration_ms,
         turns=sum(e.num_turns or 0 for e in transcript.entries if isinstance(e, RunResult)),
         retries=facts.retries,

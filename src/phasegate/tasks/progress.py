@@ -109,6 +109,7 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
             files_changed=phase.files_changed,
             **usage_fields(phase.usage),
             issues=[i.code.value for i in phase.issues],
+            overhead=phase.overhead.model_dump(),
         )
     yield RunCompleted(
         verdict=report.verdict,
@@ -120,5 +121,6 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
         stop_overrides=report.stop_overrides,
         **usage_fields(report.usage),
         unattributed_usage=report.unattributed_usage.model_dump(),
+        overhead=report.overhead.model_dump(),
         error=error,
     )

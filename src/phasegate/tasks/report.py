@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.errors import PhasegateError
+from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, StepStatus, Verdict
 from phasegate.validators.issues import Issue
@@ -57,6 +58,10 @@ class StepReport(Protocol):
     def usage(self) -> Usage:
         """Tokens of the responses that started in it, and its share of the cost."""
 
+    @property
+    def overhead(self) -> GateOverhead:
+        """The input its requests carried, and the gate's share of it."""
+
 
 class DefinitionReport(Protocol):
     """What every run's report answers, whatever it ran: a task's :class:`RunReport` or a
@@ -95,6 +100,11 @@ class DefinitionReport(Protocol):
     @property
     def unattributed_usage(self) -> Usage:
         """Tokens and cost no step owns (the agent runtime's side requests)."""
+
+    @property
+    def overhead(self) -> GateOverhead:
+        """The input the run's requests carried, and the gate's share of it: the steps'
+        plus that of requests no step owns."""
 
     @property
     def duration_ms(self) -> int:
@@ -153,6 +163,11 @@ class PhaseReport(BaseModel):
         description="Tokens of the model responses that started in this phase, each counted "
         "once at its final count; cost is the run's cost shared out by price-weighted tokens "
         "(the runtime reports cost per run, not per response).",
+    )
+    overhead: GateOverhead = Field(
+        default_factory=GateOverhead,
+        description="The input this phase's requests carried, and the gate's share of it "
+        "(its tool definitions and its own text; estimated tokens).",
     )
     reconciliation: FileReconciliation | None = Field(
         default=None, description="Tool-reported, on-disk and claimed files in this phase."
@@ -218,6 +233,11 @@ class RunReport(BaseModel):
         default=True,
         description="Whether every response's final token count was seen; false for a saved "
         "transcript without partial messages, whose per-phase counts are the largest reported.",
+    )
+    overhead: GateOverhead = Field(
+        default_factory=GateOverhead,
+        description="The input the run's requests carried, and the gate's share of it: the "
+        "phases' overhead plus that of requests no phase owns (unstructured mode).",
     )
     duration_ms: int
     error: str | None = Field(default=None, description="Why the run failed (verdict error).")

@@ -14,7 +14,7 @@ not accepted leaves the work directory as it found it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,10 @@ from phasegate.errors import RunError
 from phasegate.evidence.transcript import Entry, ToolCall, ToolResult, Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
+from phasegate.phases.completion import COMPLETION_TOOLS
 from phasegate.phases.model import Task
-from phasegate.prompts.completion_tools import ToolAnswer
+from phasegate.prompts.completion_tools import ToolAnswer, definition_characters
+from phasegate.prompts.gate_text import task_words
 from phasegate.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.tasks.gate import GateDecision, PhaseGate
 from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked
@@ -71,6 +73,7 @@ class TaskRun(RunObserver):
             check_answer=settings.check_answer,
         )
         self.progress = PhaseProgress(task)
+        self.own_words = task_words(task)
         self.started = time.monotonic()
         self.checked_at = -1
         """Entries seen at the latest gate check."""
@@ -240,9 +243,21 @@ class TaskRun(RunObserver):
                 api_retries=self.api_retries,
                 error=error,
                 reverted=reverted,
+                gate_text={**self.gate_text, **_tool_answers(self.entries)},
+                tool_characters=definition_characters(self.request.tools if self.request else ()),
             ),
         )
         # The report's windows settle every call whose event is still waiting.
         self._emit_all(self.progress.calls.finished(judgment))
         self._emit_all(closing_events(report, error))
         return report
+
+
+def _tool_answers(entries: Sequence[Entry]) -> dict[int, int]:
+    """The characters of each completion tool's answer, by its position: the gate's text."""
+    calls = {e.id for e in entries if isinstance(e, ToolCall) and e.name in COMPLETION_TOOLS}
+    return {
+        position: len(entry.content)
+        for position, entry in enumerate(entries)
+        if isinstance(entry, ToolResult) and entry.tool_use_id in calls
+    }

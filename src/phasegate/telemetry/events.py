@@ -149,6 +149,9 @@ class PhaseCompleted(UsageFields):
     tool_errors: int
     files_changed: list[str]
     issues: list[str]
+    overhead: dict[str, Any] = field(default_factory=dict)
+    """The input the phase's requests carried and the gate's share (the report's
+    ``overhead``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +169,9 @@ class RunCompleted(UsageFields):
     stop_overrides: int = 0
     unattributed_usage: dict[str, Any] = field(default_factory=dict)
     """Tokens and cost no phase owns (the report's ``unattributed_usage``)."""
+    overhead: dict[str, Any] = field(default_factory=dict)
+    """The input the run's requests carried and the gate's share (the report's
+    ``overhead``)."""
 
 
 # -- in task runs and pipeline runs alike ---------------------------------------------
@@ -293,6 +299,8 @@ class PipelineCompleted(UsageFields):
     stop_overrides: int = 0
     unattributed_usage: dict[str, Any] = field(default_factory=dict)
     """Tokens and cost of this process that no stage owns."""
+    overhead: dict[str, Any] = field(default_factory=dict)
+    """The input this process's requests carried and the gate's share."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
