@@ -50,6 +50,12 @@ def _event_sums_hold(log: Path) -> None:
         assert rows == group[name] == run[name], name
     costs = [p["cost_usd"] for p in group["phases"]] + [group["unattributed_usage"]["cost_usd"]]
     assert sum(costs) == pytest.approx(group["cost_usd"], abs=1e-6 * len(costs))
+    # What the gate added to the input: the report's sums are the lines'.
+    for name in ("requests", "input_tokens", "tool_tokens", "text_tokens"):
+        assert group["overhead"][name] == run["overhead"][name], name
+        rows = [p["overhead"][name] for p in group["phases"]]
+        assert rows == [p["overhead"][name] for p in phases], name
+    assert group["overhead"]["runs"] == 1
 
 
 @pytest.mark.parametrize("mode", ["gate", "single-query", "unstructured"])

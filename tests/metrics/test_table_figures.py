@@ -58,7 +58,8 @@ def _listed(ids: list[str]) -> str:
 
 
 COUNTS = ("runs", "accepted", "errors", "tool_errors", "input_tokens", "output_tokens", "lines",
-          "skipped_lines", "planned", "finished", "total_units", "model_requests")  # fmt: skip
+          "skipped_lines", "planned", "finished", "total_units", "model_requests", "requests",
+          "tool_tokens", "text_tokens")  # fmt: skip
 RATES = ("success_rate", "completion_rate", "first_attempt_rate", "mismatch_rate")
 DIFFERENCES = ("gate_minus_single_query", "gate_minus_unstructured")
 FORMATS: dict[str, Callable[[Any], str]] = {
@@ -111,7 +112,7 @@ def figures(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     for key, value in node.items():
         if key in NOT_FIGURES or key == "phases":
             continue
-        if key in ("duration_ms", "time_to_completion_ms"):
+        if key in ("duration_ms", "time_to_completion_ms", "overhead"):
             yield from figures(value)
         else:
             yield key, value

@@ -204,7 +204,7 @@ class LogAggregator:
 
     def _phase_completed(self, event: dict[str, Any]) -> None:
         task, mode, phase = str(event["task"]), str(event["mode"]), fields.phase(event)
-        name, outcome = event.get("name"), fields.outcome(event)
+        name, outcome, added = event.get("name"), fields.outcome(event), fields.overhead(event)
         accepted = event["status"] == "accepted"
         run = self._open.get(str(event["run_id"]))
         elapsed = None
@@ -220,6 +220,7 @@ class LogAggregator:
         if stats is None:
             stats = self.phases[key] = PhaseStats()
         _count(stats, outcome, accepted)
+        _count_overhead(stats, added)
         if elapsed is not None:
             stats.to_completion_ms.add(elapsed)
 
@@ -227,10 +228,11 @@ class LogAggregator:
         task, mode, run_id = str(event["task"]), str(event["mode"]), str(event["run_id"])
         verdict, outcome = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
-        rest = fields.unattributed(event)
+        rest, added = fields.unattributed(event), fields.overhead(event)
         stats = self._run(task, mode)
         _count(stats, outcome, verdict == "accepted")
         _count_unattributed(stats, rest)
+        _count_overhead(stats, added)
         stats.errors += verdict == "error"
         stats.reconciled += 1
         stats.mismatched += _disagrees(event.get("findings"))
@@ -254,11 +256,12 @@ class LogAggregator:
         task, mode, run_id = str(event["task"]), _pipeline_mode(event), str(event["run_id"])
         verdict, (_, tokens_in, tokens_out, cost) = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
-        rest = fields.unattributed(event)
+        rest, added = fields.unattributed(event), fields.overhead(event)
         run = self._open.pop(run_id, None)
         attempts = run.checks if run is not None else 0
         stats = self._run(task, mode)
         _count_unattributed(stats, rest)
+        _count_overhead(stats, added)
         first = run.stages if run is not None else None  # unknown: not at the first attempt
         _count(stats, (attempts, tokens_in, tokens_out, cost), verdict == "accepted", first=first)
         stats.errors += verdict == "error"
@@ -306,6 +309,14 @@ def _count_unattributed(stats: RunStats, rest: tuple[int, int, float | None]) ->
     if cost is not None:
         stats.unattributed_cost_usd += cost
         stats.unattributed_costed += 1
+
+
+def _count_overhead(stats: Outcomes, added: fields.Overhead) -> None:
+    if added is fields.NO_OVERHEAD:  # a line older than the field: unknown, not zero
+        return
+    requests, carried, tools, text = stats.overhead
+    stats.overhead = (requests + added[0], carried + added[1], tools + added[2], text + added[3])
+    stats.overhead_lines += 1
 
 
 def _plain_last_string(line: bytes, key: bytes) -> bool:

@@ -72,6 +72,26 @@ def unattributed(event: dict[str, Any]) -> tuple[int, int, float | None]:
     )
 
 
+Overhead = tuple[int, int, int, int]
+"""The ``overhead`` a ``*.completed`` line reports: requests, input tokens carried, and the
+gate's tool-definition and text tokens (estimated)."""
+NO_OVERHEAD: Overhead = (0, 0, 0, 0)
+OVERHEAD_FIGURES = ("requests", "input_tokens", "tool_tokens", "text_tokens")
+"""The figures of an ``overhead`` object the report sums, in :data:`Overhead`'s order."""
+
+
+def overhead(event: dict[str, Any]) -> Overhead:
+    """The input a phase's or run's requests carried and the gate's share (its ``overhead``;
+    absent from lines written before it was added: nothing)."""
+    value = event.get("overhead")
+    if value is None:
+        return NO_OVERHEAD
+    if type(value) is not dict:
+        raise CorruptLine("overhead is not an object")
+    requests, carried, tools, text = (count(value, name, MAX_TOKENS) for name in OVERHEAD_FIGURES)
+    return requests, carried, tools, text
+
+
 def count(event: dict[str, Any], name: str, limit: int) -> int:
     """A whole number from 0 to ``limit``; 0 when the field is absent or null."""
     value = event.get(name)

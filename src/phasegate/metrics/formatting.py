@@ -10,7 +10,8 @@ from phasegate.modes import MODES
 MISSING = "–"
 PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
                  "p50 to complete", "p95 to complete", "tool errors")  # fmt: skip
-PHASE_USAGE_COLUMNS = ("phase", "tokens in/out", "cost", "time to complete (runs)")
+PHASE_USAGE_COLUMNS = ("phase", "tokens in/out", "cost", "input and the gate's share",
+                       "time to complete (runs)")  # fmt: skip
 MODE_COLUMNS = ("task", *MODES, "gate − single-query", "95 % interval, pts", "gate − unstructured",
                 "95 % interval, pts")  # fmt: skip
 MODE_DETAIL_COLUMNS = ("task", "mode", "runs", "accepted", "success", "± se", "95 % interval")
@@ -100,6 +101,18 @@ def unattributed(usage: dict[str, Any]) -> str:
     return f"{usage['input_tokens']}/{usage['output_tokens']} {usd(usage['cost_usd'])}"
 
 
+def overhead(figures: dict[str, Any]) -> str:
+    """What a group's or phase's requests carried and the gate's share (``overhead``):
+    ``12 req, 1200 in; gate est. 300+420 (4 runs)``: the gate's tool definitions and text in
+    estimated tokens (not marked ``≈``: that mark is the sketch's), over the runs reporting it."""
+    if not figures["runs"]:
+        return MISSING
+    return (
+        f"{figures['requests']} req, {figures['input_tokens']} in; gate est. "
+        f"{figures['tool_tokens']}+{figures['text_tokens']} ({quantity(figures['runs'], 'run')})"
+    )
+
+
 def per_accepted_tokens(group: dict[str, Any]) -> str:
     """Input and output tokens per accepted run: ``1200/150``."""
     tokens_in, tokens_out = (
@@ -150,12 +163,14 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
 
 
 def phase_usage_cells(phase: dict[str, Any]) -> list[str]:
-    """A phase row under :data:`PHASE_USAGE_COLUMNS`: its tokens, cost and the
-    time-to-completion distribution (:func:`time_bins`)."""
+    """A phase row under :data:`PHASE_USAGE_COLUMNS`: its tokens, cost, input and the gate's
+    share of it (:func:`overhead`), and the time-to-completion distribution
+    (:func:`time_bins`)."""
     return [
         phase_label(phase),
         f"{phase['input_tokens']}/{phase['output_tokens']}",
         usd(phase["cost_usd"]),
+        overhead(phase["overhead"]),
         time_bins(phase["time_to_completion_ms"]["histogram"]),
     ]
 

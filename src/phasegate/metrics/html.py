@@ -22,6 +22,7 @@ from phasegate.metrics.formatting import (
     group_label,
     has_approximate,
     number,
+    overhead,
     per_accepted_tokens,
     percent,
     percent_interval,
@@ -193,15 +194,22 @@ def _group_section(group: dict[str, Any]) -> str:
         ("cost", usd(group["cost_usd"])),
         ("tokens in / out and cost in no phase", unattributed(group["unattributed_usage"])),
         ("cost per accepted run", usd(group.get("cost_per_accepted_usd"))),
+        ("input carried and the gate's share", overhead(group["overhead"])),
         ("tokens in / out per accepted run", per_accepted_tokens(group).replace("/", " / ")),
         ("run time p50 / p95",
          f"{percentile(run_time, 'p50')} / {percentile(run_time, 'p95')}"),
     ]  # fmt: skip
     phases = [
-        [*phase_cells(p), f"{p['input_tokens']} / {p['output_tokens']}", usd(p["cost_usd"])]
+        [
+            *phase_cells(p),
+            f"{p['input_tokens']} / {p['output_tokens']}",
+            usd(p["cost_usd"]),
+            overhead(p["overhead"]),
+        ]
         for p in group["phases"]
     ]
-    phase_table = _table((*PHASE_COLUMNS, "tokens in / out", "cost"), phases) if phases else ""
+    head = (*PHASE_COLUMNS, "tokens in / out", "cost", "input and the gate's share")
+    phase_table = _table(head, phases) if phases else ""
     numbers_table = _table(("measure", "value"), [list(row) for row in numbers])
     heading = escape(group_label(group) or "all runs")
     return f'<section class="group"><h3>{heading}</h3>{numbers_table}{phase_table}</section>'

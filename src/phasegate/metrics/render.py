@@ -21,6 +21,7 @@ from phasegate.metrics.formatting import (
     group_label,
     has_approximate,
     number,
+    overhead,
     per_accepted_tokens,
     percent,
     percent_interval,
@@ -59,9 +60,11 @@ RUN_COLUMNS = ("task", "mode", "runs", "accepted", "errors", "success", "± se",
 RUN_ATTEMPT_COLUMNS = ("task", "mode", "1st attempt", "mean attempts", "attempts×runs",
                        "tool errors", "p50 run", "p95 run")  # fmt: skip
 RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
-                     "tokens in/out / accepted", "cost / accepted")  # fmt: skip
+                     "tokens in/out / accepted", "cost / accepted",
+                     "input and the gate's share")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value",
-                 "attempts×runs", "time to complete (runs)", "in no phase"}  # fmt: skip
+                 "attempts×runs", "time to complete (runs)", "in no phase",
+                 "input and the gate's share"}  # fmt: skip
 
 
 def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
@@ -176,6 +179,7 @@ def _usage_cells(group: dict[str, Any]) -> list[str]:
         unattributed(group["unattributed_usage"]),
         per_accepted_tokens(group),
         usd(group.get("cost_per_accepted_usd")),
+        overhead(group["overhead"]),
     ]
 
 

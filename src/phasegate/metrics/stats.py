@@ -178,6 +178,10 @@ class Outcomes:
     output_tokens: int = 0
     cost_usd: float = 0.0
     costed: int = 0
+    overhead: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """Summed ``overhead`` figures (:data:`phasegate.metrics.fields.OVERHEAD_FIGURES`)."""
+    overhead_lines: int = 0
+    """The lines that reported an ``overhead`` (older lines have none)."""
 
 
 @dataclass(slots=True)
@@ -216,5 +220,7 @@ def merge(into: Stats, other: Stats) -> None:
         elif isinstance(mine, dict):
             for key, count in theirs.items():
                 mine[key] = mine.get(key, 0) + count
+        elif isinstance(mine, tuple):
+            setattr(into, item.name, tuple(a + b for a, b in zip(mine, theirs, strict=True)))
         else:
             setattr(into, item.name, mine + theirs)

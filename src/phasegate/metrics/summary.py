@@ -14,6 +14,7 @@ from typing import Any
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.comparison import DIGITS, mode_comparison, pooled_comparison, rounded
+from phasegate.metrics.fields import OVERHEAD_FIGURES
 from phasegate.metrics.proportions import standard_error, wilson_interval
 from phasegate.metrics.stats import (
     RELATIVE_ACCURACY,
@@ -25,7 +26,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import GroupBy
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -34,7 +35,9 @@ interval; ``pooled_comparison`` is the same row over every task. 4 (fields only 
 ``p50``/``p95`` pair says how it was computed, ``percentiles`` (``exact`` or ``approximate``)
 and ``relative_error`` (0, or 0.01 for a sketch's bound); each group has ``unattributed_usage``
 (``input_tokens``, ``output_tokens``, ``cost_usd``): what no phase owns, so that the group's
-tokens are its phases' plus these."""
+tokens are its phases' plus these. 5 (fields only added): each group and phase has
+``overhead``: the summed ``overhead`` of its lines (``requests``, ``input_tokens`` carried, the
+gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` reported one."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -98,6 +101,10 @@ def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
         "input_tokens": stats.input_tokens,
         "output_tokens": stats.output_tokens,
         "cost_usd": round(stats.cost_usd, 6) if stats.costed else None,
+        "overhead": {
+            "runs": stats.overhead_lines,
+            **dict(zip(OVERHEAD_FIGURES, stats.overhead, strict=True)),
+        },
     }
 
 

@@ -91,12 +91,15 @@ def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[
                         else ["no_changes"])  # fmt: skip
         statuses.append("accepted" if passed else "rejected")
     duration = int((at - started).total_seconds() * 1000)
+    # What the gate added to each phase's input: derived, not drawn, so the random stream
+    # (and every figure drawn from it) stays as it was before the field.
+    overheads = [_overhead(attempts + index) for index in range(1, len(phases) + 1)]
     for index, (name, status) in enumerate(zip(phases, statuses, strict=True), 1):
         yield event("phase.completed", phase=index, name=name, status=status, attempts=attempts,
                     duration_ms=rng.randint(500, 60_000), completed_by="marker",
                     tools={"Edit": 1}, tool_errors=0, files_changed=["app.py"],
                     input_tokens=rng.randint(500, 5000), output_tokens=rng.randint(50, 800),
-                    cost_usd=round(rng.random() / 50, 6),
+                    cost_usd=round(rng.random() / 50, 6), overhead=overheads[index - 1],
                     issues=[] if status == "accepted" else ["no_changes"])  # fmt: skip
     verdict = "accepted" if all(s == "accepted" for s in statuses) else "rejected"
     yield event("run.completed", verdict=verdict, attempts=attempts, duration_ms=duration,
@@ -104,4 +107,12 @@ def _run_events(rng: random.Random, run: int, clock: datetime) -> Iterator[dict[
                 findings=[] if rng.random() < _NO_FINDING_RATE else ["change_without_tool"],
                 reverted=False,
                 input_tokens=rng.randint(2000, 20000), output_tokens=rng.randint(200, 3000),
-                cost_usd=round(rng.random() / 10, 6), error=None)  # fmt: skip
+                cost_usd=round(rng.random() / 10, 6), error=None,
+                overhead={key: sum(o[key] for o in overheads) for key in overheads[0]})  # fmt: skip
+
+
+def _overhead(requests: int) -> dict[str, int]:
+    """A phase's ``overhead`` with ``requests`` requests: about what a real one carries."""
+    return {"requests": requests, "input_tokens": 18_000 * requests,
+            "tool_characters": 1_336 * requests, "text_characters": 2_000 * requests,
+            "tool_tokens": 334 * requests, "text_tokens": 500 * requests}  # fmt: skip
