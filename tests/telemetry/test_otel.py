@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from phasegate import OtelSink, Runner, Task, UsageError
+from phasegate import OtelSink, RunEvent, Runner, Task, UsageError
+from phasegate.telemetry.events import PhaseCompleted, PhaseStarted, RunCompleted, RunStarted
 from phasegate.testing import ScriptedAgent, load_script
 from tests.helpers.scenarios import EXAMPLE
 
@@ -143,3 +144,36 @@ def test_a_rejected_run_marks_its_spans_as_errors_and_counts_failed_tools(
     assert (errors.attributes["gen_ai.tool.name"], errors.value) == ("Edit", 1)
     (runs,) = points["phasegate.runs"]
     assert (runs.attributes["phasegate.verdict"], runs.value) == ("rejected", 1)
+
+
+def test_the_phase_and_run_spans_say_what_the_gate_added_to_their_input() -> None:
+    """``overhead`` of phase.completed and run.completed as ``phasegate.overhead.*``."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    sink = OtelSink(tracer_provider=tracer_provider)
+    phase = {"requests": 3, "input_tokens": 9000, "tool_characters": 4008,
+             "text_characters": 3777, "tool_tokens": 1002, "text_tokens": 945}  # fmt: skip
+    run = {key: value * 2 for key, value in phase.items()}
+    usage = {"input_tokens": 1, "output_tokens": 1, "cost_usd": None}
+    for data in (
+        RunStarted(agent="claude", workdir="/w", phases=1, max_attempts=3),
+        PhaseStarted(phase=1, name="edit"),
+        PhaseCompleted(phase=1, name="edit", status="accepted", attempts=1, duration_ms=5,
+                       completed_by="marker", tools={}, tool_errors=0, files_changed=[],
+                       issues=[], overhead=phase, **usage),
+        RunCompleted(verdict="accepted", attempts=1, duration_ms=9, files_changed=[],
+                     findings=[], reverted=False, error=None, overhead=run, **usage),
+    ):  # fmt: skip
+        sink(RunEvent(data, "abc123def456", "t", "gate"))
+
+    spans = {span.name: dict(span.attributes or {}) for span in exporter.get_finished_spans()}
+    for name in ("requests", "input_tokens", "tool_tokens", "text_tokens"):
+        assert spans["phase edit"][f"phasegate.overhead.{name}"] == phase[name]
+        assert spans["invoke_agent t"][f"phasegate.overhead.{name}"] == run[name]
+    assert "phasegate.overhead.tool_characters" not in spans["phase edit"]

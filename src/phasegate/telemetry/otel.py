@@ -124,6 +124,7 @@ class OtelSink:
             **attributes,
             "phasegate.phase.attempts": phase.attempts,
             **_usage(phase.input_tokens, phase.output_tokens),
+            **_overhead(phase.overhead),
         })  # fmt: skip
         if phase.status == "rejected":
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "rejected"))
@@ -142,7 +143,11 @@ class OtelSink:
         if span is None:
             return
         span.set_attributes(
-            {"phasegate.verdict": run.verdict, **_usage(run.input_tokens, run.output_tokens)}
+            {
+                "phasegate.verdict": run.verdict,
+                **_usage(run.input_tokens, run.output_tokens),
+                **_overhead(run.overhead),
+            }
         )
         if run.verdict != "accepted":
             message = run.error or run.verdict
@@ -154,6 +159,17 @@ class OtelSink:
 def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
     """The GenAI token attributes of a phase or run span."""
     return {"gen_ai.usage.input_tokens": input_tokens, "gen_ai.usage.output_tokens": output_tokens}
+
+
+def _overhead(overhead: dict[str, Any]) -> dict[str, int]:
+    """What the gate added to a phase's or run's input, as ``phasegate.overhead.*``
+    attributes (its ``requests``, ``input_tokens`` carried, ``tool_tokens``, ``text_tokens``)."""
+    return {
+        f"phasegate.overhead.{name}": value
+        for name, value in overhead.items()
+        if name in ("requests", "input_tokens", "tool_tokens", "text_tokens")
+        and isinstance(value, int)
+    }
 
 
 def _nanos(timestamp: str) -> int:
