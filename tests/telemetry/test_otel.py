@@ -160,7 +160,7 @@ def test_the_phase_and_run_spans_say_what_the_gate_added_to_their_input() -> Non
     phase = {"requests": 3, "input_tokens": 9000, "tool_characters": 4008,
              "text_characters": 3777, "tool_tokens": 1002, "text_tokens": 945}  # fmt: skip
     run = {key: value * 2 for key, value in phase.items()}
-    usage = {"input_tokens": 1, "output_tokens": 1, "cost_usd": None}
+    usage: dict[str, Any] = {"input_tokens": 1, "output_tokens": 1, "cost_usd": None}
     for data in (
         RunStarted(agent="claude", workdir="/w", phases=1, max_attempts=3),
         PhaseStarted(phase=1, name="edit"),
