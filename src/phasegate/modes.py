@@ -35,6 +35,7 @@ EventName = Literal[
     "run.started",
     "phase.started",
     "tool.called",
+    "tool.refused",
     "phase.marker",
     "phase.gate",
     "phase.completed",

@@ -181,6 +181,11 @@ class RunObserver:
         """The model called a completion tool: judge it and answer."""
         raise NotImplementedError
 
+    def before_tool(self, call: ToolCall) -> str | None:
+        """A call is about to run: None lets it (subclasses refuse what their policy forbids,
+        recording the refusal)."""
+        return None
+
     def wants_restart(self) -> bool:
         """Whether a session that failed transiently is worth running again (default: yes)."""
         return True

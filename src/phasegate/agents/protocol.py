@@ -7,6 +7,11 @@ time the agent is about to stop, it awaits :meth:`AgentObserver.on_stop`: a stri
 next instruction and the session goes on with it (Claude Code: a Stop hook that blocks with
 that reason); ``None`` lets it stop.
 
+When the request names tools in ``check_before``, the agent asks
+:meth:`AgentObserver.before_tool` before each of their calls runs, once the call and
+everything before it have been reported, and refuses the call when it gets a reason (Claude
+Code: a PreToolUse hook that denies it).
+
 When the request lists completion tools (``phase_complete``, ``submit_summary``), the agent
 offers them to the model and answers each call with :meth:`AgentObserver.on_tool_call`, after
 reporting the call itself as a :class:`~phasegate.evidence.transcript.ToolCall` entry. When it
@@ -27,9 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from phasegate.evidence.transcript import Entry
+from phasegate.evidence.transcript import Entry, ToolCall
 from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 
 
@@ -53,6 +58,9 @@ class AgentRequest:
     toolset: tuple[str, ...] | None = None
     """The runtime's own tools to offer, by name; None: its default set. Completion tools
     (``tools``) are offered besides."""
+    check_before: tuple[str, ...] | Literal["all"] = ()
+    """Tool calls to put to :meth:`AgentObserver.before_tool` before they run: ``"all"``, or
+    the full names of those tools (none by default: asking costs a round trip per call)."""
     stop_blocks: int | None = None
     """The most times the observer may answer a stop with an instruction in this session:
     the run's own budget (gate checks, stages and their retries, loop iterations). A runtime
@@ -74,6 +82,11 @@ class AgentObserver(Protocol):
 
     async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         """The model called completion tool ``name`` (short name): judge it and answer."""
+
+    def before_tool(self, call: ToolCall) -> str | None:
+        """``call`` (already reported through :meth:`on_entry`, as everything the model said
+        before it) is about to run: None lets it run; a reason refuses it, and the agent
+        gives the model that reason as the call's error result instead of running it."""
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ was told (prompts, feedback) and never counts as evidence.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,6 +53,25 @@ class ToolCall(_Entry):
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def brief(self) -> str:
+        """What the call asks for, in at most :data:`BRIEF_LIMIT` characters: the path, the
+        command or the pattern it names, else its input as JSON."""
+        for key in _BRIEF_KEYS:
+            value = self.input.get(key)
+            if isinstance(value, str):
+                return _capped(value)
+        return _capped(json.dumps(self.input, ensure_ascii=False, default=str))
+
+
+BRIEF_LIMIT = 200
+"""The longest :attr:`ToolCall.brief`; longer ones end in "…"."""
+_BRIEF_KEYS = ("file_path", "notebook_path", "path", "command", "pattern", "url", "query")
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= BRIEF_LIMIT else text[: BRIEF_LIMIT - 1] + "…"
+
 
 class ToolResult(_Entry):
     """What running a tool gave back. ``ok`` is False for an error result."""
@@ -60,6 +80,21 @@ class ToolResult(_Entry):
     tool_use_id: str
     ok: bool
     content: str = ""
+
+
+class ToolRefused(_Entry):
+    """The call ``tool_use_id`` was refused before it ran (a phase's tool policy, a protected
+    path): it did nothing, and never counts as the tool having been used. Its result, an error
+    carrying ``reason``, follows as the runtime reports it."""
+
+    kind: Literal["refusal"] = "refusal"
+    tool_use_id: str
+    name: str
+    input: str = ""
+    """What the call asked for (:attr:`ToolCall.brief`)."""
+    reason: str
+    phase: int | None = None
+    """The phase (1-based) that was current, or None outside a phased task."""
 
 
 class Notice(_Entry):
@@ -160,6 +195,7 @@ Entry = Annotated[
     | AssistantText
     | ToolCall
     | ToolResult
+    | ToolRefused
     | Notice
     | StopOverridden
     | TurnUsage
@@ -212,6 +248,10 @@ class Transcript(BaseModel):
     def stop_overrides(self) -> int:
         """How often the runtime ended a turn against a blocking Stop hook."""
         return sum(1 for entry in self.entries if isinstance(entry, StopOverridden))
+
+    def refused_calls(self) -> set[str]:
+        """The ids of the tool calls refused before they ran."""
+        return {e.tool_use_id for e in self.entries if isinstance(e, ToolRefused)}
 
     def results_by_call(self) -> dict[str, ToolResult]:
         """Each tool call id mapped to its result (the last one, if repeated)."""

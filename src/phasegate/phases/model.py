@@ -38,6 +38,10 @@ OnReject = Literal["keep", "revert"]
 """What happens to the work directory when a run is not accepted."""
 
 
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=200)]
+"""A tool's name as the agent runtime spells it (``Read``, ``Bash``, ``mcp__server__tool``)."""
+
+
 class Phase(BaseModel):
     """One phase of a task.
 
@@ -74,6 +78,15 @@ class Phase(BaseModel):
         description="Also ask the agent runtime for schema-constrained output (Claude Code's "
         "output_format): the answer may then come as its StructuredOutput call.",
     )
+    allow_tools: tuple[ToolName, ...] | None = Field(
+        default=None,
+        description="The only tools the agent may call while this is the current phase (the "
+        "first one not yet claimed complete), by the runtime's names; any other call is "
+        "refused before it runs. phasegate's completion tools are always allowed. null: every "
+        "tool.",
+        # Left out of dumps when null, so digests of tasks saved before it existed match.
+        exclude_if=lambda allow_tools: allow_tools is None,
+    )
 
     @property
     def is_output(self) -> bool:
@@ -87,7 +100,7 @@ class Phase(BaseModel):
             raise ValueError("the marker text must fit on one line")
         return value.strip()
 
-    @field_validator("require_tools", mode="before")
+    @field_validator("require_tools", "allow_tools", mode="before")
     @classmethod
     def _tools_as_list(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
@@ -114,15 +127,19 @@ class Phase(BaseModel):
                 "an output phase only prints JSON: move require_tools/require_changes "
                 "to a work phase before it"
             )
+        if self.allow_tools is not None:
+            refuse_repeated_names("tool", list(self.allow_tools))
+            if self.require_tools and not set(self.require_tools) & set(self.allow_tools):
+                raise ValueError(
+                    f"the phase requires {' or '.join(self.require_tools)}, which its "
+                    "allow_tools does not allow: add one of them to allow_tools"
+                )
         return self
 
 
 READ_ONLY_TOOLSET = ("Read", "Grep", "Glob")
 """The tools a ``read_only`` task is offered unless its ``toolset`` names fewer (Claude Code's
 names of its tools that only read)."""
-
-ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=200)]
-"""A tool's name as the agent runtime spells it (``Read``, ``Bash``, ``mcp__server__tool``)."""
 
 
 class Task(BaseModel):
@@ -194,6 +211,12 @@ class Task(BaseModel):
                 raise ValueError(
                     f"phase {position} ({phase.name}) requires {' or '.join(phase.require_tools)}"
                     f", which the toolset does not offer: add one of them to toolset"
+                )
+            unoffered = [t for t in phase.allow_tools or () if t not in self.toolset]
+            if unoffered:
+                raise ValueError(
+                    f"phase {position} ({phase.name}) allows {', '.join(unoffered)}, which the "
+                    "toolset does not offer: add them to toolset, or drop them from allow_tools"
                 )
         return self
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from phasegate.evidence.overhead import split_overhead
-from phasegate.evidence.transcript import RunResult, Transcript
+from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript
 from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
-from phasegate.tasks.report import PhaseReport, RunReport
+from phasegate.tasks.report import PhaseReport, RefusedCall, RunReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
 from phasegate.workspace.revert import RevertReport
@@ -66,6 +66,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         gate_text=facts.gate_text,
         tool_characters=facts.tool_characters,
     )
+    refusals = _refusals(transcript, owner)
     phases = []
     for phase, phase_usage, phase_overhead in zip(
         judgment.phases, usage.parts, overhead.parts, strict=True
@@ -85,6 +86,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
                 files_changed=list(phase.files_changed),
                 usage=phase_usage,
                 overhead=phase_overhead,
+                refusals=refusals.get(phase.index - 1, []),
                 reconciliation=phase.reconciliation,
                 issues=list(phase.issues),
             )
@@ -120,6 +122,24 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         final_message=transcript.final_message,
         transcript=transcript,
     )
+
+
+def _refusals(
+    transcript: Transcript, owner: Callable[[int], int | None]
+) -> dict[int, list[RefusedCall]]:
+    """The refused calls by the phase (0-based) whose window holds them: as tokens are."""
+    found: dict[int, list[RefusedCall]] = {}
+    for position, entry in enumerate(transcript.entries):
+        if isinstance(entry, ToolRefused):
+            part = owner(position)
+            refused = RefusedCall(
+                tool=entry.name, tool_use_id=entry.tool_use_id, input=entry.input,
+                reason=entry.reason,
+            )  # fmt: skip
+            # No window holds it only where windows overlap: the phase that was current then.
+            index = part if part is not None else (entry.phase or 1) - 1
+            found.setdefault(index, []).append(refused)
+    return found
 
 
 def _elapsed_ms(times: Sequence[float], start: int, end: int) -> int:

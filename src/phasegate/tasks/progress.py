@@ -110,6 +110,7 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
             **usage_fields(phase.usage),
             issues=[i.code.value for i in phase.issues],
             overhead=phase.overhead.model_dump(),
+            refusals=len(phase.refusals),
         )
     yield RunCompleted(
         verdict=report.verdict,
@@ -122,5 +123,6 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
         **usage_fields(report.usage),
         unattributed_usage=report.unattributed_usage.model_dump(),
         overhead=report.overhead.model_dump(),
+        refusals=sum(len(phase.refusals) for phase in report.phases),
         error=error,
     )

@@ -137,6 +137,17 @@ def exit_code_of(verdict: ReportVerdict) -> int:
     return {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED}.get(verdict, EXIT_OTHER)
 
 
+class RefusedCall(BaseModel):
+    """A tool call refused before it ran: it did nothing and counts as no use of its tool."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    tool_use_id: str
+    input: str = Field(description="What the call asked for: its path or command, shortened.")
+    reason: str = Field(description="What the model was told.")
+
+
 class PhaseReport(BaseModel):
     """How one phase went."""
 
@@ -171,6 +182,11 @@ class PhaseReport(BaseModel):
     )
     reconciliation: FileReconciliation | None = Field(
         default=None, description="Tool-reported, on-disk and claimed files in this phase."
+    )
+    refusals: list[RefusedCall] = Field(
+        default_factory=list,
+        description="Tool calls refused before they ran in this phase (the phase's "
+        "allow_tools, a protected path, a summary handed in too early).",
     )
     issues: list[Issue]
 

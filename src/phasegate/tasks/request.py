@@ -2,12 +2,13 @@
 
 ``gate`` and ``single-query`` send the phased prompt with the completion tools and the
 structured output the task asks for; ``unstructured`` (the A/B baseline) sends the task as one
-plain request, with neither.
+plain request, with neither (nor any tool policy: without phases there is none to enforce).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from phasegate.agents.protocol import AgentRequest
 from phasegate.modes import Mode
@@ -15,6 +16,7 @@ from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import completion_tools
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.validators.tool_policy import guarded_tools
 
 
 def first_prompt(task: Task, mode: Mode, templates: PromptTemplates) -> str:
@@ -47,5 +49,13 @@ def first_request(
         output_schema=output.output_schema if output and output.structured_output else None,
         read_only=task.read_only,
         toolset=task.offered_tools,
+        check_before=_checked_tools(task),
         stop_blocks=max_attempts,
     )
+
+
+def _checked_tools(task: Task) -> tuple[str, ...] | Literal["all"]:
+    """The calls to ask about before they run: those a phase's tool policy may refuse
+    (none in the unstructured baseline, which has no phases to enforce)."""
+    tools = guarded_tools(task)
+    return "all" if tools is None else tools

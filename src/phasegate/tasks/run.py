@@ -21,20 +21,29 @@ from typing import Any
 
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.errors import RunError
-from phasegate.evidence.transcript import Entry, ToolCall, ToolResult, Transcript
+from phasegate.evidence.transcript import Entry, ToolCall, ToolRefused, ToolResult, Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
 from phasegate.phases.completion import COMPLETION_TOOLS
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer, definition_characters
 from phasegate.prompts.gate_text import task_words
+from phasegate.prompts.refusals import refusal_reason
 from phasegate.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.tasks.gate import GateDecision, PhaseGate
 from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked
 from phasegate.tasks.report import RunReport
 from phasegate.tasks.request import first_request
-from phasegate.telemetry.events import EventData, GateTrigger, RunEvent, RunStarted, new_run_id
+from phasegate.telemetry.events import (
+    CallRefused,
+    EventData,
+    GateTrigger,
+    RunEvent,
+    RunStarted,
+    new_run_id,
+)
 from phasegate.validators.judge import AnswerCheck, Judgment
+from phasegate.validators.tool_policy import tool_refusal
 from phasegate.validators.windows import entry_claims, phase_windows
 from phasegate.workspace.observer import WorkspaceObserver
 from phasegate.workspace.revert import RevertReport, WorkspaceBackup
@@ -77,6 +86,8 @@ class TaskRun(RunObserver):
         self.started = time.monotonic()
         self.checked_at = -1
         """Entries seen at the latest gate check."""
+        self.refused: set[str] = set()
+        """Ids of the calls refused before they ran."""
 
     @property
     def transcript(self) -> Transcript:
@@ -91,7 +102,8 @@ class TaskRun(RunObserver):
         if isinstance(entry, ToolCall):
             self.progress.call_made(entry, position)
         if isinstance(entry, ToolResult):
-            self._emit_all(self.progress.tool_called(entry, self.tool_name(entry), position))
+            if entry.tool_use_id not in self.refused:  # a refused call did not run
+                self._emit_all(self.progress.tool_called(entry, self.tool_name(entry), position))
         elif self.settings.mode != "unstructured":
             claims = entry_claims(self.task, entry, position)
             if claims:
@@ -112,6 +124,34 @@ class TaskRun(RunObserver):
             self._emit_all(self.progress.calls.judged(check.judgment))
             self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
         return check.answer
+
+    def before_tool(self, call: ToolCall) -> str | None:
+        """Refuse a call the current phase does not allow (see
+        :mod:`phasegate.validators.tool_policy`), recording the refusal; None lets it run."""
+        refusal = tool_refusal(self.task, self.entries, call.name, call.input)
+        if refusal is None:
+            return None
+        reason = refusal_reason(self.task, refusal)
+        self.refused.add(call.id)
+        self.record(
+            ToolRefused(
+                tool_use_id=call.id,
+                name=call.name,
+                input=call.brief,
+                reason=reason,
+                phase=refusal.phase,
+            )
+        )
+        self.emit(
+            CallRefused(
+                phase=refusal.phase,
+                tool=call.name,
+                tool_use_id=call.id,
+                input=call.brief,
+                reason=reason,
+            )
+        )
+        return reason
 
     def restart_after(self, failure: str) -> None:
         """Continue the same session after a transient failure, if there is one to resume."""

@@ -152,6 +152,8 @@ class PhaseCompleted(UsageFields):
     overhead: dict[str, Any] = field(default_factory=dict)
     """The input the phase's requests carried and the gate's share (the report's
     ``overhead``)."""
+    refusals: int = 0
+    """Tool calls refused before they ran while this was the phase."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,6 +174,8 @@ class RunCompleted(UsageFields):
     overhead: dict[str, Any] = field(default_factory=dict)
     """The input the run's requests carried and the gate's share (the report's
     ``overhead``)."""
+    refusals: int = 0
+    """Tool calls refused before they ran, over the run."""
 
 
 # -- in task runs and pipeline runs alike ---------------------------------------------
@@ -187,6 +191,24 @@ class ToolCalled(EventFields):
     tool: str | None
     tool_use_id: str
     ok: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRefused(EventFields):
+    """A tool call was refused before it ran (the current phase does not allow its tool, or it
+    would change a protected path): ``phase`` in a task run, ``stage`` in a pipeline run. No
+    ``tool.called`` follows for it: it did not run."""
+
+    event: ClassVar[EventName] = "tool.refused"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    phase: int | None = None
+    stage: int | None = None
+    tool: str
+    tool_use_id: str
+    input: str
+    """What the call asked for, shortened (its path or command)."""
+    reason: str
+    """What the model was told."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -359,6 +381,7 @@ EventData = (
     RunStarted
     | PhaseStarted
     | ToolCalled
+    | CallRefused
     | PhaseMarker
     | PhaseGateChecked
     | PhaseCompleted

@@ -42,6 +42,7 @@ class IssueCode(StrEnum):
     READ_OUTSIDE_WORKDIR = "read_outside_workdir"
     READ_ONLY_VIOLATED = "read_only_violated"
     ANSWER_REFUSED = "answer_refused"
+    TOOL_NOT_ALLOWED = "tool_not_allowed"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {

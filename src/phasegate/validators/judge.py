@@ -27,6 +27,7 @@ from phasegate.validators.output import (
 from phasegate.validators.paths import check_paths_inside, find_reads_outside
 from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
 from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_value
+from phasegate.validators.tool_policy import policy_issues
 from phasegate.validators.tools import CallRecord, tool_calls
 from phasegate.validators.windows import PhaseWindow, phase_windows
 from phasegate.validators.work import (
@@ -121,6 +122,8 @@ def judge(
     findings = find_reads_outside(windows, calls, workdir) if allow_reads else []
     changed = timeline.total().paths
     last_index = windows[-1].index
+    # Calls a phase forbade that ran anyway (nothing refused them): with phases only.
+    forbidden = policy_issues(task, transcript.entries) if markers else []
     completion = task.completion if markers else "either"
 
     answer: SummaryCandidate | None = None
@@ -155,6 +158,7 @@ def judge(
             reached = window.marker_at is not None or any(r.position in window for r in calls)
         issues += check_read_only(window, diff, calls, read_only=task.read_only)
         issues += [i for i in outside if (i.phase or last_index) == window.index]
+        issues += [i for i in forbidden if i.phase == window.index]
         completed_by = (
             answer.source
             if window.phase.is_output and answer is not None

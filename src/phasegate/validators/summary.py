@@ -51,14 +51,15 @@ class SummaryCandidate:
 def summary_candidates(
     transcript: Transcript, start: int, end: int, *, completion: Completion
 ) -> list[SummaryCandidate]:
-    """Every candidate summary in entries ``[start, end)`` that the mode counts, in order."""
-    results = transcript.results_by_call()
+    """Every candidate summary in entries ``[start, end)`` that the mode counts, in order (a
+    call refused before it ran handed nothing in)."""
+    results, refused = transcript.results_by_call(), transcript.refused_calls()
     found: list[SummaryCandidate] = []
     for position in range(start, min(end, len(transcript))):
         entry = transcript.entries[position]
         if isinstance(entry, AssistantText) and counts_markers(completion):
             found.extend(_text_summaries(position, entry.text))
-        elif isinstance(entry, ToolCall):
+        elif isinstance(entry, ToolCall) and entry.id not in refused:
             candidate = _tool_summary(entry, position, completion)
             if candidate is not None and entry.name == STRUCTURED_OUTPUT_TOOL:
                 result = results.get(entry.id)

@@ -1,7 +1,9 @@
 """Tool-call evidence: which calls happened where, and which of them succeeded.
 
 A call counts as successful only when the runtime's own tool result for it says so; a call
-without a result (the session ended first) is not a success.
+without a result (the session ended first) is not a success. A call refused before it ran (a
+:class:`~phasegate.evidence.transcript.ToolRefused` entry) is no call at all: it neither used
+its tool nor failed it.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ class CallRecord:
 
 
 def tool_calls(transcript: Transcript) -> list[CallRecord]:
-    """Every tool call in order, linked to its result by id."""
-    results = transcript.results_by_call()
+    """Every tool call that was let run, in order, linked to its result by id."""
+    results, refused = transcript.results_by_call(), transcript.refused_calls()
     return [
         CallRecord(position, entry, results.get(entry.id))
         for position, entry in enumerate(transcript.entries)
-        if isinstance(entry, ToolCall)
+        if isinstance(entry, ToolCall) and entry.id not in refused
     ]
 
 

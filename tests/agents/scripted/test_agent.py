@@ -38,6 +38,9 @@ class _Recorder:
         self.tool_calls.append((name, arguments))
         return ToolAnswer(True, {"result": "success", "action": "go on"})
 
+    def before_tool(self, call: ToolCall) -> str | None:
+        return None
+
     def results(self) -> list[ToolResult]:
         return [e for e in self.entries if isinstance(e, ToolResult)]
 

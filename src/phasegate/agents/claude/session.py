@@ -1,7 +1,8 @@
 """One Claude Code session: one ``query()``, its hooks, its message loop.
 
 Every message the CLI sends becomes transcript entries for the observer. The Stop hook asks
-the observer (the runner's gate) whether the model may stop; the PostToolUseFailure hook
+the observer (the runner's gate) whether the model may stop; the PreToolUse hook (only when the
+request names tools to check) asks it whether a call may run; the PostToolUseFailure hook
 records the calls the CLI itself counts as failed; the completion tools are answered by the observer
 while the model waits. Failures become phasegate errors (see
 :mod:`~phasegate.agents.claude.failures`).
@@ -58,20 +59,28 @@ class ClaudeSession:
         self.api_failed = False
         """The latest assistant message was the runtime's own API-error message."""
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.seen_calls: set[str] = set()
+        """Ids of the tool calls the message loop has recorded."""
 
     async def run(self) -> None:
         """Run the query to its end; raise what a failed session stands for."""
         sdk = import_sdk()
+        hooks = {
+            "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
+            # Only failures are hooked: a success hook would cost the CLI a round trip
+            # per tool call and tell nothing the message stream does not.
+            "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._on_tool_failure])],
+        }
+        checked = self.request.check_before
+        if checked:
+            # Only the calls a policy may refuse: each asks the CLI for a round trip.
+            matcher = None if checked == "all" else "|".join(checked)
+            hooks["PreToolUse"] = [sdk.HookMatcher(matcher=matcher, hooks=[self._before_tool])]
         options = query_options(
             sdk,
             self.options,
             self.request,
-            hooks={
-                "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
-                # Only failures are hooked: a success hook would cost the CLI a round trip
-                # per tool call and tell nothing the message stream does not.
-                "PostToolUseFailure": [sdk.HookMatcher(hooks=[self._on_tool_failure])],
-            },
+            hooks=hooks,
             mcp_servers=self._tool_server(sdk),
             stderr=self.stderr.append,
         )
@@ -141,8 +150,10 @@ class ClaudeSession:
             entry = entry.model_copy(update={"ok": False})
         if isinstance(entry, AssistantText | Notice):
             self.last_text = entry.text
-        if isinstance(entry, ToolCall) and entry.name in COMPLETION_TOOLS:
-            self.unanswered.append(entry)
+        if isinstance(entry, ToolCall):
+            self.seen_calls.add(entry.id)
+            if entry.name in COMPLETION_TOOLS:
+                self.unanswered.append(entry)
         self.observer.on_entry(entry)
 
     async def _on_stop(
@@ -162,6 +173,30 @@ class ClaudeSession:
             return {}
         feedback = await self.observer.on_stop()
         return {"decision": "block", "reason": feedback} if feedback is not None else {}
+
+    async def _before_tool(
+        self, hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        """Ask the observer whether a call may run, once the call and everything the model
+        said before it (a marker in the same reply) are recorded; deny it with its reason."""
+        call_id = str(hook_input.get("tool_use_id") or tool_use_id or "")
+        await catch_up(lambda: call_id in self.seen_calls)
+        arguments = hook_input.get("tool_input")
+        call = ToolCall(
+            id=call_id,
+            name=str(hook_input.get("tool_name") or ""),
+            input=arguments if isinstance(arguments, dict) else {},
+        )
+        reason = self.observer.before_tool(call)
+        if reason is None:
+            return {}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
 
     async def _on_tool_failure(
         self, hook_input: Any, tool_use_id: str | None, context: Any

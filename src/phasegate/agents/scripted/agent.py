@@ -149,9 +149,15 @@ class ScriptedAgent:
         for key in ("file_path", "notebook_path"):
             if isinstance(arguments.get(key), str):
                 arguments[key] = str(workdir / arguments[key])
-        observer.on_entry(ToolCall(id=call_id, name=step.tool, input=arguments))
+        call = ToolCall(id=call_id, name=step.tool, input=arguments)
+        observer.on_entry(call)
         offered = {full_tool_name(spec.name): spec.name for spec in request.tools}
-        if step.tool in offered:
+        checked = request.check_before
+        refusal = observer.before_tool(call) if checked == "all" or step.tool in checked else None
+        if refusal is not None:
+            # As Claude Code answers a call its PreToolUse hook denied: an error, unrun.
+            content, ok = refusal, False
+        elif step.tool in offered:
             answer = await observer.on_tool_call(offered[step.tool], arguments)
             content, ok = answer.text, answer.ok
         elif step.tool == STRUCTURED_OUTPUT_TOOL and request.output_schema is not None:
