@@ -17,10 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from phasegate._github.markdown import inline
 from phasegate._github.summary import SUMMARY_LIMIT, job_summary
 from phasegate._github.view import Problem, ReportView, Row, read_report_view
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
+from phasegate.tasks.report import RefusedCall
 from phasegate.validators.reconcile import FileReconciliation
 from tests.helpers.fuzz import bounded_memory, hostile_text
 from tests.helpers.github_reports import hostile_pipeline_report, hostile_run_report, write_report
@@ -249,3 +251,21 @@ def test_no_string_of_a_report_file_escapes_its_code_span(
 
     assert page.tags <= ALLOWED_TAGS
     assert "PAYLOAD" not in "".join(page.outside)
+
+
+def test_the_calls_refused_before_they_ran_are_listed_as_inert_text(tmp_path: Path) -> None:
+    """Their input came from the model: a command full of markup stays code."""
+    hostile = "echo '<script>alert(1)</script>' | tee `x` ::error::boom"
+    refused = RefusedCall(tool="Bash", tool_use_id="t1", input=hostile, reason="not allowed")
+    report = hostile_run_report("fix")
+    phase = report.phases[0].model_copy(update={"refusals": [refused]})
+    report = report.model_copy(update={"phases": [phase, *report.phases[1:]]})
+    view = read_report_view(write_report(tmp_path / "r.json", report))
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert "**Refused before they ran**" in summary
+    where = inline(f"phase {phase.index} ({phase.name})")
+    line = f"- {inline('Bash')} {inline(hostile)} in {where}: {inline('not allowed')}"
+    assert line in summary
+    assert "<script>" not in summary.replace(inline(hostile), "")

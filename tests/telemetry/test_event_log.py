@@ -83,11 +83,13 @@ def test_every_event_the_runner_emits_is_documented_with_a_schema() -> None:
 def test_what_the_runner_writes_validates_against_the_documented_schemas(
     task: Task, project: Path, tmp_path: Path
 ) -> None:
-    """A run with a retry, tool completions, feedback and an acceptance: every line valid,
-    every event name present."""
+    """A run with a retry, a summary refused before the work, tool completions, feedback and
+    an acceptance: every line valid, every event name present."""
+    early: dict[str, Any] = {"submit_summary": {"summary": {"files_changed": []}}}
     script = Script.model_validate({"replies": [
         {"error": {"status": 529}},
-        {"text": "Fixing.", "tools": [EDIT]},
+        {"tools": [early]},
+        {"when": "tool_error", "text": "Fixing.", "tools": [EDIT]},
         {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
         {"when": "tool_result", "text": "```json\n{\"files_changed\": []}\n```"},
         {"when": "user", "text": GOOD_JSON},

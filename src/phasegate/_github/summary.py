@@ -6,9 +6,11 @@ Only our own words are Markdown; every string from the report goes through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from phasegate._github.annotations import PER_LEVEL
 from phasegate._github.markdown import block, inline, table
-from phasegate._github.view import Problem, ReportView
+from phasegate._github.view import Problem, RefusedLine, ReportView
 from phasegate.evidence.transcript import Usage
 from phasegate.metrics.formatting import duration, quantity, usd
 from phasegate.validators.reconcile import FileReconciliation
@@ -42,6 +44,7 @@ def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str
         parts.append(_rows(view))
     parts += _problems("Issues", [p for p in view.problems if not p.finding])
     parts += _problems("Findings (reported, not judged)", [p for p in view.problems if p.finding])
+    parts += _refusals(view.refusals)
     if view.reconciliation is not None:
         parts.append(_files(view.reconciliation))
     if view.final_message:
@@ -137,6 +140,21 @@ def _problems(title: str, problems: list[Problem]) -> list[str]:
         lines.append(line)
     if len(problems) > SHOWN_PROBLEMS:
         lines.append(f"- … and {len(problems) - SHOWN_PROBLEMS} more (see the JSON report)")
+    return ["\n".join(lines)]
+
+
+def _refusals(refusals: Sequence[RefusedLine]) -> list[str]:
+    """The calls refused before they ran: they did nothing, and the model was told why."""
+    if not refusals:
+        return []
+    lines = ["**Refused before they ran**", ""]
+    for refused in refusals[:SHOWN_PROBLEMS]:
+        lines.append(
+            f"- {inline(refused.tool)} {inline(refused.input)} in {inline(refused.where)}: "
+            f"{inline(refused.reason)}"
+        )
+    if len(refusals) > SHOWN_PROBLEMS:
+        lines.append(f"- … and {len(refusals) - SHOWN_PROBLEMS} more (see the JSON report)")
     return ["\n".join(lines)]
 
 

@@ -55,6 +55,16 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedLine:
+    """A tool call refused before it ran, with the phase that was current."""
+
+    where: str
+    tool: str
+    input: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReportView:
     """What a CI step shows of a report."""
 
@@ -64,6 +74,7 @@ class ReportView:
     exit_code: int
     rows: tuple[Row, ...] = ()
     problems: tuple[Problem, ...] = ()
+    refusals: tuple[RefusedLine, ...] = ()
     reconciliation: FileReconciliation | None = None
     usage: Usage = field(default_factory=Usage)
     unattributed_usage: Usage = field(default_factory=Usage)
@@ -198,8 +209,13 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
     problems = [_problem(issue, names) for issue in report.issues]
     problems += [_problem(finding, names, finding=True) for finding in report.findings]
     how = {p.index: _completion(p) for p in report.phases if p.completed_by}
+    refusals = tuple(
+        RefusedLine(f"phase {p.index} ({p.name})", r.tool, r.input, r.reason)
+        for p in report.phases
+        for r in p.refusals
+    )
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
-                 summary_json=report.summary, mode=report.mode)  # fmt: skip
+                 summary_json=report.summary, mode=report.mode, refusals=refusals)  # fmt: skip
 
 
 def _completion(phase: PhaseReport) -> str:

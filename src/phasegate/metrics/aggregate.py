@@ -205,6 +205,7 @@ class LogAggregator:
     def _phase_completed(self, event: dict[str, Any]) -> None:
         task, mode, phase = str(event["task"]), str(event["mode"]), fields.phase(event)
         name, outcome, added = event.get("name"), fields.outcome(event), fields.overhead(event)
+        refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
         accepted = event["status"] == "accepted"
         run = self._open.get(str(event["run_id"]))
         elapsed = None
@@ -221,6 +222,7 @@ class LogAggregator:
             stats = self.phases[key] = PhaseStats()
         _count(stats, outcome, accepted)
         _count_overhead(stats, added)
+        stats.refusals += refusals
         if elapsed is not None:
             stats.to_completion_ms.add(elapsed)
 
@@ -229,10 +231,12 @@ class LogAggregator:
         verdict, outcome = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
         rest, added = fields.unattributed(event), fields.overhead(event)
+        refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
         stats = self._run(task, mode)
         _count(stats, outcome, verdict == "accepted")
         _count_unattributed(stats, rest)
         _count_overhead(stats, added)
+        stats.refusals += refusals
         stats.errors += verdict == "error"
         stats.reconciled += 1
         stats.mismatched += _disagrees(event.get("findings"))

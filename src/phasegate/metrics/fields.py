@@ -92,6 +92,10 @@ def overhead(event: dict[str, Any]) -> Overhead:
     return requests, carried, tools, text
 
 
+MAX_REFUSALS = 1_000_000
+"""The most refused tool calls a phase or run can report."""
+
+
 def count(event: dict[str, Any], name: str, limit: int) -> int:
     """A whole number from 0 to ``limit``; 0 when the field is absent or null."""
     value = event.get(name)

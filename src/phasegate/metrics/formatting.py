@@ -9,7 +9,7 @@ from phasegate.modes import MODES
 
 MISSING = "–"
 PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
-                 "p50 to complete", "p95 to complete", "tool errors")  # fmt: skip
+                 "p50 to complete", "p95 to complete", "tool errors", "refused calls")  # fmt: skip
 PHASE_USAGE_COLUMNS = ("phase", "tokens in/out", "cost", "input and the gate's share",
                        "time to complete (runs)")  # fmt: skip
 MODE_COLUMNS = ("task", *MODES, "gate − single-query", "95 % interval, pts", "gate − unstructured",
@@ -159,6 +159,7 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
         percentile(times, "p50"),
         percentile(times, "p95"),
         str(phase["tool_errors"]),
+        str(phase["refusals"]),
     ]
 
 

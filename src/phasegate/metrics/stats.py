@@ -182,6 +182,8 @@ class Outcomes:
     """Summed ``overhead`` figures (:data:`phasegate.metrics.fields.OVERHEAD_FIGURES`)."""
     overhead_lines: int = 0
     """The lines that reported an ``overhead`` (older lines have none)."""
+    refusals: int = 0
+    """Tool calls refused before they ran."""
 
 
 @dataclass(slots=True)

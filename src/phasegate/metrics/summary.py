@@ -37,7 +37,8 @@ and ``relative_error`` (0, or 0.01 for a sketch's bound); each group has ``unatt
 (``input_tokens``, ``output_tokens``, ``cost_usd``): what no phase owns, so that the group's
 tokens are its phases' plus these. 5 (fields only added): each group and phase has
 ``overhead``: the summed ``overhead`` of its lines (``requests``, ``input_tokens`` carried, the
-gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` reported one."""
+gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` reported one, and
+``refusals``: the tool calls refused before they ran."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -98,6 +99,7 @@ def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
         "first_attempt_rate": _rate(stats.first_attempt, stats.runs),
         "mean_attempts": _mean(stats.attempts, stats.runs),
         "tool_errors": stats.tool_errors,
+        "refusals": stats.refusals,
         "input_tokens": stats.input_tokens,
         "output_tokens": stats.output_tokens,
         "cost_usd": round(stats.cost_usd, 6) if stats.costed else None,
