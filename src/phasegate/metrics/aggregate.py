@@ -261,11 +261,13 @@ class LogAggregator:
         verdict, (_, tokens_in, tokens_out, cost) = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
         rest, added = fields.unattributed(event), fields.overhead(event)
+        refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
         run = self._open.pop(run_id, None)
         attempts = run.checks if run is not None else 0
         stats = self._run(task, mode)
         _count_unattributed(stats, rest)
         _count_overhead(stats, added)
+        stats.refusals += refusals
         first = run.stages if run is not None else None  # unknown: not at the first attempt
         _count(stats, (attempts, tokens_in, tokens_out, cost), verdict == "accepted", first=first)
         stats.errors += verdict == "error"

@@ -158,6 +158,18 @@ class Stage(BaseModel):
         default=(), description="Checks that must all hold for the stage to be complete."
     )
     on_fail: OnFail = Field(default_factory=OnFail)
+    allow_tools: tuple[ToolName, ...] | None = Field(
+        default=None,
+        description="The only tools the agent may call while this is the current stage, by "
+        "the runtime's names; any other call is refused before it runs. null: every tool.",
+        # Left out of dumps when null, so digests of pipelines saved before it existed match.
+        exclude_if=lambda allow_tools: allow_tools is None,
+    )
+
+    @field_validator("allow_tools", mode="before")
+    @classmethod
+    def _allowed_as_list(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
 
     @field_validator("task", mode="before")
     @classmethod
@@ -195,6 +207,11 @@ class Stage(BaseModel):
             raise ValueError(
                 f"task {task.name!r} sets on_reject: revert, which pipelines do not support; "
                 "remove it"
+            )
+        if limited := [p.name for p in task.phases if p.allow_tools is not None]:
+            raise ValueError(
+                f"task {task.name!r} sets allow_tools on phase {', '.join(limited)}, which a "
+                "pipeline does not enforce per phase: set allow_tools on the stage instead"
             )
         # In a pipeline phases complete by marker: no completion tools are offered.
         return task.model_copy(update={"completion": "marker"})
@@ -294,6 +311,11 @@ class Pipeline(BaseModel):
                         f"stage {stage.name!r} requires {' or '.join(tools)}, which the "
                         "toolset does not offer: add one of them to toolset"
                     )
+            if unoffered := [t for t in stage.allow_tools or () if t not in offered]:
+                raise ValueError(
+                    f"stage {stage.name!r} allows {', '.join(unoffered)}, which the toolset "
+                    "does not offer: add them to toolset, or drop them from allow_tools"
+                )
         return self
 
     @model_validator(mode="after")

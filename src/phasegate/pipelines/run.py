@@ -22,6 +22,8 @@ from phasegate.evidence.transcript import (
     Entry,
     SessionStart,
     StopOverridden,
+    ToolCall,
+    ToolRefused,
     ToolResult,
     Transcript,
 )
@@ -35,7 +37,9 @@ from phasegate.pipelines.report import PipelineReport, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.gate_text import pipeline_words
+from phasegate.tasks.report import RefusedCall
 from phasegate.telemetry.events import (
+    CallRefused,
     EventData,
     PipelineCompleted,
     PipelineResumed,
@@ -79,6 +83,8 @@ class PipelineRun(RunObserver):
         self.conversation: m.State = m.Done()
         self.entry_stages: list[int] = []
         """The stage (0-based) the run was in when each transcript entry was recorded."""
+        self.refused: set[str] = set()
+        """Ids of the calls refused before they ran."""
 
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
@@ -117,7 +123,8 @@ class PipelineRun(RunObserver):
             self.progress.session_started(entry.session_id)
             self.conversation, _ = m.step(self.conversation, m.SessionStarted())
         elif isinstance(entry, ToolResult):
-            self._tool_called(entry)
+            if entry.tool_use_id not in self.refused:  # a refused call did not run
+                self._tool_called(entry)
         elif isinstance(entry, StopOverridden):
             self.state.stop_overrides += 1
         elif isinstance(entry, AssistantText):
@@ -200,6 +207,32 @@ class PipelineRun(RunObserver):
         """A run that is over needs no other session, whatever became of the last one."""
         return not isinstance(self.conversation, m.Done)
 
+    def before_tool(self, call: ToolCall) -> str | None:
+        """Refuse a call the current stage's ``allow_tools`` does not name, recording the
+        refusal; None lets it run."""
+        number, stage = self.state.stage + 1, self.pipeline.stages[self.state.stage]
+        if stage.allow_tools is None or call.name in stage.allow_tools:
+            return None
+        allowed = ", ".join(stage.allow_tools) or "none of the runtime's tools"
+        reason = (
+            f"Refused: {call.name} is not allowed in stage {number} ({stage.name}), the "
+            f"current stage, which allows {allowed}. Nothing ran. Do the stage's work with "
+            "those tools; the next stage's tools are allowed once this stage's checks pass."
+        )
+        self.refused.add(call.id)
+        self.state.current.refusals.append(
+            RefusedCall(tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason)
+        )
+        self.record(
+            ToolRefused(tool_use_id=call.id, name=call.name, input=call.brief, reason=reason)
+        )
+        self.emit(
+            CallRefused(
+                stage=number, tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason
+            )
+        )
+        return reason
+
     def restart_after(self, failure: str) -> None:
         """The retry policy runs another session after ``failure``: which one, the machine
         says (a fresh one for a resume, a recap of this one, or the same request)."""
@@ -233,6 +266,9 @@ class PipelineRun(RunObserver):
             workdir=self.workdir,
             resume=resume,
             toolset=self.pipeline.toolset,
+            check_before="all"
+            if any(s.allow_tools is not None for s in self.pipeline.stages)
+            else (),
             stop_blocks=self.pipeline.max_checks,
         )
 
@@ -292,6 +328,7 @@ class PipelineRun(RunObserver):
                 **usage_fields(usage.total),
                 unattributed_usage=usage.unattributed.model_dump(),
                 overhead=overhead.model_dump(),
+                refusals=len(self.refused),
                 error=report.error,
             )
         )

@@ -29,6 +29,7 @@ from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
+from phasegate.tasks.report import RefusedCall
 
 STATE_FILE = "pipeline-state.json"
 BASELINE_FILE = "pipeline-baseline.json"
@@ -79,6 +80,11 @@ class StageRecord(BaseModel):
         default_factory=GateOverhead,
         description="The input this stage's requests carried, over all visits and processes, "
         "and the gate's share of it (its own text; estimated tokens).",
+    )
+    refusals: list[RefusedCall] = Field(
+        default_factory=list,
+        description="Tool calls refused before they ran in this stage (its allow_tools), over "
+        "all visits and processes.",
     )
 
 

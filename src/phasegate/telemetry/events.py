@@ -323,6 +323,8 @@ class PipelineCompleted(UsageFields):
     """Tokens and cost of this process that no stage owns."""
     overhead: dict[str, Any] = field(default_factory=dict)
     """The input this process's requests carried and the gate's share."""
+    refusals: int = 0
+    """Tool calls this process refused before they ran."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
