@@ -66,6 +66,8 @@ PACKAGE = "claude-agent-sdk"
 # test time; every test marked cli is about 1400 s (23 min on one core, 12 on two).
 SUBSET = [
     "tests/agents/test_claude_agent.py",
+    "tests/agents/test_claude_tool_policy.py",
+    "tests/tasks/test_gate_overhead.py",
     "tests/agents/scripted/test_model_server.py",
     "tests/pipelines/test_pipeline_runner.py",
     "tests/phases/test_markers.py",

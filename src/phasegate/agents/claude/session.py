@@ -73,9 +73,17 @@ class ClaudeSession:
         }
         checked = self.request.check_before
         if checked:
-            # Only the calls a policy may refuse: each asks the CLI for a round trip.
-            matcher = None if checked == "all" else "|".join(checked)
-            hooks["PreToolUse"] = [sdk.HookMatcher(matcher=matcher, hooks=[self._before_tool])]
+            # Only the calls a policy may refuse: each asks the CLI for a round trip. A hook
+            # that fails must refuse, not wave the call through (the CLI's default), and must
+            # not hold a call for the CLI's default of 600 s.
+            hooks["PreToolUse"] = [
+                sdk.HookMatcher(
+                    matcher=None if checked == "all" else "|".join(checked),
+                    hooks=[self._before_tool],
+                    timeout=PRE_TOOL_TIMEOUT,
+                    on_failure="block",
+                )
+            ]
         options = query_options(
             sdk,
             self.options,
@@ -189,7 +197,9 @@ class ClaudeSession:
         )
         reason = self.observer.before_tool(call)
         if reason is None:
-            return {}
+            return {}  # never "allow": that would skip the CLI's own permission checks
+        # A refused completion tool is never answered: it must not wait among those that are.
+        self.unanswered = [c for c in self.unanswered if c.id != call_id]
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -214,6 +224,9 @@ class ClaudeSession:
                 source="claude-code",
             )
 
+
+PRE_TOOL_TIMEOUT = 60.0
+"""Seconds the CLI waits for the PreToolUse hook; past them it refuses the call."""
 
 CATCH_UP_TURNS = 300
 """Event-loop turns (of 10 ms) a hook waits for the message it concerns: about 3 s."""

@@ -1,0 +1,106 @@
+"""Phases enforced before a tool runs, through the real Claude Code CLI: its PreToolUse hook
+refuses what the current phase does not allow, the model gets the reason as the call's error,
+nothing runs, and a marker printed in the same reply as a call counts for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phasegate import Runner, RunReport, Task
+from phasegate.evidence.transcript import ToolRefused
+from phasegate.testing import Script
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, NO_RETRIES, READ
+
+pytestmark = pytest.mark.cli
+
+INVESTIGATE_THEN_FIX: dict[str, Any] = {
+    "name": "investigate-then-fix",
+    "phases": [
+        {"name": "investigate", "instructions": "Read app.py and find the bug.",
+         "require_tools": ["Read"], "allow_tools": ["Read", "Grep", "Glob"]},
+        {"name": "fix", "instructions": "Fix it.", "require_tools": ["Edit"],
+         "require_changes": True},
+        {"name": "summary", "instructions": "Report.", "output_schema": {"type": "object"}},
+    ],
+}  # fmt: skip
+FOUND = "PHASE 1 COMPLETE: Investigation done"
+FIXED = "PHASE 2 COMPLETE: Files have been edited"
+
+
+def _run(
+    server_for: ScriptedServerFactory, project: Path, replies: list[dict[str, Any]], **task: Any
+) -> RunReport:
+    server = server_for(Script.model_validate({"replies": replies}))
+    agent = server.claude_agent(timeout=90, request_timeout=20)
+    definition = Task.model_validate({**INVESTIGATE_THEN_FIX, **task})
+    report = Runner(agent, retry=NO_RETRIES).run_sync(definition, project)
+    assert not server.unmatched, server.unmatched
+    return report
+
+
+def _refusals(report: RunReport) -> list[tuple[ToolRefused, str]]:
+    """Each refusal with the error result the CLI gave the model for that call."""
+    assert report.transcript is not None
+    results = report.transcript.results_by_call()
+    return [
+        (entry, results[entry.tool_use_id].content)
+        for entry in report.transcript.entries
+        if isinstance(entry, ToolRefused)
+    ]
+
+
+def test_an_edit_in_the_reading_phase_is_refused_and_changes_nothing(
+    scripted_model_server: ScriptedServerFactory, project: Path
+) -> None:
+    report = _run(
+        scripted_model_server,
+        project,
+        [{"tools": [READ]}, {"when": "tool_result", "tools": [EDIT]},
+         {"when": "tool_error", "text": "Then I stop here."}],
+    )  # fmt: skip
+    ((refusal, sent),) = _refusals(report)
+    assert refusal.name == "Edit" and refusal.phase == 1
+    # The CLI gives the model the reason (behind a prefix of its own) as an error result.
+    assert refusal.reason in sent
+    assert report.transcript is not None
+    assert not report.transcript.results_by_call()[refusal.tool_use_id].ok
+    assert BUGGY_LINE in (project / "app.py").read_text()
+    assert report.verdict == "rejected"
+    assert report.phases[0].tools == {"Read": 1} and report.phases[0].tool_errors == 0
+
+
+def test_the_marker_in_the_same_reply_lets_the_next_phases_edit_run(
+    scripted_model_server: ScriptedServerFactory, project: Path
+) -> None:
+    """Refused once, the model claims phase 1 and edits in one answer: the edit runs."""
+    report = _run(
+        scripted_model_server,
+        project,
+        [{"tools": [READ]}, {"when": "tool_result", "tools": [EDIT]},
+         {"when": "tool_error", "text": FOUND, "tools": [EDIT]},
+         {"when": "tool_result", "text": f"{FIXED}\n\n{GOOD_JSON}"}],
+    )  # fmt: skip
+    assert report.verdict == "accepted", report.issues
+    assert [r.tool for r in report.phases[0].refusals] == ["Edit"]
+    assert report.phases[1].tools == {"Edit": 1}
+    assert FIXED_LINE in (project / "app.py").read_text()
+
+
+def test_submit_summary_before_the_edit_is_refused(
+    scripted_model_server: ScriptedServerFactory, project: Path
+) -> None:
+    summary = {"submit_summary": {"summary": {"files_changed": ["app.py"]}}}
+    report = _run(
+        scripted_model_server,
+        project,
+        [{"tools": [summary]}, {"when": "tool_error", "text": "Giving up."}],
+        completion="tool",
+    )
+    ((refusal, sent),) = _refusals(report)
+    assert refusal.name == "mcp__phasegate__submit_summary"
+    assert "phase 1 (investigate) is not complete" in sent
+    assert report.summary is None and report.verdict == "rejected"
