@@ -7,7 +7,9 @@ import socket
 from pathlib import Path
 
 import pytest
+import yaml
 
+from tests.helpers.scenarios import EDIT, GOOD_JSON, MARKER
 from tests.helpers.service import events, running_service
 
 pytestmark = pytest.mark.cli
@@ -145,3 +147,26 @@ def test_a_client_that_never_reads_holds_up_neither_the_run_nor_other_clients(
 
     assert finished["status"] == "finished"
     assert [e.data for e in streamed] == service.log_lines(run["id"])
+
+
+def test_a_tasks_tool_policy_holds_over_http(root: Path) -> None:
+    """The service runs a definition through the one runner: a summary handed in before the
+    work is refused there too, and the run's report and event stream say so."""
+    early = {"submit_summary": {"summary": {"files_changed": ["app.py"]}}}
+    script = root / "scripts" / "early-summary.yaml"
+    script.write_text(yaml.safe_dump({"replies": [
+        {"tools": [early]},
+        {"when": "tool_error", "text": "Fixing it.", "tools": [EDIT]},
+        {"when": "tool_result", "text": f"{MARKER}\n\n{GOOD_JSON}"},
+    ]}))  # fmt: skip
+    with running_service(root, "--model-script", script) as service:
+        client = service.client()
+        run = service.start_run(client, task="task.yaml", workdir="project", copy_workdir=True)
+        streamed = events(client, run["id"])
+        finished = client.get(f"/v1/runs/{run['id']}").json()
+
+    assert finished["verdict"] == "accepted"
+    (refused,) = finished["report"]["phases"][0]["refusals"]
+    assert refused["tool"] == "mcp__phasegate__submit_summary"
+    (event,) = [e.json for e in streamed if e.event == "tool.refused"]
+    assert event["tool_use_id"] == refused["tool_use_id"]
