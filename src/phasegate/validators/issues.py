@@ -42,6 +42,7 @@ class IssueCode(StrEnum):
     READ_OUTSIDE_WORKDIR = "read_outside_workdir"
     READ_ONLY_VIOLATED = "read_only_violated"
     ANSWER_REFUSED = "answer_refused"
+    PROTECTED_PATH_CHANGED = "protected_path_changed"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {
@@ -96,12 +97,13 @@ class Issue(BaseModel):
             message=message,
             phase=phase,
             field=field,
-            provided=_shorten(provided) if provided is not None else None,
+            provided=shorten(provided) if provided is not None else None,
             requirement=requirement,
             group=group or _DEFAULT_GROUP.get(code, "invalid"),
             path=path,
         )
 
 
-def _shorten(text: str, limit: int = PROVIDED_LIMIT) -> str:
+def shorten(text: str, limit: int = PROVIDED_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, ending with "…" when it was cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
