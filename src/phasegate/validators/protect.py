@@ -148,16 +148,21 @@ def _protected(path: str, globs: Sequence[str], workdir: str, *, follow_last: bo
     if not globs:
         return None
     relative = relative_to_workdir(path, workdir)
-    if relative is None or relative == ".":
-        return None
     windows = is_windows_path(workdir)
     if not windows and os.path.isdir(workdir):
-        relative = _through_links(relative, workdir, follow_last=follow_last)
-        if relative is None:
+        # An absolute path may reach the work directory through a link (/tmp is
+        # /private/tmp on macOS): its real place decides, as it does for a relative one.
+        absolute = path.strip().replace("\\", "/")
+        if relative is not None:
+            absolute = os.path.join(workdir, relative)
+        elif not os.path.isabs(absolute):
             return None
-        fold = _case_insensitive(os.path.realpath(workdir))
+        relative = _through_links(absolute, workdir, follow_last=follow_last)
+        fold = relative is not None and _case_insensitive(os.path.realpath(workdir))
     else:
         fold = windows
+    if relative is None or relative == ".":
+        return None
     return _matching(relative.casefold() if fold else relative, globs, fold=fold)
 
 
@@ -173,20 +178,19 @@ def _matching(relative: str, globs: Sequence[str], *, fold: bool) -> str | None:
     return None
 
 
-def _through_links(relative: str, workdir: str, *, follow_last: bool) -> str | None:
-    """``relative`` with the links on disk resolved (the last name only when
+def _through_links(absolute: str, workdir: str, *, follow_last: bool) -> str | None:
+    """``absolute`` with the links on disk resolved (the last name only when
     ``follow_last``), relative to the real work directory; None when that is outside."""
     root = os.path.realpath(workdir)
     if follow_last:
-        real = os.path.realpath(os.path.join(root, relative))
+        real = os.path.realpath(absolute)
     else:
-        head, name = os.path.split(relative)
-        real = os.path.join(os.path.realpath(os.path.join(root, head)), name)
+        head, name = os.path.split(os.path.normpath(absolute))
+        real = os.path.join(os.path.realpath(head), name)
     inside = os.path.relpath(real, root)
     if inside == os.pardir or inside.startswith(os.pardir + os.sep) or os.path.isabs(inside):
         return None
-    inside = inside.replace(os.sep, "/")
-    return None if inside == "." else inside
+    return inside.replace(os.sep, "/")
 
 
 @functools.lru_cache(maxsize=64)
