@@ -124,11 +124,13 @@ def judge(
     # Protected paths are judged on the run's changes, so putting one back clears the issue;
     # they are never the agent's work: left out of every file list and reconciliation.
     protected = protected_changes(total.paths, task.protect, workdir)
-    diffs = {w.index: _unprotected(timeline.diff(w.start, w.end), protected) for w in windows}
+    raw_diffs = {w.index: timeline.diff(w.start, w.end) for w in windows}
+    diffs = {index: _unprotected(diff, protected) for index, diff in raw_diffs.items()}
     changed = tuple(p for p in total.paths if p not in protected)
     last_index = windows[-1].index
+    # Each protected change is the issue of the last phase that changed it.
     protected_owner = {
-        path: max((i for i, d in diffs.items() if path in d.paths), default=last_index)
+        path: max((i for i, d in raw_diffs.items() if path in d.paths), default=last_index)
         for path in protected
     }
     completion = task.completion if markers else "either"
@@ -168,8 +170,7 @@ def judge(
                 issues += check_changes(window, diff)
             reached = window.marker_at is not None or any(r.position in window for r in calls)
         # Any change breaks a read-only task, a protected one too.
-        full_diff = timeline.diff(window.start, window.end) if protected else diff
-        issues += check_read_only(window, full_diff, calls, read_only=task.read_only)
+        issues += check_read_only(window, raw_diffs[window.index], calls, read_only=task.read_only)
         issues += protected_issues(
             window.index,
             window.phase.name,
