@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.cli import phasegate
 
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.phases.loading import task_from_mapping
 from phasegate.phases.pipeline import pipeline_from_mapping
-from tests.helpers.cli import phasegate
 
 TASK: dict[str, Any] = {"name": "t", "phases": [{"name": "work", "instructions": "Do it."}]}
 
