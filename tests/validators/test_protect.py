@@ -146,6 +146,12 @@ def test_a_work_directory_reached_through_a_link_matches_as_its_real_folder(
     assert protected_glob(str(real / "tests/a.py"), TESTS, str(tmp_path / "link")) == "tests/**"
 
 
+def test_a_name_no_file_can_have_is_matched_as_written_without_raising(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    assert protected_glob("tests/a\x00.py", TESTS, str(tmp_path)) == "tests/**"
+    assert protected_glob(f"{tmp_path}/src/\x00", TESTS, str(tmp_path)) is None
+
+
 def test_a_link_that_changed_on_disk_is_judged_as_itself_not_its_target(tmp_path: Path) -> None:
     """An added link docs/a.py -> ../tests/a.py is a change to docs, not to tests."""
     (tmp_path / "tests").mkdir()

@@ -26,6 +26,7 @@ protected by ``tests/**``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -157,7 +158,9 @@ def _protected(path: str, globs: Sequence[str], workdir: str, *, follow_last: bo
             absolute = os.path.join(workdir, relative)
         elif not os.path.isabs(absolute):
             return None
-        relative = _through_links(absolute, workdir, follow_last=follow_last)
+        # A name no file can have (a NUL byte) has no links to follow: kept as written.
+        with contextlib.suppress(OSError, ValueError):
+            relative = _through_links(absolute, workdir, follow_last=follow_last)
         fold = relative is not None and _case_insensitive(os.path.realpath(workdir))
     else:
         fold = windows
