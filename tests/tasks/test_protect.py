@@ -111,6 +111,11 @@ def test_the_gate_feeds_the_protected_change_back_and_accepts_it_once_put_back(
     report = Runner(ScriptedAgent(script)).run_sync(task_from_mapping(FIX_TASK), tmp_path)
     assert report.verdict == "accepted", report.issues
     assert report.files_changed == ["src/app.py"]
+    # Changed, then put back: in no phase's files either, and never an edit not on disk.
+    assert [phase.files_changed for phase in report.phases] == [["src/app.py"], []]
+    assert report.reconciliation is not None
+    assert report.reconciliation.tool_reported == ["src/app.py"]
+    assert report.reconciliation.edit_not_on_disk == []
 
 
 def test_revert_restores_a_protected_file_the_agent_changed_and_leaves_the_others_alone(

@@ -121,12 +121,16 @@ def judge(
     outside = check_paths_inside(windows, calls, workdir, allow_reads=allow_reads)
     findings = find_reads_outside(windows, calls, workdir) if allow_reads else []
     total = timeline.total()
-    # Protected paths are judged on the run's changes, so putting one back clears the issue;
-    # they are never the agent's work: left out of every file list and reconciliation.
-    protected = protected_changes(total.paths, task.protect, workdir)
     raw_diffs = {w.index: timeline.diff(w.start, w.end) for w in windows}
-    diffs = {index: _unprotected(diff, protected) for index, diff in raw_diffs.items()}
-    changed = tuple(p for p in total.paths if p not in protected)
+    reported = tool_reported_paths(calls, workdir)
+    # Protected paths are never the agent's work: every one the run changed or an editing
+    # tool named is left out of the file lists and the reconciliation. The issue is judged on
+    # the run's changes only, so putting a protected file back clears it.
+    touched = {*total.paths, *reported, *(p for d in raw_diffs.values() for p in d.paths)}
+    guarded = protected_changes(sorted(touched), task.protect, workdir)
+    protected = {path: glob for path, glob in guarded.items() if path in total.paths}
+    diffs = {index: _unprotected(diff, guarded) for index, diff in raw_diffs.items()}
+    changed = tuple(p for p in total.paths if p not in guarded)
     last_index = windows[-1].index
     # Each protected change is the issue of the last phase that changed it.
     protected_owner = {
@@ -148,7 +152,7 @@ def judge(
             )
             issues += json_issues
             if answer is not None:
-                issues += _output_rules(window, answer, changed, workdir, protected)
+                issues += _output_rules(window, answer, changed, workdir, guarded)
                 if not issues and check_answer is not None:
                     issues += _refused(window.index, check_answer(summary_value(answer) or {}))
                 if window.phase.claims_files:
@@ -157,7 +161,7 @@ def judge(
                         for path in claimed_files(
                             window.phase.claims_files, summary_value(answer), workdir
                         )
-                        if path not in protected
+                        if path not in guarded
                     ]
             # json_missing means no answer anywhere; any other outcome means one was given.
             reached = not any(i.code is IssueCode.JSON_MISSING for i in json_issues)
@@ -196,7 +200,7 @@ def judge(
                 diff,
                 workdir,
                 changed,
-                protected,
+                guarded,
             )
         )
     output_phase = task.output_phase
@@ -206,7 +210,7 @@ def judge(
         files_changed=changed,
         files_claimed=tuple(files_claimed),
         reconciliation=reconcile(
-            [p for p in tool_reported_paths(calls, workdir) if p not in protected],
+            [p for p in reported if p not in guarded],
             changed,
             files_claimed if output_phase is not None and output_phase.claims_files else None,
         ),
