@@ -12,8 +12,8 @@ outside-path rules judge it).
 **Symbolic links.** When the work directory exists on this machine, the path is resolved
 through the links on disk first, so ``docs/t/a.py`` is protected by ``tests/**`` when
 ``docs/t`` links to ``../tests``, and a path whose link leads outside the work directory is
-outside (not protected here). ``..`` is resolved by name first, then the links, as Claude
-Code resolves a tool's path before it opens it. A path a tool names is resolved to the end
+outside (not protected here). ``..`` is resolved by name first, then the links (as Node's
+``path.resolve`` does before a file is opened). A path a tool names is resolved to the end
 (writing through a link to a file writes the file it points to); a path that changed on disk
 only through its folders (a link that changed is itself the change, not its target). This
 is the one place the validators look at the disk: a few ``lstat`` calls per path, never
