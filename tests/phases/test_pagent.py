@@ -218,3 +218,13 @@ def test_any_pagent_data_loads_or_fails_with_a_phasegate_error(
     data = {"stages": stages, "max_stages": max_stages}
     with bounded_memory(), contextlib.suppress(PhasegateError):
         pagent_pipeline(data, source=tmp_path / "pagent.json", workdir=tmp_path)
+
+
+def test_a_stage_protect_survives_the_conversion_to_yaml() -> None:
+    pipeline = pipeline_from_mapping({"name": "p", "stages": [
+        {"name": "s", "prompt": "Go.", "exit_when": [{"file_exists": "a"}],
+         "protect": ["tests/**"]},
+    ]})  # fmt: skip
+    again = pipeline_from_mapping(yaml.safe_load(pipeline_yaml(pipeline)))
+    assert again.stages[0].protect == ("tests/**",)
+    assert again.digest() == pipeline.digest()

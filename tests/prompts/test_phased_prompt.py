@@ -232,3 +232,23 @@ def test_the_prompt_of_eight_thousand_phases_compares_no_phases(
 
     assert "## PHASE 8000: P7999" in prompt
     assert phase_comparisons == []
+
+
+def test_the_phased_prompt_lists_the_protected_globs_among_its_rules(
+    three_phase_task: Task,
+) -> None:
+    task = three_phase_task.model_copy(update={"protect": ("tests/**", "poetry.lock")})
+    rules = phased_prompt(task)[position(phased_prompt(task), "## Rules") :]
+    assert "- Never add, change or delete anything matching `tests/**`, `poetry.lock`" in rules
+
+
+def test_the_unstructured_prompt_names_the_protected_globs_too(three_phase_task: Task) -> None:
+    task = three_phase_task.model_copy(update={"protect": ("tests/**",)})
+    assert "Never add, change or delete anything matching `tests/**`" in unstructured_prompt(task)
+
+
+def test_a_task_without_protect_is_told_nothing_about_protected_paths(
+    three_phase_task: Task,
+) -> None:
+    assert "protected" not in phased_prompt(three_phase_task)
+    assert "protected" not in unstructured_prompt(three_phase_task)

@@ -385,3 +385,80 @@ def test_recorded_cli_transcripts_are_judged_on_their_evidence(
     judgment = judge(fix_task, transcript, timeline, workdir=transcript.cwd)
 
     assert phase_codes(judgment) == expected
+
+
+def test_a_protected_file_changed_and_left_so_fails_the_phase_that_changed_it(
+    three_phase_task: Task,
+    make_transcript: TranscriptOf,
+    tool_pair: ToolPair,
+    make_timeline: TimelineOf,
+) -> None:
+    """Changed by Bash in phase 2: phase 2's issue; neither the files nor the claims count it."""
+    task = three_phase_task.model_copy(update={"protect": ("tests/**",)})
+    transcript = make_transcript(
+        UserText(text="prompt"),
+        tool_pair("Edit", file_path=APP, old_string="eval(x)", new_string="literal_eval(x)"),
+        AssistantText(text=MARKER_1),
+        tool_pair("Bash", command="sed -i s/1/2/ tests/test_app.py"),
+        AssistantText(text=MARKER_2),
+        AssistantText(text=fenced({**GOOD, "files_changed": ["app.py", "tests/test_app.py"]})),
+    )
+    before = {**BEFORE, "tests/test_app.py": "t1"}
+    after = {**AFTER, "tests/test_app.py": "t2"}
+    timeline = make_timeline((0, before), (4, {**before, **AFTER}), (7, after), (8, after))
+
+    judgment = judge(task, transcript, timeline, workdir=WORKDIR)
+
+    assert phase_codes(judgment) == [[], [IssueCode.PROTECTED_PATH_CHANGED], []]
+    assert judgment.phases[1].issues[0].path == "tests/test_app.py"
+    assert judgment.files_changed == ("app.py",)
+    assert [p.files_changed for p in judgment.phases] == [("app.py",), (), ()]
+    assert judgment.reconciliation.changed_not_claimed == []
+    assert judgment.reconciliation.claimed_not_changed == []
+    assert judgment.reconciliation.change_without_tool == []
+
+
+def test_a_protected_file_changed_then_put_back_is_no_issue_and_no_ones_work(
+    three_phase_task: Task,
+    make_transcript: TranscriptOf,
+    tool_pair: ToolPair,
+    make_timeline: TimelineOf,
+) -> None:
+    """Edited in phase 1, restored in phase 2: the run leaves it as it was."""
+    task = three_phase_task.model_copy(update={"protect": ("tests",)})
+    transcript = make_transcript(
+        UserText(text="prompt"),
+        tool_pair("Edit", file_path=APP, old_string="eval(x)", new_string="literal_eval(x)"),
+        tool_pair("Edit", file_path=f"{WORKDIR}/tests/test_app.py", old_string="1",
+                  new_string="2"),
+        AssistantText(text=MARKER_1),
+        tool_pair("Bash", command="git checkout tests"),
+        AssistantText(text=MARKER_2),
+        AssistantText(text=fenced(GOOD)),
+    )  # fmt: skip
+    before = {**BEFORE, "tests/test_app.py": "t1"}
+    changed = {**AFTER, "tests/test_app.py": "t2"}
+    restored = {**AFTER, "tests/test_app.py": "t1"}
+    timeline = make_timeline((0, before), (6, changed), (9, restored), (10, restored))
+
+    judgment = judge(task, transcript, timeline, workdir=WORKDIR)
+
+    assert judgment.accepted, judgment.issues
+    assert [p.files_changed for p in judgment.phases] == [("app.py",), (), ()]
+    assert judgment.reconciliation.tool_reported == ["app.py"]
+    assert judgment.reconciliation.edit_not_on_disk == []
+
+
+def test_a_read_only_task_fails_on_a_protected_change_twice_over(
+    fix_task: Task, make_transcript: TranscriptOf, make_timeline: TimelineOf
+) -> None:
+    """read_only forbids every change; protect names the file."""
+    task = fix_task.model_copy(update={"protect": ("util.py",), "read_only": True})
+    transcript = make_transcript(
+        UserText(text="prompt"), AssistantText(text=MARKER_1), AssistantText(text=fenced(GOOD))
+    )
+    after = {**BEFORE, "util.py": "u2"}
+    judgment = judge(task, transcript, make_timeline((0, BEFORE), (2, after), (3, after)),
+                     workdir=WORKDIR)  # fmt: skip
+    codes = {issue.code for issue in judgment.issues}
+    assert {IssueCode.READ_ONLY_VIOLATED, IssueCode.PROTECTED_PATH_CHANGED} <= codes

@@ -31,6 +31,7 @@ from phasegate.phases.completion import Completion
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import load_schema
+from phasegate.phases.workdir_paths import ProtectGlob
 
 DEFAULT_MARKER_TEXT = "done"
 
@@ -182,6 +183,15 @@ class Task(BaseModel):
     inputs: tuple[TaskInput, ...] = Field(
         default=(),
         description="Values the instructions use as {{ id }}: inferred, asked, or given.",
+    )
+    protect: tuple[ProtectGlob, ...] = Field(
+        default=(),
+        description="Globs of paths, relative to the work directory, the agent must not "
+        "change: a write tool naming one is refused, and any change under one on disk fails "
+        "the gate (protected_path_changed), whatever made it. A glob that matches a folder "
+        "protects everything in it (tests and tests/** both protect tests/a.py).",
+        # Left out of dumps when empty, so digests of tasks saved before it existed match.
+        exclude_if=lambda protect: not protect,
     )
 
     @field_validator("phases")

@@ -63,6 +63,7 @@ from phasegate.phases.loading import load_task, loading_context, task_from_mappi
 from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_repeated_names
 from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import base_dir, files_root, named_file
+from phasegate.phases.workdir_paths import ProtectGlob
 
 
 class StageTexts(Protocol):
@@ -158,6 +159,13 @@ class Stage(BaseModel):
         default=(), description="Checks that must all hold for the stage to be complete."
     )
     on_fail: OnFail = Field(default_factory=OnFail)
+    protect: tuple[ProtectGlob, ...] = Field(
+        default=(),
+        description="Globs of paths, relative to the work directory, the agent must not change "
+        "during this stage: a change under one fails the stage's exit check (see Task.protect).",
+        # Left out of dumps when empty, so digests of pipelines saved before it existed match.
+        exclude_if=lambda protect: not protect,
+    )
     allow_tools: tuple[ToolName, ...] | None = Field(
         default=None,
         description="The only tools the agent may call while this is the current stage, by "

@@ -50,6 +50,8 @@ def _stage(stage: Stage) -> dict[str, Any]:
         data["exit_when"] = [_inline(check_as_file(check)) for check in stage.exit_when]
     if stage.on_fail != OnFail():
         data["on_fail"] = stage.on_fail.model_dump(exclude_defaults=True)
+    if stage.protect:
+        data["protect"] = list(stage.protect)
     return data
 
 

@@ -23,6 +23,7 @@ from phasegate.phases.pipeline import Stage
 from phasegate.pipelines.evidence import DiskEvidence
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.tasks.gate import PhaseGate
+from phasegate.validators.protect import protect_outcome
 from phasegate.validators.stage_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
 
@@ -32,7 +33,8 @@ class StageCheck:
     """The outcome of checking a stage once."""
 
     outcomes: tuple[CheckOutcome, ...]
-    """Each exit check, then (for a task stage) the task gate as kind ``task``."""
+    """Each exit check, then (for a stage with ``protect``) kind ``protect``, then (for a
+    task stage) the task gate as kind ``task``."""
     task_feedback: str | None
     """The phase gate's feedback when the task's phases are not all accepted."""
     files_changed: tuple[str, ...]
@@ -115,6 +117,8 @@ class StageVisit:
             self.workdir, diff=diff, tools=self.tools, snapshot=current, texts=texts
         )
         outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
+        if self.stage.protect:
+            outcomes.append(protect_outcome(self.stage.protect, diff, str(self.workdir)))
         task_feedback = None
         if self.gate is not None:
             self.timeline.record(len(entries) - self.start, current)

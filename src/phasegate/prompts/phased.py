@@ -8,6 +8,7 @@ baseline that shows what the structure buys.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from phasegate.phases.markers import marker_line
 from phasegate.phases.model import Phase, Task
@@ -19,12 +20,15 @@ def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
     templates = templates or PromptTemplates()
     blocks = [_phase_block(task, phase, templates) for phase in task.phases]
     output = task.output_phase
-    output_rule = (
-        f"- Give the JSON answer only in phase {task.index_of(output)}, after phase "
-        f"{task.index_of(output) - 1} is marked complete; never earlier."
-        if output is not None and task.work_phases
-        else ""
-    )
+    rules = []
+    if output is not None and task.work_phases:
+        rules.append(
+            f"- Give the JSON answer only in phase {task.index_of(output)}, after phase "
+            f"{task.index_of(output) - 1} is marked complete; never earlier."
+        )
+    if task.protect:
+        rules.append(protect_rule(task.protect))
+    output_rule = "\n".join(rules)
     return _tidy(
         templates.render(
             "phased.md",
@@ -38,6 +42,15 @@ def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
     )
 
 
+def protect_rule(globs: Sequence[str]) -> str:
+    """The rule line that tells the agent which paths it must not change."""
+    shown = ", ".join(f"`{glob}`" for glob in globs)
+    return (
+        f"- Never add, change or delete anything matching {shown}: those paths are protected, "
+        "and a change to them, by any tool or command, fails the check."
+    )
+
+
 def unstructured_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
     """The same task as one plain request: no phases, no markers, no ordering rules."""
     templates = templates or PromptTemplates()
@@ -47,7 +60,10 @@ def unstructured_prompt(task: Task, templates: PromptTemplates | None = None) ->
             "unstructured.md",
             task_name=task.name,
             description=_paragraph(task.description),
-            instructions="\n\n".join(p.instructions.strip() for p in task.work_phases),
+            instructions="\n\n".join(
+                [p.instructions.strip() for p in task.work_phases]
+                + ([protect_rule(task.protect).removeprefix("- ")] if task.protect else [])
+            ),
             output=(
                 output.instructions.strip()
                 + "\n\n"

@@ -17,6 +17,7 @@ from phasegate.phases.pipeline import Pipeline
 from phasegate.prompts.phased import phased_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.validators.issues import IssueCode
+from phasegate.validators.protect import describe_protect
 from phasegate.validators.stage_checks import CheckOutcome, describe, describe_task
 
 
@@ -28,6 +29,8 @@ def stage_prompt(pipeline: Pipeline, index: int, templates: PromptTemplates) -> 
     if stage.task is not None:
         parts.append(phased_prompt(stage.task, templates).strip())
         checks.append(f"- {describe_task(stage.task.name)}")
+    if stage.protect:
+        checks.append(f"- {describe_protect(stage.protect)}")
     return templates.render(
         "stage.md",
         number=index + 1,

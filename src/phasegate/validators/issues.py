@@ -43,6 +43,7 @@ class IssueCode(StrEnum):
     READ_ONLY_VIOLATED = "read_only_violated"
     ANSWER_REFUSED = "answer_refused"
     TOOL_NOT_ALLOWED = "tool_not_allowed"
+    PROTECTED_PATH_CHANGED = "protected_path_changed"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {
@@ -97,12 +98,13 @@ class Issue(BaseModel):
             message=message,
             phase=phase,
             field=field,
-            provided=_shorten(provided) if provided is not None else None,
+            provided=shorten(provided) if provided is not None else None,
             requirement=requirement,
             group=group or _DEFAULT_GROUP.get(code, "invalid"),
             path=path,
         )
 
 
-def _shorten(text: str, limit: int = PROVIDED_LIMIT) -> str:
+def shorten(text: str, limit: int = PROVIDED_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, ending with "…" when it was cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

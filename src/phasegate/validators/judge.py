@@ -8,7 +8,7 @@ verdict, so a phase fixed after feedback is judged on the latest evidence.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from phasegate.validators.output import (
     claimed_files,
 )
 from phasegate.validators.paths import check_paths_inside, find_reads_outside
+from phasegate.validators.protect import protected_changes, protected_issues
 from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
 from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_value
 from phasegate.validators.tool_policy import policy_issues
@@ -120,10 +121,25 @@ def judge(
     allow_reads = task.allow_reads_outside
     outside = check_paths_inside(windows, calls, workdir, allow_reads=allow_reads)
     findings = find_reads_outside(windows, calls, workdir) if allow_reads else []
-    changed = timeline.total().paths
+    total = timeline.total()
+    raw_diffs = {w.index: timeline.diff(w.start, w.end) for w in windows}
+    reported = tool_reported_paths(calls, workdir)
+    # Protected paths are never the agent's work: every one the run changed or an editing
+    # tool named is left out of the file lists and the reconciliation. The issue is judged on
+    # the run's changes only, so putting a protected file back clears it.
+    touched = {*total.paths, *reported, *(p for d in raw_diffs.values() for p in d.paths)}
+    guarded = protected_changes(sorted(touched), task.protect, workdir)
+    protected = {path: glob for path, glob in guarded.items() if path in total.paths}
+    diffs = {index: _unprotected(diff, guarded) for index, diff in raw_diffs.items()}
+    changed = tuple(p for p in total.paths if p not in guarded)
     last_index = windows[-1].index
     # Calls a phase forbade that ran anyway (nothing refused them): with phases only.
     forbidden = policy_issues(task, transcript.entries) if markers else []
+    # Each protected change is the issue of the last phase that changed it.
+    protected_owner = {
+        path: max((i for i, d in raw_diffs.items() if path in d.paths), default=last_index)
+        for path in protected
+    }
     completion = task.completion if markers else "either"
 
     answer: SummaryCandidate | None = None
@@ -132,20 +148,24 @@ def judge(
     for window in windows:
         issues: list[Issue] = []
         claimed: list[str] | None = None
-        diff = timeline.diff(window.start, window.end)
+        diff = diffs[window.index]
         if window.phase.is_output:
             answer, json_issues = check_summary_present(
                 window, transcript, markers=markers, completion=completion
             )
             issues += json_issues
             if answer is not None:
-                issues += _output_rules(window, answer, changed, workdir)
+                issues += _output_rules(window, answer, changed, workdir, guarded)
                 if not issues and check_answer is not None:
                     issues += _refused(window.index, check_answer(summary_value(answer) or {}))
                 if window.phase.claims_files:
-                    claimed = files_claimed = claimed_files(
-                        window.phase.claims_files, summary_value(answer), workdir
-                    )
+                    claimed = files_claimed = [
+                        path
+                        for path in claimed_files(
+                            window.phase.claims_files, summary_value(answer), workdir
+                        )
+                        if path not in guarded
+                    ]
             # json_missing means no answer anywhere; any other outcome means one was given.
             reached = not any(i.code is IssueCode.JSON_MISSING for i in json_issues)
         else:
@@ -156,7 +176,14 @@ def judge(
                 issues += check_required_tools(window, calls)
                 issues += check_changes(window, diff)
             reached = window.marker_at is not None or any(r.position in window for r in calls)
-        issues += check_read_only(window, diff, calls, read_only=task.read_only)
+        # Any change breaks a read-only task, a protected one too.
+        issues += check_read_only(window, raw_diffs[window.index], calls, read_only=task.read_only)
+        issues += protected_issues(
+            window.index,
+            window.phase.name,
+            {p: g for p, g in protected.items() if protected_owner[p] == window.index},
+            total,
+        )
         issues += [i for i in outside if (i.phase or last_index) == window.index]
         issues += [i for i in forbidden if i.phase == window.index]
         completed_by = (
@@ -168,7 +195,16 @@ def judge(
         )
         results.append(
             _phase_judgment(
-                window, issues, reached, completed_by, claimed, calls, diff, workdir, changed
+                window,
+                issues,
+                reached,
+                completed_by,
+                claimed,
+                calls,
+                diff,
+                workdir,
+                changed,
+                guarded,
             )
         )
     output_phase = task.output_phase
@@ -178,7 +214,7 @@ def judge(
         files_changed=changed,
         files_claimed=tuple(files_claimed),
         reconciliation=reconcile(
-            tool_reported_paths(calls, workdir),
+            [p for p in reported if p not in guarded],
             changed,
             files_claimed if output_phase is not None and output_phase.claims_files else None,
         ),
@@ -187,14 +223,20 @@ def judge(
 
 
 def _output_rules(
-    window: PhaseWindow, answer: SummaryCandidate, changed: tuple[str, ...], workdir: str
+    window: PhaseWindow,
+    answer: SummaryCandidate,
+    changed: tuple[str, ...],
+    workdir: str,
+    protected: Mapping[str, str],
 ) -> list[Issue]:
     value = summary_value(answer) or {}
     schema = window.phase.output_schema or {}
     issues = check_wrapped(window.index, value, schema) or check_schema(window.index, value, schema)
     issues += check_placeholders(window.index, value, schema)
     if window.phase.claims_files:
-        issues += check_claims(window.index, window.phase.claims_files, value, changed, workdir)
+        issues += check_claims(
+            window.index, window.phase.claims_files, value, changed, workdir, leave_out=protected
+        )
     issues += check_runtime_rejection(window.index, answer.rejected_by_runtime, issues)
     return issues
 
@@ -209,6 +251,7 @@ def _phase_judgment(
     diff: WorkspaceDiff,
     workdir: str,
     run_changed: tuple[str, ...],
+    protected: Mapping[str, str],
 ) -> PhaseJudgment:
     mine = [r for r in calls if r.position in window]
     changed = diff.paths
@@ -227,8 +270,22 @@ def _phase_judgment(
         # Claims are about the run's changes: compared with the phase's own (none, in an
         # output phase) an accepted run would show a mismatch the run does not have.
         reconciliation=reconcile(
-            tool_reported_paths(mine, workdir), changed, claimed, claims_about=run_changed
+            [p for p in tool_reported_paths(mine, workdir) if p not in protected],
+            changed,
+            claimed,
+            claims_about=run_changed,
         ),
+    )
+
+
+def _unprotected(diff: WorkspaceDiff, protected: Mapping[str, str]) -> WorkspaceDiff:
+    """``diff`` without the protected paths."""
+    if not protected:
+        return diff
+    return WorkspaceDiff(
+        added=tuple(p for p in diff.added if p not in protected),
+        modified=tuple(p for p in diff.modified if p not in protected),
+        deleted=tuple(p for p in diff.deleted if p not in protected),
     )
 
 

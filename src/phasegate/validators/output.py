@@ -11,7 +11,7 @@ other failure of the schema library is reported as an issue too, never raised.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import jsonschema
@@ -154,13 +154,21 @@ def check_placeholders(index: int, value: dict[str, Any], schema: dict[str, Any]
 
 
 def check_claims(
-    index: int, field: str, value: dict[str, Any], changed: Sequence[str], workdir: str
+    index: int,
+    field: str,
+    value: dict[str, Any],
+    changed: Sequence[str],
+    workdir: str,
+    *,
+    leave_out: Collection[str] = (),
 ) -> list[Issue]:
-    """``claimed_not_changed`` / ``changed_not_claimed``: the JSON's file list against the disk."""
+    """``claimed_not_changed`` / ``changed_not_claimed``: the JSON's file list against the
+    disk. Claims of paths in ``leave_out`` (protected paths that changed, judged apart) are
+    not compared."""
     claimed_raw = value.get(field)
     if not isinstance(claimed_raw, list) or not all(isinstance(p, str) for p in claimed_raw):
         return []  # the schema rule reports a wrong type; nothing to reconcile
-    claimed = set(claimed_files(field, value, workdir))
+    claimed = set(claimed_files(field, value, workdir)) - set(leave_out)
     actual = set(changed)
     issues = [
         Issue.of(
