@@ -104,3 +104,32 @@ def test_submit_summary_before_the_edit_is_refused(
     assert refusal.name == "mcp__phasegate__submit_summary"
     assert "phase 1 (investigate) is not complete" in sent
     assert report.summary is None and report.verdict == "rejected"
+
+
+def test_a_protected_test_refused_to_edit_and_changed_through_bash_fails_the_gate(
+    scripted_model_server: ScriptedServerFactory, project: Path
+) -> None:
+    """The hook refuses the Edit; Bash walks past any hook, the disk check at the gate does
+    not: the run is rejected with an issue naming the file, which is no work of the agent's."""
+    tests = project / "tests"
+    tests.mkdir()
+    (tests / "test_app.py").write_text("def test_it():\n    assert True\n")
+    loosen = {"file_path": "tests/test_app.py", "old_string": "True", "new_string": "1"}
+    report = _run(
+        scripted_model_server,
+        project,
+        [{"tools": [READ]}, {"when": "tool_result", "text": FOUND, "tools": [{"Edit": loosen}]},
+         {"when": "tool_error", "tools": [EDIT]},
+         {"when": "tool_result",
+          "tools": [{"Bash": {"command": "sed -i s/True/1/ tests/test_app.py"}}]},
+         {"when": "tool_result", "text": f"{FIXED}\n\n{GOOD_JSON}"},
+         {"when": "user", "text": "I changed the test; I stop."}],
+        protect=["tests/**"],
+    )  # fmt: skip
+    ((refusal, sent),) = _refusals(report)
+    assert refusal.name == "Edit" and "protected by `tests/**`" in sent
+    assert "assert 1" in (tests / "test_app.py").read_text()  # Bash did change it
+    assert report.verdict == "rejected"
+    (issue,) = [i for i in report.issues if i.code.value == "protected_path_changed"]
+    assert issue.path == "tests/test_app.py"
+    assert "tests/test_app.py" not in report.files_changed

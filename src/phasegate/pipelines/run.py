@@ -48,6 +48,7 @@ from phasegate.telemetry.events import (
     ToolCalled,
     usage_fields,
 )
+from phasegate.validators.protect import WRITE_TOOL_PATHS, write_refusal
 
 PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
@@ -207,18 +208,30 @@ class PipelineRun(RunObserver):
         """A run that is over needs no other session, whatever became of the last one."""
         return not isinstance(self.conversation, m.Done)
 
+    def _checked_tools(self) -> tuple[str, ...] | Literal["all"]:
+        """The calls to ask about before they run: all when a stage limits its tools, the
+        file-writing tools when a stage protects paths, else none."""
+        stages = self.pipeline.stages
+        if any(stage.allow_tools is not None for stage in stages):
+            return "all"
+        return tuple(WRITE_TOOL_PATHS) if any(stage.protect for stage in stages) else ()
+
     def before_tool(self, call: ToolCall) -> str | None:
-        """Refuse a call the current stage's ``allow_tools`` does not name, recording the
-        refusal; None lets it run."""
+        """Refuse a call the current stage's ``allow_tools`` does not name, or a write to a
+        path it protects, recording the refusal; None lets it run."""
         number, stage = self.state.stage + 1, self.pipeline.stages[self.state.stage]
-        if stage.allow_tools is None or call.name in stage.allow_tools:
-            return None
-        allowed = ", ".join(stage.allow_tools) or "none of the runtime's tools"
-        reason = (
-            f"Refused: {call.name} is not allowed in stage {number} ({stage.name}), the "
-            f"current stage, which allows {allowed}. Nothing ran. Do the stage's work with "
-            "those tools; the next stage's tools are allowed once this stage's checks pass."
-        )
+        if stage.allow_tools is not None and call.name not in stage.allow_tools:
+            allowed = ", ".join(stage.allow_tools) or "none of the runtime's tools"
+            reason = (
+                f"Refused: {call.name} is not allowed in stage {number} ({stage.name}), the "
+                f"current stage, which allows {allowed}. Nothing ran. Do the stage's work with "
+                "those tools; the next stage's tools are allowed once this stage's checks pass."
+            )
+        else:
+            protected = write_refusal(call.name, call.input, stage.protect, str(self.workdir))
+            if protected is None:
+                return None
+            reason = f"Refused: {protected}"
         self.refused.add(call.id)
         self.state.current.refusals.append(
             RefusedCall(tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason)
@@ -266,9 +279,7 @@ class PipelineRun(RunObserver):
             workdir=self.workdir,
             resume=resume,
             toolset=self.pipeline.toolset,
-            check_before="all"
-            if any(s.allow_tools is not None for s in self.pipeline.stages)
-            else (),
+            check_before=self._checked_tools(),
             stop_blocks=self.pipeline.max_checks,
         )
 

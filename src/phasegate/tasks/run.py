@@ -43,7 +43,8 @@ from phasegate.telemetry.events import (
     new_run_id,
 )
 from phasegate.validators.judge import AnswerCheck, Judgment
-from phasegate.validators.tool_policy import tool_refusal
+from phasegate.validators.protect import write_refusal
+from phasegate.validators.tool_policy import current_phase, tool_refusal
 from phasegate.validators.windows import entry_claims, phase_windows
 from phasegate.workspace.observer import WorkspaceObserver
 from phasegate.workspace.revert import RevertReport, WorkspaceBackup
@@ -127,11 +128,16 @@ class TaskRun(RunObserver):
 
     def before_tool(self, call: ToolCall) -> str | None:
         """Refuse a call the current phase does not allow (see
-        :mod:`phasegate.validators.tool_policy`), recording the refusal; None lets it run."""
+        :mod:`phasegate.validators.tool_policy`) or a write to a protected path
+        (:mod:`phasegate.validators.protect`), recording the refusal; None lets it run."""
         refusal = tool_refusal(self.task, self.entries, call.name, call.input)
-        if refusal is None:
-            return None
-        reason = refusal_reason(self.task, refusal)
+        if refusal is not None:
+            reason, phase = refusal_reason(self.task, refusal), refusal.phase
+        else:
+            protected = write_refusal(call.name, call.input, self.task.protect, str(self.workdir))
+            if protected is None:
+                return None
+            reason, phase = f"Refused: {protected}", current_phase(self.task, self.entries)
         self.refused.add(call.id)
         self.record(
             ToolRefused(
@@ -139,12 +145,12 @@ class TaskRun(RunObserver):
                 name=call.name,
                 input=call.brief,
                 reason=reason,
-                phase=refusal.phase,
+                phase=phase,
             )
         )
         self.emit(
             CallRefused(
-                phase=refusal.phase,
+                phase=phase,
                 tool=call.name,
                 tool_use_id=call.id,
                 input=call.brief,

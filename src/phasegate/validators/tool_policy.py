@@ -31,6 +31,7 @@ from phasegate.phases.completion import (
 )
 from phasegate.phases.model import Task
 from phasegate.validators.issues import Issue, IssueCode
+from phasegate.validators.protect import WRITE_TOOL_PATHS
 from phasegate.validators.windows import tool_claim, work_markers
 
 RefusalKind = Literal["not_allowed", "summary_too_early"]
@@ -60,10 +61,12 @@ def has_tool_policy(task: Task) -> bool:
 
 def guarded_tools(task: Task) -> tuple[str, ...] | None:
     """The tools whose calls must be asked about before they run: None for every tool (a
-    phase restricts them), ``()`` for none, else the names (only ``submit_summary``)."""
+    phase restricts them), ``()`` for none, else the names (``submit_summary``, and the
+    file-writing tools when the task protects paths)."""
     if any(phase.allow_tools is not None for phase in task.phases):
         return None
-    return (SUBMIT_SUMMARY_TOOL,) if has_tool_policy(task) else ()
+    named = (SUBMIT_SUMMARY_TOOL,) if has_tool_policy(task) else ()
+    return named + (tuple(WRITE_TOOL_PATHS) if task.protect else ())
 
 
 def current_phase(task: Task, entries: Sequence[Entry]) -> int:
