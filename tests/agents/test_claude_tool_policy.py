@@ -13,22 +13,19 @@ from phasegate import Runner, RunReport, Task
 from phasegate.evidence.transcript import ToolRefused
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
-from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, NO_RETRIES, READ
+from tests.helpers.scenarios import (
+    BUGGY_LINE,
+    EDIT,
+    FIXED,
+    FIXED_LINE,
+    FOUND,
+    GOOD_JSON,
+    INVESTIGATE_THEN_FIX,
+    NO_RETRIES,
+    READ,
+)
 
 pytestmark = pytest.mark.cli
-
-INVESTIGATE_THEN_FIX: dict[str, Any] = {
-    "name": "investigate-then-fix",
-    "phases": [
-        {"name": "investigate", "instructions": "Read app.py and find the bug.",
-         "require_tools": ["Read"], "allow_tools": ["Read", "Grep", "Glob"]},
-        {"name": "fix", "instructions": "Fix it.", "require_tools": ["Edit"],
-         "require_changes": True},
-        {"name": "summary", "instructions": "Report.", "output_schema": {"type": "object"}},
-    ],
-}  # fmt: skip
-FOUND = "PHASE 1 COMPLETE: Investigation done"
-FIXED = "PHASE 2 COMPLETE: Files have been edited"
 
 
 def _run(

@@ -31,3 +31,18 @@ def codes(report: RunReport) -> set[str]:
 
 NO_RETRIES = RetryPolicy(session_retries=0)
 """Fail on the first error, to see a failure as it is."""
+
+
+INVESTIGATE_THEN_FIX: dict[str, Any] = {
+    "name": "investigate-then-fix",
+    "phases": [
+        {"name": "investigate", "instructions": "Read app.py and find the bug.",
+         "require_tools": ["Read"], "allow_tools": ["Read", "Grep", "Glob"]},
+        {"name": "fix", "instructions": "Fix it.", "require_tools": ["Edit"],
+         "require_changes": True},
+        {"name": "summary", "instructions": "Report.", "output_schema": {"type": "object"}},
+    ],
+}  # fmt: skip
+"""Read (only Read, Grep, Glob), then fix with Edit, then report: a task with a tool policy."""
+FOUND = "PHASE 1 COMPLETE: Investigation done"
+FIXED = "PHASE 2 COMPLETE: Files have been edited"

@@ -12,20 +12,16 @@ import pytest
 from phasegate import RunEvent, Runner, Task
 from phasegate.evidence.transcript import ToolRefused, ToolResult
 from phasegate.testing import Script, ScriptedAgent
-from tests.helpers.scenarios import BUGGY_LINE, EDIT, GOOD_JSON, NO_RETRIES, READ
-
-INVESTIGATE_THEN_FIX: dict[str, Any] = {
-    "name": "investigate-then-fix",
-    "phases": [
-        {"name": "investigate", "instructions": "Read app.py and find the bug.",
-         "require_tools": ["Read"], "allow_tools": ["Read", "Grep", "Glob"]},
-        {"name": "fix", "instructions": "Fix it.", "require_tools": ["Edit"],
-         "require_changes": True},
-        {"name": "summary", "instructions": "Report.", "output_schema": {"type": "object"}},
-    ],
-}  # fmt: skip
-FOUND = "PHASE 1 COMPLETE: Investigation done"
-FIXED = "PHASE 2 COMPLETE: Files have been edited"
+from tests.helpers.scenarios import (
+    BUGGY_LINE,
+    EDIT,
+    FIXED,
+    FOUND,
+    GOOD_JSON,
+    INVESTIGATE_THEN_FIX,
+    NO_RETRIES,
+    READ,
+)
 
 
 def _run(project: Path, replies: list[dict[str, Any]], **task: Any) -> tuple[Any, list[RunEvent]]:
