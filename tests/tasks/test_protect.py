@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,36 @@ FIX_TASK: dict[str, Any] = {
 }  # fmt: skip
 
 
+def _unasked(script: Script) -> ScriptedAgent:
+    """The scripted agent, never asking before a call: its writes reach the disk as a Bash
+    command's would, past the PreToolUse refusal, so the gate's own check is what is seen."""
+    agent = ScriptedAgent(script)
+    original = agent.run
+
+    async def run(request: AgentRequest, observer: Any) -> Any:
+        return await original(replace(request, check_before=()), observer)
+
+    agent.run = run  # type: ignore[method-assign]
+    return agent
+
+
+def test_a_write_to_a_protected_file_is_refused_before_it_runs(tmp_path: Path) -> None:
+    _project(tmp_path)
+    script = Script.model_validate({"replies": [
+        {"tools": [
+            {"Write": {"file_path": "src/app.py", "content": "def add(a, b):\n    return a + b\n"}},
+            {"Write": {"file_path": "tests/test_app.py", "content": "assert True\n"}},
+        ]},
+        {"text": 'PHASE 1 COMPLETE: done\n{"files": ["src/app.py"]}'},
+    ]})  # fmt: skip
+    report = Runner(ScriptedAgent(script)).run_sync(task_from_mapping(FIX_TASK), tmp_path)
+    assert report.verdict == "accepted", report.issues
+    (refused,) = report.phases[0].refusals
+    assert refused.tool == "Write" and "protected by `tests/**`" in refused.reason
+    assert (tmp_path / "tests" / "test_app.py").read_text() == "assert add(1, 2) == 3\n"
+    assert report.files_changed == ["src/app.py"]
+
+
 def _project(root: Path) -> None:
     (root / "src").mkdir()
     (root / "tests").mkdir()
@@ -52,7 +83,7 @@ def test_a_protected_file_written_by_the_model_rejects_the_run_and_is_not_its_wo
         ]},
         {"text": 'PHASE 1 COMPLETE: done\n{"files": ["src/app.py", "tests/test_app.py"]}'},
     ]})  # fmt: skip
-    report = Runner(ScriptedAgent(script), mode="single-query").run_sync(
+    report = Runner(_unasked(script), mode="single-query").run_sync(
         task_from_mapping(FIX_TASK), tmp_path
     )
     assert report.verdict == "rejected"
@@ -108,8 +139,9 @@ def test_the_gate_feeds_the_protected_change_back_and_accepts_it_once_put_back(
          "tools": [{"Write": {"file_path": "tests/test_app.py", "content": original}}]},
         {"text": 'PHASE 1 COMPLETE: done\n{"files": ["src/app.py"]}'},
     ]})  # fmt: skip
-    report = Runner(ScriptedAgent(script)).run_sync(task_from_mapping(FIX_TASK), tmp_path)
+    report = Runner(_unasked(script)).run_sync(task_from_mapping(FIX_TASK), tmp_path)
     assert report.verdict == "accepted", report.issues
+    assert report.attempts == 2  # the feedback named the protected change
     assert report.files_changed == ["src/app.py"]
     # Changed, then put back: in no phase's files either, and never an edit not on disk.
     assert [phase.files_changed for phase in report.phases] == [["src/app.py"], []]
@@ -129,7 +161,7 @@ def test_revert_restores_a_protected_file_the_agent_changed_and_leaves_the_other
         {"text": 'PHASE 1 COMPLETE: done\n{"files": []}'},
     ]})  # fmt: skip
     task = task_from_mapping({**FIX_TASK, "on_reject": "revert"})
-    report = Runner(ScriptedAgent(script), mode="single-query").run_sync(task, tmp_path)
+    report = Runner(_unasked(script), mode="single-query").run_sync(task, tmp_path)
     assert report.verdict == "rejected"
     assert (tmp_path / "tests" / "test_app.py").read_text() == "assert add(1, 2) == 3\n"
     assert report.reverted is not None and report.reverted.restored == ["tests/test_app.py"]
