@@ -130,7 +130,7 @@ class TaskRun(RunObserver):
         """Refuse a call the current phase does not allow (see
         :mod:`phasegate.validators.tool_policy`) or a write to a protected path
         (:mod:`phasegate.validators.protect`), recording the refusal; None lets it run."""
-        refusal = tool_refusal(self.task, self.entries, call.name, call.input)
+        refusal = tool_refusal(self.task, self.entries, call.name)
         if refusal is not None:
             reason, phase = refusal_reason(self.task, refusal), refusal.phase
         else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from phasegate.evidence.transcript import AssistantText, Entry, ToolCall, ToolRefused, ToolResult
 from phasegate.phases.completion import (
@@ -78,11 +78,10 @@ def current_phase(task: Task, entries: Sequence[Entry]) -> int:
     return len(task.phases)  # every phase is a claimed work phase: the last stays current
 
 
-def tool_refusal(
-    task: Task, entries: Sequence[Entry], name: str, arguments: dict[str, Any] | None = None
-) -> Refusal | None:
-    """Why the call of ``name`` that follows ``entries`` must not run, or None."""
-    del arguments  # the policy is per tool; protected paths look at the input elsewhere
+def tool_refusal(task: Task, entries: Sequence[Entry], name: str) -> Refusal | None:
+    """Why the call of ``name`` that follows ``entries`` must not run, or None (the policy is
+    per tool; a write to a protected path is :func:`phasegate.validators.protect.write_refusal`'s
+    to refuse)."""
     if name == PHASE_COMPLETE_TOOL:
         return None
     number = current_phase(task, entries)
