@@ -123,8 +123,10 @@ class LogAggregator:
             ):
                 continue
             try:
-                # Only keys are worth caching: most values (timestamps, ids) are unique.
-                event = from_json(line, cache_strings="keys")
+                # Every string cached, as by default: task, mode and event names repeat, and
+                # caching them made fewer objects than caching keys alone (about 2 % fewer
+                # instructions over the synthetic log, timestamps and ids never repeating).
+                event = from_json(line)
             except ValueError:
                 if line.strip():
                     skipped += 1
