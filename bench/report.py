@@ -14,6 +14,14 @@ the ratios pair by pair (target at 1M events: <= 1.25x), and the peak RSS of the
 system) too: on a machine shared with other work, wall times wander with the load, CPU times
 much less. At 100k events start-up weighs more (about 0.2 s of the report's).
 
+Measured on a shared 2-core machine (2026-11-26): at 1M events the median pair ratio was
+1.44x and 1.51x in CPU over two runs of 5 pairs (wall within 0.01 of it), 1.9x at 100k; peak
+RSS 34 MiB at 100k and 36 MiB at 1M. The same code a commit earlier gave 1.28x, and the code
+before either change 1.36x and 1.14x in runs interleaved with these: the load moves the ratio
+by more than 0.2. Instructions (``valgrind --tool=callgrind``, deterministic) are steadier:
+17.96 G for the report over 1M events against 15.10 G for the baseline (1.19x). The 1.25x
+target in CPU is not met.
+
 Run with ``.venv/bin/python bench/report.py [EVENTS] [--pairs N]``.
 """
 

@@ -9,6 +9,7 @@ tool ids that look like the very bytes the fast path matches (quotes, ``"ok": tr
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from datetime import datetime
@@ -19,7 +20,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phasegate.metrics import aggregate
+from phasegate.metrics import aggregate, fields
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.reading import LogReader
 from phasegate.metrics.summary import summarize
@@ -146,3 +147,68 @@ def test_a_log_read_in_blocks_gives_the_same_lines_whatever_cap_none_reaches(
 
     assert list(default.lines()) == lines == list(tight.lines())
     assert default.long_lines == tight.long_lines == 0
+
+
+_ANY_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([10**6, 10**6 + 1, 10**400, 1.0, 2.5]),
+    st.text(max_size=4),
+    st.lists(st.integers(0, 2), max_size=2),
+)
+"""JSON values a phase or timestamp field may hold in a damaged log."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    values=st.lists(st.tuples(st.booleans(), _ANY_VALUE), min_size=1, max_size=8),
+)
+def test_inline_phase_and_timestamp_checks_skip_what_fields_rejects(
+    seed: int, values: list[tuple[bool, Any]]
+) -> None:
+    """phase.marker, phase.gate and phase.completed check their phase (and the first two
+    their timestamp) inline: with those fields replaced by arbitrary values, the summary is
+    the one the handlers give calling :mod:`phasegate.metrics.fields` for every line."""
+    events = list(hostile_events(300, seed, ["t"]))
+    kinds = ("phase.marker", "phase.gate", "phase.completed")
+    targets = [event for event in events if event["event"] in kinds]
+    for index, (field, value) in enumerate(values):
+        event = targets[(index * 37) % len(targets)]
+        key = "phase" if field or event["event"] == "phase.completed" else "timestamp"
+        event[key] = value
+    lines = [json.dumps(event) for event in events]
+
+    slow = LogAggregator()
+    for kind, handler in (
+        ("phase.marker", _reference_claim),
+        ("phase.gate", _reference_gate),
+    ):
+        slow._handlers[kind] = functools.partial(handler, slow)  # type: ignore[index]
+    completed = slow._handlers["phase.completed"]
+
+    def phase_completed(event: dict[str, Any]) -> None:
+        fields.phase(event)
+        completed(event)
+
+    slow._handlers["phase.completed"] = phase_completed
+    slow.add_lines(lines)
+
+    assert summary_of(lines) == summarize(slow)
+
+
+def _reference_claim(aggregator: LogAggregator, event: dict[str, Any]) -> None:
+    """phase.marker as it was before its checks were inline."""
+    run_id, phase, at = str(event["run_id"]), fields.phase(event), fields.text(event)
+    run = aggregator._open.get(run_id)
+    if run is not None:
+        run.claims[phase] = at
+
+
+def _reference_gate(aggregator: LogAggregator, event: dict[str, Any]) -> None:
+    """phase.gate as it was before its checks were inline."""
+    run_id, phase, at = str(event["run_id"]), fields.phase(event), fields.text(event)
+    run = aggregator._open.get(run_id)
+    if run is not None and event["accepted"] is True and phase not in run.completed:
+        run.completed[phase] = run.claims.get(phase, at)

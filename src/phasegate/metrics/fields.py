@@ -88,6 +88,20 @@ def overhead(event: dict[str, Any]) -> Overhead:
         return NO_OVERHEAD
     if type(value) is not dict:
         raise CorruptLine("overhead is not an object")
+    requests, carried = value.get("requests"), value.get("input_tokens")
+    tools, words = value.get("tool_tokens"), value.get("text_tokens")
+    # The shape every real line has, checked inline as in outcome().
+    if (
+        type(requests) is int
+        and type(carried) is int
+        and type(tools) is int
+        and type(words) is int
+        and 0 <= requests <= MAX_TOKENS
+        and 0 <= carried <= MAX_TOKENS
+        and 0 <= tools <= MAX_TOKENS
+        and 0 <= words <= MAX_TOKENS
+    ):
+        return requests, carried, tools, words
     requests, carried, tools, text = (count(value, name, MAX_TOKENS) for name in OVERHEAD_FIGURES)
     return requests, carried, tools, text
 
@@ -99,6 +113,8 @@ MAX_REFUSALS = 1_000_000
 def count(event: dict[str, Any], name: str, limit: int) -> int:
     """A whole number from 0 to ``limit``; 0 when the field is absent or null."""
     value = event.get(name)
+    if type(value) is int and 0 <= value <= limit:
+        return value
     if value is None:
         return 0
     if type(value) is not int or not 0 <= value <= limit:
