@@ -14,13 +14,15 @@ the ratios pair by pair (target at 1M events: <= 1.25x), and the peak RSS of the
 system) too: on a machine shared with other work, wall times wander with the load, CPU times
 much less. At 100k events start-up weighs more (about 0.2 s of the report's).
 
-Measured on a shared 2-core machine (2026-11-26): at 1M events the median pair ratio was
-1.44x and 1.51x in CPU over two runs of 5 pairs (wall within 0.01 of it), 1.9x at 100k; peak
-RSS 34 MiB at 100k and 36 MiB at 1M. The same code a commit earlier gave 1.28x, and the code
-before either change 1.36x and 1.14x in runs interleaved with these: the load moves the ratio
-by more than 0.2. Instructions (``valgrind --tool=callgrind``, deterministic) are steadier:
-17.96 G for the report over 1M events against 15.10 G for the baseline (1.19x). The 1.25x
-target in CPU is not met.
+Measured on a shared 2-core machine (2026-11-26, with the overhead and refusals figures the
+log now carries): at 1M events the median pair ratio was 1.41x in CPU over 3 pairs on a quiet
+machine and 1.63x over 5 pairs with other work running; peak RSS 34 MiB at 100k and 36 MiB at
+1M. Instructions (``valgrind --tool=callgrind``, deterministic) are steadier: start-up costs
+0.80 G for the report against 0.22 G for the baseline (typer and the CLI), and each 100k
+events 1.95 G against 1.55 G, so about 1.29x at 1M. The 1.25x target is not met: the lines
+the report skips unparsed (62 % of them) already save more than half the parsing, and what is
+left is Python's handling of the lines that carry the figures (``phase.completed`` and
+``run.completed`` take 2 to 3 times their parse time each).
 
 Run with ``.venv/bin/python bench/report.py [EVENTS] [--pairs N]``.
 """
