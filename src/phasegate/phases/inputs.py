@@ -185,16 +185,12 @@ class TaskInput(BaseModel):
         default=None, description="Used when no rule infers a value and nobody answers."
     )
     infer: tuple[InferRule, ...] = Field(default=(), description="Tried in order.")
-    ask_when: Annotated[
-        dict[str, tuple[str, ...]],
-        BeforeValidator(_conditions_from_file),
-        Field(
-            default_factory=dict,
-            description="{input id: value or [values]}: the input applies only when each "
-            "named input's value is one of those (phases/conditions.py).",
-            exclude_if=lambda ask_when: not ask_when,
-        ),
-    ]
+    ask_when: Annotated[dict[str, tuple[str, ...]], BeforeValidator(_conditions_from_file)] = Field(
+        default_factory=dict,
+        description="{input id: value or [values]}: the input applies only when each "
+        "named input's value is one of those (phases/conditions.py).",
+        exclude_if=lambda ask_when: not ask_when,
+    )
 
     @property
     def labels(self) -> tuple[str, ...]:
