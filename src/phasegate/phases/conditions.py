@@ -133,8 +133,8 @@ def _cycle_from(start: str, by_id: Mapping[str, TaskInput]) -> list[str]:
 def condition_holds(named: TaskInput, value: ConditionValue, wanted: Sequence[str]) -> bool:
     """Whether ``value``, the value of ``named``, is one of ``wanted`` (any case; a
     multi_choice when any of its chosen labels is)."""
-    if isinstance(value, tuple):
-        chosen = list(value)
+    if not isinstance(value, str):
+        chosen = [str(text) for text in value]
     elif named.type == "multi_choice":
         chosen = value.split(",")
     else:

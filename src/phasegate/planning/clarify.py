@@ -73,6 +73,9 @@ def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
             "Already known (keep these; do not ask them):",
             _quoted(known_values(plan)),
             "",
+            "Not applicable by their ask_when (never ask or infer these):",
+            _quoted(list(plan.not_applicable)),
+            "",
             "Answered by the person so far (do not ask these; an answer "
             f"{OTHER_LABEL!r} without its text is asked as <id>__other):",
             _quoted(plan.responses),
