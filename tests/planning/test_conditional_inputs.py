@@ -16,6 +16,7 @@ from phasegate.errors import InputsInvalidError
 from phasegate.phases.conditions import applicability
 from phasegate.phases.loading import task_from_mapping
 from phasegate.phases.model import Task
+from phasegate.planning.ask_user_question import to_ask_user_question
 from phasegate.planning.clarification import check_proposal
 from phasegate.planning.clarify import clarify_task, proposal_check
 from phasegate.planning.reference import plan_task
@@ -247,6 +248,8 @@ def test_no_question_is_asked_before_its_conditions_are_decided_nor_when_they_fa
             known |= plan.responses
             decided = applicability(task.inputs, known)
             assert len(plan.questions) <= per_turn
+            if plan.questions:  # what Claude Code is offered: the askable questions only
+                assert plan.ask_user_question == to_ask_user_question(plan.questions)
             for question in plan.questions:
                 for name in by_id[question.input].ask_when:
                     assert name in known, f"{question.id} asked before {name} had a value"
