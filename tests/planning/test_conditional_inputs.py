@@ -274,3 +274,16 @@ def test_no_question_is_asked_before_its_conditions_are_decided_nor_when_they_fa
         for ident in decided.not_applicable:
             assert values.provenance[ident] == NOT_APPLICABLE_SOURCE
             assert values.as_text()[ident] == ""
+
+
+def test_a_later_answer_that_makes_an_input_apply_brings_its_default_back(tmp_path: Path) -> None:
+    """Planned for Database, hosting's default is kept in inferred but unused; executed with
+    Infra instead, hosting applies and takes its default."""
+    task = task_of(CATEGORY, DB, {**HOSTING, "default": "Fly.io"}, TEAM)
+    plan = plan_task(task, tmp_path, responses={"category": "Database"})
+    assert plan.not_applicable == ("hosting",) and plan.inferred["hosting"].value == "Fly.io"
+
+    values = resolve_inputs(task, tmp_path, plan, {"category": "Infra", "team": "core"})
+
+    assert values.provenance == {"category": "response", "db": "not_applicable",
+                                 "hosting": "default", "team": "response"}  # fmt: skip

@@ -119,8 +119,8 @@ def text_values(inputs: Sequence[TaskInput], given: Mapping[str, str] | None) ->
     decided = applicability(inputs, _condition_values(inputs, given))
     for item in inputs:
         value = given.get(item.id)
-        if item.id not in decided.applies:  # it does not apply (or waits on a missing value)
-            if isinstance(value, str) and value.strip():
+        if item.id not in decided.applies:  # it does not apply, or waits for a missing value
+            if item.id in decided.not_applicable and isinstance(value, str) and value.strip():
                 problems.append(
                     InputProblem(item.id, value, "does not apply: " + decided.reason(item),
                                  "leave it out, or change the value it depends on")

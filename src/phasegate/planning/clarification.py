@@ -233,10 +233,10 @@ def check_proposal(
     [{"id": ..., ...}]}``: inferred values must be valid answers with a source; the questions
     must be the first missing inputs (required, not inferred, not answered in
     ``responses`` ({id: value}), no default, applying by their ``ask_when``) in declared
-    order, at most
-    ``questions_per_turn`` of them, with the declared text, header and options (``Other
-    (specify)`` last on a single choice) and no placeholder default. A single choice
-    answered "Other (specify)" without its text is asked as ``<id>__other``.
+    order, at most ``questions_per_turn`` of them, with the declared text, header and
+    options (``Other (specify)`` last on a single choice) and no placeholder default. A
+    single choice answered "Other (specify)" without its text is asked as ``<id>__other``.
+    Nothing may be inferred for an input that does not apply.
     """
     if not isinstance(proposal, Mapping):
         return ['Answer with one JSON object: {"inferred": {...}, "questions": [...]}.']

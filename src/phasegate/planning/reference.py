@@ -109,6 +109,9 @@ def plan_task(
         turn = turn_after(inputs, values, answers.wants_other, len(turns), per_turn)
     else:
         turn = current_turn(inputs, known, normalized, per_turn)
+    # What the rules found for an input that does not apply stays in inferred: a later
+    # answer may make it apply, and execute resolves the values from this plan again.
+    decided = applicability(inputs, values)
     errors = [*shape_problems, *answers.problems]
     if turn.spent:
         errors += [
@@ -143,9 +146,7 @@ def plan_task(
         inferred=inferred,
         missing_info=tuple(item.id for item in missing),
         progress=progress(*progress_counts(inputs, known, values)),
-        not_applicable=tuple(
-            item.id for item in inputs if item.id in applicability(inputs, values).not_applicable
-        ),
+        not_applicable=tuple(item.id for item in inputs if item.id in decided.not_applicable),
         validation=PlanValidation(valid=not errors, errors=tuple(errors)),
         context=context_data,
         responses=kept,

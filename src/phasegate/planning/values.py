@@ -7,9 +7,8 @@ Then the plan's responses and the new ones are merged (new ones win), every answ
 checked by the same rules as in planning, and each input gets its value with where it came
 from: ``response``, the inference source, or ``default``; an input whose ``ask_when`` does
 not hold is ``not_applicable``, its text empty (:mod:`phasegate.phases.conditions`), and an
-answer to it is refused. A required input that applies left without a value, or any refused
-answer, raises :class:`~phasegate.errors.InputsInvalidError` with
-every problem.
+answer to it is refused. A required input that applies left without a value, or any
+refused answer, raises :class:`~phasegate.errors.InputsInvalidError` with every problem.
 """
 
 from __future__ import annotations
