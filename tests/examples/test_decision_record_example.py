@@ -113,6 +113,15 @@ def test_an_answer_to_the_question_of_another_category_is_refused() -> None:
     assert [q.id for q in plan.questions] == ["db_type"]
 
 
+def test_an_ask_user_question_answer_to_another_category_s_question_is_refused_too() -> None:
+    tool = {"category": "Database", "answers": {"Which authentication approach?": "OAuth"}}
+
+    plan = plan_task(TASK, PROJECT, responses=tool)
+
+    assert [error.field for error in plan.validation.errors] == ["auth_strategy"]
+    assert plan.responses == {"category": "Database"}
+
+
 def test_the_same_request_gives_the_same_bytes() -> None:
     responses = [{"category": "Infra"}]
     first = plan_task(TASK, PROJECT, responses=responses).to_json()
