@@ -109,3 +109,17 @@ def test_a_task_with_an_unknown_placeholder_exits_2_naming_file_and_field(
     result = phasegate("plan", path, "--workdir", project)
     assert result.returncode == 2
     assert f"{path}: phases.0.instructions: {{{{ nope }}}} names no input" in result.stderr
+
+
+def test_a_task_whose_conditions_form_a_cycle_exits_2_naming_file_input_and_field(
+    tmp_path: Path, project: Path
+) -> None:
+    path = tmp_path / "task.yaml"
+    path.write_text(
+        "name: t\nphases: [{name: w, instructions: 'Use {{ a }} and {{ b }}'}]\ninputs:\n"
+        "  - {id: a, question: Which a, header: A, ask_when: {b: x}}\n"
+        "  - {id: b, question: Which b, header: B, ask_when: {a: y}}\n"
+    )
+    result = phasegate("plan", path, "--workdir", project)
+    assert result.returncode == 2
+    assert f"{path}: inputs.0.ask_when: input 'a' depends on itself" in result.stderr

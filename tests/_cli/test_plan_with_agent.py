@@ -4,6 +4,7 @@ clarify phase, checked by the clarification rules, that can neither write nor be
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,10 @@ import pytest
 import yaml
 
 from phasegate.phases.inputs import TaskInput
+from phasegate.phases.loading import load_task
 from phasegate.planning.questions import question_for
 from tests.helpers.cli import phasegate
-from tests.helpers.inputs import CI_TASK, python_project, snapshot
+from tests.helpers.inputs import CI_TASK, DECISION_EXAMPLE, python_project, snapshot
 
 pytestmark = pytest.mark.cli
 
@@ -102,3 +104,33 @@ def test_a_clarify_phase_that_tries_to_edit_a_file_is_rejected_and_the_file_unch
     assert done.stdout == ""
     assert "read-only" in done.stderr and "Edit" in done.stderr
     assert snapshot(root) == before
+
+
+def test_a_proposal_asking_a_question_that_does_not_apply_gets_feedback_and_is_corrected(
+    tmp_path: Path,
+) -> None:
+    """The decision record: the agent reads the category (Database) from the project and
+    first asks the authentication question; the gate names the condition, and the corrected
+    proposal asks the database question in the same turn as the inferred category."""
+    task = DECISION_EXAMPLE / "task.yaml"
+    root = tmp_path / "project"
+    shutil.copytree(DECISION_EXAMPLE / "project", root)
+    (root / "migrations").mkdir()
+    (root / "migrations" / "0001.sql").write_text("CREATE TABLE orders (id int);\n")
+    inferred = {"category": {"value": "Database", "source": "migrations/0001.sql"}}
+    asks = {item.id: question_for(item).model_dump(mode="json") for item in load_task(task).inputs}
+    wrong = {"inferred": inferred, "questions": [asks["auth_strategy"]]}
+    right = {"inferred": inferred, "questions": [asks["db_type"]]}
+
+    done = plan_with(tmp_path, task, root, [
+        {"text": answer(wrong)},
+        {"when": "user", "contains": "Do not ask 'auth_strategy': it does not apply",
+         "text": answer(right)},
+    ])  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["inferred"]["category"]["source"] == "agent: migrations/0001.sql"
+    assert [q["id"] for q in plan["questions"]] == ["db_type"] and plan["turn"] == 1
+    assert plan["not_applicable"] == ["auth_strategy", "frontend_framework", "api_style",
+                                      "hosting"]  # fmt: skip

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers.inputs import CI_TASK, python_project, snapshot
+from tests.helpers.inputs import CI_TASK, DECISION_EXAMPLE, python_project, snapshot
 from tests.helpers.service import running_service
 
 pytestmark = pytest.mark.cli
@@ -116,3 +116,32 @@ def test_an_env_rule_never_reads_the_service_s_environment(
     assert "sk-ant-not-for-clients" not in plan.text + run.text
     assert plan.json()["missing_info"] == ["key"]
     assert run.status_code == 422 and run.json()["error"]["code"] == "invalid_inputs"
+
+
+def test_conditional_inputs_over_http_plan_only_what_applies_and_refuse_other_answers(
+    root: Path,
+) -> None:
+    """The decision record: a plan after the category asks its one question and lists the
+    other categories' inputs as not applicable; a run answering one of those is a 422
+    naming it, before anything is queued."""
+    task = yaml.safe_load((DECISION_EXAMPLE / "task.yaml").read_text())
+    with running_service(root) as service:
+        client = service.client()
+        body = {"task": task, "workdir": "project", "responses": {"category": "Database"}}
+        plan = client.post("/v1/plans", json=body).json()
+        answer = client.post("/v1/runs", json={"task": task, "workdir": "project",
+                                               "inputs": {"category": "Database",
+                                                          "db_type": "MySQL",
+                                                          "hosting": "Cloud"}})  # fmt: skip
+        runs = client.get("/v1/runs").json()["runs"]
+    assert [q["id"] for q in plan["questions"]] == ["db_type"]
+    assert plan["not_applicable"] == ["auth_strategy", "frontend_framework", "api_style",
+                                      "hosting"]  # fmt: skip
+    assert answer.status_code == 422, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "invalid_inputs"
+    assert (
+        "hosting" in error["message"]
+        and "asked only when category is 'Infra'" in (error["message"])
+    )
+    assert runs == []

@@ -168,3 +168,23 @@ def test_a_task_with_required_inputs_is_refused_at_load_naming_them(
     )
     with pytest.raises(BatchFileError, match=r"required inputs without a default \(team\)"):
         load_batch(batch)
+
+
+def test_a_required_input_whose_condition_the_defaults_fail_is_not_refused(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    """`reviewer` applies only to a strict tone; the default tone is calm, so it is never
+    required, and the batch loads; with a strict default it is named."""
+    batch = write_batch([ITEM])
+    task = tmp_path / "example" / "task.yaml"
+    text = (
+        "name: t\nphases:\n  - name: a\n    instructions: Keep {{ tone }} {{ reviewer }}.\n"
+        "inputs:\n  - {id: tone, question: 'Which tone?', header: Tone, default: calm}\n"
+        "  - {id: reviewer, question: 'Who reviews?', header: Reviewer,"
+        " ask_when: {tone: strict}}\n"
+    )
+    task.write_text(text)
+    assert load_batch(batch)
+    task.write_text(text.replace("default: calm", "default: strict"))
+    with pytest.raises(BatchFileError, match=r"required inputs without a default \(reviewer\)"):
+        load_batch(batch)

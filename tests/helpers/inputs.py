@@ -70,6 +70,10 @@ CI_TASK: dict[str, Any] = {
 """Four inputs the project reveals (ci, language, project, tools), two it cannot."""
 
 
+DECISION_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "decision-record"
+"""The Preflights flow as a task: a category, then one targeted question per category."""
+
+
 def ci_task(**changes: Any) -> Task:
     """The CI task, with top-level keys replaced by ``changes``."""
     return task_from_mapping({**CI_TASK, **changes})

@@ -19,6 +19,7 @@ from phasegate.batches.sources import WorkdirSource, resolve_source
 from phasegate.batches.units import Unit, unit_id
 from phasegate.errors import BatchFileError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
+from phasegate.phases.conditions import applicability
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline, load_pipeline
@@ -126,7 +127,9 @@ class _Loader:
     def definition(self, item: BatchItem, path: Path) -> Task | Pipeline:
         loaded = load_task(path) if item.task is not None else load_pipeline(path)
         inputs = loaded.all_inputs
-        needed = [i.id for i in inputs if i.required and i.default is None]
+        defaults = {i.id: i.default for i in inputs if i.default is not None}
+        unasked = applicability(inputs, defaults).not_applicable  # their ask_when fails
+        needed = [i.id for i in inputs if i.required and i.default is None and i.id not in unasked]
         if needed:
             # A unit runs unattended: nothing would give these values, and every unit
             # would fail the same way after its work directory was set up.

@@ -18,6 +18,10 @@ A task or pipeline declares ``inputs``; its instructions and stage prompts use e
         question: Which language is the project written in?
         header: Language
         infer: [{detect: language}]
+      - id: runner
+        question: Which GitHub Actions runner?
+        header: Runner
+        ask_when: {ci: GitHub Actions}   # asked only for that answer (phases/conditions.py)
 
 An inference rule is a mapping with one key, its kind: ``file_exists`` (a glob),
 ``file_value`` (a dotted key in a JSON, TOML or YAML file), ``git`` (``branch`` or
@@ -29,6 +33,7 @@ job; values are data, never evaluated.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -150,6 +155,13 @@ def _rule_from_file(value: object) -> object:
     raise ValueError(f"infer rule {kind!r} needs a mapping of settings")
 
 
+def _conditions_from_file(value: object) -> object:
+    """``{id: value}`` or ``{id: [values]}`` (the file form) → ``{id: (values,)}``."""
+    if not isinstance(value, dict):
+        return value
+    return {key: [wanted] if isinstance(wanted, str) else wanted for key, wanted in value.items()}
+
+
 InferRule = Annotated[
     FileExistsRule | FileValueRule | GitRule | EnvRule | ContextRule | DetectRule,
     Field(discriminator="kind"),
@@ -173,6 +185,12 @@ class TaskInput(BaseModel):
         default=None, description="Used when no rule infers a value and nobody answers."
     )
     infer: tuple[InferRule, ...] = Field(default=(), description="Tried in order.")
+    ask_when: Annotated[dict[str, tuple[str, ...]], BeforeValidator(_conditions_from_file)] = Field(
+        default_factory=dict,
+        description="{input id: value or [values]}: the input applies only when each "
+        "named input's value is one of those (phases/conditions.py).",
+        exclude_if=lambda ask_when: not ask_when,
+    )
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -201,7 +219,23 @@ class TaskInput(BaseModel):
         if self.type == "text" and len(labels) > 3:
             raise ValueError(f"input {self.id!r}: a text input lists at most 3 example options")
         self._check_default()
+        self._check_ask_when()
         return self
+
+    def _check_ask_when(self) -> None:
+        for name, wanted in self.ask_when.items():
+            if not re.fullmatch(_ID, name):
+                raise ValueError(f"input {self.id!r}: ask_when names {name!r}, not an input id")
+            if name == self.id:
+                raise ValueError(f"input {self.id!r}: ask_when may not name the input itself")
+            if not wanted:
+                raise ValueError(
+                    f"input {self.id!r}: ask_when {name!r} lists no value; give one or a list"
+                )
+            for value in wanted:
+                problem = placeholder_problem(value)
+                if problem is not None:
+                    raise ValueError(f"input {self.id!r}: ask_when {name!r}: the value {problem}")
 
     def _check_default(self) -> None:
         default = self.default

@@ -28,6 +28,7 @@ from pydantic import (
 from phasegate._files.digests import json_digest
 from phasegate.modes import DefinitionKind
 from phasegate.phases.completion import Completion
+from phasegate.phases.conditions import check_conditions
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.schemas import load_schema
@@ -241,6 +242,7 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _placeholders_name_inputs(self) -> Task:
         refuse_repeated_ids(self.inputs)
+        check_conditions(self.inputs)
         if self.inputs:  # without inputs, {{ ... }} is literal text: nothing to check
             texts = [
                 (("phases", i, "instructions"), p.instructions) for i, p in enumerate(self.phases)

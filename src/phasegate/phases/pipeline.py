@@ -58,6 +58,7 @@ from phasegate._files.digests import json_digest
 from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.modes import DefinitionKind
 from phasegate.phases.checks import Check, ToolsUsed
+from phasegate.phases.conditions import check_conditions
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
 from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_repeated_names
@@ -109,6 +110,7 @@ def check_pipeline_inputs(inputs: Sequence[TaskInput], stages: Sequence[StageTex
                     "stage's task; declare it the same way everywhere, or rename one",
                     location=("stages", index, "task", "inputs"),
                 )
+    check_conditions(inputs, also=list(own.values()))
     if own:  # without inputs, {{ ... }} is literal text: nothing to check
         check_placeholders(inputs, texts, where="stage prompts or stage tasks", also_known=own)
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from phasegate._files.models import LocatedValueError
 from phasegate.errors import InputProblem, InputsInvalidError
+from phasegate.phases.conditions import NOT_APPLICABLE_TEXT, ConditionValue, applicability
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholder_values import placeholder_problem
 
@@ -97,11 +98,13 @@ def refuse_repeated_ids(inputs: Sequence[TaskInput]) -> None:
 
 
 def text_values(inputs: Sequence[TaskInput], given: Mapping[str, str] | None) -> dict[str, str]:
-    """The text of every input: ``given``, else its default, else ``""`` for an optional one.
+    """The text of every input: ``given``, else its default, else ``""`` for an optional one
+    and for one that does not apply (:mod:`phasegate.phases.conditions`).
 
     Raises :class:`~phasegate.errors.InputsInvalidError` for an id that is not an input, a
-    value that is not text or is a placeholder (TBD, ``...``), and a required input with no
-    value and no default; nothing has run yet when it does.
+    value that is not text or is a placeholder (TBD, ``...``), a required input with no
+    value and no default, and a value for an input that does not apply; nothing has run yet
+    when it does.
     """
     given = dict(given or {})
     known = {item.id for item in inputs}
@@ -113,8 +116,17 @@ def text_values(inputs: Sequence[TaskInput], given: Mapping[str, str] | None) ->
         if key not in known
     ]
     values: dict[str, str] = {}
+    decided = applicability(inputs, _condition_values(inputs, given))
     for item in inputs:
         value = given.get(item.id)
+        if item.id not in decided.applies:  # it does not apply, or waits for a missing value
+            if item.id in decided.not_applicable and isinstance(value, str) and value.strip():
+                problems.append(
+                    InputProblem(item.id, value, "does not apply: " + decided.reason(item),
+                                 "leave it out, or change the value it depends on")
+                )  # fmt: skip
+            values[item.id] = NOT_APPLICABLE_TEXT
+            continue
         if value is None:
             default = item.default
             value = ", ".join(default) if isinstance(default, tuple) else default
@@ -135,6 +147,18 @@ def text_values(inputs: Sequence[TaskInput], given: Mapping[str, str] | None) ->
         values[item.id] = value
     if problems:
         raise InputsInvalidError(problems)
+    return values
+
+
+def _condition_values(
+    inputs: Sequence[TaskInput], given: Mapping[str, object]
+) -> dict[str, ConditionValue]:
+    """The text values conditions read: given ones, else defaults."""
+    values: dict[str, ConditionValue] = {}
+    for item in inputs:
+        value = given.get(item.id, item.default)
+        if isinstance(value, str | tuple):
+            values[item.id] = value
     return values
 
 

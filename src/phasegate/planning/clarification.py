@@ -5,6 +5,10 @@ a model's proposal, checked by :func:`check_proposal`):
 
 - only inputs that are *missing* are asked (required, not inferred, not answered, no
   default), in declared order;
+- only inputs that *apply* are asked or required: an input with ``ask_when`` waits until
+  every input it names has a value (answered, inferred or defaulted), and does not apply
+  when a value is not one its condition lists (:mod:`phasegate.phases.conditions`, the one
+  rule); an answer to an input that does not apply is refused;
 - at most :data:`MAX_QUESTIONS_PER_TURN` questions a turn (default 1), at most
   :data:`MAX_TURNS` turns;
 - a refused answer is not stored: its input stays missing and is asked again.
@@ -26,9 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from phasegate.errors import InputProblem, UsageError
+from phasegate.phases.conditions import Applicability, applicability
 from phasegate.phases.inputs import MAX_HEADER, OTHER_LABEL, TaskInput
 from phasegate.phases.placeholder_values import placeholder_problem
-from phasegate.planning.answers import Value, check_answer, other_id
+from phasegate.planning.answers import Value, check_answer, other_id, shown_value
 from phasegate.planning.answers import wants_other as wants_follow_up
 from phasegate.planning.questions import Question, follow_up_for, question_for
 
@@ -61,8 +66,14 @@ class Answers:
     wants_other: frozenset[str] = frozenset()
 
 
-def read_answers(inputs: Sequence[TaskInput], responses: Mapping[str, object]) -> Answers:
-    """Every answer in ``responses`` ({id: value}) checked against its input."""
+def read_answers(
+    inputs: Sequence[TaskInput],
+    responses: Mapping[str, object],
+    known: Mapping[str, Value] | None = None,
+) -> Answers:
+    """Every answer in ``responses`` ({id: value}) checked against its input; an answer to
+    an input that does not apply, given ``known`` (inferred and default values) and the
+    answers, is refused (:func:`inapplicable_answers`)."""
     values: dict[str, Value] = {}
     problems: list[InputProblem] = []
     wants_other: set[str] = set()
@@ -73,13 +84,55 @@ def read_answers(inputs: Sequence[TaskInput], responses: Mapping[str, object]) -
         problems.extend(refused)
         if wants_follow_up(item, responses) or (refused and refused[0].field == other_id(item)):
             wants_other.add(item.id)
-    return Answers(values, problems, frozenset(wants_other))
+    decided = applicability(inputs, {**(known or {}), **values})
+    fields = {problem.field for problem in problems}
+    problems.extend(p for p in inapplicable_answers(inputs, decided, responses)
+                    if p.field not in fields)  # fmt: skip
+    return Answers(
+        {key: value for key, value in values.items() if key not in decided.not_applicable},
+        problems,
+        frozenset(wants_other - decided.not_applicable),
+    )
+
+
+def inapplicable_answers(
+    inputs: Sequence[TaskInput], decided: Applicability, responses: Mapping[str, object]
+) -> list[InputProblem]:
+    """One problem per answer (``responses``, {id: value}) to an input that does not apply:
+    such answers are refused, never stored or used."""
+    problems: list[InputProblem] = []
+    for item in inputs:
+        if item.id not in decided.not_applicable:
+            continue
+        for key in (item.id, other_id(item)):
+            if key in responses:
+                problems.append(
+                    InputProblem(key, shown_value(responses[key]),
+                                 "does not apply: " + decided.reason(item),
+                                 "leave this answer out, or change the answer it depends on")
+                )  # fmt: skip
+    return problems
 
 
 def missing_inputs(inputs: Sequence[TaskInput], values: Mapping[str, Value]) -> list[TaskInput]:
-    """The required inputs without a value (``values`` holds inferred, answered and default
-    values), in declared order."""
-    return [item for item in inputs if item.required and item.id not in values]
+    """The required inputs that apply and have no value (``values`` holds inferred, answered
+    and default values), in declared order. An input waiting for an input it names is not
+    missing yet: that input is."""
+    applies = applicability(inputs, values).applies
+    return [
+        item for item in inputs if item.required and item.id in applies and item.id not in values
+    ]
+
+
+def progress_counts(
+    inputs: Sequence[TaskInput], known: Mapping[str, Value], values: Mapping[str, Value]
+) -> tuple[int, int]:
+    """How many required inputs that apply (given ``values``) had no value from ``known``
+    (inferred and defaults), and how many of them still have none."""
+    applies = applicability(inputs, values).applies
+    to_ask = [item.id for item in inputs
+              if item.required and item.id in applies and item.id not in known]  # fmt: skip
+    return len(to_ask), sum(1 for ident in to_ask if ident not in values)
 
 
 def pending_questions(
@@ -111,13 +164,13 @@ def current_turn(
 ) -> Turn:
     """The turn these ``responses`` ({id: value}) lead to, by replaying the rules (module
     docstring); ``known`` holds the inferred and default values."""
-    everything = read_answers(inputs, responses)
+    everything = read_answers(inputs, responses, known)
     final = {**known, **everything.values}
     if not missing_inputs(inputs, final):
         return Turn(_turns_answered(inputs, known, responses, per_turn), ())
     used: dict[str, object] = {}
     for number in range(1, MAX_TURNS + 1):
-        so_far = read_answers(inputs, used)
+        so_far = read_answers(inputs, used, known)
         asked = pending_questions(inputs, {**known, **so_far.values}, so_far.wants_other)
         asked = asked[:per_turn]
         if not all(q.id in responses and q.id not in used for q in asked):
@@ -157,7 +210,7 @@ def _turns_answered(
     """How many turns the replay needs before nothing is missing (0 when nothing was)."""
     used: dict[str, object] = {}
     for number in range(MAX_TURNS + 1):
-        so_far = read_answers(inputs, used)
+        so_far = read_answers(inputs, used, known)
         asked = pending_questions(inputs, {**known, **so_far.values}, so_far.wants_other)
         asked = [q for q in asked[:per_turn] if q.id in responses and q.id not in used]
         if not asked:
@@ -179,10 +232,11 @@ def check_proposal(
     ``proposal`` is ``{"inferred": {id: {"value": ..., "source": "..."}}, "questions":
     [{"id": ..., ...}]}``: inferred values must be valid answers with a source; the questions
     must be the first missing inputs (required, not inferred, not answered in
-    ``responses`` ({id: value}), no default) in declared order, at most
-    ``questions_per_turn`` of them, with the declared text, header and options (``Other
-    (specify)`` last on a single choice) and no placeholder default. A single choice
-    answered "Other (specify)" without its text is asked as ``<id>__other``.
+    ``responses`` ({id: value}), no default, applying by their ``ask_when``) in declared
+    order, at most ``questions_per_turn`` of them, with the declared text, header and
+    options (``Other (specify)`` last on a single choice) and no placeholder default. A
+    single choice answered "Other (specify)" without its text is asked as ``<id>__other``.
+    Nothing may be inferred for an input that does not apply.
     """
     if not isinstance(proposal, Mapping):
         return ['Answer with one JSON object: {"inferred": {...}, "questions": [...]}.']
@@ -193,8 +247,14 @@ def check_proposal(
     ]
     by_id = {item.id: item for item in inputs}
     inferred = _check_inferred(by_id, proposal.get("inferred", {}), problems)
-    answered = read_answers(inputs, responses or {})
+    answered = read_answers(inputs, responses or {}, {**_defaults(inputs), **inferred})
     known = {**_defaults(inputs), **inferred, **answered.values}
+    decided = applicability(inputs, known)
+    for key in inferred:
+        if key in decided.not_applicable:
+            problems.append(
+                f"Do not infer {key!r}: it does not apply ({decided.reason(by_id[key])})."
+            )
     expected = [q.id for q in pending_questions(inputs, known, answered.wants_other)]
     follow_ups = {other_id(item): item for item in inputs if item.type == "choice"}
     limit = questions_per_turn_checked(questions_per_turn)
@@ -215,6 +275,15 @@ def check_proposal(
             )
             continue
         asked.append(ident)
+        if ident in decided.not_applicable:
+            problems.append(
+                f"Do not ask {ident!r}: it does not apply ({decided.reason(by_id[ident])})."
+            )
+        elif ident in decided.waiting:
+            problems.append(
+                f"Do not ask {ident!r} yet: {decided.reason(by_id[ident])}, and that is not "
+                "known yet; ask what it depends on first."
+            )
         problems.extend(_check_question(by_id[ident], question, inferred))
     if len(questions) > limit:
         problems.append(

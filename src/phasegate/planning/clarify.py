@@ -54,6 +54,7 @@ def known_values(plan: Plan) -> dict[str, dict[str, Any]]:
     return {
         key: {"value": _plain(entry.value), "source": entry.source}
         for key, entry in plan.inferred.items()
+        if key not in plan.not_applicable
     }
 
 
@@ -72,6 +73,9 @@ def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
             "Already known (keep these; do not ask them):",
             _quoted(known_values(plan)),
             "",
+            "Not applicable by their ask_when (never ask or infer these):",
+            _quoted(list(plan.not_applicable)),
+            "",
             "Answered by the person so far (do not ask these; an answer "
             f"{OTHER_LABEL!r} without its text is asked as <id>__other):",
             _quoted(plan.responses),
@@ -88,6 +92,10 @@ def clarify_task(name: str, inputs: Sequence[TaskInput], plan: Plan) -> Task:
             f"- Ask at most {plan.questions_per_turn} question(s): the first inputs still "
             "missing (required, not inferred, no default), in declared order, with the "
             "declared question, header and options.",
+            "- An input with ask_when applies only when each input it names has one of the "
+            "listed values (any case; a choice answered with typed text has that text): ask "
+            "it only after those inputs have a value, never when it does not apply, and "
+            "infer nothing for it then.",
             f"- A single choice ends with the option {OTHER_LABEL!r}.",
             "- Ask nothing when nothing is missing.",
         ]
@@ -134,6 +142,8 @@ def _described(item: TaskInput) -> dict[str, Any]:
         described["options"] = [option.label for option in item.options]
     if item.default is not None:
         described["default"] = _plain(item.default)
+    if item.ask_when:
+        described["ask_when"] = {key: list(values) for key, values in item.ask_when.items()}
     return described
 
 

@@ -1,14 +1,15 @@
 """What planning gives back: :class:`Plan`, one JSON document.
 
-A plan says what could be inferred (``inferred``: value and source per input), what is
-still missing (``missing_info``) and the questions to ask for it this turn (``questions``,
-and the same as Claude Code's ``AskUserQuestion`` input in ``ask_user_question``), how far
-along it is (``progress``: exactly 1.0 when nothing is missing), and whether the answers so
-far are usable (``validation``). It also keeps what it was made from (``context``, the
-accepted ``responses`` as ``{id: value}``, ``questions_per_turn``, ``digests`` of the definition
-and of the work directory facts inference read), so running it later can check that
-planning again gives the same ``plan_id``. :meth:`Plan.to_json` gives the same bytes for
-the same plan.
+A plan says what could be inferred (``inferred``: value and source per input), what is still
+missing (``missing_info``: required inputs that apply; ``not_applicable``: the inputs whose
+``ask_when`` does not hold, never asked) and the questions to ask for it this turn
+(``questions``, and the same as Claude Code's ``AskUserQuestion`` input in
+``ask_user_question``), how far along it is (``progress``: exactly 1.0 when nothing is
+missing), and whether the answers so far are usable (``validation``). It also keeps what it
+was made from (``context``, the accepted ``responses`` as ``{id: value}``,
+``questions_per_turn``, ``digests`` of the definition and of the work directory facts
+inference read), so running it later can check that planning again gives the same
+``plan_id``. :meth:`Plan.to_json` gives the same bytes for the same plan.
 """
 
 from __future__ import annotations
@@ -73,7 +74,14 @@ class Plan(_Model):
         default=None, description="The questions as Claude Code's AskUserQuestion input."
     )
     inferred: dict[str, InferredValue] = Field(default_factory=dict)
-    missing_info: tuple[str, ...] = Field(default=(), description="Required inputs missing.")
+    missing_info: tuple[str, ...] = Field(
+        default=(), description="Required inputs that apply and are missing."
+    )
+    not_applicable: tuple[str, ...] = Field(
+        default=(),
+        description="Inputs whose ask_when does not hold: never asked, rendered empty.",
+        exclude_if=lambda ids: not ids,
+    )
     progress: float = Field(ge=0.0, le=1.0)
     validation: PlanValidation
     context: dict[str, Any] = Field(default_factory=dict)
@@ -99,8 +107,8 @@ def load_plan(path: str | Path) -> Plan:
 
 
 def progress(total: int, missing: int) -> float:
-    """The share of the inputs that were missing which are now answered: exactly 1.0 when
-    nothing is missing, 0.0 when nothing has been answered yet."""
+    """The share of the inputs that were missing (and apply) which are now answered: exactly
+    1.0 when nothing is missing, 0.0 when nothing has been answered yet."""
     if missing == 0 or total == 0:
         return 1.0
     return round((total - missing) / total, 4)

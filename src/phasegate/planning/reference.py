@@ -17,6 +17,7 @@ from typing import Any
 
 from phasegate._files.digests import json_digest
 from phasegate.errors import InputProblem, UsageError
+from phasegate.phases.conditions import applicability
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
@@ -27,6 +28,7 @@ from phasegate.planning.clarification import (
     MAX_TURNS,
     current_turn,
     missing_inputs,
+    progress_counts,
     questions_per_turn_checked,
     read_answers,
     turn_after,
@@ -98,7 +100,7 @@ def plan_task(
         more, problems = normalize_responses(inputs, answered)
         normalized.update(more)
         shape_problems += problems
-    answers = read_answers(inputs, normalized)
+    answers = read_answers(inputs, normalized, known)
     refused = {problem.field for problem in answers.problems}
     kept = {key: value for key, value in normalized.items() if key not in refused}
     values = {**known, **answers.values}
@@ -107,6 +109,9 @@ def plan_task(
         turn = turn_after(inputs, values, answers.wants_other, len(turns), per_turn)
     else:
         turn = current_turn(inputs, known, normalized, per_turn)
+    # What the rules found for an input that does not apply stays in inferred: a later
+    # answer may make it apply, and execute resolves the values from this plan again.
+    decided = applicability(inputs, values)
     errors = [*shape_problems, *answers.problems]
     if turn.spent:
         errors += [
@@ -140,7 +145,8 @@ def plan_task(
         ask_user_question=to_ask_user_question(questions) if questions else None,
         inferred=inferred,
         missing_info=tuple(item.id for item in missing),
-        progress=progress(len(missing_inputs(inputs, known)), len(missing)),
+        progress=progress(*progress_counts(inputs, known, values)),
+        not_applicable=tuple(item.id for item in inputs if item.id in decided.not_applicable),
         validation=PlanValidation(valid=not errors, errors=tuple(errors)),
         context=context_data,
         responses=kept,

@@ -5,9 +5,10 @@ questions per turn must give the same ``plan_id``, or the task, its context or t
 directory changed since and :class:`~phasegate.errors.StalePlanError` says to plan again.
 Then the plan's responses and the new ones are merged (new ones win), every answer is
 checked by the same rules as in planning, and each input gets its value with where it came
-from: ``response``, the inference source, or ``default``. A required input left without a
-value, or any refused answer, raises :class:`~phasegate.errors.InputsInvalidError` with
-every problem.
+from: ``response``, the inference source, or ``default``; an input whose ``ask_when`` does
+not hold is ``not_applicable``, its text empty (:mod:`phasegate.phases.conditions`), and an
+answer to it is refused. A required input that applies left without a value, or any
+refused answer, raises :class:`~phasegate.errors.InputsInvalidError` with every problem.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.errors import InputProblem, InputsInvalidError, StalePlanError
+from phasegate.phases.conditions import NOT_APPLICABLE_TEXT, applicability
 from phasegate.phases.inputs import OTHER_LABEL
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
@@ -31,6 +33,8 @@ RESPONSE_SOURCE = "response"
 """The provenance of a value somebody answered."""
 UNSET_SOURCE = "unset"
 """The provenance of an optional input nobody gave a value: its text is empty."""
+NOT_APPLICABLE_SOURCE = "not_applicable"
+"""The provenance of an input whose ``ask_when`` does not hold: its text is empty."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +54,15 @@ class InputValues:
     @property
     def provenance(self) -> dict[str, str]:
         """Each input's source: ``response``, the inference rule and what it read,
-        ``default``, or ``unset``."""
+        ``default``, ``unset``, or ``not_applicable`` (its ``ask_when`` does not hold)."""
         return dict(self.sources)
+
+    @property
+    def applied(self) -> tuple[str, ...]:
+        """The ids of the inputs that applied (all but those whose ``ask_when`` did not
+        hold), in declared order."""
+        return tuple(key for key, source in self.sources.items()
+                     if source != NOT_APPLICABLE_SOURCE)  # fmt: skip
 
 
 def resolve_inputs(
@@ -93,7 +104,8 @@ def resolve_inputs(
         more, shape_problems = normalize_responses(inputs, answered)
         new.update(more)
         problems += shape_problems
-    answers = read_answers(inputs, {**plan.responses, **new})
+    known = {key: entry.value for key, entry in again.inferred.items()}
+    answers = read_answers(inputs, {**plan.responses, **new}, known)
     problems += answers.problems
     values: dict[str, Value] = {}
     sources: dict[str, str] = {}
@@ -103,6 +115,11 @@ def resolve_inputs(
         elif item.id in again.inferred:
             entry = again.inferred[item.id]
             values[item.id], sources[item.id] = entry.value, entry.source
+    decided = applicability(inputs, values)
+    for item in inputs:
+        if item.id not in decided.applies:  # not applicable, or waiting on a missing value
+            values.pop(item.id, None)
+            sources.pop(item.id, None)
     refused = {problem.field for problem in answers.problems}
     for item in missing_inputs(inputs, values):
         if item.id in refused or other_id(item) in refused:
@@ -120,9 +137,12 @@ def resolve_inputs(
     if problems:
         raise InputsInvalidError(problems)
     for item in inputs:
-        if item.id not in values:
+        if item.id not in decided.applies:
+            values[item.id], sources[item.id] = NOT_APPLICABLE_TEXT, NOT_APPLICABLE_SOURCE
+        elif item.id not in values:
             values[item.id], sources[item.id] = "", UNSET_SOURCE
-    return InputValues(values, sources)
+    order = [item.id for item in inputs]
+    return InputValues({key: values[key] for key in order}, {key: sources[key] for key in order})
 
 
 def _what_changed(plan: Plan, again: Plan) -> str:
