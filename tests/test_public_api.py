@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import phasegate
 import phasegate.client
 import phasegate.testing
@@ -72,7 +74,7 @@ def _user_texts() -> dict[str, str]:
     """What users read and copy: the README, every page of docs/, the examples' Python."""
     texts = {"README.md": (ROOT / "README.md").read_text()}
     texts |= {
-        str(path.relative_to(ROOT)): path.read_text() for path in (ROOT / "docs").glob("*.md")
+        str(path.relative_to(ROOT)): path.read_text() for path in (ROOT / "docs").rglob("*.md")
     }
     texts |= {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "examples").rglob("*.py")}
     return texts
@@ -113,15 +115,28 @@ def test_the_readme_docs_and_examples_import_only_from_the_public_packages() -> 
 
 def test_the_user_docs_never_send_readers_to_an_internal_module() -> None:
     """Prose names public homes too (``from phasegate import LoopRunner``), not module paths
-    that may move; docs/architecture.md, the map for contributors, is the exception."""
+    that may move (``phasegate.tasks.report``, ``src/phasegate/...``). docs/architecture.md
+    is the exception: it is the contributors' map of where each concept lives, in the site's
+    Contributing section, and naming modules is what it is for."""
+    subpackages = {
+        path.stem if path.suffix == ".py" else path.name
+        for path in (ROOT / "src" / "phasegate").iterdir()
+        if path.name not in {"testing", "client", "__pycache__"} and path.suffix in {"", ".py"}
+    }
+    assert {"tasks", "_cli", "errors"} <= subpackages, "the pattern is stale"
     internal = re.compile(
-        r"\bphasegate\.(?:sdk|phases|planning|validators|evidence|prompts|metrics|_\w+)\b"
+        rf"\bphasegate\.(?:{'|'.join(sorted(subpackages))})\b|\bsrc/phasegate\b"
+        r"|\bphasegate\.(?:testing|client)\.\w+"
     )
+    public = {
+        f"{package.__name__}.{name}" for package in PUBLIC_PACKAGES for name in package.__all__
+    }
     named = {
         (where, match.group(0))
         for where, text in _user_texts().items()
         if where != "docs/architecture.md"
         for match in internal.finditer(text)
+        if match.group(0) not in public
     }
     assert named == set()
 
@@ -139,9 +154,11 @@ def test_importing_phasegate_does_not_import_claude_agent_sdk() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
-    """The README's example, with its placeholder path pointed at a copy of the project."""
-    readme = (ROOT / "README.md").read_text()
+@pytest.mark.parametrize("page", ["README.md", "docs/python.md"])
+def test_the_first_python_example_runs_as_written(page: str, tmp_path: Path) -> None:
+    """The README's example (the first of docs/python.md too), with its placeholder path
+    pointed at a copy of the project."""
+    readme = (ROOT / page).read_text()
     code = re.search(r"```python\n(.*?)```", readme, re.S)
     assert code is not None
     work = tmp_path / "project"
@@ -152,6 +169,6 @@ def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
     assert repr(str(work)) in source, "the README example's path placeholder changed"
     output = io.StringIO()
     with contextlib.chdir(ROOT), contextlib.redirect_stdout(output):
-        exec(compile(source, "README.md", "exec"), {})
+        exec(compile(source, page, "exec"), {})
     assert "accepted 2" in output.getvalue().splitlines()
     assert "{'files_changed': ['app.py']" in output.getvalue()

@@ -25,7 +25,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     def point(match: re.Match[str]) -> str:
         target, anchor = match.group(1), match.group(2) or ""
         path = posixpath.normpath(posixpath.join("docs", here, target))
-        if path.startswith("docs/") or path.startswith("../") or not (root / path).exists():
+        if path.startswith(("docs/", "../")) or not (root / path).exists():
             return match.group(0)
         kind = "tree" if (root / path).is_dir() else "blob"
         return f"]({repo}/{kind}/main/{path}{anchor})"

@@ -40,7 +40,9 @@ def public_names(init_file: str) -> dict[str, str]:
                     where[words[0]] = wrapped
             elif len(words) == 4 and words[::2] == ["from", "import"] and words[3] == "(":
                 wrapped = words[1]
-            elif len(words) == 6 and words[::2] == ["from", "import", "as"] and words[3] == words[5]:
+            elif (
+                len(words) == 6 and words[::2] == ["from", "import", "as"] and words[3] == words[5]
+            ):
                 where[words[3]] = words[1]
     return where
 

@@ -1,4 +1,4 @@
-"""docs/pagent-ralph.md's pagent table says how phasegate's ``min_lines`` counts, and it counts so."""
+"""The pagent table of docs/pagent-ralph.md says how ``min_lines`` counts, and it counts so."""
 
 from __future__ import annotations
 

@@ -102,7 +102,8 @@ def test_the_site_builds_strictly_with_an_entry_for_every_public_name(tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     html = "".join(
-        page.read_text(encoding="utf-8") for page in (tmp_path / "site" / "reference").rglob("*.html")
+        page.read_text(encoding="utf-8")
+        for page in (tmp_path / "site" / "reference").rglob("*.html")
     )
     anchors = set(re.findall(r'id="(phasegate\.[\w.]+)"', html))
     assert public_paths() - anchors == set()
