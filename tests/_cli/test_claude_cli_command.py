@@ -1,4 +1,4 @@
-"""``phasegate claude-cli``: the README's way to run the Claude Code CLI phasegate bundles."""
+"""``phasegate claude-cli``: the documented way to run the Claude Code CLI phasegate bundles."""
 
 from __future__ import annotations
 
@@ -70,22 +70,22 @@ def test_with_no_cli_anywhere_the_command_exits_two_saying_what_to_install(
     assert "Traceback" not in done.stderr
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+JUDGING = Path(__file__).resolve().parents[2] / "docs" / "judging.md"
 
 
-def readme_judge_example() -> str:
-    """The shell block of the README's "Judging a saved transcript" section."""
-    section = README.read_text().split("## Judging a saved transcript", 1)[1]
+def judging_page_example() -> str:
+    """The first shell block of docs/judging.md, the "Judging a saved transcript" page."""
+    section = JUDGING.read_text()
     match = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert match is not None, "the README section has no sh block"
+    assert match is not None, "docs/judging.md has no sh block"
     return match.group(1)
 
 
 @pytest.mark.cli
-def test_the_readme_judge_example_runs_as_written(
+def test_the_judging_page_example_runs_as_written(
     scripted_model_server: ScriptedServerFactory, tmp_path: Path
 ) -> None:
-    """Both commands of the README, run by bash in a checkout, offline against the scripted
+    """Both commands of docs/judging.md, run by bash in a checkout, offline against the scripted
     model: the bundled CLI edits the file, and judging its transcript accepts the run."""
     checkout = tmp_path / "checkout"
     checkout.mkdir()
@@ -111,7 +111,7 @@ def test_the_readme_judge_example_runs_as_written(
     }
 
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", readme_judge_example()],
+        ["bash", "-euo", "pipefail", "-c", judging_page_example()],
         cwd=checkout, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

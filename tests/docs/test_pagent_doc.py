@@ -1,4 +1,4 @@
-"""README's pagent table says how phasegate's ``min_lines`` counts, and it counts so."""
+"""The pagent table of docs/pagent-ralph.md says how ``min_lines`` counts, and it counts so."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from phasegate.phases.checks import MinLines
 from phasegate.validators.stage_checks import evaluate
 from tests.helpers.exit_evidence import FakeEvidence
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "pagent-ralph.md"
 
 
 def _min_lines_row() -> str:
-    table = README.read_text(encoding="utf-8").split("\n## pagent pipelines, as they are\n")[1]
+    table = PAGE.read_text(encoding="utf-8").split("\n## pagent pipelines, as they are\n")[1]
     return next(line for line in table.splitlines() if line.startswith('| `{"file_exists"'))
 
 

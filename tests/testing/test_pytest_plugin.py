@@ -1,4 +1,4 @@
-"""The pytest fixtures, used as the README shows: its example runs as written and passes."""
+"""The pytest fixtures, used as docs/testing.md shows: its example runs as written and passes."""
 
 from __future__ import annotations
 
@@ -13,21 +13,21 @@ import pytest
 from phasegate.testing.pytest_plugin import bundled_cli_path
 from tests.helpers.scenarios import EXAMPLE
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 INTRO = "With phasegate installed, pytest gets two fixtures"
 
 
-def readme_example() -> str:
+def page_example() -> str:
     """The first ```python block after the paragraph that introduces the fixtures."""
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     after = text[text.index(INTRO) :]
     found = re.search(r"```python\n(.*?)```", after, re.S)
-    assert found is not None, "the README's pytest example is missing"
+    assert found is not None, "docs/testing.md's pytest example is missing"
     return found.group(1)
 
 
 @pytest.mark.cli
-def test_the_readme_pytest_example_passes_as_written(tmp_path: Path) -> None:
+def test_the_testing_page_pytest_example_passes_as_written(tmp_path: Path) -> None:
     """In a project laid out as the example expects (the example task, project and lazy
     model), a plain pytest run finds the fixtures through the entry point and the test
     passes: the gate gets the lazy model's fix done."""
@@ -37,7 +37,7 @@ def test_the_readme_pytest_example_passes_as_written(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE / "task.yaml", tmp_path / "my-task.yaml")
     (tmp_path / "tests").mkdir()
     shutil.copy(EXAMPLE / "model.yaml", tmp_path / "tests" / "my-model.yaml")
-    (tmp_path / "test_my_task.py").write_text(readme_example(), encoding="utf-8")
+    (tmp_path / "test_my_task.py").write_text(page_example(), encoding="utf-8")
     original = (tmp_path / "my-project" / "app.py").read_text()
 
     done = subprocess.run(

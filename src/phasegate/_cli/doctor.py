@@ -12,7 +12,7 @@ ever read into the report. Nothing heavy is imported: packages are found by thei
 ``version``), ``claude_agent_sdk``, ``window`` (``status``, ``inside``, ``message``,
 ``claude_code`` and ``claude_agent_sdk`` ranges, ``python``), ``python`` (``version``,
 ``executable``, ``tested``), ``extras`` (extra → installed) and ``credentials``
-(``variables``, ``login_file``). The README's "Checking an installation" section explains
+(``variables``, ``login_file``). "Checking an installation" in docs/cli.md explains
 each.
 
 Exit codes: 0 when a CLI was found, whatever the window says (a CLI outside it is a warning,

@@ -1,6 +1,6 @@
 """Splitting a run's tokens and cost among its parts (phases, stages), so that they add up.
 
-The rule, in one place (``docs/events.md`` and the README say the same):
+The rule, in one place (``docs/events.md`` and ``docs/reports.md`` say the same):
 
 * **Tokens.** Every model response of the transcript (:meth:`Transcript.responses`) belongs
   to exactly one part: the one that owned the entry where the response started. Its final

@@ -21,7 +21,8 @@ IssueGroup = Literal["invalid", "missing", "unknown"]
 
 
 class IssueCode(StrEnum):
-    """Every issue code phasegate reports. The README's issue-code table says what each means."""
+    """Every issue code phasegate reports; the issue-code table of docs/completion.md says
+    what each means."""
 
     MARKER_MISSING = "marker_missing"
     MARKER_BEFORE_WORK = "marker_before_work"
