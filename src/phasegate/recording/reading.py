@@ -26,6 +26,7 @@ from phasegate._files.models import Number, WholeNumber, validate_model
 from phasegate._files.parsing import parse_json
 from phasegate.errors import RecordingError
 from phasegate.evidence.transcript import Entry
+from phasegate.modes import RECORDING_PAGE
 
 RECORDING_VERSION = 1
 """The ``recording_version`` this reader knows."""
@@ -75,7 +76,7 @@ class _Files(_Model):
     report: str | None = "report.json"
     transcript: str = "transcript.jsonl"
     checks: str = "checks.jsonl"
-    page: str = "index.html"
+    page: str = RECORDING_PAGE
 
 
 class _Manifest(_Model):
