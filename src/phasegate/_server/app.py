@@ -49,6 +49,11 @@ _STREAM_ERRORS = {
 }
 """The event stream's errors are JSON, not events: said so, or the document would claim
 they come as ``text/event-stream`` like its success."""
+_VIEW_RESPONSES = {
+    200: {"content": {"text/html": {}}},
+    **{code: {"model": ErrorBody, "content": {"application/json": {}}} for code in _ERRORS},
+}
+"""A recorded run's page is HTML; its errors are JSON, like every other route's."""
 _PAGE_HEADERS = {
     # The page's own policy (a meta tag) allows its script by hash; framing can only be
     # refused by a header.
@@ -171,7 +176,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     @v1.get(
         "/runs/{run_id}/view",
         response_class=HTMLResponse,
-        responses={200: {"content": {"text/html": {}}}},
+        responses=_VIEW_RESPONSES,  # type: ignore[arg-type]
     )
     async def view_run(live: Annotated[LiveRun, Depends(_live_run)]) -> Response:
         """The run's page (one HTML document, no script), when it recorded itself."""
