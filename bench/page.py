@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the hand-made recordings and the DevTools driver of the tests
 
 from tests.helpers.devtools import load_page  # noqa: E402
-from tests.helpers.recordings import many_calls  # noqa: E402
+from tests.helpers.recording_fixtures import many_calls  # noqa: E402
 
 from phasegate.recording.page import render_page, write_page  # noqa: E402
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.batch_dirs import GOOD, LAZY, make_unit, run_into, write_manifest
 from tests.helpers.cli import phasegate
-from tests.helpers.recordings import gate_run
+from tests.helpers.recording_fixtures import gate_run
 
 HOSTILE = "<script>alert(1)</script>|x"
 

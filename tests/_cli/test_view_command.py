@@ -7,7 +7,7 @@ from pathlib import Path
 
 from phasegate.recording.page import render_page
 from tests.helpers.cli import phasegate
-from tests.helpers.recordings import gate_run
+from tests.helpers.recording_fixtures import gate_run
 
 
 def test_view_writes_the_page_into_the_folder_and_prints_where(tmp_path: Path) -> None:

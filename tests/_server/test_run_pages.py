@@ -12,7 +12,7 @@ import httpx
 from phasegate._server.lifecycle import now
 from phasegate._server.records import RECORDING, RunRecord, run_dir, save_record
 from phasegate.recording.page import CSP, render_page
-from tests.helpers.recordings import gate_run
+from tests.helpers.recording_fixtures import gate_run
 from tests.helpers.service_app import in_process
 
 RUN_ID = "aaaaaaaaaaaa"

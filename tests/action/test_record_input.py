@@ -13,7 +13,7 @@ import yaml
 
 from tests.helpers.action import REPO
 from tests.helpers.composite import ActionRun, CompositeAction
-from tests.helpers.recordings import gate_run
+from tests.helpers.recording_fixtures import gate_run
 
 FAKE = """#!/bin/bash
 # Stands in for phasegate: keeps the arguments of each command; view is the real one.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from phasegate.recording.page import CSP, render_page, write_page
-from tests.helpers.recordings import FEEDBACK, Builder, gate_run, many_calls, pipeline_run
+from tests.helpers.recording_fixtures import FEEDBACK, Builder, gate_run, many_calls, pipeline_run
 
 HOSTILE = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "</pre><b>bold</b>",
            "</textarea><i>x</i>", "--><!-- ", "\" onmouseover=\"alert(3)")  # fmt: skip

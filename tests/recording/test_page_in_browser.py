@@ -15,7 +15,7 @@ import pytest
 from phasegate.recording.page import write_page
 from tests.helpers.devtools import Loaded, load_page
 from tests.helpers.png import PNG_SIGNATURE, png_rows
-from tests.helpers.recordings import FEEDBACK, Builder, gate_run, many_calls, pipeline_run
+from tests.helpers.recording_fixtures import FEEDBACK, Builder, gate_run, many_calls, pipeline_run
 
 CHROMIUM = shutil.which("chromium")
 REQUIRED = os.environ.get("PHASEGATE_REQUIRE_CHROMIUM") == "1"

@@ -14,7 +14,7 @@ import pytest
 from phasegate.errors import RecordingError, UsageError
 from phasegate.evidence.transcript import ToolCall
 from phasegate.recording.reading import is_recording, read_recording
-from tests.helpers.recordings import gate_run, pipeline_run
+from tests.helpers.recording_fixtures import gate_run, pipeline_run
 
 
 def edit_manifest(folder: Path, change: Callable[[dict[str, Any]], object]) -> None:
