@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.telemetry",),
     ("phasegate.agents",),  # the Agent protocol, Claude Code, the scripted agent and model server
     ("phasegate.workspace",),
+    ("phasegate.recording",),
     ("phasegate.tasks",),
     ("phasegate.planning",),  # task inputs: inference, clarification, both planners
     ("phasegate.pipelines",),
