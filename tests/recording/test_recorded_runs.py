@@ -4,6 +4,7 @@ holds what the model really got, checked against what the server saw."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -17,8 +18,15 @@ from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import assert_adds_up, read_recording
-from tests.helpers.scenarios import BUGGY_LINE, EDIT, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER
-from tests.helpers.scenarios import NO_RETRIES
+from tests.helpers.scenarios import (
+    BUGGY_LINE,
+    EDIT,
+    EXAMPLE,
+    FIXED_LINE,
+    GOOD_JSON,
+    MARKER,
+    NO_RETRIES,
+)
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -120,11 +128,12 @@ def test_a_pipeline_sent_back_records_each_visit_as_a_part_with_its_own_diff(
         "diffs/03-stage-architect-visit-2.diff", None,
     ]  # fmt: skip
     assert "+v1" in recording.diff(0).splitlines()
-    assert ["-v1", "+v2"] == [
-        line for line in recording.diff(2).splitlines() if line in ("-v1", "+v2")
+    assert [line for line in recording.diff(2).splitlines() if line in ("-v1", "+v2")] == [
+        "-v1",
+        "+v2",
     ]
     ends = [p["entries"] for p in recording.parts]
-    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ends))
     assert ends[-1][1] == len(recording.transcript)
     sent_back = recording.checks[1]
     assert (sent_back["part"], sent_back["accepted"]) == (1, False)
