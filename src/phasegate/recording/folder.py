@@ -46,7 +46,8 @@ def usable_folder(folder: str | Path) -> Path:
     if not stat.S_ISDIR(mode):
         raise RecordingFolderError(path, "it is not a folder")
     try:
-        empty = next(os.scandir(path), None) is None
+        with os.scandir(path) as entries:
+            empty = next(entries, None) is None
     except OSError as exc:
         raise RecordingFolderError(path, f"it cannot be read ({exc.strerror})") from None
     if not empty and not _is_recording(path):
