@@ -11,13 +11,14 @@ import pytest
 
 from phasegate import RecordingFolderError, Runner, Task
 from phasegate.agents.protocol import AgentObserver, AgentRequest
+from phasegate._files.atomic import write_synced
 from phasegate.recording import folder as folder_module
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import read_recording
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
 
-GOOD = [{"tools": [EDIT]}, {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"}]
+GOOD: list[dict[str, Any]] = [{"tools": [EDIT]}, {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"}]
 
 
 class _NeverRun:
@@ -113,7 +114,7 @@ def test_an_earlier_recording_survives_a_write_that_fails(
     folder = tmp_path / "recording"
     Runner(_scripted(GOOD)).run_sync(task, project, record=folder)
     before = _tree(folder)
-    written = folder_module.write_synced
+    written = write_synced
 
     def full_disk(path: Path, data: bytes) -> None:
         if path.name == "checks.jsonl":
