@@ -10,15 +10,18 @@ from typing import Any
 import pytest
 
 from phasegate import RecordingFolderError, Runner, Task
-from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate._files.atomic import write_synced
+from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.recording import folder as folder_module
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import read_recording
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
 
-GOOD: list[dict[str, Any]] = [{"tools": [EDIT]}, {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"}]
+GOOD: list[dict[str, Any]] = [
+    {"tools": [EDIT]},
+    {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
+]
 
 
 class _NeverRun:

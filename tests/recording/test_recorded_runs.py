@@ -16,6 +16,7 @@ import pytest
 from phasegate import Pipeline, PipelineRunner, Runner, Task
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.helpers.batches import batch_writer
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import assert_adds_up, read_recording
 from tests.helpers.scenarios import (
@@ -257,3 +258,34 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     import os
 
     return {**os.environ, **extra}
+
+
+@pytest.mark.cli
+def test_a_batch_with_record_true_lands_each_units_recording_in_its_result_folder(
+    tmp_path: Path,
+) -> None:
+    """Two units (gate and single-query): each result folder holds recording/, whole, whose
+    report is the unit's own; the other files of a result are as before."""
+    write = batch_writer(tmp_path)
+    item = {
+        "task": "example/task.yaml", "workdir": "example/project",
+        "model_script": "example/model.yaml", "modes": ["gate", "single-query"], "record": True,
+    }  # fmt: skip
+    out = tmp_path / "out"
+
+    done = phasegate("batch", "run", write([item]), "--out", out, "--quiet")
+
+    assert done.returncode == 0, done.stderr
+    results = sorted((out / "units").glob("*/unit.json"))
+    assert len(results) == 2
+    for unit_file in results:
+        unit = json.loads(unit_file.read_text())
+        assert unit["unit"]["record"] is True
+        folder = unit_file.parent
+        assert {p.name for p in folder.iterdir()} == {
+            "unit.json", "report.json", "events.jsonl", "transcript.json", "recording",
+        }  # fmt: skip
+        recording = read_recording(folder / "recording")
+        assert recording.report == json.loads((folder / "report.json").read_text())
+        assert recording.manifest["verdict"] == unit["outcome"]["verdict"]
+        assert_adds_up(recording)
