@@ -14,6 +14,7 @@
     │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
     │   ├── LinkedPathError        a folder phasegate writes in is a link out of its folder (path)
+    │   ├── RecordingFolderError   a recording's folder holds something else (folder)
     │   ├── IdempotencyKeyError    an idempotency key that cannot be one
     │   │   └── IdempotencyKeyReusedError  the same key sent with another request
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
@@ -160,6 +161,19 @@ class LinkedPathError(UsageError):
             "or use another folder",
             option=option,
         )
+
+
+class RecordingFolderError(UsageError):
+    """The folder a recording was asked for cannot take it: it holds something that is not
+    an earlier recording, or is not a folder. ``folder`` names it; nothing in it is touched."""
+
+    def __init__(self, folder: Path, problem: str) -> None:
+        super().__init__(
+            f"cannot record the run into {folder}: {problem}; a recording replaces only an "
+            "earlier recording or an empty folder, so name a new folder or empty this one",
+            option="record",
+        )
+        self.folder = folder
 
 
 class IdempotencyKeyError(UsageError):

@@ -33,7 +33,7 @@ ERROR = "error.txt"
 PROCESS_LOG = "process.log"
 COPY = "work"
 RECORDING = "recording"
-"""A run's recording folder (``docs/recordings.md``), when it recorded itself."""
+"""The run's recording (docs/recordings.md), in its folder, unless the request turned it off."""
 RUNS = f"{STATE_DIR}/runs"
 """The service's runs, relative to the root."""
 REPORT_BYTES = 64 * 1024 * 1024

@@ -129,6 +129,11 @@ class RunRequest(DefinitionRequest):
     max_cost: float | None = Field(
         default=None, ge=0, allow_inf_nan=False, description="USD the run may cost."
     )
+    record: bool = Field(
+        default=True,
+        description="Write the run's recording (docs/recordings.md) into its folder, "
+        "ROOT/.phasegate/runs/<id>/recording/, when it ends; false: no recording.",
+    )
 
     @field_validator("inputs", "plan")
     @classmethod

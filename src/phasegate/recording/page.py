@@ -175,7 +175,7 @@ def _header(recording: Recording) -> str:
               ("tokens in / out", f"{tokens_in} / {tokens_out}"), ("cost", usd(cost)),
               ("time", duration(run_ms)))  # fmt: skip
     cells = "".join(f"<div><dt>{_e(n)}</dt><dd>{_e(v)}</dd></div>" for n, v in totals)
-    error = recording.report.get("error")
+    error = recording.error or recording.report.get("error")
     error_html = f'<p class="error">{_e(error)}</p>' if isinstance(error, str) and error else ""
     return (f'<header><h1>{_e(recording.name)}</h1><div class="tags">{tag_html}</div>'
             f'<dl class="totals">{cells}</dl>{error_html}</header>')  # fmt: skip

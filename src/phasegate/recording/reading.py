@@ -27,9 +27,8 @@ from phasegate._files.parsing import parse_json
 from phasegate.errors import RecordingError
 from phasegate.evidence.transcript import Entry
 from phasegate.modes import RECORDING_PAGE
+from phasegate.recording.model import RECORDING_VERSION
 
-RECORDING_VERSION = 1
-"""The ``recording_version`` this reader knows."""
 MANIFEST = "recording.json"
 """The manifest's file name, the one file that makes a folder a recording."""
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -86,6 +85,7 @@ class _Manifest(_Model):
     run_id: str | None = None
     verdict: str
     mode: str | None = None
+    error: str | None = None
     written_at: str | None = None
     phasegate_version: str | None = None
     parts: tuple[_Part, ...] = ()
@@ -181,6 +181,8 @@ class Recording:
     run_id: str | None
     verdict: str
     mode: str | None
+    error: str | None
+    """What ended a run that crashed (None otherwise)."""
     written_at: str | None
     phasegate_version: str | None
     parts: tuple[PartSeen, ...]
@@ -238,7 +240,8 @@ def read_recording(folder: Path) -> Recording:
     unowned = manifest.unowned
     return Recording(
         folder=folder, kind=manifest.kind, name=manifest.name, run_id=manifest.run_id,
-        verdict=manifest.verdict, mode=manifest.mode, written_at=manifest.written_at,
+        verdict=manifest.verdict, mode=manifest.mode, error=manifest.error,
+        written_at=manifest.written_at,
         phasegate_version=manifest.phasegate_version, parts=parts,
         unowned=Unowned(unowned.entries, unowned.input_tokens, unowned.output_tokens,
                         unowned.cost_usd),
