@@ -1,7 +1,10 @@
 """The page of a recorded run in a real browser: Debian's headless chromium over the DevTools
-pipe (``make chromium``). The visible text holds the phase names, the feedback and the diff
-lines; a screenshot is a non-blank PNG; markup in a transcript stays text; a thousand tool
-calls stay folded. Skipped without chromium unless PHASEGATE_REQUIRE_CHROMIUM=1."""
+pipe (``make chromium``). A gate run with feedback and a pipeline run with a stage revisit,
+recorded through the real Claude Code CLI against the scripted model server: the visible text
+holds the phase and stage names, the feedback the model got and the diff lines, and a
+screenshot is a non-blank PNG. Markup in a transcript stays text, and a thousand tool calls
+stay folded (hand-made recordings). Skipped without chromium unless
+PHASEGATE_REQUIRE_CHROMIUM=1."""
 
 from __future__ import annotations
 
@@ -9,13 +12,19 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from phasegate.recording.page import write_page
+from phasegate import Pipeline, PipelineRunner, Runner, Task
+from phasegate.recording.page import render_page, write_page
+from phasegate.testing import Script
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.devtools import Loaded, load_page
 from tests.helpers.png import PNG_SIGNATURE, png_rows
-from tests.helpers.recording_fixtures import FEEDBACK, Builder, gate_run, many_calls, pipeline_run
+from tests.helpers.recording_fixtures import Builder, many_calls, pipeline_run
+from tests.helpers.recordings import read_recording
+from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, NO_RETRIES
 
 CHROMIUM = shutil.which("chromium")
 REQUIRED = os.environ.get("PHASEGATE_REQUIRE_CHROMIUM") == "1"
@@ -41,25 +50,101 @@ def assert_a_real_screenshot(png: bytes | None) -> None:
     assert 10_000 < len(png) < 2_000_000
 
 
-def test_a_gate_run_shows_its_phases_feedback_and_diff_lines(tmp_path: Path) -> None:
-    loaded = shown(gate_run(tmp_path / "run"), tmp_path, screenshot=True)
+CLAIM_FIRST = [
+    {"text": MARKER},  # claims the phase before the edit: the gate refuses it
+    {"when": "user", "tools": [EDIT]},
+    {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
+]
+"""A gate run with feedback: the early claim is refused, the edit made, then accepted."""
+SPEC_V2 = "import sys; sys.exit('v2' not in open('spec.md').read())"
+REVISION: dict[str, Any] = {
+    "name": "revise",
+    "stages": [
+        {"name": "architect", "prompt": "Write spec.md.",
+         "exit_when": [{"file_exists": "spec.md"}]},
+        {"name": "implement", "prompt": "Implement spec.md.",
+         "exit_when": [{"command": {"argv": ["python3", "-c", SPEC_V2]}}],
+         "on_fail": {"retry": 0, "back_to": "architect"}},
+    ],
+}  # fmt: skip
+"""implement passes only once spec.md says v2: its first visit sends the run back."""
+REVISION_MODEL = [
+    {"contains": "Stage 1 of 2: architect", "tools": [{"Write": {"file_path": "spec.md",
+                                                                 "content": "v1\n"}}]},
+    {"when": "tool_result", "text": "Spec v1."},
+    {"contains": "Stage 2 of 2: implement", "text": "Nothing to change."},
+    {"contains": "goes back to stage architect", "tools": [{"Write": {"file_path": "spec.md",
+                                                                      "content": "v2\n"}}]},
+    {"when": "tool_result", "text": "Spec v2."},
+    {"contains": "Stage 2 of 2: implement", "text": "Implemented."},
+]  # fmt: skip
 
-    for words in ("fix-vulnerability", "Phase 1 · edit", "Phase 2 · summary", FEEDBACK,
-                  '-query = "SELECT * FROM users WHERE id = " + user_id',
-                  '+query = "SELECT * FROM users WHERE id = %s"',
-                  "PHASE 1 COMPLETE: parameterised the query"):  # fmt: skip
+
+def changed_lines(folder: Path) -> list[str]:
+    """Every added or removed line of the recording's diffs (not the file headers)."""
+    lines = []
+    for diff in sorted((folder / "diffs").glob("*.diff")):
+        lines += [line for line in diff.read_text().splitlines()
+                  if line[:1] in "+-" and not line.startswith(("+++ ", "--- "))]  # fmt: skip
+    return lines
+
+
+@pytest.mark.cli
+def test_a_real_gate_run_shows_its_phases_the_feedback_and_the_diff_lines(
+    task: Task, project: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Recorded through the real Claude Code CLI against the scripted model server: the
+    refused claim's feedback, byte for byte what the model got, is on the page as text."""
+    server = scripted_model_server(Script.model_validate({"replies": CLAIM_FIRST}))
+    folder = tmp_path / "recording"
+    report = Runner(server.claude_agent(timeout=90, request_timeout=20),
+                    retry=NO_RETRIES).run_sync(task, project, record=folder)  # fmt: skip
+    assert report.verdict == "accepted"
+    feedback = next(c["feedback"] for c in read_recording(folder).checks if not c["accepted"])
+    assert (folder / "index.html").read_text() == render_page(folder)  # written by the run
+
+    loaded = shown(folder, tmp_path, screenshot=True)
+
+    for words in ("fix-vulnerability", "Phase 1 · edit", "Phase 2 · summary", MARKER,
+                  *feedback.strip().splitlines(), *changed_lines(folder)):  # fmt: skip
         assert words in loaded.text, words
+    assert changed_lines(folder) == [f"-{BUGGY_LINE.rstrip()}", f"+{FIXED_LINE.rstrip()}"]
     assert_a_real_screenshot(loaded.png)
 
 
-def test_a_pipeline_run_shows_every_stage_visit(tmp_path: Path) -> None:
-    loaded = shown(pipeline_run(tmp_path / "run"), tmp_path, screenshot=True)
+@pytest.mark.cli
+def test_a_real_pipeline_run_sent_back_shows_every_stage_visit(
+    work: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    server = scripted_model_server(Script.model_validate({"replies": REVISION_MODEL}))
+    folder = tmp_path / "recording"
+    report = PipelineRunner(server.claude_agent(timeout=90, request_timeout=20),
+                            retry=NO_RETRIES).run_sync(Pipeline.model_validate(REVISION), work,
+                                                       record=folder)  # fmt: skip
+    assert report.verdict == "accepted"
+    sent_back = read_recording(folder).checks[1]
+    assert sent_back["accepted"] is False and sent_back["feedback"]
+
+    loaded = shown(folder, tmp_path, screenshot=True)
+
+    told = sent_back["feedback"].strip().splitlines()[:3]
+    for words in ("Stage architect · visit 1", "Stage implement · visit 1",
+                  "Stage architect · visit 2", "Stage implement · visit 2",
+                  *told, "+v1", "-v1", "+v2"):  # fmt: skip
+        assert words in loaded.text, words
+    assert loaded.text.index("Stage implement · visit 1") < loaded.text.index(
+        "Stage architect · visit 2"
+    )
+    assert_a_real_screenshot(loaded.png)
+
+
+def test_a_hand_made_pipeline_recording_shows_every_stage_visit(tmp_path: Path) -> None:
+    loaded = shown(pipeline_run(tmp_path / "run"), tmp_path)
 
     for words in ("Stage implement · visit 1", "Stage review · visit 1",
                   "Stage implement · visit 2", "Stage review · visit 2",
                   "back_to implement: add a test first.", "+def test_health(): ..."):  # fmt: skip
         assert words in loaded.text, words
-    assert_a_real_screenshot(loaded.png)
 
 
 def test_a_transcript_full_of_markup_renders_as_text(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from phasegate.evidence.transcript import Usage
+from phasegate.modes import RECORDING_PAGE
 from phasegate.recording.diffs import part_diff
 from phasegate.recording.model import RECORDING_VERSION, PartRecord, RunRecord
 from phasegate.workspace.contents import FileContents
@@ -17,7 +18,7 @@ MANIFEST = "recording.json"
 REPORT = "report.json"
 TRANSCRIPT = "transcript.jsonl"
 CHECKS = "checks.jsonl"
-PAGE = "index.html"
+PAGE = RECORDING_PAGE
 DIFFS = "diffs"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")

@@ -75,7 +75,7 @@ class _Files(_Model):
     report: str | None = "report.json"
     transcript: str = "transcript.jsonl"
     checks: str = "checks.jsonl"
-    page: str = RECORDING_PAGE
+    page: str | None = RECORDING_PAGE
 
 
 class _Manifest(_Model):
@@ -193,7 +193,8 @@ class Recording:
     cut: tuple[str, ...]
     report: dict[str, Any]
     page_file: str
-    """The page's file name inside the folder (``index.html``)."""
+    """The page's file name inside the folder (``index.html``, also when the manifest names
+    none: the folder was written without its page)."""
 
 
 def is_recording(folder: Path) -> bool:
@@ -246,7 +247,7 @@ def read_recording(folder: Path) -> Recording:
         unowned=Unowned(unowned.entries, unowned.input_tokens, unowned.output_tokens,
                         unowned.cost_usd),
         entries=entries, checks=checks, cut=manifest.cut, report=report,
-        page_file=_inside(folder, manifest.files.page, "files.page").name,
+        page_file=_inside(folder, manifest.files.page or RECORDING_PAGE, "files.page").name,
     )  # fmt: skip
 
 

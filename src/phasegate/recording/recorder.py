@@ -18,6 +18,7 @@ from pathlib import Path
 from phasegate.recording.files import recording_files
 from phasegate.recording.folder import PageWriter, usable_folder, write_folder
 from phasegate.recording.model import CheckRecord, IssueRecord, RunRecord
+from phasegate.recording.page import page_bytes
 from phasegate.telemetry.events import GateTrigger
 from phasegate.validators.issues import Issue
 from phasegate.workspace.contents import FileContents
@@ -26,9 +27,10 @@ from phasegate.workspace.contents import FileContents
 class Recorder:
     """Records one run into ``folder`` (refused at once when it cannot take a recording:
     :class:`~phasegate.errors.RecordingFolderError`). ``page`` renders ``index.html`` from
-    the written files (None: no page)."""
+    the written files (by default the run's page, :func:`~phasegate.recording.page.page_bytes`;
+    None: no page)."""
 
-    def __init__(self, folder: str | Path, *, page: PageWriter | None = None) -> None:
+    def __init__(self, folder: str | Path, *, page: PageWriter | None = page_bytes) -> None:
         self.folder = usable_folder(folder)
         self.page = page
         self.contents = FileContents()
