@@ -3,11 +3,15 @@ as one line with exit code 2."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from phasegate.recording.page import render_page
 from tests.helpers.cli import phasegate
 from tests.helpers.recording_fixtures import gate_run
+from tests.helpers.scenarios import EXAMPLE
 
 
 def test_view_writes_the_page_into_the_folder_and_prints_where(tmp_path: Path) -> None:
@@ -52,3 +56,21 @@ def test_an_output_that_cannot_be_written_is_exit_code_2(tmp_path: Path) -> None
 
     assert done.returncode == 2
     assert "cannot write the page to" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.cli
+def test_a_run_recorded_with_record_is_viewed_with_view(tmp_path: Path) -> None:
+    """The two commands of the README, offline: the real Claude Code CLI against the
+    scripted model server records the run, and view writes its page again, the same."""
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE / "project", project)
+
+    run = phasegate("run", EXAMPLE / "task.yaml", "--workdir", project, "--model-script",
+                    EXAMPLE / "model.yaml", "--record", tmp_path / "run-1")  # fmt: skip
+    page = (tmp_path / "run-1" / "index.html").read_text()
+    viewed = phasegate("view", tmp_path / "run-1")
+
+    assert run.returncode == 0, run.stderr
+    assert viewed.returncode == 0, viewed.stderr
+    assert (tmp_path / "run-1" / "index.html").read_text() == page
+    assert "Phase 1 · edit" in page and "gate feedback to the model" in page
