@@ -8,12 +8,15 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
 
 from phasegate._server.lifecycle import now
 from phasegate._server.records import RECORDING, RunRecord, run_dir, save_record
 from phasegate.recording.page import CSP, render_page
 from tests.helpers.recording_fixtures import gate_run
+from tests.helpers.service import running_service
 from tests.helpers.service_app import in_process
+from tests.helpers.service_root import make_root
 
 RUN_ID = "aaaaaaaaaaaa"
 
@@ -95,3 +98,21 @@ def test_a_recording_folder_that_is_a_link_is_no_recording(root: Path, tmp_path:
 
     assert page.status_code == 404
     assert not (elsewhere / "index.html").exists()
+
+
+@pytest.mark.cli
+def test_a_real_run_of_the_service_records_itself_and_serves_its_page(tmp_path: Path) -> None:
+    """A run through the service (the real CLI against the scripted model server) records
+    into its folder by default; its links name the page, which is the page of that folder."""
+    root = make_root(tmp_path / "root")
+    with running_service(root, "--model-script", root / "scripts" / "task.yaml") as service:
+        client = service.client()
+        run = service.start_run(client, task="task.yaml", workdir="project", copy_workdir=True)
+        ended = service.wait(client, run["id"])
+        page = client.get(ended["links"]["view"])
+
+    assert ended["verdict"] == "accepted"
+    assert page.status_code == 200, page.text
+    folder = run_dir(root, run["id"]) / RECORDING
+    assert page.text == render_page(folder)
+    assert "Phase 1 · edit" in page.text

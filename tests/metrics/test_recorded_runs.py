@@ -4,6 +4,8 @@ that names its ``recording`` folder is listed, and its page linked, in every for
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from phasegate.metrics.html import render_html
 from phasegate.metrics.render import render_markdown, render_table
 from phasegate.metrics.summary import summarize
 from tests.helpers.cli import phasegate
+from tests.helpers.scenarios import EXAMPLE
 
 
 def completed(event: str, run_id: str, recording: object = None, **more: Any) -> str:
@@ -95,3 +98,24 @@ def test_report_to_an_html_file_links_recorded_runs_relative_to_it(tmp_path: Pat
 
     assert done.returncode == 0, done.stderr
     assert '<a href="../rec/a1/index.html">a1</a>' in (tmp_path / "out" / "r.html").read_text()
+
+
+@pytest.mark.cli
+def test_a_real_recorded_runs_log_links_its_page_from_the_html_report(tmp_path: Path) -> None:
+    """run --record --log-file, then report: the run.completed line names the folder, and
+    the report links the page the run wrote."""
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE / "project", project)
+    log = tmp_path / "events.jsonl"
+    run = phasegate("run", EXAMPLE / "task.yaml", "--workdir", project, "--model-script",
+                    EXAMPLE / "model.yaml", "--record", tmp_path / "rec",
+                    "--log-file", log)  # fmt: skip
+    (tmp_path / "out").mkdir()
+
+    done = phasegate("report", log, "--format", "html", "--output", tmp_path / "out" / "r.html")
+
+    assert run.returncode == 0, run.stderr
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "out" / "r.html").read_text()
+    assert re.search(r'<a href="\.\./rec/index\.html">[0-9a-f]{12}</a>', html)
+    assert (tmp_path / "rec" / "index.html").is_file()
