@@ -162,6 +162,38 @@ def test_a_transcript_full_of_markup_renders_as_text(tmp_path: Path) -> None:
         assert element not in loaded.dom
 
 
+MARKUP = "<script>document.title='owned'</script><img src=x onerror=\"document.title='img'\">"
+HOSTILE_MODEL = [
+    {"text": f"Look: {MARKUP} </pre></textarea> -->",
+     "tools": [{"Write": {"file_path": "<img src=x onerror=alert(1)>.txt",
+                          "content": f"</pre>{MARKUP}\n"}}]},
+    {"when": "tool_result", "tools": [{"Bash": {"command": f"echo '{MARKUP}'"}}]},
+    {"when": "tool_result", "tools": [EDIT]},
+    {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
+]  # fmt: skip
+
+
+@pytest.mark.cli
+def test_a_real_run_full_of_markup_renders_it_as_text(
+    task: Task, project: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The model's text, a file's name and content (so the diff), a command and its output:
+    each shows as the text it is; the page has no element but its own, and its title stays."""
+    server = scripted_model_server(Script.model_validate({"replies": HOSTILE_MODEL}))
+    folder = tmp_path / "recording"
+    Runner(server.claude_agent(timeout=90, request_timeout=20),
+           retry=NO_RETRIES).run_sync(task, project, record=folder)  # fmt: skip
+
+    loaded = shown(folder, tmp_path)
+
+    assert f"Look: {MARKUP} </pre></textarea> -->" in loaded.text
+    assert f"+</pre>{MARKUP}" in loaded.text  # the diff line
+    assert "<img src=x onerror=alert(1)>.txt" in loaded.text  # the file name
+    for element in ("<script", "<img", "<textarea"):
+        assert element not in loaded.dom
+    assert loaded.dom.count("<pre") == loaded.dom.count("</pre>")
+
+
 def test_a_thousand_tool_calls_stay_folded(tmp_path: Path) -> None:
     loaded = shown(many_calls(tmp_path / "run", 1000, result_chars=2000), tmp_path)
 
