@@ -32,10 +32,10 @@ from phasegate.recording.model import RECORDING_VERSION
 MANIFEST = "recording.json"
 """The manifest's file name, the one file that makes a folder a recording."""
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
-"""The largest ``recording.json`` or ``report.json`` read."""
+"""The largest ``recording.json`` read."""
 MAX_LOG_BYTES = 64 * 1024 * 1024
-"""The largest ``transcript.jsonl`` or ``checks.jsonl`` read (long tool results are cut by
-the writer, so a run of thousands of tool calls stays well below it)."""
+"""The largest ``report.json``, ``transcript.jsonl`` or ``checks.jsonl`` read (long tool
+results are cut by the writer, so a run of thousands of tool calls stays well below it)."""
 MAX_DIFF_BYTES = 16 * 1024 * 1024
 """The largest diff read."""
 
@@ -237,7 +237,7 @@ def read_recording(folder: Path) -> Recording:
     if manifest.files.report is not None:
         report_path = _inside(folder, manifest.files.report, "files.report")
         if report_path.exists() or report_path.is_symlink():
-            report = _object(report_path, _read(report_path, MAX_MANIFEST_BYTES))
+            report = _object(report_path, _read(report_path, MAX_LOG_BYTES))
     unowned = manifest.unowned
     return Recording(
         folder=folder, kind=manifest.kind, name=manifest.name, run_id=manifest.run_id,
