@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import warnings
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from phasegate.errors import PhasegateError, PhasegateWarning
 from phasegate.recording.files import recording_files
 from phasegate.recording.folder import PageWriter, usable_folder, write_folder
 from phasegate.recording.model import CheckRecord, IssueRecord, RunRecord
@@ -75,6 +77,20 @@ class Recorder:
         write_folder(self.folder, manifest, files, page=self.page)
         self.written = self.folder
         return self.folder
+
+    def finish(self, run: RunRecord) -> Path | None:
+        """:meth:`write`, for a runner whose run has ended: a recording that cannot be
+        written is a :class:`~phasegate.errors.PhasegateWarning` saying why, never the run's
+        failure. Where it went, or None."""
+        try:
+            return self.write(run)
+        except (OSError, PhasegateError) as exc:
+            warnings.warn(
+                f"the run's recording could not be written to {self.folder}: {exc}",
+                PhasegateWarning,
+                stacklevel=3,
+            )
+            return None
 
 
 def issue_records(issues: Iterable[Issue]) -> tuple[IssueRecord, ...]:
