@@ -10,6 +10,7 @@
     │   ├── PipelineStateError     a pipeline state file cannot be resumed from (file, field)
     │   ├── LoopStateError         a Ralph loop state file is unreadable or invalid (file, line)
     │   ├── PlanFileError          a plan file is unreadable or invalid (file, field)
+    │   ├── RecordingError         a recording folder is missing, foreign or damaged (file, field)
     │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
     │   ├── LinkedPathError        a folder phasegate writes in is a link out of its folder (path)
@@ -131,6 +132,14 @@ class PlanFileError(_FileFieldError):
     :class:`TaskFileError`."""
 
     kind = "plan"
+
+
+class RecordingError(_FileFieldError):
+    """A recording folder cannot be read as one: missing, not a recording, of a newer
+    ``recording_version``, or a file in it damaged. ``path`` is the file (or the folder),
+    ``field`` the key or line that is wrong (``parts.0.entries``, ``line 12``)."""
+
+    kind = "recording"
 
 
 class PromptTemplateError(UsageError):

@@ -156,6 +156,8 @@ class RunLinks(_Answer):
     events: str
     cancel: str
     resume: str | None = None
+    view: str | None = None
+    """The run's page (``GET /v1/runs/{id}/view``), when the run recorded itself."""
 
 
 class RunInfo(_Answer):

@@ -7,4 +7,7 @@ the runner hands over the report, the transcript and its parts, and the recorder
 folder: the manifest, the report, the transcript, the checks and a bounded unified diff per
 part (:mod:`~phasegate.recording.diffs`), made whole in a sibling folder and renamed into
 place (:mod:`~phasegate.recording.folder`).
+
+Read back, a folder is checked against the contract (:mod:`~phasegate.recording.reading`) and
+rendered as the run's page (:mod:`~phasegate.recording.page`).
 """
