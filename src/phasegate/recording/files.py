@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from phasegate.evidence.transcript import Usage
+from phasegate.modes import RECORDING_PAGE
 from phasegate.recording.diffs import part_diff
 from phasegate.recording.model import RECORDING_VERSION, PartRecord, RunRecord
 from phasegate.workspace.contents import FileContents
@@ -17,7 +18,6 @@ MANIFEST = "recording.json"
 REPORT = "report.json"
 TRANSCRIPT = "transcript.jsonl"
 CHECKS = "checks.jsonl"
-PAGE = "index.html"
 DIFFS = "diffs"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -30,8 +30,8 @@ def recording_files(
     written_at: str,
     phasegate_version: str | None,
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The manifest and every file of the recording of ``run`` but the page (the manifest's
-    ``files.page`` is None: the writer sets it once the page is written)."""
+    """The manifest and every file of the recording of ``run`` but the page, which is
+    rendered from them (the manifest names it: ``index.html``)."""
     files: dict[str, bytes] = {}
     parts: list[dict[str, Any]] = []
     cut: list[str] = []
@@ -63,7 +63,7 @@ def recording_files(
             "report": REPORT if run.report_json is not None else None,
             "transcript": TRANSCRIPT,
             "checks": CHECKS,
-            "page": None,
+            "page": RECORDING_PAGE,
         },
         "cut": cut,
     }

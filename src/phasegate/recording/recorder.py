@@ -20,17 +20,25 @@ from phasegate.errors import PhasegateError, PhasegateWarning
 from phasegate.recording.files import recording_files
 from phasegate.recording.folder import PageWriter, usable_folder, write_folder
 from phasegate.recording.model import CheckRecord, IssueRecord, RunRecord
+from phasegate.recording.page import render_page
 from phasegate.telemetry.events import GateTrigger
 from phasegate.validators.issues import Issue
 from phasegate.workspace.contents import FileContents
 
 
+def run_page(folder: Path) -> bytes:
+    """The page of the recording in ``folder`` (:func:`~phasegate.recording.page.render_page`),
+    as the bytes of ``index.html``."""
+    return render_page(folder).encode("utf-8")
+
+
 class Recorder:
     """Records one run into ``folder`` (refused at once when it cannot take a recording:
     :class:`~phasegate.errors.RecordingFolderError`). ``page`` renders ``index.html`` from
-    the written files (None: no page)."""
+    the written files, as the last step before the folder is renamed into place (default:
+    the run's page, :func:`~phasegate.recording.page.render_page`; None: no page)."""
 
-    def __init__(self, folder: str | Path, *, page: PageWriter | None = None) -> None:
+    def __init__(self, folder: str | Path, *, page: PageWriter | None = run_page) -> None:
         self.folder = usable_folder(folder)
         self.page = page
         self.contents = FileContents()
