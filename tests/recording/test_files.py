@@ -3,11 +3,13 @@ entries are exactly what no part owns."""
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from phasegate.evidence.transcript import Transcript, Usage, UserText
-from phasegate.recording.files import recording_files
+from phasegate.evidence.transcript import ToolResult, Transcript, Usage, UserText
+from phasegate.recording.files import ENTRY_CHARS, recording_files
 from phasegate.recording.model import PartRecord, RunRecord
 
 _TOKENS = st.integers(min_value=0, max_value=10**7)
@@ -65,3 +67,24 @@ def test_the_parts_and_unowned_add_up_to_the_reports_totals(run: RunRecord) -> N
     loose = [i for start, end in unowned["entries"] for i in range(start, end)]
     assert sorted(loose) == loose and set(loose) == set(range(len(run.transcript))) - owned
     assert len(loose) == len(set(loose))
+
+
+def test_a_huge_tool_result_is_cut_in_the_transcript_and_the_cut_is_said() -> None:
+    """A tool result of a million characters keeps its first 256 Ki characters; the
+    manifest's cut names the entry; a short entry is kept whole."""
+    entries = (
+        UserText(text="Read it."),
+        ToolResult(tool_use_id="t1", ok=True, content="x" * 1_000_000),
+    )
+    run = RunRecord(kind="task", name="t", run_id="r", verdict="accepted", mode="gate",
+                    report_json="{}", transcript=Transcript(entries=entries), parts=(),
+                    total=Usage())  # fmt: skip
+
+    manifest, files = recording_files(run, None, written_at="now", phasegate_version=None)
+
+    first, second = (json.loads(line) for line in files["transcript.jsonl"].splitlines())
+    assert first == {"i": 0, "kind": "user", "text": "Read it."}
+    assert second["content"] == "x" * ENTRY_CHARS and second["tool_use_id"] == "t1"
+    assert manifest["cut"] == [
+        f"Entry 1: its content was cut at {ENTRY_CHARS} of its 1000000 characters."
+    ]

@@ -13,6 +13,7 @@ from phasegate import RecordingFolderError, Runner, Task
 from phasegate._files.atomic import write_synced
 from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.recording import folder as folder_module
+from phasegate.recording import recorder as recorder_module
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import read_recording
@@ -153,3 +154,22 @@ def test_the_command_line_refuses_a_folder_that_is_not_a_recording_with_exit_two
     assert "Traceback" not in done.stderr
     assert str(folder) in done.stderr and "--record" in done.stderr
     assert (folder / "x").read_text() == "x"
+
+
+def test_a_page_that_cannot_be_rendered_costs_the_recording_nothing_but_its_page(
+    task: Task, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The renderer fails: every other file is written, the manifest still names the page
+    (for ``phasegate view`` to write again), and no index.html is left half-made."""
+    folder = tmp_path / "recording"
+
+    def broken(_folder: Path) -> str:
+        raise RuntimeError("the renderer has a bug")
+
+    monkeypatch.setattr(recorder_module, "render_page", broken)
+    Runner(_scripted(GOOD)).run_sync(task, project, record=folder)
+
+    recording = read_recording(folder)
+    assert recording.manifest["files"]["page"] == "index.html"
+    assert not (folder / "index.html").exists()
+    assert recording.manifest["verdict"] == "accepted"

@@ -91,6 +91,8 @@ def test_a_gate_run_records_the_refused_check_with_the_feedback_the_model_got_an
     assert added == ["++ b/app.py", FIXED_LINE.rstrip("\n")]
     assert summary["diff"] is None and summary["diff_files"] == []
     assert_adds_up(recording)
+    page = (folder / "index.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and report.run_id in page
 
 
 @pytest.mark.cli

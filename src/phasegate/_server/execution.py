@@ -92,7 +92,7 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
         cli_path=settings.cli_path,
         inputs=record.inputs or None,
         secrets=settings.secrets,
-        recording=folder / RECORDING if request.record else None,
+        recording=None if request.record is False else folder / RECORDING,
     )
 
 

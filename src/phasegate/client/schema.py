@@ -129,10 +129,11 @@ class RunRequest(DefinitionRequest):
     max_cost: float | None = Field(
         default=None, ge=0, allow_inf_nan=False, description="USD the run may cost."
     )
-    record: bool = Field(
-        default=True,
+    record: bool | None = Field(
+        default=None,
         description="Write the run's recording (docs/recordings.md) into its folder, "
-        "ROOT/.phasegate/runs/<id>/recording/, when it ends; false: no recording.",
+        "ROOT/.phasegate/runs/<id>/recording/, when it ends (the default, as null); false: "
+        "no recording.",
     )
 
     @field_validator("inputs", "plan")

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.agents.protocol import AgentRequest
-from phasegate.errors import AgentError, PhasegateError, PhasegateWarning, RunError
+from phasegate.errors import AgentError, RunError
 from phasegate.evidence.overhead import GateOverhead, split_overhead
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -132,7 +131,7 @@ class PipelineRun(RunObserver):
         return report
 
     def _write_recording(self, report: PipelineReport, error: str | None) -> None:
-        """Write the recording; a failure to write it is a warning, never the run's end."""
+        """Write the recording (a failure to write it is a warning, never the run's end)."""
         assert self.visits is not None and self.recorder is not None
         final = None
         with contextlib.suppress(OSError):
@@ -144,14 +143,7 @@ class PipelineRun(RunObserver):
             final,
             error=error,
         )
-        try:
-            self.recorder.write(record)
-        except (OSError, PhasegateError) as exc:
-            warnings.warn(
-                f"the run's recording could not be written to {self.recorder.folder}: {exc}",
-                PhasegateWarning,
-                stacklevel=2,
-            )
+        self.recorder.finish(record)
 
     async def _start(self) -> PipelineReport:
         await self.learn_agent_version()

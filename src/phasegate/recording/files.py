@@ -18,9 +18,11 @@ MANIFEST = "recording.json"
 REPORT = "report.json"
 TRANSCRIPT = "transcript.jsonl"
 CHECKS = "checks.jsonl"
-PAGE = RECORDING_PAGE
 DIFFS = "diffs"
 
+ENTRY_CHARS = 256 << 10
+"""The most characters of one transcript entry's text or tool result a recording keeps; the
+rest is cut, and the manifest's ``cut`` says so."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -31,8 +33,8 @@ def recording_files(
     written_at: str,
     phasegate_version: str | None,
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The manifest and every file of the recording of ``run`` but the page (the manifest's
-    ``files.page`` is None: the writer sets it once the page is written)."""
+    """The manifest and every file of the recording of ``run`` but the page, which is
+    rendered from them (the manifest names it: ``index.html``)."""
     files: dict[str, bytes] = {}
     parts: list[dict[str, Any]] = []
     cut: list[str] = []
@@ -44,9 +46,9 @@ def recording_files(
             files[diff_file] = text.encode("utf-8")
     if run.report_json is not None:
         files[REPORT] = run.report_json.encode("utf-8")
-    files[TRANSCRIPT] = _lines(
-        {"i": i, **entry.model_dump(mode="json")} for i, entry in enumerate(run.transcript.entries)
-    )
+    entries = [_entry(i, entry.model_dump(mode="json"), cut) for i, entry in
+               enumerate(run.transcript.entries)]  # fmt: skip
+    files[TRANSCRIPT] = _lines(entries)
     files[CHECKS] = _lines(check.as_dict() for check in run.checks)
     manifest = {
         "recording_version": RECORDING_VERSION,
@@ -64,7 +66,7 @@ def recording_files(
             "report": REPORT if run.report_json is not None else None,
             "transcript": TRANSCRIPT,
             "checks": CHECKS,
-            "page": None,
+            "page": RECORDING_PAGE,
         },
         "cut": cut,
     }
@@ -144,6 +146,20 @@ def _unowned(run: RunRecord, length: int) -> dict[str, Any]:
     part_costs = [part.usage.cost_usd or 0.0 for part in run.parts]
     cost = None if total_cost is None else round(total_cost - sum(part_costs), 6)
     return {"entries": ranges, **rest, "cost_usd": cost}
+
+
+def _entry(position: int, fields: dict[str, Any], cut: list[str]) -> dict[str, Any]:
+    """Transcript entry ``position`` as its line holds it: its text or tool result cut at
+    :data:`ENTRY_CHARS` (noted in ``cut``)."""
+    for name in ("text", "content"):
+        value = fields.get(name)
+        if isinstance(value, str) and len(value) > ENTRY_CHARS:
+            fields[name] = value[:ENTRY_CHARS]
+            cut.append(
+                f"Entry {position}: its {name} was cut at {ENTRY_CHARS} of its "
+                f"{len(value)} characters."
+            )
+    return {"i": position, **fields}
 
 
 def _lines(objects: Any) -> bytes:

@@ -24,7 +24,8 @@ from typing import Any
 from phasegate._files.atomic import fsync_directory, write_synced
 from phasegate._files.confined import inside_folder, remove_inside
 from phasegate.errors import RecordingFolderError
-from phasegate.recording.files import MANIFEST, PAGE, manifest_bytes
+from phasegate.modes import RECORDING_PAGE
+from phasegate.recording.files import MANIFEST, manifest_bytes
 
 PageWriter = Callable[[Path], bytes | None]
 """Renders the page of the recording in a folder (every other file written): its bytes, or
@@ -64,7 +65,8 @@ def write_folder(
 ) -> bool:
     """Write ``files`` (relative POSIX names) and ``manifest`` as the folder ``folder``, whole
     or not at all; ``page`` then renders ``index.html`` from them (a page that cannot be
-    rendered is left out: the recording matters more). Whether a page was written.
+    rendered is left out: the recording matters more, and ``phasegate view`` writes it
+    again). Whether a page was written.
 
     Raises :class:`~phasegate.errors.RecordingFolderError` when ``folder`` can no longer take
     a recording, and :class:`OSError` when it cannot be written (an earlier recording stays).
@@ -80,9 +82,8 @@ def write_folder(
             directory, _, _ = name.rpartition("/")
             inside_folder(building, directory)
             write_synced(building / name, data)
-        written = page is not None and _write_page(building, manifest, page)
-        if not written:
-            write_synced(building / MANIFEST, manifest_bytes(_with_page(manifest, None)))
+        write_synced(building / MANIFEST, manifest_bytes(manifest))
+        written = page is not None and _write_page(building, page)
         for directory in {name.rpartition("/")[0] for name in files}:
             fsync_directory(building / directory)
         if os.path.lexists(folder):
@@ -104,23 +105,17 @@ def write_folder(
     return written
 
 
-def _write_page(building: Path, manifest: dict[str, Any], page: PageWriter) -> bool:
-    """Write the manifest naming the page, then the page; False (and no manifest) when the
-    page cannot be rendered."""
-    write_synced(building / MANIFEST, manifest_bytes(_with_page(manifest, PAGE)))
+def _write_page(building: Path, page: PageWriter) -> bool:
+    """Render the page from the files written and write it; False when it cannot be
+    rendered (``phasegate view`` writes it again from the other files)."""
     try:
         html = page(building)
     except Exception:  # a page that fails must not cost the run its recording
         html = None
     if html is None:
-        (building / MANIFEST).unlink()
         return False
-    write_synced(building / PAGE, html)
+    write_synced(building / RECORDING_PAGE, html)
     return True
-
-
-def _with_page(manifest: dict[str, Any], page: str | None) -> dict[str, Any]:
-    return {**manifest, "files": {**manifest["files"], "page": page}}
 
 
 def _is_recording(folder: Path) -> bool:

@@ -106,12 +106,6 @@ def render_page(folder: Path) -> str:
     return page_html(read_recording(folder))
 
 
-def page_bytes(folder: Path) -> bytes:
-    """The page of the recording in ``folder`` as UTF-8 bytes (what a recorder writes as
-    ``index.html``); raises as :func:`render_page` does."""
-    return render_page(folder).encode()
-
-
 def write_page(folder: Path, output: Path | None = None) -> Path:
     """Render the page of the recording in ``folder`` and write it atomically to ``output``
     (by default the page file the manifest names in the folder, ``index.html``); the path

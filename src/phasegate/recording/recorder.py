@@ -11,26 +11,34 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import warnings
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from phasegate.errors import PhasegateError, PhasegateWarning
 from phasegate.recording.files import recording_files
 from phasegate.recording.folder import PageWriter, usable_folder, write_folder
 from phasegate.recording.model import CheckRecord, IssueRecord, RunRecord
-from phasegate.recording.page import page_bytes
+from phasegate.recording.page import render_page
 from phasegate.telemetry.events import GateTrigger
 from phasegate.validators.issues import Issue
 from phasegate.workspace.contents import FileContents
 
 
+def run_page(folder: Path) -> bytes:
+    """The page of the recording in ``folder`` (:func:`~phasegate.recording.page.render_page`),
+    as the bytes of ``index.html``."""
+    return render_page(folder).encode("utf-8")
+
+
 class Recorder:
     """Records one run into ``folder`` (refused at once when it cannot take a recording:
     :class:`~phasegate.errors.RecordingFolderError`). ``page`` renders ``index.html`` from
-    the written files (by default the run's page, :func:`~phasegate.recording.page.page_bytes`;
-    None: no page)."""
+    the written files, as the last step before the folder is renamed into place (default:
+    the run's page, :func:`~phasegate.recording.page.render_page`; None: no page)."""
 
-    def __init__(self, folder: str | Path, *, page: PageWriter | None = page_bytes) -> None:
+    def __init__(self, folder: str | Path, *, page: PageWriter | None = run_page) -> None:
         self.folder = usable_folder(folder)
         self.page = page
         self.contents = FileContents()
@@ -77,6 +85,20 @@ class Recorder:
         write_folder(self.folder, manifest, files, page=self.page)
         self.written = self.folder
         return self.folder
+
+    def finish(self, run: RunRecord) -> Path | None:
+        """:meth:`write`, for a runner whose run has ended: a recording that cannot be
+        written is a :class:`~phasegate.errors.PhasegateWarning` saying why, never the run's
+        failure. Where it went, or None."""
+        try:
+            return self.write(run)
+        except (OSError, PhasegateError) as exc:
+            warnings.warn(
+                f"the run's recording could not be written to {self.folder}: {exc}",
+                PhasegateWarning,
+                stacklevel=3,
+            )
+            return None
 
 
 def issue_records(issues: Iterable[Issue]) -> tuple[IssueRecord, ...]:

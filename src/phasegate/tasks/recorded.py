@@ -17,7 +17,7 @@ from phasegate.phases.model import Task
 from phasegate.recording.model import PartRecord, RecordingKind, RunRecord
 from phasegate.tasks.report import RunReport
 from phasegate.validators.judge import Judgment
-from phasegate.validators.windows import phase_windows
+from phasegate.validators.windows import PhaseWindow, phase_windows
 
 NO_WORK_DIRECTORY = (
     "A judged transcript has no snapshots of the work directory, so no part has a diff."
@@ -37,26 +37,10 @@ def task_record(
     """The recording of a task run or judged transcript that ended with ``report``
     (``timeline``: the run's snapshots; None for a judged transcript)."""
     windows = phase_windows(task, transcript, markers=markers)
-    parts = []
-    for window, phase in zip(windows, report.phases, strict=True):
-        around = timeline.around(window.start, window.end) if timeline is not None else None
-        parts.append(
-            PartRecord(
-                kind="phase",
-                index=phase.index,
-                name=phase.name,
-                visit=None,
-                status=phase.status,
-                attempts=phase.attempts,
-                start=window.start,
-                end=window.end,
-                usage=phase.usage,
-                duration_ms=phase.duration_ms,
-                before=around[0] if around else None,
-                after=around[1] if around else None,
-                no_diff=NO_WORK_DIRECTORY if timeline is None else None,
-            )
-        )
+    parts = tuple(
+        _part(window, timeline, phase.status, phase.attempts, phase.usage, phase.duration_ms)
+        for window, phase in zip(windows, report.phases, strict=True)
+    )
     return RunRecord(
         kind=kind,
         name=report.task,
@@ -65,7 +49,7 @@ def task_record(
         mode=report.mode,
         report_json=report.model_dump_json(indent=2),
         transcript=transcript,
-        parts=tuple(parts),
+        parts=parts,
         total=report.usage,
     )
 
@@ -83,25 +67,10 @@ def crashed_record(
 ) -> RunRecord:
     """The recording of a task run that crashed before it had a report: what was seen, the
     phases' windows and diffs, no figures."""
-    parts = []
-    for window in phase_windows(task, transcript, markers=markers):
-        around = timeline.around(window.start, window.end)
-        parts.append(
-            PartRecord(
-                kind="phase",
-                index=window.index,
-                name=window.phase.name,
-                visit=None,
-                status="error",
-                attempts=attempts(window.index),
-                start=window.start,
-                end=window.end,
-                usage=Usage(),
-                duration_ms=0,
-                before=around[0] if around else None,
-                after=around[1] if around else None,
-            )
-        )
+    parts = tuple(
+        _part(window, timeline, "error", attempts(window.index), Usage(), 0)
+        for window in phase_windows(task, transcript, markers=markers)
+    )
     return RunRecord(
         kind="task",
         name=task.name,
@@ -110,9 +79,37 @@ def crashed_record(
         mode=mode,
         report_json=None,
         transcript=transcript,
-        parts=tuple(parts),
+        parts=parts,
         total=Usage(),
         error=f"{type(error).__name__}: {error}",
+    )
+
+
+def _part(
+    window: PhaseWindow,
+    timeline: WorkspaceTimeline | None,
+    status: str,
+    attempts: int,
+    usage: Usage,
+    duration_ms: int,
+) -> PartRecord:
+    """Phase ``window`` as a part, with the disk at its start and end (``timeline`` None:
+    a judged transcript, which has none)."""
+    around = timeline.around(window.start, window.end) if timeline is not None else None
+    return PartRecord(
+        kind="phase",
+        index=window.index,
+        name=window.phase.name,
+        visit=None,
+        status=status,
+        attempts=attempts,
+        start=window.start,
+        end=window.end,
+        usage=usage,
+        duration_ms=duration_ms,
+        before=around[0] if around else None,
+        after=around[1] if around else None,
+        no_diff=NO_WORK_DIRECTORY if timeline is None else None,
     )
 
 

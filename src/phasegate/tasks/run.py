@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from phasegate.agents.observer import ObserverSettings, RunObserver
-from phasegate.errors import PhasegateError, PhasegateWarning, RunError
+from phasegate.errors import RunError
 from phasegate.evidence.transcript import Entry, ToolCall, ToolRefused, ToolResult, Transcript
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
@@ -208,10 +207,10 @@ class TaskRun(RunObserver):
             report = await self._run()
         except BaseException as exc:
             if self.recorder is not None:
-                self._write_recording(self._crashed(exc))
+                self.recorder.finish(self._crashed(exc))
             raise
         if self.recorder is not None:
-            self._write_recording(
+            self.recorder.finish(
                 task_record(
                     "task",
                     self.task,
@@ -237,18 +236,6 @@ class TaskRun(RunObserver):
             error=error,
             markers=self.settings.mode != "unstructured",
         )
-
-    def _write_recording(self, record: RunRecord) -> None:
-        """Write the recording; a failure to write it is a warning, never the run's end."""
-        assert self.recorder is not None
-        try:
-            self.recorder.write(record)
-        except (OSError, PhasegateError) as exc:
-            warnings.warn(
-                f"the run's recording could not be written to {self.recorder.folder}: {exc}",
-                PhasegateWarning,
-                stacklevel=2,
-            )
 
     async def _run(self) -> RunReport:
         await self.learn_agent_version()
