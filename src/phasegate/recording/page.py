@@ -189,8 +189,9 @@ def _timeline(recording: Recording) -> str:
     rows = []
     for n, part in enumerate(parts):
         width = round(200 * (part.duration_ms or 0) / longest)
+        title = _e(_part_title(recording, part))
         rows.append(
-            f'<tr data-part="{n}"><td class="name"><a href="#part-{n}">{_e(_part_title(part))}'
+            f'<tr data-part="{n}"><td class="name"><a href="#part-{n}">{title}'
             f'</a></td><td class="status {_e(part.status)}">{_e(part.status)}</td>'
             f"<td>{part.attempts}</td><td>{part.input_tokens} / {part.output_tokens}</td>"
             f"<td>{_e(usd(part.cost_usd))}</td><td>{_e(duration(part.duration_ms))}</td>"
@@ -203,12 +204,16 @@ def _timeline(recording: Recording) -> str:
 
 
 def _part_noun(recording: Recording) -> str:
+    if recording.kind == "loop":
+        return "loop"
     if recording.parts and all(p.kind == "phase" for p in recording.parts):
         return "phase"
     return "stage visit" if recording.parts else "part"
 
 
-def _part_title(part: PartSeen) -> str:
+def _part_title(recording: Recording, part: PartSeen) -> str:
+    if recording.kind == "loop":  # one stage, visited once: its checks are the iterations
+        return f"Loop · {quantity(part.attempts, 'iteration')}"
     if part.kind == "phase":
         return f"Phase {part.index} · {part.name}" if part.index is not None else part.name
     visit = f" · visit {part.visit}" if part.visit is not None else ""
@@ -224,9 +229,10 @@ def _part_section(recording: Recording, n: int) -> str:
                f"{part.input_tokens} / {part.output_tokens} tokens · {usd(part.cost_usd)} · "
                f"{duration(part.duration_ms)}")  # fmt: skip
     conversation = _conversation(recording, range(start, end), checks)
+    title = _e(_part_title(recording, part))
     return (
         f'<section class="part" id="part-{n}" data-part="{n}">'
-        f'<h2>{_e(_part_title(part))}</h2><p class="status {_e(part.status)}">{_e(figures)}</p>'
+        f'<h2>{title}</h2><p class="status {_e(part.status)}">{_e(figures)}</p>'
         f"<h3>Conversation</h3>{conversation or '<p>No transcript entries.</p>'}"
         f"<h3>Gate checks</h3>{_checks(checks)}"
         f"<h3>Diff</h3>{_diff(part)}</section>"
