@@ -1,9 +1,10 @@
 """The page of a recorded run with many tool calls: its size, the time to render it in
 Python, and the time headless chromium takes to load and paint it.
 
-The recording is made by hand following docs/recordings.md (``tests/helpers/recordings.py``'s
-``many_calls``): one phase of N ``Read`` calls (default 1,000), each with a result of 2,000
-characters (a long tool result, as the writer keeps it), every one folded in the page. It
+The recording is made by hand following docs/recordings.md
+(``tests/helpers/recording_fixtures.py``'s ``many_calls``): one phase of N ``Read`` calls
+(default 1,000), each with a result of 2,000 characters (a long tool result, as the writer
+keeps it), every one folded in the page. It
 prints the recording's size on disk, the page's size in bytes, the median time of
 ``render_page`` over five runs, and chromium's navigation timings (DOMContentLoaded, load,
 first contentful paint; the median of three fresh browsers, the page loaded from a file).
