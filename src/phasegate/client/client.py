@@ -127,6 +127,11 @@ class ServiceClient:
         """The run now, with its report once it ended with one."""
         return _run_info_of(await self._request("GET", f"/v1/runs/{run_id}"))
 
+    async def page(self, run_id: str) -> str:
+        """The run's page (``GET /v1/runs/{id}/view``): one HTML document, to save and open.
+        A run that kept no recording is a :class:`ServiceError` with ``code`` ``no_recording``."""
+        return (await self._request("GET", f"/v1/runs/{run_id}/view")).text
+
     async def runs(
         self, status: RunStatus | None = None, limit: int | None = None
     ) -> AsyncIterator[RunInfo]:
