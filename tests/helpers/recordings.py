@@ -53,7 +53,7 @@ def read_recording(folder: Path) -> Recording:
     assert [entry["i"] for entry in transcript] == list(range(len(transcript)))
     checks_text = (folder / files["checks"]).read_text(encoding="utf-8")
     checks = [json.loads(line) for line in checks_text.splitlines()]
-    assert not any(p.name.startswith(".") for p in folder.parent.iterdir() if p != folder), (
+    assert not any(p.name.startswith("phasegate-recording-") for p in folder.parent.iterdir()), (
         "a scratch folder was left beside the recording"
     )
     return Recording(folder, manifest, checks, transcript, report)

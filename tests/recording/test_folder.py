@@ -18,6 +18,7 @@ from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import read_recording
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON, MARKER
+from tests.helpers.scratch import kill_hard, start_holder
 
 GOOD: list[dict[str, Any]] = [
     {"tools": [EDIT]},
@@ -132,7 +133,7 @@ def test_an_earlier_recording_survives_a_write_that_fails(
 
     assert report.run_id not in str(before)  # the run ended with its report all the same
     assert _tree(folder) == before
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("phasegate-")] == []
 
 
 def test_the_command_line_refuses_a_folder_that_is_not_a_recording_with_exit_two(
@@ -173,3 +174,20 @@ def test_a_page_that_cannot_be_rendered_costs_the_recording_nothing_but_its_page
     assert recording.manifest["files"]["page"] == "index.html"
     assert not (folder / "index.html").exists()
     assert recording.manifest["verdict"] == "accepted"
+
+
+def test_the_building_folder_a_killed_writer_left_is_swept_by_the_next_write(
+    task: Task, project: Path, tmp_path: Path
+) -> None:
+    """A process dies (SIGKILL) holding a recording's building folder beside the target:
+    the next recording written there removes it; a live process's is left."""
+    beside = tmp_path / "recordings"
+    beside.mkdir()
+    dead, (left,) = start_holder(beside, ["phasegate-recording"])
+    kill_hard(dead)
+    alive, (held,) = start_holder(beside, ["phasegate-recording"])
+    try:
+        Runner(_scripted(GOOD)).run_sync(task, project, record=beside / "run")
+        assert not left.exists() and held.exists()
+    finally:
+        kill_hard(alive)

@@ -291,3 +291,33 @@ def test_a_batch_with_record_true_lands_each_units_recording_in_its_result_folde
         assert recording.report == json.loads((folder / "report.json").read_text())
         assert recording.manifest["verdict"] == unit["outcome"]["verdict"]
         assert_adds_up(recording)
+
+
+@pytest.mark.cli
+def test_completion_tool_checks_are_recorded_with_the_answer_the_model_got(
+    task: Task, project: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """phase_complete before the edit is refused, after it accepted, then submit_summary:
+    each is a check with trigger tool, on the phase it named, whose feedback is the tool
+    result the transcript holds for that call."""
+    summary = {"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}
+    replies = [
+        {"tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
+        {"when": "tool_error", "tools": [EDIT]},
+        {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "fixed"}}]},
+        {"when": "tool_result", "tools": [{"submit_summary": {"summary": summary}}]},
+        {"text": "Done."},
+    ]
+    server = scripted_model_server(Script.model_validate({"replies": replies}))
+    agent = server.claude_agent(timeout=90, request_timeout=20)
+    folder = tmp_path / "recording"
+
+    report = Runner(agent, retry=NO_RETRIES).run_sync(task, project, record=folder)
+
+    assert report.verdict == "accepted"
+    recording = read_recording(folder)
+    tools = [c for c in recording.checks if c["trigger"] == "tool"]
+    assert [(c["part"], c["accepted"]) for c in tools] == [(0, False), (0, True), (1, True)]
+    results = [e["content"] for e in recording.transcript if e["kind"] == "tool_result"]
+    assert all(c["feedback"] in results for c in tools)
+    assert "validation_failed" in tools[0]["feedback"]

@@ -217,10 +217,15 @@ class PipelineRunner:
         )
 
     def resume_sync(
-        self, pipeline: Pipeline, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        inputs: Mapping[str, str] | None = None,
+        record: str | Path | None = None,
     ) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
-        return asyncio.run(self.resume(pipeline, workdir, inputs=inputs))
+        return asyncio.run(self.resume(pipeline, workdir, inputs=inputs, record=record))
 
 
 def _refuse_unwritable(root: Path) -> None:

@@ -5,7 +5,10 @@ A folder may take a recording when it does not exist, is empty, or holds an earl
 raises :class:`~phasegate.errors.RecordingFolderError` otherwise, touching nothing.
 :func:`write_folder` makes the new recording in a sibling folder (each file written and
 fsynced with :func:`~phasegate._files.atomic.write_synced`, inside folders checked by
-:func:`~phasegate._files.confined.inside_folder`), moves an earlier recording aside, renames
+:func:`~phasegate._files.confined.inside_folder`) named by
+:func:`~phasegate._files.scratch.make_scratch`, so one a killed process left is swept by the
+next write there (:func:`~phasegate._files.scratch.sweep_dead`), moves an earlier recording
+aside, renames
 the new one into place, and only then removes the earlier one
 (:func:`~phasegate._files.confined.remove_inside`, which follows no link). A write that fails
 leaves the earlier recording where it was, and removes its own sibling folder.
@@ -16,16 +19,20 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from phasegate._files.atomic import fsync_directory, write_synced
 from phasegate._files.confined import inside_folder, remove_inside
+from phasegate._files.scratch import make_scratch, sweep_dead
 from phasegate.errors import RecordingFolderError
 from phasegate.modes import RECORDING_PAGE
 from phasegate.recording.files import MANIFEST, manifest_bytes
+
+RECORDING_SCRATCH = "phasegate-recording"
+"""The prefix of the folders a recording is built in and an earlier one set aside in, beside
+its place; those of a process that died are swept by the next recording written there."""
 
 PageWriter = Callable[[Path], bytes | None]
 """Renders the page of the recording in a folder (every other file written): its bytes, or
@@ -74,7 +81,8 @@ def write_folder(
     folder = usable_folder(folder)
     parent = folder.parent
     parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.writing-", dir=parent))
+    sweep_dead(RECORDING_SCRATCH, root=parent)
+    building = make_scratch(RECORDING_SCRATCH, root=parent)
     aside: Path | None = None
     try:
         os.chmod(building, 0o755)
@@ -88,7 +96,7 @@ def write_folder(
             fsync_directory(building / directory)
         if os.path.lexists(folder):
             usable_folder(folder)  # still an earlier recording or empty: it may go
-            aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=parent))
+            aside = make_scratch(RECORDING_SCRATCH, root=parent)
             os.replace(folder, aside)
         os.replace(building, folder)
         fsync_directory(parent)

@@ -141,9 +141,9 @@ class TaskRun(RunObserver):
             self._emit_all(self.progress.calls.judged(check.judgment))
             self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
         if self.recorder is not None:
-            judgment = check.judgment
+            judgment, called = check.judgment, self.gate.called_phase(name, arguments)
             self.recorder.check(
-                part=check_part(self.task, judgment),
+                part=called - 1 if isinstance(called, int) else check_part(self.task, judgment),
                 attempt=self.gate.attempts,
                 trigger="tool",
                 accepted=check.answer.ok,

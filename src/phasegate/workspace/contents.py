@@ -42,8 +42,8 @@ class FileContents:
     def keep(self, digest: str, data: bytes | None, size: int) -> None:
         """Keep the bytes of a file whose digest is ``digest`` (``data`` None: they were not
         read, as the file was too large for the bounds)."""
-        if self.known(digest):
-            return
+        if self.known(digest) or digest.startswith(("link:", "unreadable:")):
+            return  # nothing was read: why_not says why from the digest itself
         if data is None or len(data) != size:
             self._why_not[digest] = self._too_large(size)
             self._large.add(digest)
