@@ -1,6 +1,7 @@
 """The page of every kind of recording, each made for real: a Ralph loop through the command
-line, a judged saved transcript, and the units of a batch with ``record: true`` (linked from
-``batch report``). Task and pipeline runs are in test_page_in_browser.py."""
+line, a judged saved transcript, the units of a batch with ``record: true`` (linked from
+``batch report``), and a task completed through the completion tools. Task and pipeline runs
+with markers are in test_page_in_browser.py."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from phasegate import Runner, Task
 from phasegate.recording.page import render_page
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.batches import batch_writer
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import read_recording
-from tests.helpers.scenarios import EXAMPLE
+from tests.helpers.scenarios import EDIT, EXAMPLE, NO_RETRIES
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -99,3 +101,32 @@ def test_a_batch_with_record_true_links_each_units_page_from_its_report(tmp_path
     assert page.read_text() == render_page(unit / "recording")
     href = f"out/units/{unit.name}/recording/index.html"
     assert f'<a href="{href}">{unit.name}</a>' in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.cli
+def test_completion_tool_calls_are_set_apart_with_the_answer_the_model_got(
+    task: Task, project: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """phase_complete refused before the edit, accepted after it, then submit_summary: each
+    call is marked as a completion tool, and each check shows the tool's answer."""
+    summary = {"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}
+    replies = [
+        {"tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
+        {"when": "tool_error", "tools": [EDIT]},
+        {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "fixed"}}]},
+        {"when": "tool_result", "tools": [{"submit_summary": {"summary": summary}}]},
+        {"text": "Done."},
+    ]
+    server = scripted_model_server(Script.model_validate({"replies": replies}))
+    folder = tmp_path / "recording"
+    report = Runner(server.claude_agent(timeout=90, request_timeout=20),
+                    retry=NO_RETRIES).run_sync(task, project, record=folder)  # fmt: skip
+    assert report.verdict == "accepted"
+    answers = [c["feedback"] for c in read_recording(folder).checks if c["trigger"] == "tool"]
+
+    page = render_page(folder)
+
+    assert len(re.findall(r'<details class="entry completion"', page)) == 3
+    assert page.count("the tool's answer") == 3
+    text = text_of(page)
+    assert all(answer.strip().splitlines()[0] in text for answer in answers)
