@@ -3,6 +3,7 @@ from a model, a tool, a file or a task file is shown as text, never as markup.""
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -181,3 +182,19 @@ def test_write_page_replaces_a_link_planted_as_the_page_and_leaves_its_target_al
     assert outside.read_text() == "keep me"
     assert not (folder / "index.html").is_symlink()
     assert (folder / "index.html").read_text() == render_page(folder)
+
+
+def test_a_run_that_crashed_shows_its_error_and_a_recording_without_a_report_still_renders(
+    tmp_path: Path,
+) -> None:
+    folder = gate_run(tmp_path / "run")
+    manifest = json.loads((folder / "recording.json").read_text())
+    manifest.update(verdict="error", error="the agent's API failed: HTTP 500 <b>x</b>")
+    manifest["files"]["report"] = None
+    (folder / "recording.json").write_text(json.dumps(manifest))
+    (folder / "report.json").unlink()
+
+    page = render_page(folder)
+
+    assert '<p class="error">the agent&#x27;s API failed: HTTP 500 &lt;b&gt;x&lt;/b&gt;</p>' in page
+    assert "verdict: error" in page
