@@ -28,6 +28,7 @@ from tests.helpers.scenarios import (
     MARKER,
     NO_RETRIES,
 )
+from tests.helpers.three_stages import THREE, write_step
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -321,3 +322,30 @@ def test_completion_tool_checks_are_recorded_with_the_answer_the_model_got(
     results = [e["content"] for e in recording.transcript if e["kind"] == "tool_result"]
     assert all(c["feedback"] in results for c in tools)
     assert "validation_failed" in tools[0]["feedback"]
+
+
+def test_pipeline_run_with_record_writes_the_recording_and_says_where(tmp_path: Path) -> None:
+    """``phasegate pipeline run --record`` with the scripted agent: three visits, one diff
+    each, the page written, and the folder named on stderr."""
+    pipeline_file, script_file = tmp_path / "three.yaml", tmp_path / "script.yaml"
+    pipeline_file.write_text(json.dumps(THREE))
+    replies = [
+        {"contains": f"Stage {n} of 3", "tools": [write_step(name)]}
+        for n, name in enumerate(("one", "two", "three"), start=1)
+    ]
+    script_file.write_text(json.dumps({"replies": replies}))
+    work, folder = tmp_path / "work", tmp_path / "recording"
+    work.mkdir()
+
+    done = phasegate(
+        "pipeline", "run", pipeline_file, "--workdir", work, "--agent", "scripted",
+        "--script", script_file, "--quiet", "--record", folder,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert f"recording: {folder}" in done.stderr
+    recording = read_recording(folder)
+    assert [(p["name"], p["diff_files"]) for p in recording.parts] == [
+        ("one", ["one.md"]), ("two", ["two.md"]), ("three", ["three.md"]),
+    ]  # fmt: skip
+    assert (folder / "index.html").is_file()
