@@ -34,6 +34,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.telemetry",),
     ("phasegate.agents",),  # the Agent protocol, Claude Code, the scripted agent and model server
     ("phasegate.workspace",),
+    (
+        "phasegate.recording",
+    ),  # a run's recording folder: written when a run ends, read back, and its page
     ("phasegate.tasks",),
     ("phasegate.planning",),  # task inputs: inference, clarification, both planners
     ("phasegate.pipelines",),

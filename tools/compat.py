@@ -68,6 +68,7 @@ SUBSET = [
     "tests/agents/test_claude_agent.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/tasks/test_gate_overhead.py",
+    "tests/recording/test_recorded_runs.py",
     "tests/agents/scripted/test_model_server.py",
     "tests/pipelines/test_pipeline_runner.py",
     "tests/phases/test_markers.py",

@@ -28,6 +28,8 @@ from phasegate.errors import PipelineFileError as PipelineFileError
 from phasegate.errors import PipelineStateError as PipelineStateError
 from phasegate.errors import PlanFileError as PlanFileError
 from phasegate.errors import PromptTemplateError as PromptTemplateError
+from phasegate.errors import RecordingError as RecordingError
+from phasegate.errors import RecordingFolderError as RecordingFolderError
 from phasegate.errors import RunError as RunError
 from phasegate.errors import ScriptFileError as ScriptFileError
 from phasegate.errors import StalePlanError as StalePlanError
@@ -63,6 +65,8 @@ from phasegate.planning.plan import load_plan as load_plan
 from phasegate.planning.reference import plan_task as plan_task
 from phasegate.planning.values import InputValues as InputValues
 from phasegate.planning.values import resolve_inputs as resolve_inputs
+from phasegate.recording.page import render_page as render_page
+from phasegate.recording.page import write_page as write_page
 from phasegate.tasks.report import PhaseReport as PhaseReport
 from phasegate.tasks.report import RunReport as RunReport
 from phasegate.tasks.runner import Runner as Runner

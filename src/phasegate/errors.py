@@ -10,9 +10,11 @@
     │   ├── PipelineStateError     a pipeline state file cannot be resumed from (file, field)
     │   ├── LoopStateError         a Ralph loop state file is unreadable or invalid (file, line)
     │   ├── PlanFileError          a plan file is unreadable or invalid (file, field)
+    │   ├── RecordingError         a recording folder is missing, foreign or damaged (file, field)
     │   ├── InputsInvalidError     a task's input values are missing or refused (errors)
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
     │   ├── LinkedPathError        a folder phasegate writes in is a link out of its folder (path)
+    │   ├── RecordingFolderError   a recording's folder holds something else (folder)
     │   ├── IdempotencyKeyError    an idempotency key that cannot be one
     │   │   └── IdempotencyKeyReusedError  the same key sent with another request
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
@@ -132,6 +134,14 @@ class PlanFileError(_FileFieldError):
     kind = "plan"
 
 
+class RecordingError(_FileFieldError):
+    """A recording folder cannot be read as one: missing, not a recording, of a newer
+    ``recording_version``, or a file in it damaged. ``path`` is the file (or the folder),
+    ``field`` the key or line that is wrong (``parts.0.entries``, ``line 12``)."""
+
+    kind = "recording"
+
+
 class PromptTemplateError(UsageError):
     """A prompt template is missing or uses a placeholder phasegate does not provide."""
 
@@ -151,6 +161,19 @@ class LinkedPathError(UsageError):
             "or use another folder",
             option=option,
         )
+
+
+class RecordingFolderError(UsageError):
+    """The folder a recording was asked for cannot take it: it holds something that is not
+    an earlier recording, or is not a folder. ``folder`` names it; nothing in it is touched."""
+
+    def __init__(self, folder: Path, problem: str) -> None:
+        super().__init__(
+            f"cannot record the run into {folder}: {problem}; a recording replaces only an "
+            "earlier recording or an empty folder, so name a new folder or empty this one",
+            option="record",
+        )
+        self.folder = folder
 
 
 class IdempotencyKeyError(UsageError):

@@ -26,6 +26,9 @@ session per stage (for comparison)."""
 ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
 """Every isolation, the default first."""
 
+RECORDING_PAGE = "index.html"
+"""A recording folder's page (``docs/recordings.md``): what reports and the service link to."""
+
 STATE_DIR = ".phasegate"
 """The folder phasegate keeps its own files in, inside a work directory or the service's root:
 pipeline state and baselines, kept execute results, the service's runs and token. Snapshots,

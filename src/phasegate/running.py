@@ -39,7 +39,8 @@ class RunOptions:
     included (None: the retry policy's default bound and no run deadline). ``retries``:
     sessions restarted after an agent failure (None: the retry policy's default).
     ``prompts_dir``: templates that replace the built-in prompts. ``on_event``: where the
-    run's events go.
+    run's events go. ``record``: a folder to write the run's recording in when it ends
+    (``docs/recordings.md``; None: not recorded).
     """
 
     mode: Mode = "gate"
@@ -49,6 +50,7 @@ class RunOptions:
     retries: int | None = None
     prompts_dir: str | Path | None = None
     on_event: EventSink | None = None
+    record: str | Path | None = None
 
     def retry_policy(self) -> RetryPolicy:
         """The retry policy ``timeout`` and ``retries`` describe."""
@@ -139,19 +141,31 @@ async def run_definition(
             prompts_dir=options.prompts_dir, on_event=options.on_event, retry=retry,
             timeout=options.timeout,
         )  # fmt: skip
-        return await runner.run(definition, workdir, inputs=inputs, run_id=run_id, stop=stop)
+        return await runner.run(
+            definition, workdir, inputs=inputs, run_id=run_id, stop=stop, record=options.record
+        )
     if isinstance(definition, Loop):
         loops = LoopRunner(
             agent, prompts_dir=options.prompts_dir, on_event=options.on_event, retry=retry,
             timeout=options.timeout,
         )  # fmt: skip
-        return await loops.run(definition, workdir, restart=restart, run_id=run_id, stop=stop)
+        return await loops.run(
+            definition, workdir, restart=restart, run_id=run_id, stop=stop, record=options.record
+        )
     pipelines = PipelineRunner(
         agent, isolation=options.isolation, prompts_dir=options.prompts_dir,
         on_event=options.on_event, retry=retry, timeout=options.timeout,
     )  # fmt: skip
     if resume:
-        return await pipelines.resume(definition, workdir, inputs=inputs, stop=stop)
+        return await pipelines.resume(
+            definition, workdir, inputs=inputs, stop=stop, record=options.record
+        )
     return await pipelines.run(
-        definition, workdir, restart=restart, inputs=inputs, run_id=run_id, stop=stop
+        definition,
+        workdir,
+        restart=restart,
+        inputs=inputs,
+        run_id=run_id,
+        stop=stop,
+        record=options.record,
     )

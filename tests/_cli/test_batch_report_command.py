@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers.batch_dirs import GOOD, LAZY, make_unit, run_into, write_manifest
 from tests.helpers.cli import phasegate
+from tests.helpers.recording_fixtures import gate_run
 
 HOSTILE = "<script>alert(1)</script>|x"
 
@@ -40,7 +41,7 @@ def test_json_merges_the_shards_whatever_their_order(shards: tuple[Path, Path]) 
     assert done.returncode == 0, done.stderr
     assert done.stdout == again.stdout
     summary = json.loads(done.stdout)
-    assert summary["summary_version"] == 5
+    assert summary["summary_version"] == 6
     assert summary["batch"]["missing"] == [make_unit("fix", "unstructured", 1, task=HOSTILE).id]
     assert [d["shard"] for d in summary["batch"]["directories"]] == ["1/2", "2/2"]
     (row,) = summary["mode_comparison"]
@@ -111,3 +112,50 @@ def test_warnings_go_to_stderr_and_the_report_is_still_written(
     assert done.returncode == 0, done.stderr
     assert "phasegate: warning: " in done.stderr and "named twice" in done.stderr
     assert json.loads(done.stdout)["runs"] == 2
+
+
+@pytest.mark.cli
+def test_units_that_recorded_their_run_link_to_their_page_in_html_markdown_and_json(
+    tmp_path: Path,
+) -> None:
+    """A unit with ``units/<id>/recording/`` gets its page written and linked (relative to
+    the report's folder); a unit without one is not listed."""
+    out = tmp_path / "out"
+    recorded, plain = make_unit("fix", "gate", 1), make_unit("fix", "gate", 2)
+    write_manifest(out, [recorded, plain])
+    for unit in (recorded, plain):
+        run_into(out, unit, GOOD)
+    folder = gate_run(out / "units" / recorded.id / "recording", task="<b>fix</b>")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+
+    html = phasegate("batch", "report", out, "-f", "html", "-o", reports / "r.html")
+    markdown = phasegate("batch", "report", out, "-f", "markdown", "-o", reports / "r.md")
+    as_json = phasegate("batch", "report", out, "--format", "json")
+
+    assert html.returncode == markdown.returncode == as_json.returncode == 0, html.stderr
+    assert (folder / "index.html").is_file()
+    href = f"../out/units/{recorded.id}/recording/index.html"
+    assert f'<a href="{href}">{recorded.id}</a>' in (reports / "r.html").read_text()
+    assert f"[{recorded.id}]({href})" in (reports / "r.md").read_text()
+    (run,) = json.loads(as_json.stdout)["recordings"]
+    assert run["page"] == str(folder / "index.html") and run["run_id"] == recorded.id
+    assert plain.id not in json.dumps(json.loads(as_json.stdout)["recordings"])
+
+
+@pytest.mark.cli
+def test_a_damaged_recording_of_a_unit_is_a_warning_and_the_report_goes_on(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    unit = make_unit("fix", "gate", 1)
+    write_manifest(out, [unit])
+    run_into(out, unit, GOOD)
+    folder = gate_run(out / "units" / unit.id / "recording")
+    (folder / "checks.jsonl").write_text("{")
+
+    done = phasegate("batch", "report", out, "--format", "json")
+
+    assert done.returncode == 0, done.stderr
+    assert "checks.jsonl: line 1: invalid JSON" in done.stderr
+    assert "recordings" not in json.loads(done.stdout)

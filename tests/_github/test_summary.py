@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from phasegate._github.markdown import inline
-from phasegate._github.summary import SUMMARY_LIMIT, job_summary
+from phasegate._github.summary import SUMMARY_LIMIT, RecordingLink, job_summary
 from phasegate._github.view import Problem, ReportView, Row, read_report_view
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
@@ -269,3 +269,27 @@ def test_the_calls_refused_before_they_ran_are_listed_as_inert_text(tmp_path: Pa
     line = f"- {inline('Bash')} {inline(hostile)} in {where}: {inline('not allowed')}"
     assert line in summary
     assert "<script>" not in summary.replace(inline(hostile), "")
+
+
+def test_a_recorded_run_links_its_artifact_and_names_its_page_as_code() -> None:
+    url = "https://github.com/o/r/actions/runs/1/artifacts/2"
+    link = RecordingLink(page="/tmp/rec/index.html", url=url)
+    summary = job_summary(hostile_view("x"), omitted_annotations={}, recording=link)
+
+    assert f"[download the recording]({url})" in summary
+    assert "` /tmp/rec/index.html `" in summary
+
+
+@pytest.mark.parametrize("url", [
+    "https://evil.example/a) ![x](https://evil.example/p.png", "javascript:alert(1)",
+    "http://github.com/x", "https://github.com/x\n::error::FORGED", None,
+])  # fmt: skip
+def test_a_recording_url_that_is_not_a_plain_https_url_is_not_linked(url: str | None) -> None:
+    hostile = "<img src=x> PAYLOAD ::error::x"
+    link = RecordingLink(page=hostile, url=url)
+    summary = job_summary(hostile_view("x"), omitted_annotations={}, recording=link)
+    page = rendered(summary)
+
+    assert "(not uploaded)" in summary
+    assert "a" not in page.tags and "img" not in page.tags
+    assert "PAYLOAD" not in "".join(page.outside)

@@ -38,7 +38,7 @@ def test_no_request_the_document_allows_gets_a_5xx_or_an_undocumented_answer(
     schema = schemathesis.openapi.from_url(f"{service.url}/openapi.json", headers=service.auth)
     results = list(schema.get_all_operations())
     operations = [result.ok() for result in results if isinstance(result, Ok)]
-    assert len(operations) == len(results) == 8
+    assert len(operations) == len(results) == 9
 
     for operation in operations:
 
@@ -57,7 +57,8 @@ def test_the_document_describes_every_route_and_the_bearer_scheme(service: Servi
     document = service.client().get("/openapi.json").json()
     assert set(document["paths"]) == {
         "/v1/runs", "/v1/plans", "/v1/runs/{run_id}", "/v1/runs/{run_id}/events",
-        "/v1/runs/{run_id}/cancel", "/v1/runs/{run_id}/resume", "/healthz",
+        "/v1/runs/{run_id}/cancel", "/v1/runs/{run_id}/resume", "/v1/runs/{run_id}/view",
+        "/healthz",
     }  # fmt: skip
     assert document["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     events = document["paths"]["/v1/runs/{run_id}/events"]["get"]["responses"]["200"]

@@ -34,6 +34,7 @@ INPUTS = [
     "summary",
     "python_version",
     "log_file",
+    "record",
 ]
 """The inputs the contract names, in its order."""
 EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)
@@ -117,7 +118,7 @@ def test_env_values_are_whole_expressions_of_inputs_runner_context_or_earlier_st
 ) -> None:
     """Each ``env:`` value is one expression of a trusted kind: an input, ``runner.*``, or an
     output of one of the action's own steps."""
-    trusted = re.compile(r"\$\{\{ (inputs\.\w+|runner\.\w+|steps\.[\w-]+\.outputs\.\w+) \}\}")
+    trusted = re.compile(r"\$\{\{ (inputs\.\w+|runner\.\w+|steps\.[\w-]+\.outputs\.[\w-]+) \}\}")
     for step in steps(action):
         for name, value in (step.get("env") or {}).items():
             assert trusted.fullmatch(str(value)), f"{step.get('id')}: {name}: {value}"

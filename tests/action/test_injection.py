@@ -137,7 +137,8 @@ def test_nothing_a_hostile_model_writes_reaches_what_the_runner_acts_on(
         assert (each.env, each.path, each.state, each.file_command_error) == ([], [], [], None)
         assert not each.stopped_at_end, each.id
     assert step.summary == ""
-    assert set(step.outputs) == {"exit_code", "report", "log", "html", "workdir"}
+    assert set(step.outputs) == {"exit_code", "report", "log", "html", "workdir", "record"}
+    assert step.outputs["record"] == ""  # no recording asked for
     assert "FORGED" not in run.step("github").output.replace("%", "").split("::", 1)[0]
     for command in run.step("github").commands:
         assert command.name in {"error", "warning", "notice"}, command.line

@@ -100,6 +100,27 @@ def test_an_accepted_run_sets_every_output_and_passes(
     assert "eval(" not in (fix_example / "project" / "app.py").read_text()
 
 
+def test_a_recorded_run_writes_its_page_and_the_summary_says_where_it_is(
+    action: CompositeAction, fix_example: Path, workspace: Path
+) -> None:
+    """record: the real run records into the folder, the page step writes its page, the
+    upload step would take the folder, and the job summary names the page (not uploaded
+    here: the simulated runner skips uses: steps, so there is no artifact URL)."""
+    run = action.run(
+        {"task": "fix/task.yaml", "workdir": "fix/project", "model_script": "fix/model.yaml",
+         "record": "recording"}
+    )  # fmt: skip
+
+    assert not run.failed, run.output
+    folder = workspace / "recording"
+    assert (folder / "recording.json").is_file() and (folder / "index.html").is_file()
+    assert run.step("page").outputs["recorded"] == "true"
+    assert not run.step("upload").ran  # a uses: step: the simulation skips it
+    summary = run.step("github").summary
+    assert f"**Recorded run:** the run's page is ` {folder}/index.html ` on the runner" in summary
+    assert run.commands == []
+
+
 @pytest.mark.parametrize(
     ("fail_on", "fails"), [("rejected", True), ("error", False), ("never", False)]
 )

@@ -319,6 +319,23 @@ def test_cancel_and_resume_post_to_the_run_and_return_it() -> None:
     assert seen == [("POST", f"/v1/runs/{RUN_ID}/cancel"), ("POST", f"/v1/runs/{RUN_ID}/resume")]
 
 
+def test_page_gets_the_runs_page_and_a_run_without_one_is_a_service_error() -> None:
+    seen: list[str] = []
+
+    def service(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.path)
+        if request.url.path.startswith("/v1/runs/bbbbbbbbbbbb"):
+            error = {"code": "no_recording", "message": "no recording", "field": None}
+            return httpx.Response(404, json={"error": error})
+        return httpx.Response(200, text="<!DOCTYPE html><p>page</p>")
+
+    assert call(lambda c: c.page(RUN_ID), service) == "<!DOCTYPE html><p>page</p>"
+    with pytest.raises(ServiceError) as raised:
+        call(lambda c: c.page("bbbbbbbbbbbb"), service)
+    assert raised.value.code == "no_recording"
+    assert seen == [f"/v1/runs/{RUN_ID}/view", "/v1/runs/bbbbbbbbbbbb/view"]
+
+
 def test_the_token_can_come_from_the_token_file_and_a_missing_one_is_named(tmp_path: Path) -> None:
     """The file's content, stripped, is the bearer token; an unreadable file is a usage error
     naming it and the keyword argument."""

@@ -23,7 +23,7 @@ RUN_ELSEWHERE = {
     ("README.md", 0): "make test is CI's own command (.ci/run); make demo runs `phasegate demo`, "
     "run by tests/_cli/test_cli.py::test_demo_shows_the_rejection_and_the_gated_acceptance",
     ("docs/index.md", 0): "the README's two commands, as above",
-    ("README.md", 2): "tests/examples/test_batch_example.py runs the batch and its report; "
+    ("README.md", 3): "tests/examples/test_batch_example.py runs the batch and its report; "
     "tests/batches/test_batch_runner.py::test_a_second_run_skips_every_finished_unit the rerun",
     ("docs/batch.md", 0): "the README's batch block, as above",
     ("docs/judging.md", 0): "tests/_cli/test_claude_cli_command.py::"
@@ -36,6 +36,7 @@ RUN_ELSEWHERE = {
 # Run here, as written, from the repository's root.
 RUN_HERE = {
     ("README.md", 1): "fix-vulnerability: ACCEPTED (gate, 2 gate check(s))\n",
+    ("README.md", 2): "fix-vulnerability: ACCEPTED (gate, 2 gate check(s))\n",
     ("docs/pipelines.md", 0): "prd-to-code: ACCEPTED (session isolation, 1 session(s), ",
 }
 
@@ -63,7 +64,7 @@ def test_every_shell_block_is_run_by_a_test_or_says_why_not() -> None:
         "the test suite and the docs site (make docs)", "the test suite and this site"
     )
     for page in ("README.md", "docs/batch.md"):
-        batch = blocks[page, 2 if page == "README.md" else 0][1]
+        batch = blocks[page, 3 if page == "README.md" else 0][1]
         assert batch.startswith("phasegate batch run examples/batch/batch.yaml --out results")
     assert "cd examples/decision-record" in blocks["docs/plan-execute.md", 0][1]
 

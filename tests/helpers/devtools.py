@@ -8,11 +8,13 @@ waiting), and read its DOM.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,5 +97,64 @@ def dom_once(chromium: str, profile: Path, url: str, until: str, *, timeout: flo
         dom = evaluate("document.documentElement.outerHTML")
         assert isinstance(dom, str)
         return dom
+    finally:
+        pipe.close()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A page as chromium showed it: the visible text (``innerText``), the DOM, a screenshot
+    (PNG bytes, when asked for) and the navigation timings (milliseconds from the start)."""
+
+    text: str
+    dom: str
+    png: bytes | None
+    timing: dict[str, float]
+
+
+_TIMING = """(() => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const paint = performance.getEntriesByType("paint")
+    .find((e) => e.name === "first-contentful-paint");
+  return {dom_content_loaded: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+          first_contentful_paint: paint ? paint.startTime : -1,
+          transfer_size: nav.transferSize, decoded_size: nav.decodedBodySize};
+})()"""
+
+
+def load_page(
+    chromium: str, profile: Path, url: str, *, screenshot: bool = False,
+    width: int = 1200, height: int = 1600, timeout: float = 60,
+) -> Loaded:  # fmt: skip
+    """Load ``url`` in a ``width`` by ``height`` window and wait for its load event; what it
+    shows (a screenshot of the window's first screen when ``screenshot``)."""
+    pipe = _Pipe(chromium, profile)
+    try:
+        target = pipe.call("Target.createTarget", url="about:blank")["targetId"]
+        session = pipe.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        pipe.call("Emulation.setDeviceMetricsOverride", session, width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)  # fmt: skip
+        pipe.call("Page.enable", session)
+        pipe.call("Page.navigate", session, url=url)
+
+        def evaluate(expression: str) -> Any:
+            result = pipe.call("Runtime.evaluate", session, expression=expression,
+                               returnByValue=True)  # fmt: skip
+            return result.get("result", {}).get("value")
+
+        deadline = time.monotonic() + timeout
+        ready = ("document.readyState === 'complete' && document.URL !== 'about:blank' && "
+                 "performance.getEntriesByType('navigation')[0].loadEventEnd > 0")  # fmt: skip
+        while not evaluate(f"Boolean({ready})"):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{url} did not load within {timeout} s")
+            time.sleep(0.05)
+        png = None
+        if screenshot:
+            data = pipe.call("Page.captureScreenshot", session, format="png")["data"]
+            png = base64.b64decode(data)
+        return Loaded(text=evaluate("document.body.innerText"),
+                      dom=evaluate("document.documentElement.outerHTML"),
+                      png=png, timing=evaluate(_TIMING))  # fmt: skip
     finally:
         pipe.close()

@@ -12,10 +12,8 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import tempfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -30,6 +28,7 @@ from phasegate.metrics.html import CHARTS, render_html
 from phasegate.metrics.summary import summarize
 from phasegate.metrics.svg import PALETTE
 from phasegate.modes import GroupBy
+from tests.helpers.png import PNG_SIGNATURE, png_rows
 
 TASKS = {"fix-vulnerability": ("edit", "summary"), "add-tests": ("write", "run", "summary")}
 PLAN = [
@@ -328,7 +327,6 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--virtual-time-budget=2000", "--window-size=1280,2000")  # fmt: skip
 """The closed network makes chromium hang on connection attempts unless these turn them off."""
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MEASURE = """<script>
 for (const svg of document.querySelectorAll("svg[data-chart]")) {
   const box = svg.getBoundingClientRect();
@@ -359,43 +357,6 @@ def chromium(tmp_path: Path, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
-
-
-def png_rows(data: bytes) -> tuple[int, list[bytes]]:
-    """Bytes per pixel and the unfiltered pixel rows of an 8-bit RGB(A) PNG (spec 7 to 9)."""
-    pos, idat = len(PNG_SIGNATURE), []
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
-        body = data[pos + 8 : pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
-        elif kind == b"IDAT":
-            idat.append(body)
-    assert depth == 8 and colour in (2, 6), (depth, colour)
-    bpp, raw = 3 if colour == 2 else 4, zlib.decompress(b"".join(idat))
-    stride, rows, above = width * bpp, [], bytearray(width * bpp)
-    low = int.from_bytes(b"\x7f" * stride, "big")
-    for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 :][:stride])
-        if kind == 2:  # Up, most rows: add the row above bytewise, on whole rows as big ints
-            x, a = int.from_bytes(line, "big"), int.from_bytes(above, "big")
-            line = bytearray((((x & low) + (a & low)) ^ ((x ^ a) & ~low)).to_bytes(stride, "big"))
-        for i in range(stride) if kind in (1, 3, 4) else ():  # Sub, Average, Paeth
-            left = line[i - bpp] if i >= bpp else 0
-            up, corner = above[i], above[i - bpp] if i >= bpp else 0
-            if kind == 1:
-                predicted = left
-            elif kind == 3:
-                predicted = (left + up) // 2
-            else:  # the nearest of the three to left + up - corner; ties in that order
-                guess = left + up - corner
-                predicted = min((abs(guess - left), 0, left), (abs(guess - up), 1, up),
-                                (abs(guess - corner), 2, corner))[2]  # fmt: skip
-            line[i] = (line[i] + predicted) % 256
-        rows.append(bytes(line))
-        above = line
-    return bpp, rows
 
 
 @browser

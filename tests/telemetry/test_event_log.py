@@ -83,8 +83,8 @@ def test_every_event_the_runner_emits_is_documented_with_a_schema() -> None:
 def test_what_the_runner_writes_validates_against_the_documented_schemas(
     task: Task, project: Path, tmp_path: Path
 ) -> None:
-    """A run with a retry, a summary refused before the work, tool completions, feedback and
-    an acceptance: every line valid, every event name present."""
+    """A recorded run with a retry, a summary refused before the work, tool completions,
+    feedback and an acceptance: every line valid, every event name present."""
     early: dict[str, Any] = {"submit_summary": {"summary": {"files_changed": []}}}
     script = Script.model_validate({"replies": [
         {"error": {"status": 529}},
@@ -97,7 +97,8 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
     log_file = tmp_path / "events.jsonl"
     with EventLog(file=log_file) as log:
         retry = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.02)
-        report = Runner(ScriptedAgent(script), on_event=log, retry=retry).run_sync(task, project)
+        runner = Runner(ScriptedAgent(script), on_event=log, retry=retry)
+        report = runner.run_sync(task, project, record=tmp_path / "recording")
 
     assert report.verdict == "accepted", report.issues
     schemas = documented_schemas()
@@ -106,6 +107,7 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
         jsonschema.validate(line, schemas[line["event"]])
     assert {line["event"] for line in written} == set(TASK_EVENT_NAMES)
     assert written[0]["event"] == "run.started" and written[-1]["event"] == "run.completed"
+    assert written[-1]["recording"] == str(tmp_path / "recording")  # a recorded run says where
     assert list(written[0])[:6] == [
         "event",
         "timestamp",

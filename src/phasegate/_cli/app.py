@@ -100,6 +100,12 @@ def _plan() -> Callable[..., Any]:
     return plan
 
 
+def _view() -> Callable[..., Any]:
+    from phasegate._cli.view import view
+
+    return view
+
+
 def _pipeline() -> typer.Typer:
     from phasegate._cli.pipeline import app as pipeline_app
 
@@ -125,6 +131,7 @@ _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
     "github": _github,
     "serve": _serve,
     "loop": _loop,
+    "view": _view,
     "pipeline": _pipeline,
     "batch": _batch,
 }

@@ -132,14 +132,20 @@ def batch_report(
     if output is not None:
         _refuse_to_overwrite_results(output, directories)
     color = output is None and sys.stdout.isatty()
-    write_report(render_batches(directories, output_format, color=color), output)
+    base = output.parent if output is not None else None
+    write_report(render_batches(directories, output_format, color=color, base=base), output)
 
 
 def render_batches(
-    directories: list[Path], output_format: ReportFormat, *, color: bool = False
+    directories: list[Path],
+    output_format: ReportFormat,
+    *,
+    color: bool = False,
+    base: Path | None = None,
 ) -> str:
     """The merged report of ``directories`` in ``output_format``; every warning (a file that
-    could not be read, a duplicate unit) is said on stderr and kept in the report."""
+    could not be read, a duplicate unit) is said on stderr and kept in the report. A unit
+    that recorded its run links to its page (written when missing), relative to ``base``."""
     from phasegate.batches.collect import collect_batches
     from phasegate.metrics.aggregate import LogAggregator
     from phasegate.metrics.formatting import quantity
@@ -149,6 +155,7 @@ def render_batches(
     collected = collect_batches(directories)
     aggregator = LogAggregator()
     collected.aggregate(aggregator)
+    recordings = collected.recordings()
     for warning in collected.warnings:
         typer.echo(f"phasegate: warning: {warning}", err=True)
     if aggregator.skipped:
@@ -156,7 +163,9 @@ def render_batches(
         typer.echo(f"phasegate: skipped {what} of the units' event logs", err=True)
     summary = summarize(aggregator, "phase", warnings=collected.warnings)
     summary["batch"] = collected.section()
-    return render_summary(summary, output_format, color=color)
+    if recordings:
+        summary["recordings"], summary["recordings_unlisted"] = recordings, 0
+    return render_summary(summary, output_format, color=color, base=base)
 
 
 def _refuse_to_overwrite_results(output: Path, directories: list[Path]) -> None:

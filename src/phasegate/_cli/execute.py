@@ -33,6 +33,7 @@ from phasegate._cli.options import (
     ModelScript,
     OutputOptions,
     PromptsDir,
+    Record,
     Retries,
     RunMode,
     RunTimeout,
@@ -40,6 +41,7 @@ from phasegate._cli.options import (
     TaskFile,
     Workdir,
 )
+from phasegate._cli.output import print_recording, recording_folder
 from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
 from phasegate.errors import LinkedPathError, PhasegateError, UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
@@ -86,6 +88,7 @@ def execute(
     files_root: FilesRoot = None,
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
+    record: Record = None,
 ) -> None:
     """Run a planned task or pipeline with the answers to its questions; JSON lines on stdout.
 
@@ -111,6 +114,7 @@ def execute(
         answers = json_argument(responses, "--responses", lists=True) or {}
         answers_file = Path(responses[1:]) if responses and responses.startswith("@") else None
         refuse_log_over_inputs(log_file, [task_file, plan_file, script, model_script, answers_file])
+        folder = recording_folder(record)
         request = json_digest(
             {
                 "task": task.digest(),
@@ -129,6 +133,8 @@ def execute(
                     str(prompts_dir),
                     str(files_root),
                     _digest_of(model_script or script),
+                    # Only a recorded run adds its folder: the digests of others stay as they were.
+                    *([str(folder)] if folder is not None else []),
                 ],
             }
         )
@@ -156,7 +162,7 @@ def execute(
                                      max_cost=max_cost)  # fmt: skip
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
-            prompts_dir=prompts_dir,
+            prompts_dir=prompts_dir, record=folder,
             on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
         )  # fmt: skip
         chosen = build_agent(stack, agent_options)
@@ -169,6 +175,7 @@ def execute(
             except OSError as exc:  # the run happened: its result is still printed
                 typer.echo(f"phasegate: warning: the result was not kept in {store.folder}: "
                            f"{exc.strerror or exc}", err=True)  # fmt: skip
+    print_recording(folder)
     write_line(line)
     raise typer.Exit(code)
 

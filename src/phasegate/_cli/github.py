@@ -17,6 +17,7 @@ import typer
 from phasegate._cli.output import cannot_write, print_result
 from phasegate._cli.wiring import same_file
 from phasegate._github.fail_on import FailOn, exit_status
+from phasegate.modes import RECORDING_PAGE
 
 
 def github_command(
@@ -50,11 +51,19 @@ def github_command(
     workdir: Annotated[
         Path, typer.Option(help="Directory the report's file paths are relative to.")
     ] = Path(),
+    recording: Annotated[
+        Path | None,
+        typer.Option(help="The run's recording folder (run --record): its page is linked."),
+    ] = None,
+    recording_url: Annotated[
+        str | None,
+        typer.Option(help="URL of the artifact the recording was uploaded as (an https URL)."),
+    ] = None,
 ) -> None:
     """Turn a report into GitHub Actions outputs, a job summary and annotations."""
     from phasegate._github.annotations import annotations_of
     from phasegate._github.outputs import output_file_text, step_outputs
-    from phasegate._github.summary import job_summary
+    from phasegate._github.summary import RecordingLink, job_summary
     from phasegate._github.view import read_report_view
     from phasegate._github.workflow_commands import inert_lines
     from phasegate.errors import UsageError
@@ -79,7 +88,10 @@ def github_command(
             html_report=html,
         )
     )
-    markdown = job_summary(view, omitted_annotations=left_out) if summary else ""
+    link = None
+    if recording is not None and (recording / "recording.json").is_file():
+        link = RecordingLink(str(recording / RECORDING_PAGE), recording_url or None)
+    markdown = job_summary(view, omitted_annotations=left_out, recording=link) if summary else ""
     lines = [annotation.command() for annotation in shown]
     if os.environ.get("GITHUB_ACTIONS") == "true":
         _append("GITHUB_OUTPUT", outputs)

@@ -26,11 +26,12 @@ from phasegate._cli.options import (
     OutputOptions,
     PromptsDir,
     Quiet,
+    Record,
     Retries,
     Script,
     Workdir,
 )
-from phasegate._cli.output import finish, format_pipeline
+from phasegate._cli.output import finish, format_pipeline, print_recording, recording_folder
 from phasegate._cli.wiring import build_agent, event_sink, refuse_log_over_inputs
 from phasegate.errors import UsageError
 
@@ -92,6 +93,7 @@ def loop(
     quiet: Quiet = False,
     prompts_dir: PromptsDir = None,
     log_file: LogFile = None,
+    record: Record = None,
 ) -> None:
     """Run a Ralph loop: the same task, iteration after iteration, in one session, until the
     agent says its promise in its own words (not in a file, a tool call or code)."""
@@ -99,6 +101,7 @@ def loop(
 
     the_loop = _the_loop(prompt, prompt_file, state, promise, max_iterations)
     refuse_log_over_inputs(log_file, [prompt_file, state, script, model_script])
+    folder = recording_folder(record)
     options = AgentOptions(
         agent,
         script=script,
@@ -112,11 +115,13 @@ def loop(
         settings = RunOptions(
             timeout=timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, OutputOptions(quiet=quiet, log_file=log_file)),
+            record=folder,
         )  # fmt: skip
         agent_built = build_agent(stack, options)
         report = asyncio.run(
             run_definition(the_loop, workdir, agent_built, settings, restart=restart)
         )
+    print_recording(folder)
     finish(report, json_output=json_output, human=_format_loop)
 
 

@@ -46,7 +46,9 @@ def report_command(
         _refuse_to_overwrite_a_log(output, logs or [])
     color = output is None and sys.stdout.isatty()
     start = parse_since(since) if since else None
-    write_report(render_logs(logs or [], output_format, by=by, since=start, color=color), output)
+    base = output.parent if output is not None else None
+    text = render_logs(logs or [], output_format, by=by, since=start, color=color, base=base)
+    write_report(text, output)
 
 
 def write_report(text: str, output: Path | None) -> None:
@@ -69,9 +71,11 @@ def render_logs(
     since: datetime | None = None,
     color: bool = False,
     quiet: bool = False,
+    base: Path | None = None,
 ) -> str:
     """The metrics of ``logs`` in ``output_format``; what was skipped is said on stderr
-    unless ``quiet``."""
+    unless ``quiet``. Recorded runs link to their pages relative to ``base`` (the report's
+    folder)."""
     from phasegate.metrics.aggregate import LogAggregator
     from phasegate.metrics.formatting import quantity
     from phasegate.metrics.reading import MAX_LINE_BYTES, LogReader
@@ -89,7 +93,7 @@ def render_logs(
         longer = f" ({reader.long_lines} longer than {cap})" if reader.long_lines else ""
         typer.echo(f"phasegate: skipped {what}{longer}", err=True)
     return render_summary(summarize(aggregator, by, warnings=reader.warnings), output_format,
-                          color=color)  # fmt: skip
+                          color=color, base=base)  # fmt: skip
 
 
 def _refuse_to_overwrite_a_log(output: Path, logs: list[str]) -> None:

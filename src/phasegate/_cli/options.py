@@ -68,6 +68,16 @@ LogFile = Annotated[
     Path | None,
     typer.Option(help="Append every event to this file, one JSON line each (docs/events.md)."),
 ]
+Record = Annotated[
+    Path | None,
+    typer.Option(
+        "--record",
+        metavar="DIR",
+        help="Write the run's recording into this folder when it ends: the report, the "
+        "transcript, every gate check with its feedback, a diff per part (docs/recordings.md). "
+        "An earlier recording there is replaced; any other non-empty folder is refused.",
+    ),
+]
 LogFormatChoice = Annotated[LogFormat, typer.Option(help="json (one object a line) or console.")]
 Otel = Annotated[
     bool,
@@ -94,6 +104,7 @@ FLAGS = {
     "plan": "`phasegate plan` again, then `phasegate execute --plan`",
     "prompt": "PROMPT",
     "promise": "--promise",
+    "record": "--record",
     "prompts_dir": "--prompts-dir",
     "questions_per_turn": "--questions-per-turn",
     "responses": "--responses",
@@ -125,3 +136,5 @@ class OutputOptions:
     log_file: Path | None = None
     log_format: LogFormat = "json"
     otel: bool = False
+    record: Path | None = None
+    """The folder of the run's recording (checked already), or None."""

@@ -8,6 +8,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 import typer
@@ -121,6 +122,23 @@ class _WarningLines:
             typer.echo(f"phasegate: warning: {message}", err=True)
         else:
             self.others(message, category, filename, lineno, file, line)
+
+
+def recording_folder(record: Path | None) -> Path | None:
+    """``record`` checked before the run starts: a folder that cannot take a recording is
+    refused now (:class:`~phasegate.errors.RecordingFolderError`), before any agent works."""
+    if record is None:
+        return None
+    from phasegate.recording.folder import usable_folder
+
+    return usable_folder(record)
+
+
+def print_recording(record: Path | None) -> None:
+    """Say on stderr where the run's recording went (nothing when it was not recorded or
+    could not be written: the warning says why)."""
+    if record is not None and (record / "recording.json").is_file():
+        typer.echo(f"phasegate: the run's recording: {record}", err=True)
 
 
 def print_progress(event: RunEvent) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -29,11 +30,18 @@ from phasegate._cli.options import (
     OutputOptions,
     PromptsDir,
     Quiet,
+    Record,
     Retries,
     Script,
     Workdir,
 )
-from phasegate._cli.output import finish, format_pipeline, print_result
+from phasegate._cli.output import (
+    finish,
+    format_pipeline,
+    print_recording,
+    print_result,
+    recording_folder,
+)
 from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import Isolation
 
@@ -125,6 +133,7 @@ def run_command(
     files_root: FilesRoot = None,
     log_file: LogFile = None,
     file_format: Format = "auto",
+    record: Record = None,
 ) -> None:
     """Run a pipeline: each stage's exit checks gate the next stage.
 
@@ -135,7 +144,8 @@ def run_command(
     agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
                                  timeout=timeout, cli_path=cli_path, max_cost=max_cost)  # fmt: skip
     _run_and_finish(
-        pipeline_file, workdir, agent_options, OutputOptions(quiet=quiet, log_file=log_file),
+        pipeline_file, workdir, agent_options,
+        OutputOptions(quiet=quiet, log_file=log_file, record=record),
         isolation=isolation, retries=retries, prompts_dir=prompts_dir, files_root=files_root,
         file_format=file_format, json_output=json_output, restart=restart,
     )  # fmt: skip
@@ -159,6 +169,7 @@ def resume_command(
     files_root: FilesRoot = None,
     log_file: LogFile = None,
     file_format: Format = "auto",
+    record: Record = None,
 ) -> None:
     """Continue an interrupted pipeline run from the stage it was in.
 
@@ -169,7 +180,8 @@ def resume_command(
     agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
                                  timeout=timeout, cli_path=cli_path, max_cost=max_cost)  # fmt: skip
     _run_and_finish(
-        pipeline_file, workdir, agent_options, OutputOptions(quiet=quiet, log_file=log_file),
+        pipeline_file, workdir, agent_options,
+        OutputOptions(quiet=quiet, log_file=log_file, record=record),
         isolation=None, retries=retries, prompts_dir=prompts_dir, files_root=files_root,
         file_format=file_format, json_output=json_output, resume=True,
     )  # fmt: skip
@@ -271,8 +283,10 @@ def _run_and_finish(
         isolation = load_state(workdir.resolve()).isolation
     inputs = [*_inputs(pipeline_file, pipeline, workdir, agent, prompts_dir), *read]
     refuse_log_over_inputs(output.log_file, inputs)
+    output = dataclasses.replace(output, record=recording_folder(output.record))
     report = _run(pipeline, workdir, agent, output, isolation, retries, prompts_dir,
                   restart=restart, resume=resume)  # fmt: skip
+    print_recording(output.record)
     finish(report, json_output=json_output, human=format_pipeline)
 
 
@@ -295,7 +309,7 @@ def _run(
     with contextlib.ExitStack() as stack:
         options = RunOptions(
             isolation=isolation, timeout=agent.timeout, retries=retries, prompts_dir=prompts_dir,
-            on_event=event_sink(stack, output),
+            on_event=event_sink(stack, output), record=output.record,
         )  # fmt: skip
         built = build_agent(stack, agent, continue_script=isolation == "process")
         return asyncio.run(

@@ -25,6 +25,7 @@ from phasegate._cli.options import (
     OutputOptions,
     PromptsDir,
     Quiet,
+    Record,
     Retries,
     RunMode,
     RunTimeout,
@@ -32,7 +33,14 @@ from phasegate._cli.options import (
     TaskFile,
     Workdir,
 )
-from phasegate._cli.output import finish, format_report, print_progress, print_result
+from phasegate._cli.output import (
+    finish,
+    format_report,
+    print_progress,
+    print_recording,
+    print_result,
+    recording_folder,
+)
 from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
@@ -76,6 +84,7 @@ def run(
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
     otel: Otel = False,
+    record: Record = None,
 ) -> None:
     """Run a phased task with an agent and gate every phase on evidence.
 
@@ -87,6 +96,7 @@ def run(
 
     task = load_task(task_file, files_root=files_root)
     refuse_log_over_inputs(log_file, [task_file, script, model_script, *prompt_files(prompts_dir)])
+    folder = recording_folder(record)
     agent_options = AgentOptions(
         agent,
         script=script,
@@ -100,10 +110,11 @@ def run(
     with contextlib.ExitStack() as stack:
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
-            prompts_dir=prompts_dir, on_event=event_sink(stack, output),
+            prompts_dir=prompts_dir, on_event=event_sink(stack, output), record=folder,
         )  # fmt: skip
         agent_built = build_agent(stack, agent_options)
         report = asyncio.run(run_definition(task, workdir, agent_built, options))
+    print_recording(folder)
     finish(report, json_output=json_output, human=format_report)
 
 
@@ -136,6 +147,7 @@ def judge(
     files_root: FilesRoot = None,
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
+    record: Record = None,
 ) -> None:
     """Judge a saved Claude Code transcript against a task, with no agent run.
 
@@ -151,6 +163,7 @@ def judge(
     for warning in transcript_warnings(transcript, stats, entries.cwd, cwd):
         typer.echo(f"phasegate: {warning}", err=True)
     refuse_log_over_inputs(log_file, [task_file, transcript])
+    folder = recording_folder(record)
     with contextlib.ExitStack() as stack:
         output = OutputOptions(quiet=True, log_file=log_file, log_format=log_format)
         report = judge_transcript(
@@ -161,7 +174,9 @@ def judge(
             cwd=cwd,
             transcript_file=transcript,
             on_event=event_sink(stack, output),
+            record=folder,
         )
+    print_recording(folder)
     finish(report, json_output=json_output, human=format_report)
 
 

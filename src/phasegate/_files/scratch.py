@@ -18,7 +18,8 @@ A name is ``PREFIX-MACHINE-PID-START-RANDOM`` in the system's temporary folder:
   at another time (the pid was reused), or it is a zombie.
 
 A folder is removed only when all of this holds: its name matches exactly, it is a real
-folder (not a link), owned by this user, directly in the temporary folder, made on this
+folder (not a link), owned by this user, directly in the temporary folder (or the folder a
+caller names, as a recording's writer names the folder it writes in), made on this
 machine, and its maker is dead. It is removed without following a link inside it
 (:func:`~phasegate._files.confined.remove_inside`). Whatever cannot be decided is left.
 """
@@ -50,21 +51,24 @@ def scratch_folder(prefix: str) -> contextlib.AbstractContextManager[Path]:
     return _scratch(make_scratch(prefix))
 
 
-def make_scratch(prefix: str) -> Path:
+def make_scratch(prefix: str, *, root: Path | None = None) -> Path:
     """A new private temporary folder named for this process, for a caller that removes it
     itself with :func:`remove_scratch` (a backup, a scripted model's ``HOME``, a service
     run's folder); :func:`sweep_dead` removes it once this process is dead. ``prefix`` is
-    ``phasegate-`` and lower-case words (``phasegate-unit``)."""
+    ``phasegate-`` and lower-case words (``phasegate-unit``). ``root``: the folder to make
+    it in instead of the temporary folder (a recording is built beside its place, so a
+    rename puts it there)."""
     _check(prefix)
     machine, pid, start = _stamp()
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{machine}-{pid}-{start}-"))
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{machine}-{pid}-{start}-", dir=root))
 
 
-def sweep_dead(prefix: str) -> list[Path]:
-    """Remove the folders of ``prefix`` in the temporary folder whose maker is dead, and
-    return them. Never raises for a folder it cannot look at or remove: it leaves it."""
+def sweep_dead(prefix: str, *, root: Path | None = None) -> list[Path]:
+    """Remove the folders of ``prefix`` in the temporary folder (or ``root``) whose maker is
+    dead, and return them. Never raises for a folder it cannot look at or remove: it leaves
+    it."""
     _check(prefix)
-    root = Path(tempfile.gettempdir())
+    root = Path(tempfile.gettempdir()) if root is None else root
     pattern = re.compile(rf"{re.escape(prefix)}-([0-9a-f]{{8}})-(\d+)-(\d+)-[A-Za-z0-9_]+")
     machine = _stamp()[0]
     removed: list[Path] = []

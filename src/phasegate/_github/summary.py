@@ -6,7 +6,9 @@ Only our own words are Markdown; every string from the report goes through
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from phasegate._github.annotations import PER_LEVEL
 from phasegate._github.markdown import block, inline, table
@@ -32,12 +34,28 @@ EXACT = 6
 """Decimal places of the costs shown: the rows' shares are whole millionths, so they add up
 to the run's cost as printed."""
 _MARK = {"accepted": "✅", "rejected": "❌"}
+_ARTIFACT_URL = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]+)?/[A-Za-z0-9._~/%-]*")
+"""What a link to an uploaded artifact may look like: https, a host, a path of plain
+characters (nothing that could end the link or start Markdown or HTML)."""
 _LEFT_OUT = "*A section is left out here: too long for a job summary (see the JSON report).*"
 
 
-def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str:
-    """The Markdown of one report's job summary."""
+@dataclass(frozen=True, slots=True)
+class RecordingLink:
+    """The run's recording in a job summary: its ``page`` (a path on the runner) and the
+    ``url`` of the artifact it was uploaded as (None when it was not, or is unknown)."""
+
+    page: str
+    url: str | None = None
+
+
+def job_summary(
+    view: ReportView, *, omitted_annotations: dict[str, int], recording: RecordingLink | None = None
+) -> str:
+    """The Markdown of one report's job summary (with a line on the run's ``recording``)."""
     parts = [_headline(view), _facts(view)]
+    if recording is not None:
+        parts.append(_recording(recording))
     if view.error:
         parts.append(f"**Error:** {inline(view.error)}")
     if view.rows:
@@ -58,6 +76,17 @@ def job_summary(view: ReportView, *, omitted_annotations: dict[str, int]) -> str
             "each kind per step); all are listed above."
         )
     return "\n\n".join(_within(parts, SUMMARY_LIMIT)) + "\n"
+
+
+def _recording(link: RecordingLink) -> str:
+    """A line saying where the run's page is: a link to the artifact when its URL is a plain
+    https URL (anything else is not linked), and the page's path as inert code."""
+    page = inline(link.page)
+    if link.url and _ARTIFACT_URL.fullmatch(link.url):
+        opened = inline("index.html")
+        return (f"**Recorded run:** [download the recording]({link.url}) (an artifact) and "
+                f"open {opened} in it: the run's page ({page} on the runner).")  # fmt: skip
+    return f"**Recorded run:** the run's page is {page} on the runner (not uploaded)."
 
 
 def _within(parts: list[str], limit: int) -> list[str]:

@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 
 from phasegate._server.idempotency import HEADER
 from phasegate._server.limits import BodyLimit, StreamLimit
@@ -23,7 +23,7 @@ from phasegate._server.security import UNAUTHORIZED, HostGuard, TokenGuard, toke
 from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point
 from phasegate._server.ui import ui_page
-from phasegate._server.views import run_info
+from phasegate._server.views import recorded_page, run_info
 from phasegate.client.schema import (
     API_VERSION,
     ErrorBody,
@@ -36,6 +36,7 @@ from phasegate.client.schema import (
 from phasegate.errors import LinkedPathError
 from phasegate.modes import RunStatus
 from phasegate.planning.plan import Plan
+from phasegate.recording.page import CSP
 
 _log = logging.getLogger("phasegate.serve")
 
@@ -48,6 +49,11 @@ _STREAM_ERRORS = {
 }
 """The event stream's errors are JSON, not events: said so, or the document would claim
 they come as ``text/event-stream`` like its success."""
+_VIEW_RESPONSES = {
+    200: {"content": {"text/html": {}}},
+    **{code: {"model": ErrorBody, "content": {"application/json": {}}} for code in _ERRORS},
+}
+"""A recorded run's page is HTML; its errors are JSON, like every other route's."""
 _PAGE_HEADERS = {
     # The page's own policy (a meta tag) allows its script by hash; framing can only be
     # refused by a header.
@@ -56,6 +62,8 @@ _PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+_VIEW_HEADERS = {**_PAGE_HEADERS, "Content-Security-Policy": f"{CSP}; frame-ancestors 'none'"}
+"""A recorded run's page: its own policy (no fetch, no script) sent as a header too."""
 _bearer = HTTPBearer(auto_error=False, description="The token of the service's token file.")
 
 
@@ -164,6 +172,16 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
         """The run's events: those after ``Last-Event-ID`` first, then live, until done."""
         async for line in follow(service.root, live, resume_point(last_event_id, after)):
             yield ServerSentEvent(raw_data=line.text, event=line.event, id=str(line.number))
+
+    @v1.get(
+        "/runs/{run_id}/view",
+        response_class=HTMLResponse,
+        responses=_VIEW_RESPONSES,  # type: ignore[arg-type]
+    )
+    async def view_run(live: Annotated[LiveRun, Depends(_live_run)]) -> Response:
+        """The run's page (one HTML document, no script), when it recorded itself."""
+        page = await run_in_threadpool(recorded_page, service, live.record.id)
+        return Response(page, media_type="text/html; charset=utf-8", headers=_VIEW_HEADERS)
 
     @v1.post("/runs/{run_id}/cancel", response_model=RunInfo)
     async def cancel_run(live: Annotated[LiveRun, Depends(_live_run)]) -> RunInfo:

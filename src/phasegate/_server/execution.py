@@ -23,6 +23,7 @@ from phasegate._server.records import (
     ERROR,
     EVENTS,
     PROCESS_LOG,
+    RECORDING,
     REPORT,
     RUNS,
     load_report,
@@ -91,6 +92,7 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
         cli_path=settings.cli_path,
         inputs=record.inputs or None,
         secrets=settings.secrets,
+        recording=None if request.record is False else folder / RECORDING,
     )
 
 

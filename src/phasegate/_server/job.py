@@ -53,3 +53,5 @@ class RunJob:
     secrets: tuple[str, ...] = ()
     """Text the run's event log hides besides the environment's secrets (the service's
     token)."""
+    recording: Path | None = None
+    """The folder the run's recording is written to (None: not recorded)."""

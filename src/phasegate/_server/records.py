@@ -32,6 +32,8 @@ REPORT = "report.json"
 ERROR = "error.txt"
 PROCESS_LOG = "process.log"
 COPY = "work"
+RECORDING = "recording"
+"""The run's recording (docs/recordings.md), in its folder, unless the request turned it off."""
 RUNS = f"{STATE_DIR}/runs"
 """The service's runs, relative to the root."""
 REPORT_BYTES = 64 * 1024 * 1024

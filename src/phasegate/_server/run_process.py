@@ -98,7 +98,8 @@ async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
                          model_script=job.model_script, cli_path=job.cli_path)  # fmt: skip
         options = RunOptions(mode=job.mode, max_attempts=job.max_attempts,
                              isolation=job.isolation, timeout=job.timeout,
-                             on_event=fan_out([log, lambda _event: _ring(bell)]))  # fmt: skip
+                             on_event=fan_out([log, lambda _event: _ring(bell)]),
+                             record=job.recording)  # fmt: skip
         resume = job.resume and state_path(job.workdir).exists()
         return await run_definition(
             job.definition, job.workdir, build_agent(spec, stack).agent, options,

@@ -24,11 +24,14 @@ from phasegate.batches.units import Unit
 from phasegate.errors import UsageError
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.reading import LogReader
+from phasegate.modes import RECORDING_PAGE
 
 MANIFEST = "batch.json"
 UNITS = "units"
 RECORD = "unit.json"
 EVENTS = "events.jsonl"
+RECORDING = "recording"
+"""A unit's recording folder, when it recorded its run (``docs/recordings.md``)."""
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 """The largest manifest read (about 100,000 units)."""
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -126,6 +129,38 @@ class CollectedBatch:
                     output_tokens=result.output_tokens,
                     cost_usd=result.cost_usd,
                 )
+
+    def recordings(self) -> list[dict[str, Any]]:
+        """The finished units that recorded their run (``units/<id>/recording/``), in unit id
+        order, as the report's ``recordings``: each unit's page is written when it is missing
+        (a recording that cannot be read or a page that cannot be written is a warning, and
+        the unit is not listed)."""
+        from phasegate.errors import PhasegateError
+        from phasegate.recording.page import write_page
+        from phasegate.recording.reading import is_recording
+
+        runs = []
+        for unit_id in sorted(self.finished):
+            result = self.finished[unit_id]
+            folder = result.path / RECORDING
+            if folder.is_symlink():
+                self.warnings.append(f"{folder}: a symbolic link, not followed; no page")
+                continue
+            if not is_recording(folder):
+                continue
+            page = folder / RECORDING_PAGE
+            if not page.is_file() or page.is_symlink():
+                try:
+                    page = write_page(folder)
+                except (PhasegateError, OSError) as exc:
+                    self.warnings.append(f"{folder}: no page: {exc}")
+                    continue
+            unit = result.unit
+            runs.append({"run_id": unit_id, "task": unit.name,
+                         "mode": unit.mode or unit.isolation or unit.kind,
+                         "verdict": result.verdict, "recording": str(folder),
+                         "page": str(page)})  # fmt: skip
+        return runs
 
     def section(self) -> dict[str, Any]:
         """The batch section of the report (JSON-ready, every list sorted)."""

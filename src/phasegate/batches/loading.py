@@ -163,7 +163,7 @@ class _Loader:
                     model=item.model, max_attempts=max_attempts, name=definition.name,
                     definition=str(path.resolve()),
                     mode=mode, repeat=repeat, timeout=item.timeout or DEFAULT_TIMEOUT,
-                    max_cost=item.max_cost, workdir=workdir,
+                    max_cost=item.max_cost, workdir=workdir, record=bool(item.record),
                     model_script=str(script) if script is not None else None,
                 )  # fmt: skip
                 units.append(unit)

@@ -41,6 +41,11 @@ class ItemSettings(BaseModel):
         default=None, description="Replay this script with phasegate's offline scripted model."
     )
     isolation: Isolation | None = Field(default=None, description="Pipelines only.")
+    record: bool | None = Field(
+        default=None,
+        description="Write each unit's recording (docs/recordings.md) into its result folder, "
+        "as recording/ (default: no).",
+    )
 
 
 class BatchItem(ItemSettings):

@@ -97,7 +97,10 @@ class ResultStore:
             inside_folder(self.out, f"{UNITS}/{INCOMING}")
             staging = Path(tempfile.mkdtemp(prefix=f"{outcome.unit.id}.", dir=self._incoming))
             for name, data in outcome.files.items():
+                inside_folder(staging, name.rpartition("/")[0])  # recording/diffs/...
                 write_synced(staging / name, data)
+            for name in {name.rpartition("/")[0] for name in outcome.files} - {""}:
+                fsync_directory(staging / name)
             record = json.dumps(outcome.record(), indent=2, ensure_ascii=False)
             write_synced(staging / "unit.json", record.encode("utf-8"))
             fsync_directory(staging)

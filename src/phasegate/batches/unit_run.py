@@ -2,7 +2,9 @@
 
 It runs wherever the executor puts it (this process, a Ray worker) and never writes the
 batch's output directory: the outcome carries the files, and the batch process writes them.
-A bad unit is a result (verdict ``error``), never an exception.
+A bad unit is a result (verdict ``error``), never an exception. A unit that records its run
+writes the recording in its temporary folder, and the outcome carries its files under
+``recording/``, so it lands in the result folder with the rest, whole.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from phasegate.running import RunOptions, run_definition
 from phasegate.tasks.report import RunReport
 from phasegate.telemetry.log import EventLog
 
+RECORDING = "recording"
+"""The folder of a unit's recording, in its temporary folder and in its result."""
 UNIT_SCRATCH = "phasegate-unit"
 """The prefix of a unit's temporary folder: its copy of the work directory, its event log."""
 
@@ -45,7 +49,8 @@ async def run_unit(job: UnitJob) -> UnitOutcome:
                 workdir = prepare_workdir(unit.workdir, scratch / "work")
                 built = job.agents(unit, stack)
                 requests = built.model_requests
-                report = await _run(job, built.agent, log, workdir)
+                record = scratch / RECORDING if unit.record else None
+                report = await _run(job, built.agent, log, workdir, record)
                 error = report.error
         except PhasegateError as exc:
             error = str(exc)
@@ -55,6 +60,7 @@ async def run_unit(job: UnitJob) -> UnitOutcome:
             files["transcript.json"] = report.transcript.model_dump_json().encode("utf-8")
         if events.exists():
             files["events.jsonl"] = events.read_bytes()
+        files.update(_recording_files(scratch / RECORDING))
     usage = report.usage if report is not None else Usage()
     return UnitOutcome(
         unit=unit,
@@ -88,14 +94,27 @@ def run_unit_blocking(job: UnitJob) -> UnitOutcome:
 
 
 async def _run(
-    job: UnitJob, agent: Agent, log: EventLog, workdir: Path
+    job: UnitJob, agent: Agent, log: EventLog, workdir: Path, record: Path | None
 ) -> RunReport | PipelineReport:
     unit: Unit = job.unit
     options = RunOptions(
         mode=unit.mode or "gate", max_attempts=unit.max_attempts,
         isolation=unit.isolation or "session", timeout=unit.timeout, on_event=log,
+        record=record,
     )  # fmt: skip
     return await run_definition(job.definition, workdir, agent, options)
+
+
+def _recording_files(folder: Path) -> dict[str, bytes]:
+    """The files of the recording in ``folder`` (none when it was not written), by their
+    names in the result: ``recording/...``. The folder is the unit's own: no link in it."""
+    if not (folder / "recording.json").is_file():
+        return {}
+    return {
+        f"{RECORDING}/{path.relative_to(folder).as_posix()}": path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
 
 
 def _now() -> str:

@@ -38,6 +38,11 @@ class Unit(BaseModel):
     max_attempts: int = Field(ge=1)
     timeout: float = Field(gt=0, description="Seconds the unit may take.")
     max_cost: float | None = Field(default=None, ge=0, description="USD the unit may cost.")
+    record: bool = Field(
+        default=False,
+        description="Whether the unit's result holds its recording (not part "
+        "of its id: a run setting, as its timeout).",
+    )
     workdir: WorkdirSource
     model_script: str | None = Field(
         default=None, description="Replay this script with the offline scripted model server."

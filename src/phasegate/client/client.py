@@ -96,19 +96,21 @@ class ServiceClient:
         max_attempts: int | None = None,
         timeout: float | None = None,
         max_cost: float | None = None,
+        record: bool | None = None,
         idempotency_key: str | None = None,
     ) -> RunInfo:
         """Start a task or a pipeline (a path under the service's root, or the definition as
         a mapping) in ``workdir`` (a path under the root); the run as queued.
 
         The same ``idempotency_key`` with the same request returns the run it started the
-        first time instead of starting another.
+        first time instead of starting another. ``record``: False runs it without a recording
+        (by default the service records every run).
         """
         fields: dict[str, Any] = {
             "task": _definition(task), "pipeline": _definition(pipeline),
             "workdir": os.fspath(workdir), "copy_workdir": copy_workdir, "mode": mode,
             "isolation": isolation, "model": model, "max_attempts": max_attempts,
-            "timeout": timeout, "max_cost": max_cost,
+            "timeout": timeout, "max_cost": max_cost, "record": record,
         }  # fmt: skip
         try:
             request = RunRequest(**fields)
@@ -124,6 +126,11 @@ class ServiceClient:
     async def get(self, run_id: str) -> RunInfo:
         """The run now, with its report once it ended with one."""
         return _run_info_of(await self._request("GET", f"/v1/runs/{run_id}"))
+
+    async def page(self, run_id: str) -> str:
+        """The run's page (``GET /v1/runs/{id}/view``): one HTML document, to save and open.
+        A run that kept no recording is a :class:`ServiceError` with ``code`` ``no_recording``."""
+        return (await self._request("GET", f"/v1/runs/{run_id}/view")).text
 
     async def runs(
         self, status: RunStatus | None = None, limit: int | None = None

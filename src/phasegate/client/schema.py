@@ -129,6 +129,12 @@ class RunRequest(DefinitionRequest):
     max_cost: float | None = Field(
         default=None, ge=0, allow_inf_nan=False, description="USD the run may cost."
     )
+    record: bool | None = Field(
+        default=None,
+        description="Write the run's recording (docs/recordings.md) into its folder, "
+        "ROOT/.phasegate/runs/<id>/recording/, when it ends (the default, as null); false: "
+        "no recording.",
+    )
 
     @field_validator("inputs", "plan")
     @classmethod
@@ -151,6 +157,8 @@ class RunLinks(_Answer):
     events: str
     cancel: str
     resume: str | None = None
+    view: str | None = None
+    """The run's page (``GET /v1/runs/{id}/view``), when the run recorded itself."""
 
 
 class RunInfo(_Answer):

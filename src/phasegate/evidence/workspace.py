@@ -77,11 +77,17 @@ class WorkspaceTimeline:
 
     def diff(self, start: int, end: int) -> WorkspaceDiff:
         """What changed on disk between transcript positions ``start`` and ``end``."""
+        around = self.around(start, end)
+        return WorkspaceDiff() if around is None else WorkspaceDiff.between(*around)
+
+    def around(self, start: int, end: int) -> tuple[WorkspaceSnapshot, WorkspaceSnapshot] | None:
+        """The snapshots :meth:`diff` compares for ``start`` and ``end``: the latest at or
+        before ``start``, the earliest at or after ``end`` (None when there is none)."""
         if not self._positions:
-            return WorkspaceDiff()
+            return None
         first = max(bisect.bisect_right(self._positions, start) - 1, 0)
         last = min(bisect.bisect_left(self._positions, end), len(self._positions) - 1)
-        return WorkspaceDiff.between(self._snapshots[first], self._snapshots[max(first, last)])
+        return self._snapshots[first], self._snapshots[max(first, last)]
 
     def total(self) -> WorkspaceDiff:
         """What changed between the first and the last snapshot."""

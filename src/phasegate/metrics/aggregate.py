@@ -37,6 +37,11 @@ from phasegate.modes import EventName
 MAX_OPEN_RUNS = 10_000
 """Runs kept open at once waiting for their ``run.completed``; older ones are dropped."""
 
+MAX_RECORDINGS = 10_000
+"""Recorded runs listed at most (the first ones the log names); the others are counted."""
+MAX_RECORDING_PATH = 4096
+"""The longest recording path taken from a log line; a longer one is no link."""
+
 RECONCILIATION_CODES = frozenset(
     {"changed_not_claimed", "claimed_not_changed", "edit_not_on_disk", "change_without_tool"}
 )
@@ -88,6 +93,11 @@ class LogAggregator:
         self.phases: dict[tuple[str, str, int], PhaseStats] = {}
         self.phase_names: dict[tuple[str, int], str] = {}
         self._open: dict[str, _OpenRun] = {}
+        self.recordings: list[dict[str, Any]] = []
+        """The runs whose completion names a recording folder (``recording``), in log order:
+        ``run_id``, ``task``, ``mode``, ``verdict`` and the folder as the line gives it."""
+        self.recordings_unlisted = 0
+        """Recorded runs past :data:`MAX_RECORDINGS`, counted only."""
         self._handlers: dict[EventName, _Handler] = {
             "run.started": self._run_started,
             "phase.marker": self._phase_marker,
@@ -259,6 +269,8 @@ class LogAggregator:
         attempts = outcome[0]
         stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
         self._open.pop(run_id, None)
+        if "recording" in event:
+            self._recorded(event, task, mode, run_id)
 
     def _pipeline_started(self, event: dict[str, Any]) -> None:
         stages = fields.count(event, "stages", fields.MAX_PHASE)
@@ -288,6 +300,20 @@ class LogAggregator:
         if duration is not None:
             stats.duration_ms.add(duration)
         stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
+        if "recording" in event:
+            self._recorded(event, task, mode, run_id)
+
+    def _recorded(self, event: dict[str, Any], task: str, mode: str, run_id: str) -> None:
+        """Keep a completed run's ``recording`` (a folder's path) to link its page; a value
+        that is no plausible path (not text, empty, too long, a NUL) is ignored."""
+        folder = event["recording"]
+        if type(folder) is not str or not 0 < len(folder) <= MAX_RECORDING_PATH or "\0" in folder:
+            return
+        if len(self.recordings) >= MAX_RECORDINGS:
+            self.recordings_unlisted += 1
+            return
+        self.recordings.append({"run_id": run_id, "task": task, "mode": mode,
+                                "verdict": str(event["verdict"]), "recording": folder})  # fmt: skip
 
     # -- helpers ----------------------------------------------------------------------------
     def _phase(self, task: str, mode: str, phase: int) -> PhaseStats:

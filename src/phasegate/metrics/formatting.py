@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from phasegate.modes import MODES
 
@@ -17,6 +20,7 @@ MODE_COLUMNS = ("task", *MODES, "gate − single-query", "95 % interval, pts", "
 MODE_DETAIL_COLUMNS = ("task", "mode", "runs", "accepted", "success", "± se", "95 % interval")
 BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "total units", "planned", "finished")
 MEASURE_COLUMNS = ("measure", "value")
+RECORDING_COLUMNS = ("run", "task", "mode", "verdict", "page")
 
 
 def quantity(amount: int, noun: str, plural: str | None = None) -> str:
@@ -261,3 +265,36 @@ def _listed(ids: list[str]) -> str:
 
 def _count_or_missing(value: int | None) -> str:
     return MISSING if value is None else str(value)
+
+
+def recording_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The recorded runs' rows (``RECORDING_COLUMNS``; the page as its path), in log order."""
+    return [
+        [str(run["run_id"]), str(run["task"]), str(run["mode"]), str(run["verdict"]),
+         str(run["page"])]
+        for run in summary.get("recordings", ())
+    ]  # fmt: skip
+
+
+def recordings_unlisted(summary: dict[str, Any]) -> str | None:
+    """A sentence on the recorded runs not listed, or None when every one is."""
+    unlisted = summary.get("recordings_unlisted", 0)
+    return f"and {quantity(unlisted, 'recorded run')} more, not listed" if unlisted else None
+
+
+def page_href(page: str, base: Path | None) -> str:
+    """The link to a run's page (a path) from a report written in the folder ``base``: a
+    relative URL when both lie on one file system tree, else a ``file:`` URI for an absolute
+    path (or the relative path as given, without ``base``). Percent-encoded, so no path can
+    become a scheme (``javascript:``) or break out of the link; escape it where it stands."""
+    path = Path(page)
+    if base is not None:
+        try:
+            relative = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
+        except ValueError:  # another drive (Windows): no relative path
+            relative = None
+        if relative is not None:
+            return quote(Path(relative).as_posix())
+    if path.is_absolute():
+        return path.as_uri()
+    return quote(path.as_posix())

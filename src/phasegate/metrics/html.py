@@ -9,6 +9,7 @@ from the log and are escaped wherever they appear: a log is not trusted.
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from phasegate.metrics.formatting import (
@@ -23,6 +24,7 @@ from phasegate.metrics.formatting import (
     has_approximate,
     number,
     overhead,
+    page_href,
     per_accepted_tokens,
     percent,
     percent_interval,
@@ -31,6 +33,7 @@ from phasegate.metrics.formatting import (
     phase_label,
     phase_name,
     quantity,
+    recordings_unlisted,
     unattributed,
     usd,
 )
@@ -65,8 +68,9 @@ th { background: #eef0f3; }
 """
 
 
-def render_html(summary: dict[str, Any]) -> str:
-    """``summarize()``'s output as one HTML document that needs nothing else to display."""
+def render_html(summary: dict[str, Any], *, base: Path | None = None) -> str:
+    """``summarize()``'s output as one HTML document that needs nothing else to display; the
+    recorded runs link to their pages (relative to ``base``, the page's folder, when given)."""
     groups = summary["groups"]
     comparison = summary["mode_comparison"]
     charts = (_completion_chart(groups), _attempts_chart(groups), _time_chart(groups),
@@ -91,6 +95,7 @@ def render_html(summary: dict[str, Any]) -> str:
 {_comparison_table(summary)}
 <h2>Groups</h2>
 {sections or '<p class="empty">No runs in the log.</p>'}
+{_recordings_section(summary, base)}
 </body>
 </html>
 """
@@ -232,6 +237,24 @@ def _batch_section(batch: dict[str, Any] | None) -> str:
         for title, columns, rows in batch_tables(batch)
     )
     return f'<section class="batch"><h2>Batch</h2>{tables}</section>'
+
+
+def _recordings_section(summary: dict[str, Any], base: Path | None) -> str:
+    """The recorded runs, each a link to its page (the path escaped, the URL encoded)."""
+    runs = summary.get("recordings")
+    if not runs:
+        return ""
+    rows = "".join(
+        f'<tr><td><a href="{escape(page_href(str(run["page"]), base))}">'
+        f"{escape(str(run['run_id']))}</a></td><td>{escape(str(run['task']))}</td>"
+        f"<td>{escape(str(run['mode']))}</td><td>{escape(str(run['verdict']))}</td></tr>"
+        for run in runs
+    )
+    more = recordings_unlisted(summary)
+    note = f"<p>{escape(more)}</p>" if more else ""
+    head = "<tr><th>run (its page)</th><th>task</th><th>mode</th><th>verdict</th></tr>"
+    return (f'<section class="recordings"><h2>Recorded runs</h2><table><thead>{head}</thead>'
+            f"<tbody>{rows}</tbody></table>{note}</section>")  # fmt: skip
 
 
 def _table(head: tuple[str, ...], rows: list[list[Any]]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from pathlib import Path
 from typing import Any, Literal
 
 from phasegate.metrics.formatting import (
@@ -13,6 +14,7 @@ from phasegate.metrics.formatting import (
     MODE_DETAIL_COLUMNS,
     PHASE_COLUMNS,
     PHASE_USAGE_COLUMNS,
+    RECORDING_COLUMNS,
     attempts_counts,
     batch_tables,
     comparison_detail_rows,
@@ -22,6 +24,7 @@ from phasegate.metrics.formatting import (
     has_approximate,
     number,
     overhead,
+    page_href,
     per_accepted_tokens,
     percent,
     percent_interval,
@@ -29,6 +32,8 @@ from phasegate.metrics.formatting import (
     phase_cells,
     phase_usage_cells,
     quantity,
+    recording_rows,
+    recordings_unlisted,
     unattributed,
     usd,
 )
@@ -42,16 +47,20 @@ def render_json(summary: dict[str, Any]) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_summary(summary: dict[str, Any], output_format: ReportFormat, *, color: bool) -> str:
-    """``summary`` in ``output_format`` (``color``: terminal colours, for ``table``)."""
+def render_summary(
+    summary: dict[str, Any], output_format: ReportFormat, *, color: bool, base: Path | None = None
+) -> str:
+    """``summary`` in ``output_format`` (``color``: terminal colours, for ``table``; ``base``:
+    the folder the report is written in, so that links to recorded runs' pages are relative
+    to it)."""
     if output_format == "html":
         from phasegate.metrics.html import render_html
 
-        return render_html(summary)
+        return render_html(summary, base=base)
     if output_format == "json":
         return render_json(summary)
     if output_format == "markdown":
-        return render_markdown(summary)
+        return render_markdown(summary, base=base)
     return render_table(summary, color=color)
 
 
@@ -62,7 +71,8 @@ RUN_ATTEMPT_COLUMNS = ("task", "mode", "1st attempt", "mean attempts", "attempts
 RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
                      "tokens in/out / accepted", "cost / accepted",
                      "input and the gate's share")  # fmt: skip
-_TEXT_COLUMNS = {"task", "mode", "phase", "directory", "batch", "shard", "measure", "value",
+_TEXT_COLUMNS = {"task", "mode", "phase", "run", "verdict", "page", "directory", "batch", "shard",
+                 "measure", "value",
                  "attempts×runs", "time to complete (runs)", "in no phase",
                  "input and the gate's share"}  # fmt: skip
 
@@ -91,18 +101,29 @@ def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[
             ("Modes compared (success rate)", MODE_COLUMNS, comparison_rows(summary)),
             ("Modes compared: each mode", MODE_DETAIL_COLUMNS, comparison_detail_rows(summary)),
         ]
+    if summary.get("recordings"):
+        sections.append(("Recorded runs", RECORDING_COLUMNS, recording_rows(summary)))
     return sections
 
 
-def render_markdown(summary: dict[str, Any]) -> str:
-    """GitHub-flavoured Markdown (ready for a job summary): one table per section."""
+def render_markdown(summary: dict[str, Any], *, base: Path | None = None) -> str:
+    """GitHub-flavoured Markdown (ready for a job summary): one table per section; a recorded
+    run's page is a link (relative to ``base``, the report's folder, when given)."""
     out = [f"## phasegate report\n\n{_totals(summary)}\n"]
     out.extend(f"\n- **Warning:** {_md(warning)}" for warning in summary["warnings"])
     out.append("\n" if summary["warnings"] else "")
     for title, columns, rows in _sections(summary):
         align = ["---" if c in _TEXT_COLUMNS else "---:" for c in columns]
         out.append(f"\n### {_md(title)}\n\n| {' | '.join(columns)} |\n| {' | '.join(align)} |\n")
-        out.extend("| " + " | ".join(_md(cell) for cell in row) + " |\n" for row in rows)
+        linked = columns == RECORDING_COLUMNS
+        for row in rows:
+            cells = [_md(cell) for cell in row]
+            if linked:
+                label = cells[0].replace("[", "\\[").replace("]", "\\]")
+                cells[-1] = f"[{label}]({page_href(row[-1], base)})"
+            out.append("| " + " | ".join(cells) + " |\n")
+    if (more := recordings_unlisted(summary)) is not None:
+        out.append(f"\n{more}\n")
     return "".join(out)
 
 

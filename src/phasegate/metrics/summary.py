@@ -9,6 +9,7 @@ against ``single-query`` and against ``unstructured``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,9 +25,9 @@ from phasegate.metrics.stats import (
     RunStats,
     merge,
 )
-from phasegate.modes import GroupBy
+from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -38,7 +39,10 @@ and ``relative_error`` (0, or 0.01 for a sketch's bound); each group has ``unatt
 tokens are its phases' plus these. 5 (fields only added): each group and phase has
 ``overhead``: the summed ``overhead`` of its lines (``requests``, ``input_tokens`` carried, the
 gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` reported one, and
-``refusals``: the tool calls refused before they ran."""
+``refusals``: the tool calls refused before they ran. 6 (fields only added): ``recordings``,
+present when a run recorded itself: each recorded run's ``run_id``, ``task``, ``mode``,
+``verdict``, ``recording`` (its folder) and ``page``; ``recordings_unlisted`` counts those past
+the first 10,000."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -78,7 +82,7 @@ def summarize(
                 ],
             }
         )
-    return {
+    summary: dict[str, Any] = {
         "summary_version": SUMMARY_VERSION,
         "by": by,
         "lines": aggregator.lines,
@@ -89,6 +93,13 @@ def summarize(
         "mode_comparison": mode_comparison(aggregator.runs),
         "pooled_comparison": pooled_comparison(aggregator.runs),
     }
+    if aggregator.recordings:
+        summary["recordings"] = [
+            {**run, "page": os.path.join(run["recording"], RECORDING_PAGE)}
+            for run in aggregator.recordings
+        ]
+        summary["recordings_unlisted"] = aggregator.recordings_unlisted
+    return summary
 
 
 def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:

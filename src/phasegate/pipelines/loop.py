@@ -67,9 +67,11 @@ class LoopRunner:
         restart: bool = False,
         run_id: str | None = None,
         stop: asyncio.Event | None = None,
+        record: str | Path | None = None,
     ) -> LoopReport:
         """Run ``loop`` in ``workdir`` until the promise is said or the iterations are spent
-        (``restart``, ``run_id``, ``stop``: as for :meth:`PipelineRunner.run`)."""
+        (``restart``, ``run_id``, ``stop``, ``record``: as for :meth:`PipelineRunner.run`;
+        the recording's kind is ``loop``, its report this :class:`LoopReport`)."""
         events = _LoopEvents(self.on_event, loop) if self.on_event is not None else None
         runner = PipelineRunner(
             self.agent,
@@ -78,23 +80,38 @@ class LoopRunner:
             retry=self.retry,
             timeout=self.timeout,
         )
+        runner._recorded_as = "loop"
+        runner._reshape = lambda report: _loop_report(report, loop)
         report = await runner.run(
-            loop.pipeline(), workdir, restart=restart, run_id=run_id, stop=stop
+            loop.pipeline(), workdir, restart=restart, run_id=run_id, stop=stop, record=record
         )
-        (stage,) = report.stages
-        return LoopReport.model_validate(
-            {
-                **dict(report),
-                "promise": loop.promise,
-                "max_iterations": loop.max_iterations,
-                "iterations": stage.attempts,
-                "promise_said": stage.status == "accepted",
-            }
-        )
+        assert isinstance(report, LoopReport)
+        return report
 
-    def run_sync(self, loop: Loop, workdir: str | Path, *, restart: bool = False) -> LoopReport:
+    def run_sync(
+        self,
+        loop: Loop,
+        workdir: str | Path,
+        *,
+        restart: bool = False,
+        record: str | Path | None = None,
+    ) -> LoopReport:
         """:meth:`run` for code that is not async."""
-        return asyncio.run(self.run(loop, workdir, restart=restart))
+        return asyncio.run(self.run(loop, workdir, restart=restart, record=record))
+
+
+def _loop_report(report: PipelineReport, loop: Loop) -> LoopReport:
+    """The pipeline's report with the loop's count: its one stage is the loop."""
+    (stage,) = report.stages
+    return LoopReport.model_validate(
+        {
+            **dict(report),
+            "promise": loop.promise,
+            "max_iterations": loop.max_iterations,
+            "iterations": stage.attempts,
+            "promise_said": stage.status == "accepted",
+        }
+    )
 
 
 class _LoopEvents:

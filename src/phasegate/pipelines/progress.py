@@ -17,6 +17,7 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import PipelineStatus
 from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.pipelines.machine import Checked
+from phasegate.pipelines.recorded import VisitLog
 from phasegate.pipelines.state import (
     CheckResult,
     PipelineState,
@@ -50,13 +51,17 @@ class StageProgress:
         emit: Callable[[EventData], None],
         baseline: WorkspaceSnapshot | None = None,
         unobserved: Sequence[Path] = (),
+        visits: VisitLog | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
         self.templates = templates
         self.emit = emit
-        self.workspace = WorkspaceObserver(workdir, unobserved=unobserved)
+        self.visits = visits
+        """The visits and checks of a recorded run (None: not recorded)."""
+        contents = visits.recorder.contents if visits is not None else None
+        self.workspace = WorkspaceObserver(workdir, unobserved=unobserved, contents=contents)
         self.visit = self._visit(0, baseline or WorkspaceSnapshot(), state.current.tools)
         """The current visit of the current stage."""
 
@@ -77,6 +82,8 @@ class StageProgress:
         baseline = self.workspace.snapshot()
         save_baseline(self.workdir, baseline)
         self.visit = self._visit(at, baseline, {})
+        if self.visits is not None:
+            self.visits.begin(index, record.name, record.visits, at, baseline)
         self.save()
         self.emit(StageStarted(stage=index + 1, name=record.name, visit=record.visits))
         return stage_prompt(self.pipeline, index, self.templates)
@@ -105,6 +112,15 @@ class StageProgress:
                 failed=check.failed,
             )
         )
+        part, attempt = self.visits.current if self.visits else -1, record.visit_attempts
+        result = self._after(check, at)
+        if self.visits is not None:
+            self.visits.checked(part, check, attempt, trigger, result)
+        return result
+
+    def _after(self, check: StageCheck, at: int) -> Checked:
+        """What follows a check of the current stage."""
+        index, stage, record = self.state.stage, self.stage, self.state.current
         if check.passed:
             return self._complete_stage(at)
         if record.visit_attempts <= stage.on_fail.retry:

@@ -4,12 +4,17 @@ Each time the agent tries to stop, the current stage is checked
 (:class:`~phasegate.pipelines.progress.StageProgress`). What the agent hears next, and
 what happens when a session ends or fails, is decided by the conversation's state machine
 (:func:`~phasegate.pipelines.machine.step`); this class only carries out its actions.
-Transient failures are retried by the retry policy alone (in :class:`RunObserver`).
+Transient failures are retried by the retry policy alone (in :class:`RunObserver`). A
+recorded run (``recorder``) notes each visit and check
+(:class:`~phasegate.pipelines.recorded.VisitLog`) and writes its recording when this call
+ends, however it ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,10 +38,13 @@ from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
 from phasegate.pipelines import machine as m
 from phasegate.pipelines.progress import StageProgress
+from phasegate.pipelines.recorded import VisitLog
 from phasegate.pipelines.report import PipelineReport, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.gate_text import pipeline_words
+from phasegate.recording.model import RecordingKind, RunRecord
+from phasegate.recording.recorder import Recorder
 from phasegate.tasks.report import RefusedCall
 from phasegate.telemetry.events import (
     CallRefused,
@@ -65,11 +73,19 @@ class PipelineRun(RunObserver):
         state: PipelineState,
         *,
         baseline: WorkspaceSnapshot | None = None,
+        recorder: Recorder | None = None,
+        recorded_as: RecordingKind = "pipeline",
+        reshape: Callable[[PipelineReport], PipelineReport] | None = None,
     ) -> None:
         super().__init__(settings)
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
+        self.recorder = recorder
+        self.recorded_as: RecordingKind = recorded_as
+        self.reshape = reshape
+        """What the caller makes of the report (a loop's count), before it is recorded."""
+        self.visits = VisitLog(recorder) if recorder is not None else None
         self.own_words = pipeline_words(pipeline)
         self.started = time.monotonic()
         self.progress = StageProgress(
@@ -80,6 +96,7 @@ class PipelineRun(RunObserver):
             emit=self.emit,
             baseline=baseline,
             unobserved=settings.unobserved,
+            visits=self.visits,
         )
         self.conversation: m.State = m.Done()
         self.entry_stages: list[int] = []
@@ -90,6 +107,45 @@ class PipelineRun(RunObserver):
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
         """Run the pipeline from its first stage."""
+        return await self._recorded(self._start())
+
+    async def resume(self) -> PipelineReport:
+        """Continue the run from the stage it was in, with a recap."""
+        return await self._recorded(self._resume())
+
+    async def _recorded(self, work: Awaitable[PipelineReport]) -> PipelineReport:
+        """``work``'s report, reshaped for the caller, and recorded however it ends."""
+        try:
+            report = await work
+        except BaseException as exc:
+            if self.visits is not None:
+                crashed = pipeline_report(
+                    self.state, agent=self.agent.name, state_file=state_path(self.workdir)
+                )
+                self._write_recording(crashed, f"{type(exc).__name__}: {exc}")
+            raise
+        if self.reshape is not None:
+            report = self.reshape(report)
+        if self.visits is not None:
+            self._write_recording(report, None)
+        return report
+
+    def _write_recording(self, report: PipelineReport, error: str | None) -> None:
+        """Write the recording (a failure to write it is a warning, never the run's end)."""
+        assert self.visits is not None and self.recorder is not None
+        final = None
+        with contextlib.suppress(OSError):
+            final = self.progress.workspace.snapshot()
+        record: RunRecord = self.visits.record(
+            self.recorded_as,
+            report,
+            Transcript(entries=tuple(self.entries)),
+            final,
+            error=error,
+        )
+        self.recorder.finish(record)
+
+    async def _start(self) -> PipelineReport:
         await self.learn_agent_version()
         self._emit_started(resumed=False)
         first = self.progress.begin_stage(0, len(self.entries))
@@ -97,8 +153,7 @@ class PipelineRun(RunObserver):
         self.record_prompt(first)
         return await self._drive(self._new_request(first, resume=None))
 
-    async def resume(self) -> PipelineReport:
-        """Continue the run from the stage it was in, with a recap."""
+    async def _resume(self) -> PipelineReport:
         state = self.state
         reason = state.error or "the process running it stopped"
         state.status, state.error = "running", None
@@ -110,6 +165,9 @@ class PipelineRun(RunObserver):
         how: Literal["session", "fresh"] = "session" if state.session_id else "fresh"
         self.emit(PipelineResumed(stage=state.stage + 1, name=self.progress.stage.name, how=how))
         self.progress.save()
+        if self.visits is not None:
+            record, baseline = state.current, self.progress.visit.baseline
+            self.visits.begin(state.stage, record.name, record.visits, len(self.entries), baseline)
         self.record_prompt(prompt)
         return await self._drive(self._new_request(prompt, resume=state.session_id))
 
@@ -341,6 +399,7 @@ class PipelineRun(RunObserver):
                 overhead=overhead.model_dump(),
                 refusals=len(self.refused),
                 error=report.error,
+                recording=str(self.recorder.folder) if self.recorder is not None else None,
             )
         )
         return report

@@ -23,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import Agent
 from phasegate.agents.retry import RetryPolicy
 from phasegate.errors import LinkedPathError, PipelineStateError, UsageError
+from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import ISOLATIONS, STATE_DIR, Isolation
 from phasegate.phases.filled import pipeline_with_values
 from phasegate.phases.pipeline import Pipeline
@@ -45,6 +46,8 @@ from phasegate.pipelines.state import (
     state_path,
 )
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.recording.model import RecordingKind
+from phasegate.recording.recorder import Recorder
 from phasegate.telemetry.events import EventSink, new_run_id, output_files
 from phasegate.workspace.observer import work_directory
 
@@ -81,6 +84,9 @@ class PipelineRunner:
         self.on_event = on_event
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        self._recorded_as: RecordingKind = "pipeline"
+        self._reshape: Callable[[PipelineReport], PipelineReport] | None = None
+        """What a :class:`~phasegate.LoopRunner` records its runs as, and makes of a report."""
 
     async def run(
         self,
@@ -91,6 +97,7 @@ class PipelineRunner:
         inputs: Mapping[str, str] | None = None,
         run_id: str | None = None,
         stop: asyncio.Event | None = None,
+        record: str | Path | None = None,
     ) -> PipelineReport:
         """Run ``pipeline`` from its first stage in ``workdir``.
 
@@ -99,10 +106,14 @@ class PipelineRunner:
         (and its stage tasks'), as text, filled into stage prompts and stage tasks before
         anything runs; the rules of :meth:`Runner.run <phasegate.Runner.run>` apply.
         ``run_id``: the id its events and report carry (default: a fresh one). ``stop``: set
-        it to end the run early, as the timeout would.
+        it to end the run early, as the timeout would. ``record``: a folder to write the run's
+        recording in (``docs/recordings.md``) when it ends, however it ends; a folder that
+        holds anything but an earlier recording raises
+        :class:`~phasegate.errors.RecordingFolderError` before the agent starts.
         """
         pipeline = pipeline_with_values(pipeline, inputs)
         root = work_directory(workdir)
+        recorder = Recorder(record) if record is not None else None
         if not restart:
             refuse_to_overwrite(root)
         _refuse_unwritable(root)
@@ -113,7 +124,7 @@ class PipelineRunner:
             isolation=self.isolation,
             stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
         )
-        return await PipelineRun(self._settings(stop), pipeline, root, state).start()
+        return await self._run(pipeline, root, state, stop, recorder).start()
 
     async def resume(
         self,
@@ -122,9 +133,11 @@ class PipelineRunner:
         *,
         inputs: Mapping[str, str] | None = None,
         stop: asyncio.Event | None = None,
+        record: str | Path | None = None,
     ) -> PipelineReport:
         """Continue the interrupted run in ``workdir`` from the stage it was in (``inputs``,
-        ``stop``: as for :meth:`run`; give the same input values the run started with).
+        ``stop``, ``record``: as for :meth:`run`; give the same input values the run started
+        with). A recording of a resumed run holds what this call saw.
 
         Raises :class:`~phasegate.errors.PipelineStateError` when there is no state, when it
         is corrupt, finished, or belongs to another pipeline definition (other input values
@@ -132,6 +145,7 @@ class PipelineRunner:
         """
         pipeline = pipeline_with_values(pipeline, inputs)
         root = work_directory(workdir)
+        recorder = Recorder(record) if record is not None else None
         state = load_state(root)
         where = state_path(root)
         if state.pipeline != pipeline.name or state.digest != pipeline.digest():
@@ -153,9 +167,28 @@ class PipelineRunner:
             )
         baseline = load_baseline(root)
         _refuse_unwritable(root)
-        return await PipelineRun(
-            self._settings(stop), pipeline, root, state, baseline=baseline
-        ).resume()
+        return await self._run(pipeline, root, state, stop, recorder, baseline).resume()
+
+    def _run(
+        self,
+        pipeline: Pipeline,
+        root: Path,
+        state: PipelineState,
+        stop: asyncio.Event | None,
+        recorder: Recorder | None,
+        baseline: WorkspaceSnapshot | None = None,
+    ) -> PipelineRun:
+        """The run of one call of :meth:`run` or :meth:`resume`."""
+        return PipelineRun(
+            self._settings(stop),
+            pipeline,
+            root,
+            state,
+            baseline=baseline,
+            recorder=recorder,
+            recorded_as=self._recorded_as,
+            reshape=self._reshape,
+        )
 
     def _settings(self, stop: asyncio.Event | None = None) -> ObserverSettings:
         """The settings as they stand now, fixed for one run."""
@@ -176,15 +209,23 @@ class PipelineRunner:
         *,
         restart: bool = False,
         inputs: Mapping[str, str] | None = None,
+        record: str | Path | None = None,
     ) -> PipelineReport:
         """:meth:`run` for code that is not async."""
-        return asyncio.run(self.run(pipeline, workdir, restart=restart, inputs=inputs))
+        return asyncio.run(
+            self.run(pipeline, workdir, restart=restart, inputs=inputs, record=record)
+        )
 
     def resume_sync(
-        self, pipeline: Pipeline, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+        self,
+        pipeline: Pipeline,
+        workdir: str | Path,
+        *,
+        inputs: Mapping[str, str] | None = None,
+        record: str | Path | None = None,
     ) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
-        return asyncio.run(self.resume(pipeline, workdir, inputs=inputs))
+        return asyncio.run(self.resume(pipeline, workdir, inputs=inputs, record=record))
 
 
 def _refuse_unwritable(root: Path) -> None:

@@ -23,6 +23,7 @@ from phasegate.phases.pipeline import Stage
 from phasegate.pipelines.evidence import DiskEvidence
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.tasks.gate import PhaseGate
+from phasegate.validators.issues import Issue
 from phasegate.validators.protect import protect_outcome
 from phasegate.validators.stage_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
@@ -39,6 +40,8 @@ class StageCheck:
     """The phase gate's feedback when the task's phases are not all accepted."""
     files_changed: tuple[str, ...]
     """Paths added, modified or deleted since the visit started."""
+    task_issues: tuple[Issue, ...] = ()
+    """The issues the task gate found (a task stage only)."""
 
     @property
     def passed(self) -> bool:
@@ -119,7 +122,8 @@ class StageVisit:
         outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
         if self.stage.protect:
             outcomes.append(protect_outcome(self.stage.protect, diff, str(self.workdir)))
-        task_feedback = None
+        task_feedback: str | None = None
+        task_issues: tuple[Issue, ...] = ()
         if self.gate is not None:
             self.timeline.record(len(entries) - self.start, current)
             decision = self.gate.check(
@@ -136,4 +140,5 @@ class StageVisit:
                 )
             )
             task_feedback = decision.feedback
-        return StageCheck(tuple(outcomes), task_feedback, diff.paths)
+            task_issues = tuple(judgment.issues)
+        return StageCheck(tuple(outcomes), task_feedback, diff.paths, task_issues)

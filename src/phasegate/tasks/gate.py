@@ -105,7 +105,7 @@ class PhaseGate:
         ``max_attempts`` rejected calls for one phase, the tool stops judging it.
         """
         attempted = _attempted(name, arguments)
-        index = self._called_phase(name, arguments)
+        index = self.called_phase(name, arguments)
         if isinstance(index, str):
             return ToolCheck(
                 error_answer(attempted, index, "Call it with a valid phase number, then go on."),
@@ -131,8 +131,9 @@ class PhaseGate:
         self._rejections.update(phase.index for phase in relevant if not phase.accepted)
         return ToolCheck(failed_answer(self.task, attempted, issues), judgment)
 
-    def _called_phase(self, name: str, arguments: dict[str, Any]) -> int | str:
-        """The phase a call is about, or what is wrong with the call."""
+    def called_phase(self, name: str, arguments: dict[str, Any]) -> int | str:
+        """The phase (its number) a completion tool call is about, or what is wrong with
+        the call."""
         output = self.task.output_phase
         if name == SUBMIT_SUMMARY:
             return (

@@ -94,8 +94,11 @@ def gate_checked(
         )
 
 
-def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseCompleted | RunCompleted]:
-    """The final account of a run: ``phase.completed`` per phase, then ``run.completed``."""
+def closing_events(
+    report: RunReport, error: str | None, recording: str | None = None
+) -> Iterator[PhaseCompleted | RunCompleted]:
+    """The final account of a run: ``phase.completed`` per phase, then ``run.completed``
+    (naming the folder of the run's ``recording``, if it is recorded)."""
     for phase in report.phases:
         yield PhaseCompleted(
             phase=phase.index,
@@ -125,4 +128,5 @@ def closing_events(report: RunReport, error: str | None) -> Iterator[PhaseComple
         overhead=report.overhead.model_dump(),
         refusals=sum(len(phase.refusals) for phase in report.phases),
         error=error,
+        recording=recording,
     )

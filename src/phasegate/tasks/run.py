@@ -8,11 +8,13 @@ and assembles the :class:`~phasegate.tasks.report.RunReport`.
 When a session ends with gate feedback it never received (Claude Code ends the session as
 soon as a structured output is given, whatever a Stop hook says), the run resumes the session
 with that feedback, within the same attempt budget. With ``on_reject: revert`` a run that is
-not accepted leaves the work directory as it found it.
+not accepted leaves the work directory as it found it. A recorded run (``recorder``) keeps
+each check for its recording and writes the recording when the run ends, however it ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -29,9 +31,12 @@ from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer, definition_characters
 from phasegate.prompts.gate_text import task_words
 from phasegate.prompts.refusals import refusal_reason
+from phasegate.recording.model import RunRecord
+from phasegate.recording.recorder import Recorder, issue_records
 from phasegate.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.tasks.gate import GateDecision, PhaseGate
 from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked
+from phasegate.tasks.recorded import check_part, crashed_record, task_record
 from phasegate.tasks.report import RunReport
 from phasegate.tasks.request import first_request
 from phasegate.telemetry.events import (
@@ -66,13 +71,24 @@ class TaskRun(RunObserver):
     settings: RunSettings
 
     def __init__(
-        self, settings: RunSettings, task: Task, workdir: Path, run_id: str | None = None
+        self,
+        settings: RunSettings,
+        task: Task,
+        workdir: Path,
+        run_id: str | None = None,
+        *,
+        recorder: Recorder | None = None,
     ) -> None:
         super().__init__(settings)
         self.task = task
         self.workdir = workdir
         self.run_id = run_id or new_run_id()
-        self.workspace = WorkspaceObserver(workdir, unobserved=settings.unobserved)
+        self.recorder = recorder
+        self.workspace = WorkspaceObserver(
+            workdir,
+            unobserved=settings.unobserved,
+            contents=recorder.contents if recorder is not None else None,
+        )
         self.timeline = WorkspaceTimeline()
         self.gate = PhaseGate(
             task,
@@ -124,6 +140,17 @@ class TaskRun(RunObserver):
         if check.judgment is not None:
             self._emit_all(self.progress.calls.judged(check.judgment))
             self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
+        if self.recorder is not None:
+            judgment, called = check.judgment, self.gate.called_phase(name, arguments)
+            self.recorder.check(
+                part=called - 1 if isinstance(called, int) else check_part(self.task, judgment),
+                attempt=self.gate.attempts,
+                trigger="tool",
+                accepted=check.answer.ok,
+                issues=issue_records(judgment.issues if judgment is not None else ()),
+                feedback=check.answer.text,
+                entry=len(self.entries),
+            )
         return check.answer
 
     def before_tool(self, call: ToolCall) -> str | None:
@@ -174,7 +201,43 @@ class TaskRun(RunObserver):
 
     # -- the run ------------------------------------------------------------------------
     async def run(self) -> RunReport:
-        """Run the task to its end and return the report (never raises for a bad run)."""
+        """Run the task to its end and return the report (never raises for a bad run); a
+        recorded run is written down whatever happens, a crash included."""
+        try:
+            report = await self._run()
+        except BaseException as exc:
+            if self.recorder is not None:
+                self.recorder.finish(self._crashed(exc))
+            raise
+        if self.recorder is not None:
+            self.recorder.finish(
+                task_record(
+                    "task",
+                    self.task,
+                    report,
+                    self.transcript,
+                    self.timeline,
+                    markers=self.settings.mode != "unstructured",
+                )
+            )
+        return report
+
+    def _crashed(self, error: BaseException) -> RunRecord:
+        """What was seen of a run that crashed, with the disk as it is now."""
+        with contextlib.suppress(OSError):  # the snapshots taken so far say what they can
+            self.timeline.record(len(self.entries), self.workspace.snapshot())
+        return crashed_record(
+            self.task,
+            run_id=self.run_id,
+            mode=self.settings.mode,
+            transcript=self.transcript,
+            timeline=self.timeline,
+            attempts=self.gate.phase_attempts,
+            error=error,
+            markers=self.settings.mode != "unstructured",
+        )
+
+    async def _run(self) -> RunReport:
         await self.learn_agent_version()
         self.emit(
             RunStarted(
@@ -255,6 +318,16 @@ class TaskRun(RunObserver):
         self.checked_at = len(self.entries)
         self._emit_all(self.progress.calls.judged(decision.judgment))
         self._gate_events(decision.judgment, decision.attempt, trigger)
+        if self.recorder is not None:
+            self.recorder.check(
+                part=check_part(self.task, decision.judgment),
+                attempt=decision.attempt,
+                trigger=trigger,
+                accepted=decision.judgment.accepted,
+                issues=issue_records(decision.judgment.issues),
+                feedback=decision.feedback,
+                entry=len(self.entries),
+            )
         if decision.feedback is not None:
             self.record_prompt(decision.feedback)
         return decision
@@ -295,7 +368,8 @@ class TaskRun(RunObserver):
         )
         # The report's windows settle every call whose event is still waiting.
         self._emit_all(self.progress.calls.finished(judgment))
-        self._emit_all(closing_events(report, error))
+        recording = str(self.recorder.folder) if self.recorder is not None else None
+        self._emit_all(closing_events(report, error, recording))
         return report
 
 

@@ -20,6 +20,7 @@ from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES, Mode
 from phasegate.phases.filled import task_with_values
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.recording.recorder import Recorder
 from phasegate.tasks.report import RunReport
 from phasegate.tasks.request import first_prompt, first_request
 from phasegate.tasks.run import RunSettings, TaskRun
@@ -91,6 +92,7 @@ class Runner:
         inputs: Mapping[str, str] | None = None,
         run_id: str | None = None,
         stop: asyncio.Event | None = None,
+        record: str | Path | None = None,
     ) -> RunReport:
         """Run ``task`` in ``workdir`` and return its report (never raises for a bad run).
 
@@ -100,17 +102,27 @@ class Runner:
         does not declare raises :class:`~phasegate.errors.InputsInvalidError` before the
         agent starts. ``run_id``: the id its events and report carry (default: a fresh one).
         ``stop``: set it to end the run early, as the timeout would; the report's error then
-        says so and ``on_reject: revert`` still applies.
+        says so and ``on_reject: revert`` still applies. ``record``: a folder to write the
+        run's recording in (``docs/recordings.md``) when it ends, however it ends; a folder
+        that holds anything but an earlier recording raises
+        :class:`~phasegate.errors.RecordingFolderError` before the agent starts.
         """
         task = task_with_values(task, inputs)
-        session = TaskRun(self._settings(stop), task, work_directory(workdir), run_id)
+        root = work_directory(workdir)
+        recorder = Recorder(record) if record is not None else None
+        session = TaskRun(self._settings(stop), task, root, run_id, recorder=recorder)
         return await session.run()
 
     def run_sync(
-        self, task: Task, workdir: str | Path, *, inputs: Mapping[str, str] | None = None
+        self,
+        task: Task,
+        workdir: str | Path,
+        *,
+        inputs: Mapping[str, str] | None = None,
+        record: str | Path | None = None,
     ) -> RunReport:
         """:meth:`run` for code that is not async."""
-        return asyncio.run(self.run(task, workdir, inputs=inputs))
+        return asyncio.run(self.run(task, workdir, inputs=inputs, record=record))
 
     def _settings(self, stop: asyncio.Event | None = None) -> RunSettings:
         """The settings as they stand now, fixed for one run."""

@@ -23,9 +23,11 @@ from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, attributed_timeline
 from phasegate.phases.model import Task
+from phasegate.recording.recorder import Recorder, issue_records
 from phasegate.tasks.assembly import RunFacts, assemble_report
 from phasegate.tasks.gate import PhaseGate
 from phasegate.tasks.progress import closing_events
+from phasegate.tasks.recorded import check_part, task_record
 from phasegate.tasks.report import RunReport
 from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, new_run_id
 from phasegate.validators.reconcile import edit_positions
@@ -99,6 +101,7 @@ def judge_transcript(
     cwd: str | None = None,
     transcript_file: Path | None = None,
     on_event: EventSink | None = None,
+    record: str | Path | None = None,
 ) -> RunReport:
     """Judge ``transcript`` against ``task``, with the disk changes in ``workdir`` since
     ``before``; the report has the shape and verdicts of a run's.
@@ -107,8 +110,12 @@ def judge_transcript(
     the transcript records, else against ``workdir`` itself. ``transcript_file``, the file
     the transcript was read from, is not the agent's work when it lies in ``workdir``.
     ``on_event`` receives the events of a run's log: ``run.started``, then each phase's
-    ``phase.completed`` and ``run.completed``, as a run would close.
+    ``phase.completed`` and ``run.completed``, as a run would close. ``record``: a folder to
+    write the judgment's recording in (kind ``judged``: its parts have no diffs, as no
+    snapshots of the run exist); a folder that holds anything but an earlier recording
+    raises :class:`~phasegate.errors.RecordingFolderError` before anything is judged.
     """
+    recorder = Recorder(record) if record is not None else None
     diff = _without(disk_changes_since(workdir, before), workdir, transcript_file)
     recorded = cwd or transcript.cwd or str(workdir.resolve())
     calls = tool_calls(transcript)
@@ -119,7 +126,8 @@ def judge_transcript(
             positions[path] = shell[-1]
     timeline = attributed_timeline(diff, positions, len(transcript))
     gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1)
-    judgment = gate.check(transcript, timeline).judgment
+    decision = gate.check(transcript, timeline)
+    judgment = decision.judgment
     results = [e for e in transcript.entries if isinstance(e, RunResult)]
     last = results[-1] if results else None
     error = None
@@ -142,16 +150,30 @@ def judge_transcript(
             error=error,
         ),
     )
+    recording = str(recorder.folder) if recorder is not None else None
     if on_event is not None:
-        _emit_log(report, on_event, workdir=recorded, phases=len(task.phases))
+        _emit_log(report, on_event, workdir=recorded, phases=len(task.phases), recording=recording)
+    if recorder is not None:
+        recorder.check(
+            part=check_part(task, judgment),
+            attempt=decision.attempt,
+            trigger="end",
+            accepted=judgment.accepted,
+            issues=issue_records(judgment.issues),
+            feedback=None,
+            entry=len(transcript),
+        )
+        recorder.write(task_record("judged", task, report, transcript, None))
     return report
 
 
-def _emit_log(report: RunReport, on_event: EventSink, *, workdir: str, phases: int) -> None:
+def _emit_log(
+    report: RunReport, on_event: EventSink, *, workdir: str, phases: int, recording: str | None
+) -> None:
     """The events a run of ``report`` would have closed with, so judged runs can be logged
     and aggregated alongside real ones."""
     started = RunStarted(agent=report.agent, workdir=workdir, phases=phases, max_attempts=1)
-    for data in (started, *closing_events(report, report.error)):
+    for data in (started, *closing_events(report, report.error, recording)):
         # Logged as judged, not as a gate run: no gate ran, and report keeps them apart.
         on_event(RunEvent(data, report.run_id, report.task, "judge"))
 

@@ -161,6 +161,7 @@ class RunCompleted(UsageFields):
     """A task run is over."""
 
     event: ClassVar[EventName] = "run.completed"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"recording"})
     verdict: Verdict
     attempts: int
     duration_ms: int
@@ -176,6 +177,8 @@ class RunCompleted(UsageFields):
     ``overhead``)."""
     refusals: int = 0
     """Tool calls refused before they ran, over the run."""
+    recording: str | None = None
+    """The folder the run's recording is written to as it ends (absent: not recorded)."""
 
 
 # -- in task runs and pipeline runs alike ---------------------------------------------
@@ -310,7 +313,7 @@ class PipelineCompleted(UsageFields):
     ``iterations`` it took."""
 
     event: ClassVar[EventName] = "pipeline.completed"
-    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"iterations"})
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"iterations", "recording"})
     verdict: PipelineStatus
     stages_accepted: int
     revisions: int
@@ -325,6 +328,8 @@ class PipelineCompleted(UsageFields):
     """The input this process's requests carried and the gate's share."""
     refusals: int = 0
     """Tool calls this process refused before they ran."""
+    recording: str | None = None
+    """The folder the run's recording is written to as it ends (absent: not recorded)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,10 +22,12 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from phasegate._files.confined import blocked_at
 from phasegate._files.limits import open_regular
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR
+from phasegate.workspace.contents import FileContents
 
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", STATE_DIR}
@@ -48,10 +50,19 @@ class WorkspaceObserver:
 
     ``unobserved``: files phasegate itself writes while the agent works (an event log); those
     inside the work directory, however they are reached, are never part of a snapshot.
+    ``contents``: where to keep the text of the files hashed, for a recording's diffs
+    (:mod:`phasegate.workspace.contents`; None keeps nothing).
     """
 
-    def __init__(self, workdir: Path, *, unobserved: Iterable[str | Path] = ()) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        unobserved: Iterable[str | Path] = (),
+        contents: FileContents | None = None,
+    ) -> None:
         self.workdir = workdir.resolve()
+        self.contents = contents
         self.unobserved = paths_inside(self.workdir, unobserved)
         """The relative paths of ``unobserved`` files inside the work directory."""
         self._cache: dict[str, tuple[_StatKey, str]] = {}
@@ -91,19 +102,48 @@ class WorkspaceObserver:
         cached = self._cache.get(relative)
         if cached is not None and cached[0] == key:
             return cached[1]
-        digest = _file_digest(path)
+        keep = self._keeping(relative, info.st_size)
+        digest = _file_digest(path, keep)
+        if self.contents is not None:
+            self._kept(relative, digest, keep, info.st_size)
         if now - info.st_mtime_ns / 1e9 > _RACY_SECONDS:
             self._cache[relative] = (key, digest)
         return digest
 
+    def _keeping(self, relative: str, size: int) -> bytearray | None:
+        """A buffer for the file's bytes when :attr:`contents` wants them, else None."""
+        if self.contents is None or not self.contents.wants(size) or self._linked(relative):
+            return None
+        return bytearray()
 
-def _file_digest(path: Path) -> str:
+    def _kept(self, relative: str, digest: str, kept: bytearray | None, size: int) -> None:
+        """Tell :attr:`contents` what became of the file's bytes."""
+        assert self.contents is not None
+        if kept is None and self._linked(relative):
+            self.contents.skip(digest, "is reached through a symbolic link, never followed")
+        else:
+            self.contents.keep(digest, None if kept is None else bytes(kept), size)
+
+    def _linked(self, relative: str) -> bool:
+        """Whether a folder on the way to ``relative`` is now a symbolic link (replaced since
+        it was listed): what a recording shows is never read through one."""
+        folder = relative.rpartition("/")[0]
+        try:
+            return blocked_at(self.workdir, folder) is not None
+        except OSError:
+            return True
+
+
+def _file_digest(path: Path, keep: bytearray | None = None) -> str:
+    """The file's SHA-256; its bytes are added to ``keep`` as they are read (when given)."""
     hasher = hashlib.sha256()
     try:
         # Checked again on the open descriptor: a FIFO swapped in since the lstat never hangs.
         with open_regular(path, follow_links=False) as handle:
             for chunk in iter(lambda: handle.read(CHUNK_BYTES), b""):
                 hasher.update(chunk)
+                if keep is not None:
+                    keep += chunk
     except OSError as exc:
         return f"unreadable:{exc.errno}"
     return hasher.hexdigest()

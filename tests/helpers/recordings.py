@@ -1,0 +1,71 @@
+"""Reading a recording folder back in tests: its manifest, checks, transcript and diffs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MANIFEST_KEYS = {
+    "recording_version", "kind", "name", "run_id", "verdict", "mode", "error", "written_at",
+    "phasegate_version", "parts", "unowned", "files", "cut",
+}  # fmt: skip
+PART_KEYS = {
+    "kind", "index", "name", "visit", "status", "attempts", "entries", "input_tokens",
+    "output_tokens", "cost_usd", "duration_ms", "diff", "diff_files", "diff_cut", "diff_note",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A recording folder as read back."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    checks: list[dict[str, Any]]
+    transcript: list[dict[str, Any]]
+    report: dict[str, Any] | None
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        """The manifest's parts."""
+        return list(self.manifest["parts"])
+
+    def diff(self, part: int) -> str:
+        """The diff text of part ``part`` (empty when it has none)."""
+        name = self.parts[part]["diff"]
+        return "" if name is None else (self.folder / name).read_text(encoding="utf-8")
+
+
+def read_recording(folder: Path) -> Recording:
+    """Read ``folder`` and check the shape docs/recordings.md promises."""
+    manifest = json.loads((folder / "recording.json").read_text(encoding="utf-8"))
+    assert set(manifest) == MANIFEST_KEYS, set(manifest) ^ MANIFEST_KEYS
+    assert manifest["recording_version"] == 1
+    for part in manifest["parts"]:
+        assert set(part) == PART_KEYS, set(part) ^ PART_KEYS
+    files = manifest["files"]
+    report_name = files["report"]
+    report = json.loads((folder / report_name).read_text()) if report_name else None
+    lines = (folder / files["transcript"]).read_text(encoding="utf-8").splitlines()
+    transcript = [json.loads(line) for line in lines]
+    assert [entry["i"] for entry in transcript] == list(range(len(transcript)))
+    checks_text = (folder / files["checks"]).read_text(encoding="utf-8")
+    checks = [json.loads(line) for line in checks_text.splitlines()]
+    assert not any(p.name.startswith("phasegate-recording-") for p in folder.parent.iterdir()), (
+        "a scratch folder was left beside the recording"
+    )
+    return Recording(folder, manifest, checks, transcript, report)
+
+
+def assert_adds_up(recording: Recording) -> None:
+    """The parts' tokens and cost plus ``unowned`` are the report's totals."""
+    assert recording.report is not None
+    usage = recording.report["usage"]
+    parts, unowned = recording.parts, recording.manifest["unowned"]
+    for name in ("input_tokens", "output_tokens"):
+        assert sum(p[name] for p in parts) + unowned[name] == usage[name], name
+    if usage["cost_usd"] is not None:
+        cost = sum(p["cost_usd"] or 0.0 for p in parts) + unowned["cost_usd"]
+        assert abs(cost - usage["cost_usd"]) < 1e-6
