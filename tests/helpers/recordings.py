@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.scenarios import EDIT, GOOD_JSON, MARKER
+
 MANIFEST_KEYS = {
     "recording_version", "kind", "name", "run_id", "verdict", "mode", "error", "written_at",
     "phasegate_version", "parts", "unowned", "files", "cut",
@@ -15,6 +17,26 @@ PART_KEYS = {
     "kind", "index", "name", "visit", "status", "attempts", "entries", "input_tokens",
     "output_tokens", "cost_usd", "duration_ms", "diff", "diff_files", "diff_cut", "diff_note",
 }  # fmt: skip
+
+
+CLAIM_FIRST: list[dict[str, Any]] = [
+    {"text": MARKER},  # claims the phase before the edit: the gate refuses it
+    {"when": "user", "tools": [EDIT]},
+    {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
+]
+"""A gate run with feedback: the early claim is refused, the edit made, then accepted."""
+SPEC_V2 = "import sys; sys.exit('v2' not in open('spec.md').read())"
+REVISION: dict[str, Any] = {
+    "name": "revise",
+    "stages": [
+        {"name": "architect", "prompt": "Write spec.md.",
+         "exit_when": [{"file_exists": "spec.md"}]},
+        {"name": "implement", "prompt": "Implement spec.md.",
+         "exit_when": [{"command": {"argv": ["python3", "-c", SPEC_V2]}}],
+         "on_fail": {"retry": 0, "back_to": "architect"}},
+    ],
+}  # fmt: skip
+"""implement passes only once spec.md says v2: its first visit sends the run back."""
 
 
 @dataclass(frozen=True, slots=True)

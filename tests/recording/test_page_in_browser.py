@@ -12,7 +12,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,7 +22,7 @@ from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.devtools import Loaded, load_page
 from tests.helpers.png import PNG_SIGNATURE, png_rows
 from tests.helpers.recording_fixtures import Builder, many_calls, pipeline_run
-from tests.helpers.recordings import read_recording
+from tests.helpers.recordings import CLAIM_FIRST, REVISION, read_recording
 from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, NO_RETRIES
 
 CHROMIUM = shutil.which("chromium")
@@ -50,24 +49,6 @@ def assert_a_real_screenshot(png: bytes | None) -> None:
     assert 10_000 < len(png) < 2_000_000
 
 
-CLAIM_FIRST = [
-    {"text": MARKER},  # claims the phase before the edit: the gate refuses it
-    {"when": "user", "tools": [EDIT]},
-    {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
-]
-"""A gate run with feedback: the early claim is refused, the edit made, then accepted."""
-SPEC_V2 = "import sys; sys.exit('v2' not in open('spec.md').read())"
-REVISION: dict[str, Any] = {
-    "name": "revise",
-    "stages": [
-        {"name": "architect", "prompt": "Write spec.md.",
-         "exit_when": [{"file_exists": "spec.md"}]},
-        {"name": "implement", "prompt": "Implement spec.md.",
-         "exit_when": [{"command": {"argv": ["python3", "-c", SPEC_V2]}}],
-         "on_fail": {"retry": 0, "back_to": "architect"}},
-    ],
-}  # fmt: skip
-"""implement passes only once spec.md says v2: its first visit sends the run back."""
 REVISION_MODEL = [
     {"contains": "Stage 1 of 2: architect", "tools": [{"Write": {"file_path": "spec.md",
                                                                  "content": "v1\n"}}]},

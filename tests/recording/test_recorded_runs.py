@@ -18,38 +18,17 @@ from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.batches import batch_writer
 from tests.helpers.cli import phasegate
-from tests.helpers.recordings import assert_adds_up, read_recording
+from tests.helpers.recordings import CLAIM_FIRST, REVISION, assert_adds_up, read_recording
 from tests.helpers.scenarios import (
     BUGGY_LINE,
     EDIT,
     EXAMPLE,
     FIXED_LINE,
-    GOOD_JSON,
-    MARKER,
     NO_RETRIES,
 )
 from tests.helpers.three_stages import THREE, write_step
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
-
-CLAIM_FIRST = [
-    {"text": MARKER},  # claims the phase before the edit: the gate refuses it
-    {"when": "user", "tools": [EDIT]},
-    {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
-]
-
-SPEC_V2 = "import sys; sys.exit('v2' not in open('spec.md').read())"
-REVISION: dict[str, Any] = {
-    "name": "revise",
-    "stages": [
-        {"name": "architect", "prompt": "Write spec.md.",
-         "exit_when": [{"file_exists": "spec.md"}]},
-        {"name": "implement", "prompt": "Implement spec.md.",
-         "exit_when": [{"command": {"argv": ["python3", "-c", SPEC_V2]}}],
-         "on_fail": {"retry": 0, "back_to": "architect"}},
-    ],
-}  # fmt: skip
-"""implement passes only once spec.md says v2: its first visit sends the run back."""
 
 
 def _write(path: str, word: str) -> dict[str, Any]:
