@@ -25,6 +25,19 @@ CLAIM_FIRST: list[dict[str, Any]] = [
     {"when": "tool_result", "text": f"{MARKER}\n{GOOD_JSON}"},
 ]
 """A gate run with feedback: the early claim is refused, the edit made, then accepted."""
+COMPLETION_SUMMARY = {
+    "files_changed": ["app.py"],
+    "description": "Replaced eval with float parsing.",
+}
+COMPLETION_TOOLS: list[dict[str, Any]] = [
+    {"tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
+    {"when": "tool_error", "tools": [EDIT]},
+    {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "fixed"}}]},
+    {"when": "tool_result", "tools": [{"submit_summary": {"summary": COMPLETION_SUMMARY}}]},
+    {"text": "Done."},
+]
+"""A task completed through the completion tools: phase_complete refused before the edit,
+accepted after it, then submit_summary."""
 SPEC_V2 = "import sys; sys.exit('v2' not in open('spec.md').read())"
 REVISION: dict[str, Any] = {
     "name": "revise",

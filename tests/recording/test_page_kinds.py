@@ -20,8 +20,8 @@ from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.batches import batch_writer
 from tests.helpers.cli import phasegate
-from tests.helpers.recordings import read_recording
-from tests.helpers.scenarios import EDIT, EXAMPLE, NO_RETRIES
+from tests.helpers.recordings import COMPLETION_TOOLS, read_recording
+from tests.helpers.scenarios import EXAMPLE, NO_RETRIES
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -109,15 +109,7 @@ def test_completion_tool_calls_are_set_apart_with_the_answer_the_model_got(
 ) -> None:
     """phase_complete refused before the edit, accepted after it, then submit_summary: each
     call is marked as a completion tool, and each check shows the tool's answer."""
-    summary = {"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}
-    replies = [
-        {"tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
-        {"when": "tool_error", "tools": [EDIT]},
-        {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "fixed"}}]},
-        {"when": "tool_result", "tools": [{"submit_summary": {"summary": summary}}]},
-        {"text": "Done."},
-    ]
-    server = scripted_model_server(Script.model_validate({"replies": replies}))
+    server = scripted_model_server(Script.model_validate({"replies": COMPLETION_TOOLS}))
     folder = tmp_path / "recording"
     report = Runner(server.claude_agent(timeout=90, request_timeout=20),
                     retry=NO_RETRIES).run_sync(task, project, record=folder)  # fmt: skip

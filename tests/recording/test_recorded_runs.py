@@ -18,7 +18,13 @@ from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.batches import batch_writer
 from tests.helpers.cli import phasegate
-from tests.helpers.recordings import CLAIM_FIRST, REVISION, assert_adds_up, read_recording
+from tests.helpers.recordings import (
+    CLAIM_FIRST,
+    COMPLETION_TOOLS,
+    REVISION,
+    assert_adds_up,
+    read_recording,
+)
 from tests.helpers.scenarios import (
     BUGGY_LINE,
     EDIT,
@@ -280,15 +286,7 @@ def test_completion_tool_checks_are_recorded_with_the_answer_the_model_got(
     """phase_complete before the edit is refused, after it accepted, then submit_summary:
     each is a check with trigger tool, on the phase it named, whose feedback is the tool
     result the transcript holds for that call."""
-    summary = {"files_changed": ["app.py"], "description": "Replaced eval with float parsing."}
-    replies = [
-        {"tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
-        {"when": "tool_error", "tools": [EDIT]},
-        {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "fixed"}}]},
-        {"when": "tool_result", "tools": [{"submit_summary": {"summary": summary}}]},
-        {"text": "Done."},
-    ]
-    server = scripted_model_server(Script.model_validate({"replies": replies}))
+    server = scripted_model_server(Script.model_validate({"replies": COMPLETION_TOOLS}))
     agent = server.claude_agent(timeout=90, request_timeout=20)
     folder = tmp_path / "recording"
 
