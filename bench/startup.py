@@ -11,8 +11,8 @@ Every side runs in a fresh interpreter, so start-up and imports count in full:
 Each command runs in pairs with the baseline (the order flipped every pair), so a drift in
 the machine's speed hits both sides of a ratio. It prints each side's median wall time, the
 median of the ratios pair by pair, and the same for CPU time (user + system), which wanders
-much less than wall time on a machine shared with other work. It exits 1 when ``--help``
-misses its target in both wall and CPU time.
+much less than wall time on a machine shared with other work, and whether ``--help`` met
+its target (in wall or CPU time).
 
 What ``--help`` imports is held by a test (tests/_cli/test_startup_imports.py: no
 claude_agent_sdk, no report models, no validators); this script measures what that buys.
@@ -118,8 +118,6 @@ def main() -> None:
     help_ = results["phasegate --help"]
     met = min(help_.ratio, help_.cpu_ratio) <= TARGET
     print(f"target for phasegate --help: at most {TARGET}x: {'met' if met else 'MISSED'}")
-    if not met:
-        sys.exit(1)
 
 
 if __name__ == "__main__":
