@@ -166,7 +166,7 @@ _SUMMARIES = {
 """The first paragraph of each command's help, which is all ``phasegate --help`` shows of
 it: listed from here, the commands' modules (the execute command's report models and
 validators, the batch runner...) are not imported to print the top-level help, which stays
-at about a sixth of ``import claude_agent_sdk`` (bench/startup.py). A test holds each line
+under a fifth of ``import claude_agent_sdk`` (bench/startup.py). A test holds each line
 equal to its command's own help (tests/_cli/test_startup_imports.py)."""
 
 
