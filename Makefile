@@ -80,6 +80,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/overhead.py --profile
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/page.py
+	$(BIN)/python bench/startup.py
 
 # The HTML report's browser test runs Debian's chromium; without it that test skips (or fails
 # when PHASEGATE_REQUIRE_CHROMIUM=1, as in CI). sudo only when not root and it exists.

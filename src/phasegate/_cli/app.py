@@ -21,10 +21,9 @@ from typing import Any, NoReturn
 
 import typer
 import typer.main
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from phasegate._cli.output import OS_ERROR_EXIT_CODE, os_error_message, show_library_warnings
-from phasegate._cli.wiring import error_message
 from phasegate.errors import PhasegateError
 
 
@@ -135,21 +134,65 @@ _LATER: dict[str, Callable[[], typer.Typer | Callable[..., Any]]] = {
     "pipeline": _pipeline,
     "batch": _batch,
 }
-"""Commands whose modules are imported when they are called (or help lists them), so that
-``phasegate run`` does not pay for the imports of the service, the batch runner or reports,
-nor ``phasegate report`` for the task commands' (asyncio, the agent wiring: about 40 ms)."""
+"""Commands whose modules are imported when they are called (or their own help is asked
+for), so that ``phasegate run`` does not pay for the imports of the service, the batch
+runner or reports, nor ``phasegate report`` for the task commands' (asyncio, the agent
+wiring: about 40 ms)."""
+
+_SUMMARIES = {
+    "check": "Validate a task file and print the prompt it would send (runs no agent).",
+    "run": "Run a phased task with an agent and gate every phase on evidence.",
+    "judge": "Judge a saved Claude Code transcript against a task, with no agent run.",
+    "demo": "Offline, no key: the same lazy model, without and with the gate.",
+    "plan": "Print the plan as one JSON object: inferred values, questions, progress "
+    "(never writes).",
+    "execute": "Run a planned task or pipeline with the answers to its questions; JSON lines "
+    "on stdout.",
+    "report": "Metrics per task, mode and phase from run event logs (phasegate run --log-file).",
+    "claude-cli": "Print the path of the Claude Code CLI phasegate runs (bundled with "
+    "claude-agent-sdk).",
+    "doctor": "Show what runs would use: the Claude Code CLI and its version, "
+    "claude-agent-sdk,\nwhether they are inside the tested window, Python, the extras and "
+    "the credentials found.",
+    "github": "Turn a report into GitHub Actions outputs, a job summary and annotations.",
+    "serve": "Serve tasks and pipelines over HTTP, with their events as Server-Sent Events.",
+    "loop": "Run a Ralph loop: the same task, iteration after iteration, in one session, "
+    "until the\nagent says its promise in its own words (not in a file, a tool call or code).",
+    "view": "Write a recorded run's page (one HTML file, no network, no script) and print "
+    "its path.",
+    "pipeline": "Multi-stage pipelines: stages gated on exit checks, in one agent session.",
+    "batch": "Run a batch of tasks and pipelines in several modes and repeats, and report on it.",
+}
+"""The first paragraph of each command's help, which is all ``phasegate --help`` shows of
+it: listed from here, the commands' modules (the execute command's report models and
+validators, the batch runner...) are not imported to print the top-level help, which stays
+under a fifth of ``import claude_agent_sdk`` (bench/startup.py). A test holds each line
+equal to its command's own help (tests/_cli/test_startup_imports.py)."""
 
 
 class _Commands(TyperGroup):
-    """The top-level commands: the task commands built at once, the others on first use."""
+    """The top-level commands, each built on first use; the top-level help lists those not
+    built yet from their summaries."""
+
+    _listing = False
 
     def list_commands(self, ctx: Any) -> list[str]:
         return [*super().list_commands(ctx), *(n for n in _LATER if n not in self.commands)]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         found = super().get_command(ctx, cmd_name)
         if found is not None or cmd_name not in _LATER:
             return found
+        if self._listing:
+            # Only named and summed up in a help table: never added, never run.
+            return TyperCommand(cmd_name, help=_SUMMARIES[cmd_name])
         target = _LATER[cmd_name]()
         if isinstance(target, typer.Typer):
             command: Any = typer.main.get_group(target)
@@ -185,6 +228,8 @@ def main() -> NoReturn:
         # Outside standalone mode, click returns a command's exit code instead of exiting.
         code = app(standalone_mode=False)
     except PhasegateError as exc:
+        from phasegate._cli.wiring import error_message
+
         typer.echo(error_message(exc), err=True)
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

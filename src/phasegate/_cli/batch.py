@@ -27,14 +27,16 @@ from phasegate._cli.metrics_report import write_report
 from phasegate._cli.options import CliPath
 from phasegate._cli.output import print_result
 from phasegate._cli.wiring import same_file
-from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
 from phasegate.errors import UsageError
 from phasegate.metrics.formatting import duration, usd
 from phasegate.metrics.render import ReportFormat
 
 if TYPE_CHECKING:
+    # Types only: the progress module imports the batch machinery (units, agents, the task
+    # models), which `phasegate batch --help` has no use for.
     from phasegate.batches.executor import Executor
     from phasegate.batches.loading import Batch
+    from phasegate.batches.progress import BatchCounts, BatchSink, BatchUpdate
     from phasegate.batches.runner import BatchRunner, BatchSummary
 
 

@@ -10,7 +10,6 @@ A failed run (the agent, not the gate) is not kept, so retrying with the same ke
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 from collections.abc import Coroutine, Iterator
@@ -19,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from phasegate._cli.execution_lines import ProgressLines, error_line, result_line, write_line
 from phasegate._cli.options import (
     AgentChoice,
     AgentOptions,
@@ -96,6 +94,8 @@ def execute(
     `run`: 0 accepted, 1 rejected, 2 bad input (a stale plan, a missing or refused answer),
     3 the agent failed.
     """
+    # Here, not at the top: `phasegate execute --help` has no use for the report models.
+    from phasegate._cli.execution_lines import ProgressLines, write_line
     from phasegate._cli.json_arguments import json_argument
     from phasegate._cli.plan import load_definition
     from phasegate._files.digests import json_digest
@@ -185,6 +185,9 @@ def _observed(
 ) -> tuple[int, dict[str, Any]]:
     """Carry out ``run``; its exit code and result line, with the files it created and
     modified in ``workdir``."""
+    import asyncio
+
+    from phasegate._cli.execution_lines import result_line
     from phasegate.evidence.workspace import WorkspaceDiff
     from phasegate.workspace.observer import WorkspaceObserver
 
@@ -207,6 +210,8 @@ def _digest_of(path: Path | None) -> str | None:
 def _replay(kept: dict[str, Any], file: Path) -> None:
     """Print the kept result line again and end with its exit code; a kept result that is
     not one phasegate wrote (edited by hand, damaged) is a usage error naming the file."""
+    from phasegate._cli.execution_lines import write_line
+
     line, code = kept.get("line"), kept.get("exit")
     if not isinstance(line, dict) or type(code) is not int or code not in _EXIT_CODES:
         field = "line" if not isinstance(line, dict) else "exit"
@@ -230,6 +235,8 @@ def _result_on_error() -> Iterator[None]:
     try:
         yield
     except PhasegateError as exc:
+        from phasegate._cli.execution_lines import error_line, write_line
+
         message = error_message(exc).removeprefix("phasegate: error: ")
         write_line(error_line(exc, message))
         typer.echo(error_message(exc), err=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -91,6 +90,8 @@ def run(
     The Claude Code agent (the default) uses ANTHROPIC_API_KEY or a Claude Code login and
     honours ANTHROPIC_BASE_URL.
     """
+    import asyncio
+
     from phasegate.phases.loading import load_task
     from phasegate.running import RunOptions, run_definition
 
