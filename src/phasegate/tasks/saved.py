@@ -19,6 +19,7 @@ from pathlib import Path
 from phasegate._files.limits import FileTooLargeError, read_bounded
 from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
 from phasegate.errors import ResultOnlyTranscriptError, UsageError
+from phasegate.evidence.claude_code_files import written_by_claude_code
 from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, attributed_timeline
@@ -244,15 +245,20 @@ def _emit_log(
 
 
 def _without(diff: WorkspaceDiff, workdir: Path, file: Path | None) -> WorkspaceDiff:
-    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer)."""
-    if file is None:
-        return diff
-    try:
-        own = file.resolve().relative_to(workdir.resolve()).as_posix()
-    except ValueError:  # not in the work directory
-        return diff
+    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer) and
+    without the files Claude Code wrote for itself there (its plans, session logs...)."""
+    own: str | None = None
+    if file is not None:
+        try:
+            own = file.resolve().relative_to(workdir.resolve()).as_posix()
+        except ValueError:  # not in the work directory
+            own = None
+
+    def work(path: str) -> bool:
+        return path != own and not written_by_claude_code(path)
+
     return WorkspaceDiff(
-        added=tuple(p for p in diff.added if p != own),
-        modified=tuple(p for p in diff.modified if p != own),
-        deleted=tuple(p for p in diff.deleted if p != own),
+        added=tuple(filter(work, diff.added)),
+        modified=tuple(filter(work, diff.modified)),
+        deleted=tuple(filter(work, diff.deleted)),
     )
