@@ -144,7 +144,9 @@ class MessageReader:
         if parent is None:
             return agent
         kind = agent.type or self._delegated.get(parent)
-        return agent.model_copy(update={"parent": parent, "type": kind})
+        # A nameless sidechain is named by the call that started it, so two are told apart.
+        name = parent if agent.id == SIDECHAIN else agent.id
+        return agent.model_copy(update={"id": name, "parent": parent, "type": kind})
 
 
 def entries_from_message(message: Mapping[str, Any]) -> list[Entry]:
