@@ -50,6 +50,16 @@ class SubagentWork(BaseModel):
         return f"{self.type} {self.agent}" if self.type else self.agent
 
     @property
+    def summary(self) -> str:
+        """Its work in one line of text: Edit (times 1), Read (times 1), 1 error, its files."""
+        parts = [calls_text(self.tools)]
+        if self.tool_errors:
+            parts.append(f"{self.tool_errors} error(s)")
+        if self.files:
+            parts.append("files: " + ", ".join(self.files))
+        return "; ".join(parts)
+
+    @property
     def calls(self) -> int:
         """Its calls, successful or not."""
         return sum(self.tools.values()) + self.tool_errors
@@ -107,3 +117,8 @@ def main_agent_calls(tools: dict[str, int], subagents: Sequence[SubagentWork]) -
     for work in subagents:
         left.subtract(work.tools)
     return {name: count for name, count in left.items() if count > 0}
+
+
+def calls_text(tools: dict[str, int]) -> str:
+    """Successful calls per tool as text (name, times sign, count), ``no tools`` for none."""
+    return ", ".join(f"{name}×{count}" for name, count in sorted(tools.items())) or "no tools"
