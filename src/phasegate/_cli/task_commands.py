@@ -128,7 +128,9 @@ def judge(
             "--transcript",
             "-t",
             help="Saved transcript: stream-json lines (claude -p --output-format stream-json "
-            "--verbose), claude-code-action's execution file, or a Claude Code session log.",
+            "--verbose), a JSON array of messages (claude-code-action's execution file), "
+            "pretty-printed messages, or a Claude Code session log (its subagent files "
+            "beside it are read too).",
         ),
     ],
     workdir: Annotated[
