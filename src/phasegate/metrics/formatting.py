@@ -27,7 +27,7 @@ SUBAGENT_COLUMNS = ("task", "mode", "phase", "subagent type", "calls", "failed c
 def subagent_rows(summary: dict[str, Any]) -> list[list[str]]:
     """The subagents' rows (``SUBAGENT_COLUMNS``): per group, its runs' (phase ``all``), then
     each phase's; the calls are part of the group's and phase's own figures."""
-    rows = []
+    rows: list[list[str]] = []
     for group in summary["groups"]:
         names = [str(group["task"] or "all"), str(group["mode"] or "all")]
         owners = [("all", group), *((str(p["index"]), p) for p in group["phases"])]
