@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from phasegate import RunEvent, Runner, Task
+from phasegate.phases.pipeline import Pipeline
+from phasegate.pipelines.runner import PipelineRunner
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, NO_RETRIES
@@ -87,3 +89,51 @@ def test_a_subagent_the_script_has_no_reply_for_says_so(
         unmatched.describe()
     )
     assert BUGGY_LINE in (project / "app.py").read_text()
+
+
+def test_a_stage_whose_file_a_subagent_writes_passes_and_names_the_subagent(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The same rule for a pipeline's stage: the subagent's Write counts for the stage's
+    tools_used check and is shown apart in the stage's record and its event."""
+    pipeline = Pipeline.model_validate(
+        {
+            "name": "delegated",
+            "stages": [
+                {
+                    "name": "build",
+                    "prompt": "Write build.txt.",
+                    "exit_when": [{"file_exists": "build.txt"}, {"tools_used": ["Write"]}],
+                }
+            ],
+        }
+    )
+    delegate = {"Agent": {**DELEGATE["Agent"], "prompt": "Write build.txt."}}
+    write = {"Write": {"file_path": "build.txt", "content": "built\n"}}
+    server = scripted_model_server(
+        _script(
+            {"tools": [delegate]},
+            {"agent": "fix app.py", "tools": [write]},
+            {"agent": "fix app.py", "text": "Written."},
+            {"text": "Built by a subagent."},
+        )
+    )
+    events: list[RunEvent] = []
+    work = tmp_path / "work"
+    work.mkdir()
+    runner = PipelineRunner(
+        server.claude_agent(timeout=90, request_timeout=20), on_event=events.append,
+        retry=NO_RETRIES,
+    )  # fmt: skip
+
+    report = runner.run_sync(pipeline, work)
+
+    assert report.verdict == "accepted", report.stages[0].checks
+    (stage,) = report.stages
+    assert stage.tools == {"Agent": 1, "Write": 1}
+    (work_done,) = stage.subagents
+    assert (work_done.type, work_done.tools, work_done.files) == (
+        "general-purpose", {"Write": 1}, ["build.txt"]
+    )  # fmt: skip
+    (completed,) = [e.fields for e in events if e.event == "stage.completed"]
+    assert completed["subagents"] == [work_done.model_dump(mode="json")]

@@ -192,3 +192,25 @@ def test_main_agent_calls_plus_every_subagents_are_the_calls_in_the_file(
     assert sum(main_ok.values()) + main_errors == len(main) + len(agents)
     assert sorted(w.calls for w in work) == sorted(len(c) for c in agents)
     assert main_errors == sum(1 for _, ok in main if not ok)
+
+
+def test_a_progress_record_whose_message_names_only_its_role_is_read() -> None:
+    """Some 2.x records leave ``type`` out of ``data.message`` and name the subagent's
+    kind in ``data.agentType``: the role says which message it is."""
+    record = {
+        "type": "progress",
+        "parentToolUseID": TASK_CALL,
+        "sessionId": "s",
+        "data": {
+            "type": "agent_progress",
+            "agentId": AGENT,
+            "agentType": "Explore",
+            "message": {"message": {"role": "assistant", "content": [use("toolu_x", "Grep", {})]}},
+        },
+    }
+
+    parsed = read_transcript_text(json.dumps(record) + "\n")
+
+    (call,) = [e for e in parsed.transcript.entries if isinstance(e, ToolCall)]
+    assert call.agent == AgentRef(id=AGENT, type="Explore", parent=TASK_CALL)
+    assert parsed.stats.understood == 1

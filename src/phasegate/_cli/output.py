@@ -270,6 +270,7 @@ def format_pipeline(report: PipelineReport) -> str:
         )
         if not stage.overhead.is_zero:
             lines.append(f"    input: {overhead_text(stage.overhead)}")
+        lines.extend(f"    subagent {w.label}: {w.summary}" for w in stage.subagents)
         for check in stage.checks:
             mark = "✓" if check.ok else "✗"
             detail = check.detail.splitlines()[0] if check.detail else ""

@@ -268,4 +268,9 @@ def _pipeline_view(report: PipelineReport, exit_code: int) -> ReportView:
         if not check.ok
     ]
     how = {stage.index: f"{stage.visits} visits" for stage in report.stages if stage.visits > 1}
-    return _view(report, exit_code, problems, how)
+    subagents = tuple(
+        SubagentLine(f"stage {stage.index} ({stage.name})", w.label, w.summary)
+        for stage in report.stages
+        for w in stage.subagents
+    )
+    return _view(report, exit_code, problems, how, subagents=subagents)

@@ -115,9 +115,20 @@ def message_kind(message: object) -> MessageKind:
 
 def _holds_agent_message(message: Mapping[str, Any]) -> bool:
     """Whether a ``progress`` record carries a subagent's message (``data.message``)."""
-    data = message.get("data")
+    return agent_message(message) is not None
+
+
+def agent_message(progress: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The subagent message a ``progress`` record holds (``data.message``, Claude Code 2.0 and
+    2.1), with its ``type`` taken from its role when it names none; None when it holds none."""
+    data = progress.get("data")
     inner = data.get("message") if isinstance(data, Mapping) else None
-    return isinstance(inner, Mapping) and inner.get("type") in ("user", "assistant")
+    if not isinstance(inner, Mapping) or not isinstance(inner.get("message"), Mapping):
+        return None
+    kind = inner.get("type")
+    if kind is None:
+        kind = inner["message"].get("role")
+    return {**inner, "type": kind} if kind in ("user", "assistant") else None
 
 
 def _has_session_id(message: Mapping[str, Any]) -> bool:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from phasegate.evidence.message_kinds import BLOCK_CAP_NOTIFICATION
+from phasegate.evidence.message_kinds import BLOCK_CAP_NOTIFICATION, agent_message
 from phasegate.evidence.transcript import (
     TOKEN_COUNTS,
     AgentRef,
@@ -178,20 +178,19 @@ def entries_from_message(message: Mapping[str, Any]) -> list[Entry]:
 
 
 def _progress_message(message: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The subagent message a ``progress`` record holds (``data.message``, Claude Code
-    2.0 to 2.1), as a sidechain message of its ``agentId`` under ``parentToolUseID``."""
-    data = message.get("data")
-    if not isinstance(data, Mapping):
+    """The subagent message a ``progress`` record holds, as a sidechain message of its
+    ``agentId`` (and ``agentType``) under ``parentToolUseID``."""
+    inner = agent_message(message)
+    if inner is None:
         return None
-    inner = data.get("message")
-    if not isinstance(inner, Mapping) or inner.get("type") not in ("user", "assistant"):
-        return None
+    data = message["data"]
     agent_id = _str_or_none(data.get("agentId")) or _str_or_none(inner.get("agentId"))
     parent = _str_or_none(message.get("parentToolUseID"))
     return {
         **inner,
         "isSidechain": True,
         "agentId": agent_id or parent or SIDECHAIN,
+        "agentType": _str_or_none(data.get("agentType")),
         "parentToolUseID": parent,
     }
 
@@ -205,6 +204,7 @@ def agent_of(message: Mapping[str, Any]) -> AgentRef | None:
     if message.get("isSidechain") is True:
         return AgentRef(
             id=_str_or_none(message.get("agentId")) or SIDECHAIN,
+            type=_str_or_none(message.get("agentType")),
             parent=_str_or_none(message.get("parentToolUseID")),
         )
     return None

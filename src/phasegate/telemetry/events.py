@@ -310,6 +310,8 @@ class StageCompleted(EventFields):
     duration_ms: int
     files_changed: list[str]
     checks: list[dict[str, Any]]
+    subagents: list[dict[str, Any]] = field(default_factory=list)
+    """The part of the visit's tool calls each subagent made (the stage's ``subagents``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -68,25 +68,28 @@ class SubagentWork(BaseModel):
 def subagent_work(calls: Iterable[CallRecord], workdir: str) -> list[SubagentWork]:
     """One :class:`SubagentWork` per subagent among ``calls``, in the order each first
     called a tool; the main agent's calls are left out."""
-    by_agent: dict[str, list[CallRecord]] = {}
+    work: list[SubagentWork] = []
     for record in calls:
-        if record.call.agent is not None:
-            by_agent.setdefault(record.call.agent.id, []).append(record)
-    work = []
-    for agent_id, records in by_agent.items():
-        # The type and parent the latest call knows (a sidechain's parent may come late).
-        refs = [r.call.agent for r in records if r.call.agent is not None]
-        work.append(
-            SubagentWork(
-                agent=agent_id,
-                type=next((ref.type for ref in reversed(refs) if ref.type), None),
-                parent=next((ref.parent for ref in reversed(refs) if ref.parent), None),
-                tools=dict(Counter(r.call.name for r in records if r.ok)),
-                tool_errors=sum(1 for r in records if not r.ok),
-                files=tool_reported_paths(records, workdir),
-            )
-        )
+        work = with_call(work, record, workdir)
     return work
+
+
+def with_call(work: Sequence[SubagentWork], record: CallRecord, workdir: str) -> list[SubagentWork]:
+    """``work`` with one more call counted for the subagent that made it (a main-agent call
+    leaves it as it is): how a run counts its subagents as calls come back, and
+    :func:`subagent_work` counts them afterwards."""
+    agent = record.call.agent
+    if agent is None:
+        return list(work)
+    one = SubagentWork(
+        agent=agent.id,
+        type=agent.type,
+        parent=agent.parent,
+        tools={record.call.name: 1} if record.ok else {},
+        tool_errors=0 if record.ok else 1,
+        files=tool_reported_paths([record], workdir),
+    )
+    return merge_work([work, [one]])
 
 
 def merge_work(parts: Iterable[Sequence[SubagentWork]]) -> list[SubagentWork]:
