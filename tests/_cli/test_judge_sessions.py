@@ -243,3 +243,20 @@ def test_what_is_not_a_transcript_is_named_in_one_line_with_the_formats_read(
     assert said in done.stderr
     assert "stream-json lines" in done.stderr and "session log" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_recording_page_of_a_judged_session_shows_the_subagents_work(
+    task: Path, checkout: Path, tmp_path: Path
+) -> None:
+    """Per phase, a table of each subagent's work, and every subagent call named as its."""
+    log, sub = session_v2(str(checkout))
+    transcript = write_session(tmp_path, log, {AGENT: sub})
+    folder = tmp_path / "recorded"
+
+    code, _, stderr = judged(task, transcript, checkout, "--record", folder)
+    page = phasegate("view", folder, "-o", tmp_path / "page.html")
+
+    assert code == 0 and page.returncode == 0, (stderr, page.stderr)
+    html = (tmp_path / "page.html").read_text()
+    assert f'<tr data-agent="{AGENT}"><td>general-purpose {AGENT}</td>' in html
+    assert f"subagent general-purpose {AGENT} · tool call" in html
