@@ -42,9 +42,7 @@ def hostile_run_report(text: str) -> RunReport:
         tools={text: 1},
         tool_errors=0,
         files_changed=[text],
-        subagents=[
-            SubagentWork(agent=text, type=text, parent=text, tools={text: 1}, files=[text])
-        ],
+        subagents=[SubagentWork(agent=text, type=text, parent=text, tools={text: 1}, files=[text])],
         issues=[issue],
     )
     return RunReport(
