@@ -71,7 +71,7 @@ def test_a_file_with_nothing_understood_says_what_it_found_and_what_was_expected
         in message
     )
     assert 'e.g. line 1: {"event": "run.started"}' in message
-    assert "a JSON array of those messages (claude-code-action's execution file)" in message
+    assert "a JSON array of those messages (claude-code-action's execution file" in message
     assert "session log (~/.claude/projects/<project>/<session>.jsonl)" in message
 
 

@@ -207,6 +207,8 @@ def _agent(name: str, version: str | None) -> str:
 
 def format_report(report: RunReport) -> str:
     """A short human-readable account of a task run."""
+    from phasegate.validators.subagents import calls_text, main_agent_calls
+
     lines = [
         f"{report.task}: {report.verdict.upper()} ({report.mode}, {report.attempts} gate check(s))"
     ]
@@ -223,6 +225,10 @@ def format_report(report: RunReport) -> str:
         )
         if not phase.overhead.is_zero:
             lines.append(f"    input: {overhead_text(phase.overhead)}")
+        if phase.subagents:
+            own = calls_text(main_agent_calls(phase.tools, phase.subagents))
+            lines.append(f"    main agent: {own}")
+            lines.extend(f"    subagent {w.label}: {w.summary}" for w in phase.subagents)
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
     lines.append(_total_usage_line(report.usage, report.unattributed_usage, "phase"))
     if not report.overhead.is_zero:
@@ -264,6 +270,7 @@ def format_pipeline(report: PipelineReport) -> str:
         )
         if not stage.overhead.is_zero:
             lines.append(f"    input: {overhead_text(stage.overhead)}")
+        lines.extend(f"    subagent {w.label}: {w.summary}" for w in stage.subagents)
         for check in stage.checks:
             mark = "✓" if check.ok else "✗"
             detail = check.detail.splitlines()[0] if check.detail else ""

@@ -114,6 +114,7 @@ def closing_events(
             issues=[i.code.value for i in phase.issues],
             overhead=phase.overhead.model_dump(),
             refusals=len(phase.refusals),
+            subagents=[work.model_dump(mode="json") for work in phase.subagents],
         )
     yield RunCompleted(
         verdict=report.verdict,
@@ -127,6 +128,7 @@ def closing_events(
         unattributed_usage=report.unattributed_usage.model_dump(),
         overhead=report.overhead.model_dump(),
         refusals=sum(len(phase.refusals) for phase in report.phases),
+        subagents=[work.model_dump(mode="json") for work in report.subagents],
         error=error,
         recording=recording,
     )

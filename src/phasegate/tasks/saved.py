@@ -18,7 +18,8 @@ from pathlib import Path
 
 from phasegate._files.limits import FileTooLargeError, read_bounded
 from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
-from phasegate.errors import UsageError
+from phasegate.errors import ResultOnlyTranscriptError, UsageError
+from phasegate.evidence.claude_code_files import written_by_claude_code
 from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, attributed_timeline
@@ -42,10 +43,14 @@ MAX_TRANSCRIPT_BYTES = 128 * 1024 * 1024
 
 EXPECTED_SHAPES = (
     "Claude Code stream-json lines (`claude -p --output-format stream-json --verbose`), "
-    "a JSON array of those messages (claude-code-action's execution file), or a Claude Code "
+    "a JSON array of those messages (claude-code-action's execution file, `claude -p "
+    "--output-format json --verbose`), pretty-printed JSON messages, or a Claude Code "
     "session log (~/.claude/projects/<project>/<session>.jsonl)"
 )
 """What a transcript file may hold, as error messages say it."""
+
+MAX_SUBAGENT_FILES = 256
+"""The most subagent files read beside a session log (``<session>/subagents/``)."""
 
 
 def read_transcript(
@@ -53,9 +58,31 @@ def read_transcript(
 ) -> tuple[Transcript, ReadStats]:
     """The transcript saved in ``path``, and how its messages were read.
 
+    A session log's subagent files (``<session>/subagents/agent-*.jsonl`` beside
+    ``<session>.jsonl``) are read with it, within the same ``max_bytes`` in all.
+
     Raises :class:`~phasegate.errors.UsageError` when the file cannot be read, is larger
-    than ``max_bytes``, or holds no Claude Code message at all.
+    than ``max_bytes``, or holds no Claude Code message at all, and
+    :class:`~phasegate.errors.ResultOnlyTranscriptError` when it holds a run's result alone.
     """
+    text = _read_text(path, max_bytes)
+    subagents = []
+    budget = max_bytes - len(text)
+    for file in _subagent_files(path):
+        subagent = _read_text(file, max(budget, 0))
+        budget -= len(subagent)
+        subagents.append(subagent)
+    parsed = read_transcript_text(text, subagents=subagents)
+    del text, subagents  # only the entries are held from here
+    stats = parsed.stats
+    if stats.results_only:
+        raise _result_only(path, parsed.transcript)
+    if stats.understood == 0:
+        raise UsageError(_nothing_understood(path, stats))
+    return parsed.transcript, stats
+
+
+def _read_text(path: Path, max_bytes: int) -> str:
     try:
         data: bytes | None = read_bounded(path, max_bytes)
     except OSError as exc:
@@ -64,19 +91,58 @@ def read_transcript(
         data = None
     if data is None:
         raise UsageError(
-            f"transcript {path} is larger than {max_bytes} bytes, the most a transcript may "
-            "have; judge the transcript of a single run (cut the file to it)",
+            f"transcript {path} is larger than {max_bytes} bytes (with its subagent files), "
+            "the most a transcript may have; judge the transcript of a single run (cut the "
+            "file to it)",
             option="max_bytes",
         )
-    text = data.decode("utf-8", errors="replace")
-    del data  # only the text is held while it is read
-    parsed = read_transcript_text(text)
-    stats = parsed.stats
-    if stats.understood == 0:
-        raise UsageError(
-            f"{path} holds no Claude Code messages ({_account(stats)}); expected {EXPECTED_SHAPES}"
+    return data.decode("utf-8", errors="replace")
+
+
+def _subagent_files(path: Path) -> list[Path]:
+    """The subagent files Claude Code 2.1 keeps beside a session log, in name order."""
+    folder = path.with_suffix("") / "subagents"
+    if path.suffix != ".jsonl" or not folder.is_dir() or folder.is_symlink():
+        return []
+    files = sorted(
+        file for file in folder.glob("agent-*.jsonl") if file.is_file() and not file.is_symlink()
+    )
+    return files[:MAX_SUBAGENT_FILES]
+
+
+def _result_only(path: Path, transcript: Transcript) -> ResultOnlyTranscriptError:
+    result = next(e for e in reversed(transcript.entries) if isinstance(e, RunResult))
+    cost = result.usage.cost_usd
+    figures = ", ".join(
+        part
+        for part in (
+            f"${cost:.6f}" if cost is not None else "",
+            f"{result.num_turns} turn(s)" if result.num_turns is not None else "",
+            f"{result.duration_ms} ms" if result.duration_ms is not None else "",
         )
-    return parsed.transcript, stats
+        if part
+    )
+    return ResultOnlyTranscriptError(
+        f"{path} holds a run's result ({figures or 'no figures'}) and no messages: nothing "
+        "to judge. Keep the run's messages: `claude -p --output-format stream-json "
+        "--verbose`, or judge its session log (~/.claude/projects/<project>/<session>.jsonl)",
+        cost_usd=cost,
+        num_turns=result.num_turns,
+        duration_ms=result.duration_ms,
+    )
+
+
+def _nothing_understood(path: Path, stats: ReadStats) -> str:
+    """Why a file in which no message was understood is refused, in one line."""
+    if stats.shape == "json-array" and stats.ignored == stats.unrecognised == 0:
+        return f"{path} is an empty JSON array: no messages to judge; judge reads {EXPECTED_SHAPES}"
+    if stats.python_reprs:
+        return (
+            f"{path} holds Python reprs of claude-agent-sdk messages ({stats.python_reprs} "
+            "line(s) such as AssistantMessage(...)), which are not JSON; judge reads "
+            f"{EXPECTED_SHAPES}"
+        )
+    return f"{path} holds no Claude Code messages ({_account(stats)}); expected {EXPECTED_SHAPES}"
 
 
 def _account(stats: ReadStats) -> str:
@@ -179,15 +245,20 @@ def _emit_log(
 
 
 def _without(diff: WorkspaceDiff, workdir: Path, file: Path | None) -> WorkspaceDiff:
-    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer)."""
-    if file is None:
-        return diff
-    try:
-        own = file.resolve().relative_to(workdir.resolve()).as_posix()
-    except ValueError:  # not in the work directory
-        return diff
+    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer) and
+    without the files Claude Code wrote for itself there (its plans, session logs...)."""
+    own: str | None = None
+    if file is not None:
+        try:
+            own = file.resolve().relative_to(workdir.resolve()).as_posix()
+        except ValueError:  # not in the work directory
+            own = None
+
+    def work(path: str) -> bool:
+        return path != own and not written_by_claude_code(path)
+
     return WorkspaceDiff(
-        added=tuple(p for p in diff.added if p != own),
-        modified=tuple(p for p in diff.modified if p != own),
-        deleted=tuple(p for p in diff.deleted if p != own),
+        added=tuple(filter(work, diff.added)),
+        modified=tuple(filter(work, diff.modified)),
+        deleted=tuple(filter(work, diff.deleted)),
     )

@@ -27,6 +27,7 @@ from phasegate.validators.output import (
 from phasegate.validators.paths import check_paths_inside, find_reads_outside
 from phasegate.validators.protect import protected_changes, protected_issues
 from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
+from phasegate.validators.subagents import SubagentWork, subagent_work
 from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_value
 from phasegate.validators.tool_policy import policy_issues
 from phasegate.validators.tools import CallRecord, tool_calls
@@ -66,6 +67,9 @@ class PhaseJudgment:
     tool_errors: int
     files_changed: tuple[str, ...]
     reconciliation: FileReconciliation
+    subagents: tuple[SubagentWork, ...] = ()
+    """The part of ``tools`` and ``tool_errors`` each subagent made (the rest is the main
+    agent's), with the files its editing calls named."""
 
     @property
     def accepted(self) -> bool:
@@ -86,6 +90,8 @@ class Judgment:
     """Tool-reported, on-disk and claimed files over the whole run."""
     findings: tuple[Issue, ...] = ()
     """Reported, not judged: reads outside the work directory the task allows."""
+    subagents: tuple[SubagentWork, ...] = ()
+    """Each subagent's calls, errors and files over the whole run."""
 
     @property
     def accepted(self) -> bool:
@@ -219,6 +225,7 @@ def judge(
             files_claimed if output_phase is not None and output_phase.claims_files else None,
         ),
         findings=tuple(findings),
+        subagents=tuple(_unguarded(subagent_work(calls, workdir), guarded)),
     )
 
 
@@ -275,7 +282,17 @@ def _phase_judgment(
             claimed,
             claims_about=run_changed,
         ),
+        subagents=tuple(_unguarded(subagent_work(mine, workdir), protected)),
     )
+
+
+def _unguarded(work: list[SubagentWork], protected: Mapping[str, str]) -> list[SubagentWork]:
+    """``work`` without the protected paths among its files: they are never the agent's."""
+    if not protected:
+        return work
+    return [
+        w.model_copy(update={"files": [p for p in w.files if p not in protected]}) for w in work
+    ]
 
 
 def _unprotected(diff: WorkspaceDiff, protected: Mapping[str, str]) -> WorkspaceDiff:
