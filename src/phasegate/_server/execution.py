@@ -7,7 +7,6 @@ changed while the run was queued), which must never stall the event loop.
 from __future__ import annotations
 
 import asyncio
-from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
 from phasegate._files.confined import inside_folder
@@ -17,7 +16,7 @@ from phasegate._server.job import RUN_SCRATCH, VERDICT_OF_CODE, RunJob
 from phasegate._server.lifecycle import Ending, interrupted
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
-from phasegate._server.processes import RunProcess
+from phasegate._server.processes import RunContext, RunProcess
 from phasegate._server.records import (
     COPY,
     ERROR,
@@ -36,7 +35,7 @@ from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.telemetry.events import RunCancelled
 
 
-async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:
+async def execute(live: LiveRun, forks: RunContext, settings: ServiceSettings) -> Ending:
     """Run ``live`` in a process of its own; how it ended."""
     try:
         job = await asyncio.to_thread(_job, live, settings)
