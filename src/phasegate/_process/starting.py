@@ -71,36 +71,49 @@ def socket_fits(folder: str | Path, suffix: int = SOCKET_SUFFIX) -> bool:
 
 
 def socket_folder_base(name_length: int) -> Path:
-    """The folder to make a ``name_length``-byte folder in that will hold a socket: the
-    temporary folder when it is short enough, else the first usable of
+    """The folder to make a ``name_length``-byte folder in that will hold the fork server's
+    socket: the temporary folder when it is short enough, else the first usable of
     :data:`SHORT_FOLDERS`. Raises :class:`~phasegate.errors.UsageError` naming the path, the
     limit and what to do when none is."""
-    temp = Path(tempfile.gettempdir())
-    suffix = 1 + name_length + SOCKET_SUFFIX
-    if socket_fits(temp, suffix):
-        return temp
+    return short_base(
+        1 + name_length + SOCKET_SUFFIX,
+        "the fork server's socket",
+        f"{START_METHOD_VARIABLE}=spawn (no socket; each run starts a second slower)",
+    )
+
+
+def short_base(below: int, what: str, instead: str, temp: str | None = None) -> Path:
+    """A folder in which a socket ``below`` bytes further down fits: ``temp`` (default: the
+    temporary folder) when it does, else the first usable of :data:`SHORT_FOLDERS`. Raises
+    :class:`~phasegate.errors.UsageError` naming ``what`` would be too long, where, the limit,
+    and what to do: a shorter ``TMPDIR``, or ``instead``."""
+    base = Path(tempfile.gettempdir() if temp is None else temp)
+    if socket_fits(base, below):
+        return base
     for candidate in SHORT_FOLDERS:
-        if socket_fits(candidate, suffix) and _writable_folder(candidate):
+        if socket_fits(candidate, below) and _writable_folder(candidate):
             return Path(candidate)
-    length = len(os.fsencode(str(temp))) + suffix
+    length = len(os.fsencode(str(base))) + below
     raise UsageError(
-        f"the fork server's socket would be {length} bytes long under the temporary folder "
-        f"{temp}, and this system allows {SOCKET_PATH_LIMIT - 1}; none of "
-        f"{', '.join(SHORT_FOLDERS)} is a writable folder to put it in instead: set TMPDIR "
-        f"to a folder of at most {SOCKET_PATH_LIMIT - 1 - suffix} characters, or "
-        f"{START_METHOD_VARIABLE}=spawn (no socket; each run starts a second slower)"
+        f"{what} would be {length} bytes long under the temporary folder {base}, and this "
+        f"system allows {SOCKET_PATH_LIMIT - 1}; none of {', '.join(SHORT_FOLDERS)} is a "
+        f"writable folder to put it in instead: set TMPDIR to a folder of at most "
+        f"{SOCKET_PATH_LIMIT - 1 - below} characters, or {instead}"
     )
 
 
 def require_process_groups(command: str) -> None:
     """Refuse, in one line, a command that needs process groups and POSIX signals on a
     platform without them (Windows): ``command`` is what the user ran."""
-    if os.name != "posix":
+    if not _POSIX:
         raise UsageError(
             f"{command} is not supported on {sys.platform}: it ends each run with everything "
             "it started through POSIX process groups and signals; run it under WSL (a single "
             "task or pipeline run works natively)"
         )
+
+
+_POSIX = os.name == "posix"
 
 
 def _writable_folder(path: str) -> bool:
