@@ -114,6 +114,9 @@ class RunProcess:
 
     def __init__(self, context: RunContext, job: RunJob, bell: Doorbell) -> None:
         self.bell = bell
+        self.told: str | None = None
+        """What the run said about how it ended (a report or error file it could not write),
+        over the doorbell: none of it needs the disk."""
         self._bell_in, bell_out = context.Pipe(duplex=False)
         alive_in, self._alive_out = context.Pipe(duplex=False)
         self.process: BaseProcess = context.Process(
@@ -179,7 +182,8 @@ class RunProcess:
         """Read every ring waiting; False once the pipe is closed and empty."""
         try:
             while self._bell_in.poll():
-                self._bell_in.recv_bytes()
+                if words := self._bell_in.recv_bytes():
+                    self.told = words.decode("utf-8", errors="replace")
         except (EOFError, OSError):
             return False
         return True
