@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,28 +25,35 @@ from tests.helpers.cli import run_main
 
 
 def _long_folder(base: Path, name: str, length: int = 150) -> Path:
-    """A new folder under ``base`` whose path is exactly ``length`` characters."""
-    folder = base / ("p" * (length - len(str(base)) - len(name) - 2)) / name
+    """A new folder under ``base`` whose path is ``length`` characters, or longer when
+    ``base`` already is (the suite itself may run under a long ``TMPDIR``)."""
+    folder = base / ("p" * max(1, length - len(str(base)) - len(name) - 2)) / name
     folder.mkdir(parents=True)
-    assert len(str(folder)) == length
+    assert len(str(folder)) >= length
     return folder
 
 
-def test_the_temporary_folder_holds_the_socket_when_it_is_short_enough(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    if not socket_fits(tmp_path, 1 + 1 + starting.SOCKET_SUFFIX):
-        pytest.skip(f"the test's own temporary folder {tmp_path} is already too long")
+@pytest.fixture
+def short_folder() -> Iterator[Path]:
+    """A new folder in /tmp, short whatever ``TMPDIR`` is."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder)
 
-    assert socket_folder_base(1) == tmp_path
+
+def test_the_temporary_folder_holds_the_socket_when_it_is_short_enough(
+    short_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(short_folder))
+    assert socket_fits(short_folder, 1 + 60 + starting.SOCKET_SUFFIX)
+
+    assert socket_folder_base(60) == short_folder
 
 
 def test_a_long_temporary_folder_gives_way_to_a_short_system_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, short_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    short = tmp_path / "s"
-    short.mkdir()
+    short = short_folder
     monkeypatch.setattr(starting, "SHORT_FOLDERS", ("/no/such/folder", str(short)))
     monkeypatch.setattr("tempfile.tempdir", str(_long_folder(tmp_path, "tmp")))
 

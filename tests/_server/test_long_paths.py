@@ -17,12 +17,12 @@ LONG = 150
 
 
 def _long_folder(base: Path, name: str) -> Path:
-    """A new folder under ``base`` whose path is exactly :data:`LONG` characters."""
-    pad = LONG - len(str(base)) - len(name) - 2
-    assert pad > 0, f"{base} is already too long for a {LONG}-character folder"
+    """A new folder under ``base`` whose path is :data:`LONG` characters, or longer when
+    ``base`` already is (the suite itself may run under a long ``TMPDIR``)."""
+    pad = max(1, LONG - len(str(base)) - len(name) - 2)
     folder = base / ("p" * pad) / name
     folder.mkdir(parents=True)
-    assert len(str(folder)) == LONG
+    assert len(str(folder)) >= LONG
     return folder
 
 
