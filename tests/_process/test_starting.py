@@ -45,9 +45,9 @@ def test_the_temporary_folder_holds_the_socket_when_it_is_short_enough(
     short_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("tempfile.tempdir", str(short_folder))
-    assert socket_fits(short_folder, 1 + 60 + starting.SOCKET_SUFFIX)
+    assert socket_fits(short_folder, 1 + 50 + starting.SOCKET_SUFFIX)
 
-    assert socket_folder_base(60) == short_folder
+    assert socket_folder_base(50) == short_folder
 
 
 def test_a_long_temporary_folder_gives_way_to_a_short_system_folder(
