@@ -44,7 +44,7 @@ def load_or_create_token(path: Path, *, create: bool) -> str:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             token = secrets.token_urlsafe(TOKEN_BYTES)
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with os.fdopen(os.open(path, flags, 0o600), "w") as file:
+            with os.fdopen(os.open(path, flags, 0o600), "w", encoding="utf-8") as file:
                 file.write(token + "\n")
         token = read_bounded(path, _TOKEN_FILE_BYTES, follow_links=not create).decode().strip()
     except (OSError, ValueError) as exc:
