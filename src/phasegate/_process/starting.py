@@ -61,7 +61,7 @@ def start_method() -> StartMethod:
                 f"{START_METHOD_VARIABLE}={forced!r} is not a start method this platform has; "
                 f"set it to one of: {', '.join(usable)}, or unset it"
             )
-        return forced  # type: ignore[return-value]  # checked against START_METHODS above
+        return forced
     return "forkserver" if "forkserver" in available else "spawn"
 
 
