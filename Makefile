@@ -53,8 +53,8 @@ unit: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # The tests that start the service's run processes again, started by spawn (Windows' only
-# start method; no fork server, no socket) instead of the fork server: .ci/run and the GitHub
-# workflow run it after `make test`. Batch units (a fresh `python -m` process each) and a
+# start method; no fork server, no socket) instead of the fork server: part of `make test`
+# (2.5 minutes on two workers). Batch units (a fresh `python -m` process each) and a
 # pipeline's process isolation (an agent CLI per stage) start no multiprocessing worker, so
 # the start method does not touch them (docs/compatibility.md#platforms).
 SPAWN_TESTS := tests/_process tests/_server/test_long_paths.py tests/_server/test_runs_over_http.py \
@@ -64,7 +64,7 @@ SPAWN_TESTS := tests/_process tests/_server/test_long_paths.py tests/_server/tes
 spawn: $(STAMP)
 	PHASEGATE_START_METHOD=spawn $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(SPAWN_TESTS)
 
-test: lint typecheck unit docs
+test: lint typecheck unit spawn docs
 
 # The documentation site (mkdocs.yml) into site/, with --strict: a broken link or anchor, a page
 # left out of the nav, a reference to a name griffe cannot resolve fails the build.
