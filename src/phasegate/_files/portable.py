@@ -57,3 +57,15 @@ def lock_exclusive(descriptor: int, *, wait: bool = True) -> None:
         import fcntl
 
         fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+WINDOWS_DEVICES = frozenset(
+    {"CON", "PRN", "AUX", "NUL", *(f"{kind}{n}" for kind in ("COM", "LPT") for n in range(1, 10))}
+)
+"""Names Windows keeps for devices, whatever their case and extension (``nul.txt`` too)."""
+
+
+def windows_device(name: str) -> bool:
+    """Whether a file named ``name`` cannot exist on Windows: its part before the first dot
+    is a device's name (``con``, ``NUL.gate.r1``)."""
+    return name.split(".", 1)[0].upper() in WINDOWS_DEVICES
