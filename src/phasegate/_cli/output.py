@@ -36,7 +36,15 @@ _WHAT_TO_DO = {
     errno.EACCES: "make it writable for this user, or choose another place",
     errno.EPERM: "make it writable for this user, or choose another place",
     errno.EPIPE: "the program reading the output ended first",
+    errno.ENAMETOOLONG: "the path is longer than this system allows (Windows: 260 characters "
+    "unless long paths are enabled): choose a folder with a shorter path",
 }
+
+_SOCKET_TOO_LONG = (
+    "a Unix socket's path may take 107 bytes on Linux, 103 on macOS: set TMPDIR to a "
+    "shorter folder (such as /tmp)"
+)
+"""What to do about ``AF_UNIX path too long``, which carries no errno and no path."""
 
 
 def os_error_message(exc: OSError, where: str | None = None) -> str:
@@ -44,6 +52,8 @@ def os_error_message(exc: OSError, where: str | None = None) -> str:
     and what to do."""
     reason = exc.strerror or str(exc)
     advice = _WHAT_TO_DO.get(exc.errno or 0, "")
+    if exc.errno is None and "AF_UNIX path too long" in reason:
+        advice = _SOCKET_TOO_LONG
     if where is None and exc.filename is not None:
         where = str(exc.filename)
     elif where is None:

@@ -25,8 +25,14 @@ from phasegate.validators.output import (
     claimed_files,
 )
 from phasegate.validators.paths import check_paths_inside, find_reads_outside
-from phasegate.validators.protect import protected_changes, protected_issues
-from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
+from phasegate.validators.protect import names_ignore_case, protected_changes, protected_issues
+from phasegate.validators.reconcile import (
+    FileReconciliation,
+    Spelling,
+    disk_spelling,
+    reconcile,
+    tool_reported_paths,
+)
 from phasegate.validators.subagents import SubagentWork, subagent_work
 from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_value
 from phasegate.validators.tool_policy import policy_issues
@@ -129,7 +135,9 @@ def judge(
     findings = find_reads_outside(windows, calls, workdir) if allow_reads else []
     total = timeline.total()
     raw_diffs = {w.index: timeline.diff(w.start, w.end) for w in windows}
-    reported = tool_reported_paths(calls, workdir)
+    on_disk = {*total.paths, *(p for d in raw_diffs.values() for p in d.paths)}
+    spelling = disk_spelling(on_disk, fold=names_ignore_case(workdir))
+    reported = sorted({spelling(p) for p in tool_reported_paths(calls, workdir)})
     # Protected paths are never the agent's work: every one the run changed or an editing
     # tool named is left out of the file lists and the reconciliation. The issue is judged on
     # the run's changes only, so putting a protected file back clears it.
@@ -161,14 +169,17 @@ def judge(
             )
             issues += json_issues
             if answer is not None:
-                issues += _output_rules(window, answer, changed, workdir, guarded)
+                issues += _output_rules(window, answer, changed, workdir, guarded, spelling)
                 if not issues and check_answer is not None:
                     issues += _refused(window.index, check_answer(summary_value(answer) or {}))
                 if window.phase.claims_files:
                     claimed = files_claimed = [
                         path
                         for path in claimed_files(
-                            window.phase.claims_files, summary_value(answer), workdir
+                            window.phase.claims_files,
+                            summary_value(answer),
+                            workdir,
+                            spelling=spelling,
                         )
                         if path not in guarded
                     ]
@@ -211,6 +222,7 @@ def judge(
                 workdir,
                 changed,
                 guarded,
+                spelling,
             )
         )
     output_phase = task.output_phase
@@ -235,6 +247,7 @@ def _output_rules(
     changed: tuple[str, ...],
     workdir: str,
     protected: Mapping[str, str],
+    spelling: Spelling,
 ) -> list[Issue]:
     value = summary_value(answer) or {}
     schema = window.phase.output_schema or {}
@@ -242,8 +255,9 @@ def _output_rules(
     issues += check_placeholders(window.index, value, schema)
     if window.phase.claims_files:
         issues += check_claims(
-            window.index, window.phase.claims_files, value, changed, workdir, leave_out=protected
-        )
+            window.index, window.phase.claims_files, value, changed, workdir,
+            leave_out=protected, spelling=spelling,
+        )  # fmt: skip
     issues += check_runtime_rejection(window.index, answer.rejected_by_runtime, issues)
     return issues
 
@@ -259,6 +273,7 @@ def _phase_judgment(
     workdir: str,
     run_changed: tuple[str, ...],
     protected: Mapping[str, str],
+    spelling: Spelling,
 ) -> PhaseJudgment:
     mine = [r for r in calls if r.position in window]
     changed = diff.paths
@@ -277,7 +292,7 @@ def _phase_judgment(
         # Claims are about the run's changes: compared with the phase's own (none, in an
         # output phase) an accepted run would show a mismatch the run does not have.
         reconciliation=reconcile(
-            [p for p in tool_reported_paths(mine, workdir) if p not in protected],
+            [p for p in map(spelling, tool_reported_paths(mine, workdir)) if p not in protected],
             changed,
             claimed,
             claims_about=run_changed,
