@@ -21,7 +21,7 @@ from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_fail
 from phasegate.errors import UsageError
 from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
 from phasegate.evidence.transcript import RunResult, Transcript
-from phasegate.evidence.workspace import WorkspaceDiff, attributed_timeline
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceTimeline, attributed_timeline
 from phasegate.phases.model import Task
 from phasegate.recording.recorder import Recorder, issue_records
 from phasegate.tasks.assembly import RunFacts, assemble_report
@@ -118,13 +118,7 @@ def judge_transcript(
     recorder = Recorder(record) if record is not None else None
     diff = _without(disk_changes_since(workdir, before), workdir, transcript_file)
     recorded = cwd or transcript.cwd or str(workdir.resolve())
-    calls = tool_calls(transcript)
-    positions = edit_positions(calls, recorded)
-    shell = [r.position for r in calls if r.ok and r.call.name in SHELL_TOOLS]
-    for path in diff.paths:
-        if path not in positions and shell:
-            positions[path] = shell[-1]
-    timeline = attributed_timeline(diff, positions, len(transcript))
+    timeline = changes_timeline(transcript, diff, recorded)
     gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1)
     decision = gate.check(transcript, timeline)
     judgment = decision.judgment
@@ -165,6 +159,20 @@ def judge_transcript(
         )
         recorder.write(task_record("judged", task, report, transcript, None))
     return report
+
+
+def changes_timeline(transcript: Transcript, diff: WorkspaceDiff, cwd: str) -> WorkspaceTimeline:
+    """A timeline for ``transcript`` from one before/after ``diff`` of the work directory
+    ``cwd``: each change right after the last successful call that edited the file, else
+    after the last shell command, else at the end (what per-phase ``require_changes``
+    needs when no snapshots were taken during the run)."""
+    calls = tool_calls(transcript)
+    positions = edit_positions(calls, cwd)
+    shell = [r.position for r in calls if r.ok and r.call.name in SHELL_TOOLS]
+    for path in diff.paths:
+        if path not in positions and shell:
+            positions[path] = shell[-1]
+    return attributed_timeline(diff, positions, len(transcript))
 
 
 def _emit_log(

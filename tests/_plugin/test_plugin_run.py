@@ -1,0 +1,114 @@
+"""``/phasegate:run`` in a real Claude Code session (print mode, the plugin loaded with
+``--plugin-dir``) against the scripted model server: the same gate as ``phasegate run``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phasegate.testing import load_script
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.helpers.plugin import plugin_env, run_claude, session_state
+from tests.helpers.scenarios import EXAMPLE
+
+pytestmark = pytest.mark.cli
+
+MODEL = EXAMPLE / "model.yaml"
+TASK = EXAMPLE / "task.yaml"
+
+
+def _project(tmp_path: Path, name: str) -> Path:
+    work = tmp_path / name
+    shutil.copytree(EXAMPLE / "project", work)
+    return work
+
+
+def _shape(report: dict[str, Any]) -> dict[str, Any]:
+    """What must match between the two runs: verdict, per-phase status, attempts, tools,
+    tool errors, files, issue codes; the files changed and claimed, the summary."""
+    return {
+        "verdict": report["verdict"],
+        "attempts": report["attempts"],
+        "files_changed": report["files_changed"],
+        "files_claimed": report["files_claimed"],
+        "summary": report["summary"],
+        "phases": [
+            {k: p[k] for k in ("index", "name", "status", "attempts", "marker_seen",
+                               "completed_by", "tools", "tool_errors", "files_changed")}
+            | {"issues": [i["code"] for i in p["issues"]]}
+            for p in report["phases"]
+        ],
+    }  # fmt: skip
+
+
+def _feedback(texts: list[str]) -> list[str]:
+    """The gate's feedback in the texts the model was sent (after Claude Code's own prefix)."""
+    marker = "The gate checked your work"
+    return [text[text.index(marker) :].strip() for text in texts if marker in text]
+
+
+def test_the_example_is_rejected_then_accepted_in_one_session_as_phasegate_run_judges_it(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The lazy model claims the fix without editing: the Stop hook blocks with the gate's
+    feedback, the model edits, and the gate accepts, all in one session; the report, the
+    feedback sent and the issue codes are those of ``phasegate run`` for the same model."""
+    plugin_server = scripted_model_server(load_script(MODEL))
+    work = _project(tmp_path, "plugin")
+    session = run_claude(f"/phasegate:run {TASK}", work, plugin_env(plugin_server))
+    assert session.code == 0, session.stderr
+    state = session_state(work, session.session_id)
+    assert state["status"] == "accepted"
+    assert [c["accepted"] for c in state["checks"]] == [False, True]
+
+    run_server = scripted_model_server(load_script(MODEL))
+    direct = _project(tmp_path, "direct")
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", "run", str(TASK), "-w", str(direct), "--json"],
+        env={**os.environ, **run_server.env()}, capture_output=True, text=True, timeout=180,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _shape(state["report"]) == _shape(json.loads(done.stdout))
+    plugin_feedback = _feedback(plugin_server.user_texts())
+    assert plugin_feedback == _feedback(run_server.user_texts())
+    assert plugin_feedback == [state["checks"][0]["feedback"].strip()]
+    assert (work / "app.py").read_text() == (direct / "app.py").read_text()
+
+    events = [
+        json.loads(line) for line in (work / ".phasegate/events.jsonl").read_text().splitlines()
+    ]
+    assert {e["via"] for e in events} == {"plugin"}
+    assert events[0]["event"] == "run.started"
+    (closing,) = [e for e in events if e["event"] == "run.completed"]
+    assert closing["verdict"] == "accepted"
+    page = Path(closing["recording"])
+    assert (page / "index.html").is_file() and (page / "report.json").is_file()
+    (closing_message,) = [
+        m["content"] for m in session.messages if m.get("subtype") == "informational"
+    ]
+    assert f"task 'fix-vulnerability' accepted. Its page: phasegate view {page}" in closing_message
+
+
+def test_a_prompt_without_a_gated_task_is_never_blocked(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A session that never ran /phasegate:run ends its turn at once, whatever
+    ``.phasegate/`` holds for other sessions."""
+    server = scripted_model_server(load_script(MODEL))
+    work = _project(tmp_path, "plain")
+    first = run_claude(f"/phasegate:run {TASK}", work, plugin_env(server))
+    other_server = scripted_model_server(load_script(MODEL))
+    second = run_claude("look at app.py", work, plugin_env(other_server))
+    assert second.code == 0
+    assert second.session_id != first.session_id
+    assert not _feedback(other_server.user_texts())
+    assert not (work / ".phasegate/plugin" / second.session_id).exists()
+    assert session_state(work, first.session_id)["status"] == "accepted"
