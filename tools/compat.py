@@ -68,6 +68,7 @@ SUBSET = [
     "tests/agents/test_claude_agent.py",
     "tests/_plugin/test_plugin_package.py",
     "tests/_plugin/test_plugin_run.py",
+    "tests/_plugin/test_plugin_failures.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",

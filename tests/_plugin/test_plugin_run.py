@@ -112,3 +112,78 @@ def test_a_prompt_without_a_gated_task_is_never_blocked(
     assert not _feedback(other_server.user_texts())
     assert not (work / ".phasegate/plugin" / second.session_id).exists()
     assert session_state(work, first.session_id)["status"] == "accepted"
+
+
+POLICY_TASK: dict[str, Any] = {
+    "name": "investigate-then-fix",
+    "protect": ["tests/**"],
+    "phases": [
+        {"name": "investigate", "instructions": "Read app.py and find the bug.",
+         "require_tools": ["Read"], "allow_tools": ["Read", "Grep", "Glob"]},
+        {"name": "fix", "instructions": "Fix it.", "require_tools": ["Edit"],
+         "require_changes": True},
+        {"name": "summary", "instructions": "Report.", "output_schema": {"type": "object"}},
+    ],
+}  # fmt: skip
+"""Only Read, Grep and Glob while investigating, and nothing under tests/ ever."""
+
+POLICY_MODEL: dict[str, Any] = {
+    "replies": [
+        {"tools": [{"Edit": {"file_path": "app.py", "old_string": "eval(expression)",
+                             "new_string": "float(expression)"}},
+                   {"Read": {"file_path": "app.py"}}]},
+        {"text": "PHASE 1 COMPLETE: done",
+         "tools": [{"Write": {"file_path": "tests/test_app.py", "content": "assert True\n"}},
+                   {"Edit": {"file_path": "app.py", "old_string": "eval(expression)",
+                             "new_string": "float(expression)"}}]},
+        {"text": 'PHASE 2 COMPLETE: done\n\n```json\n{"fixed": true}\n```'},
+    ]
+}  # fmt: skip
+"""An Edit while investigating (refused), a Write under tests/ (refused), then the fix."""
+
+
+def _refusals(log: Path) -> list[tuple[str, str]]:
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    return [(e["tool"], e["reason"]) for e in lines if e["event"] == "tool.refused"]
+
+
+def test_allow_tools_and_protect_refuse_calls_with_phasegate_runs_reasons(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """PreToolUse refuses the Edit the investigating phase does not allow and the Write to a
+    protected path, before they run, with the reasons ``phasegate run`` gives; the model
+    sees each reason as the call's error, and the task is accepted once done within policy."""
+    from phasegate.testing import Script
+
+    task_file = tmp_path / "task.json"
+    task_file.write_text(json.dumps(POLICY_TASK))
+    server = scripted_model_server(Script.model_validate(POLICY_MODEL))
+    work = _project(tmp_path, "plugin")
+    session = run_claude(f"/phasegate:run {task_file}", work, plugin_env(server))
+    assert session.code == 0, session.stderr
+    assert session_state(work, session.session_id)["status"] == "accepted"
+    assert not (work / "tests").exists()
+    plugin_refusals = _refusals(work / ".phasegate/events.jsonl")
+    assert [tool for tool, _ in plugin_refusals] == ["Edit", "Write"]
+    errors = [
+        json.dumps(block["content"])
+        for m in session.messages if m["type"] == "user"
+        for block in m["message"]["content"]
+        if isinstance(block, dict) and block.get("is_error")
+    ]  # fmt: skip
+    for _, reason in plugin_refusals:
+        assert any(json.dumps(reason)[1:-1][:60] in error for error in errors)
+
+    run_server = scripted_model_server(Script.model_validate(POLICY_MODEL))
+    direct = _project(tmp_path, "direct")
+    log = tmp_path / "run.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", "run", str(task_file), "-w", str(direct),
+         "--log-file", str(log)],
+        env={**os.environ, **run_server.env()}, capture_output=True, text=True, timeout=180,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [(t, r.replace(str(work), "WORK")) for t, r in plugin_refusals] == [
+        (t, r.replace(str(direct), "WORK")) for t, r in _refusals(log)
+    ]

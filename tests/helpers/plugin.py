@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,10 +59,18 @@ class Session:
         return found
 
 
-def plugin_env(server: ScriptedModelServer, **extra: str) -> dict[str, str]:
-    """The environment of a CLI with the plugin: the server's, and this test run's Python
-    as the plugin's phasegate (``PHASEGATE_PLUGIN_PYTHON``) unless ``extra`` says otherwise."""
-    return {**os.environ, **server.env(), "PHASEGATE_PLUGIN_PYTHON": sys.executable, **extra}
+def plugin_env(
+    server: ScriptedModelServer, home: str | None = None, **extra: str
+) -> dict[str, str]:
+    """The environment of a CLI with the plugin: the server's (``home``: the ``HOME`` of an
+    earlier session, to resume it), and this test run's Python as the plugin's phasegate
+    (``PHASEGATE_PLUGIN_PYTHON``) unless ``extra`` says otherwise."""
+    return {
+        **os.environ,
+        **server.env(home),
+        "PHASEGATE_PLUGIN_PYTHON": sys.executable,
+        **extra,
+    }
 
 
 def start_claude(
@@ -91,3 +100,12 @@ def session_state(project: Path, session_id: str) -> dict[str, Any]:
     """The plugin's state of ``session_id`` in ``project``."""
     path = project / ".phasegate" / "plugin" / session_id / "state.json"
     return dict(json.loads(path.read_text()))
+
+
+def wait_for_requests(server: ScriptedModelServer, count: int, timeout: float = 120) -> None:
+    """Return once ``server`` has had ``count`` main requests (fail after ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while len(server.main_requests()) < count:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the CLI sent {len(server.main_requests())} of {count} requests")
+        time.sleep(0.05)
