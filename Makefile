@@ -81,6 +81,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/batch.py

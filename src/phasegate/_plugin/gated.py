@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +191,7 @@ def _judge(files: SessionFiles, args: list[str]) -> str:
     from phasegate.prompts.feedback import FeedbackPrompt
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.tasks.gate import PhaseGate
-    from phasegate.tasks.saved import read_transcript
+    from phasegate.tasks.transcript_file import read_transcript
 
     transcript, _ = read_transcript(path)
     state = files.read()
@@ -401,7 +400,7 @@ def _entries(
     """The session's entries since the run's prompt, with the CLI's failures and the
     policy's refusals from the evidence lines; ``pending``: the hook's
     ``last_assistant_message`` is added when the log has not caught up with it yet."""
-    from phasegate.tasks.saved import read_transcript
+    from phasegate.tasks.transcript_file import read_transcript
 
     named = hook_input.get("transcript_path") or state.get("transcript_path")
     path = Path(str(named)) if named else _transcript_path(files)
@@ -440,7 +439,7 @@ def _snapshot(files: SessionFiles) -> WorkspaceSnapshot:
 
 def _timeline(files: SessionFiles, transcript: Transcript, start: WorkspaceSnapshot | None) -> Any:
     """The disk's changes since the task started, placed after the calls that made them."""
-    from phasegate.tasks.saved import changes_timeline
+    from phasegate.tasks.transcript_file import changes_timeline
 
     now = _snapshot(files)
     diff = WorkspaceDiff.between(start, now) if start is not None else WorkspaceDiff()
@@ -451,10 +450,6 @@ def _emit(files: SessionFiles, state: dict[str, Any], events: list[EventData]) -
     """Append ``events`` to the project's event log, each with ``via: plugin``."""
     from phasegate.telemetry.log import EventLog
 
-    def via(_logger: Any, _name: str, fields: MutableMapping[str, Any]) -> Mapping[str, Any]:
-        fields["via"] = VIA
-        return fields
-
-    log = EventLog(file=files.events_path, processors=[via])
-    for data in events:
-        log(RunEvent(data, state["run_id"], state["task"], "gate"))
+    with EventLog(file=files.events_path, fields={"via": VIA}) as log:
+        for data in events:
+            log(RunEvent(data, state["run_id"], state["task"], "gate"))

@@ -7,8 +7,9 @@ Everything lives under the project's ``.phasegate/`` folder: ``plugin/<session i
 ``.phasegate/events.jsonl`` and recordings to ``.phasegate/recordings/<run id>/``.
 
 A session id that is empty or not the CLI's shape is never used: no state is read or written
-for it, so a hook input without one never reaches another session's state. Only the standard
-library and :mod:`phasegate._files` are imported: the hooks read this on every tool call.
+for it, so a hook input without one never reaches another session's state. Reading imports
+only the standard library (the hooks read this on every tool call of every session); writing
+goes through :mod:`phasegate._files` (atomic, confined), imported when a gated session writes.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
-
-from phasegate._files.atomic import write_atomic
-from phasegate._files.confined import inside_folder, open_appending
 
 STATE_DIR = ".phasegate"
 PLUGIN_DIR = "plugin"
@@ -79,16 +78,29 @@ class SessionFiles:
     def write(self, data: dict[str, Any], which: str = "state") -> None:
         """Replace ``state.json`` or ``policy.json`` atomically, confined to the project's
         ``.phasegate/`` (a linked folder on the way is refused)."""
+        from phasegate._files.atomic import write_atomic
+        from phasegate._files.confined import inside_folder
+
         path = self.state_path if which == "state" else self.policy_path
         inside_folder(self.project, f"{STATE_DIR}/{PLUGIN_DIR}/{self.session_id}")
         write_atomic(path, json.dumps(data, indent=1).encode(), inside=self.project)
 
     def append(self, record: dict[str, Any]) -> None:
-        """Add one line to ``evidence.jsonl`` (never rewritten: a killed hook loses at most
-        its own line)."""
-        inside_folder(self.project, f"{STATE_DIR}/{PLUGIN_DIR}/{self.session_id}")
-        fd = open_appending(self.evidence_path)
+        """Add one line to ``evidence.jsonl`` with one ``write`` (never rewritten: a killed
+        hook loses at most its own line).
+
+        The session's folder was made confined by :meth:`write` when the task started; the
+        file is opened as :func:`phasegate._files.confined.open_appending` opens it (no link
+        followed, a regular file only), by the standard library alone, because importing
+        :mod:`phasegate._files` loads pydantic and PostToolUse runs on every tool call.
+        """
+        if self.folder.is_symlink() or not self.folder.is_dir():
+            return  # no gated work set up here (or a planted link): nothing to add to
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self.evidence_path, flags | os.O_NONBLOCK, 0o644)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
             os.write(fd, (json.dumps(record) + "\n").encode())
         finally:
             os.close(fd)
