@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from phasegate.testing import load_script
+from phasegate.testing import Script, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.plugin import plugin_env, run_claude, session_state
 from tests.helpers.scenarios import EXAMPLE
@@ -153,8 +153,6 @@ def test_allow_tools_and_protect_refuse_calls_with_phasegate_runs_reasons(
     """PreToolUse refuses the Edit the investigating phase does not allow and the Write to a
     protected path, before they run, with the reasons ``phasegate run`` gives; the model
     sees each reason as the call's error, and the task is accepted once done within policy."""
-    from phasegate.testing import Script
-
     task_file = tmp_path / "task.json"
     task_file.write_text(json.dumps(POLICY_TASK))
     server = scripted_model_server(Script.model_validate(POLICY_MODEL))
@@ -187,3 +185,25 @@ def test_allow_tools_and_protect_refuse_calls_with_phasegate_runs_reasons(
     assert [(t, r.replace(str(work), "WORK")) for t, r in plugin_refusals] == [
         (t, r.replace(str(direct), "WORK")) for t, r in _refusals(log)
     ]
+
+
+def test_status_and_judge_answer_in_the_same_session_after_the_task_ends(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """``--resume`` the session of an accepted task: /phasegate:status reports it accepted
+    with its recording, /phasegate:judge finds the session passes the task, and neither
+    blocks (the model's reply ends each turn)."""
+    server = scripted_model_server(load_script(MODEL))
+    work = _project(tmp_path, "plugin")
+    env = plugin_env(server)
+    session = run_claude(f"/phasegate:run {TASK}", work, env)
+    run_id = session_state(work, session.session_id)["run_id"]
+    after = scripted_model_server(Script.model_validate({"replies": [{"text": "Noted."}] * 2}))
+    again = plugin_env(after, env["HOME"])
+    status = run_claude("/phasegate:status", work, again, "--resume", session.session_id)
+    judged = run_claude(f"/phasegate:judge {TASK}", work, again, "--resume", session.session_id)
+    assert status.code == judged.code == 0
+    texts = after.user_texts()
+    assert any("'fix-vulnerability'" in t and "is accepted" in t and run_id in t for t in texts)
+    assert any("this session so far passes 'fix-vulnerability'" in t for t in texts)
+    assert not _feedback(texts)
