@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from phasegate.testing import Script, load_script
+from phasegate.testing import HttpFault, Script, load_script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.plugin import (
     finish,
@@ -151,3 +151,21 @@ def test_two_gated_sessions_in_one_project_keep_to_their_own_state(
     ]
     completed = {e["run_id"]: e["verdict"] for e in events if e["event"] == "run.completed"}
     assert completed == {a["run_id"]: "accepted", b["run_id"]: "accepted"}
+
+
+def test_a_turn_ended_by_an_api_error_is_not_judged(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Every request fails: the turn ends on Claude Code's own error, and the gate neither
+    counts a check nor sends feedback into a failing API. (2.1.332 does not run the Stop
+    hook then; the hook also skips a stop whose last message is Claude Code's API error.)"""
+    work = _project(tmp_path)
+    server = scripted_model_server(
+        _script([{"text": "never sent"}]), fail_all=HttpFault(status=500)
+    )
+    session = run_claude(f"/phasegate:run {TASK}", work, plugin_env(server))
+    assert session.result["is_error"]
+    assert {r.status for r in server.main_requests()} == {500}
+    assert not any("Stop hook feedback" in r.last_text for r in server.main_requests())
+    state = session_state(work, session.session_id)
+    assert (state["status"], state["checks"]) == ("running", [])

@@ -33,6 +33,7 @@ from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
+    Notice,
     ToolCall,
     ToolRefused,
     ToolResult,
@@ -277,6 +278,11 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     state["transcript_path"] = str(hook_input.get("transcript_path") or "")
     task = _task(Path(state["task_file"]), state["inputs"])
     transcript = Transcript(entries=tuple(_entries(files, state, hook_input, pending=True)))
+    said = [e for e in transcript.entries if isinstance(e, AssistantText | Notice)]
+    if said and isinstance(said[-1], Notice):
+        # The turn ends because the API failed (Claude Code's own "API Error" message), not
+        # because the model is done: no check is counted, and Claude Code shows the error.
+        return None
     start = WorkspaceSnapshot(state["start_snapshot"])
     timeline = _timeline(files, transcript, start)
     gate = PhaseGate(task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]))
@@ -413,7 +419,7 @@ def _entries(
     entries = entries[starts[-1] :] if starts else []
     last = hook_input.get("last_assistant_message")
     if pending and isinstance(last, str) and last.strip():
-        texts = [e for e in entries if isinstance(e, AssistantText)]
+        texts = [e for e in entries if isinstance(e, AssistantText | Notice)]
         if not texts or not last.strip().endswith(texts[-1].text.strip()):
             entries.append(AssistantText(text=last))
     evidence = files.evidence()
