@@ -69,6 +69,7 @@ SUBSET = [
     "tests/_plugin/test_plugin_package.py",
     "tests/_plugin/test_plugin_run.py",
     "tests/_plugin/test_plugin_failures.py",
+    "tests/_plugin/test_plugin_interactive.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",

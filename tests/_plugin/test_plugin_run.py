@@ -91,9 +91,11 @@ def test_the_example_is_rejected_then_accepted_in_one_session_as_phasegate_run_j
     assert closing["verdict"] == "accepted"
     page = Path(closing["recording"])
     assert (page / "index.html").is_file() and (page / "report.json").is_file()
-    (closing_message,) = [
+    blocked_message, closing_message = [
         m["content"] for m in session.messages if m.get("subtype") == "informational"
     ]
+    assert "'fix-vulnerability' not accepted yet (tool_not_used, no_changes, " in blocked_message
+    assert "(2 check(s) left)" in blocked_message
     assert f"task 'fix-vulnerability' accepted. Its page: phasegate view {page}" in closing_message
 
 

@@ -319,7 +319,15 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         }
     state["blocks"] = blocks
     files.write(state)
-    return {"decision": "block", "reason": decision.feedback}
+    codes = ", ".join(dict.fromkeys(i["code"] for i in state["last_issues"]))
+    left = int(state["max_attempts"]) - decision.attempt
+    return {
+        "decision": "block",
+        "reason": decision.feedback,
+        # What the user sees: the terminal shows a block only as "stop hook problem".
+        "systemMessage": f"phasegate: {task.name!r} not accepted yet ({codes}); the gate's "
+        f"feedback went back to Claude ({left} check(s) left).",
+    }
 
 
 def _finish(
