@@ -169,3 +169,32 @@ def test_a_turn_ended_by_an_api_error_is_not_judged(
     assert not any("Stop hook feedback" in r.last_text for r in server.main_requests())
     state = session_state(work, session.session_id)
     assert (state["status"], state["checks"]) == ("running", [])
+
+
+def test_a_gated_task_survives_compact_and_is_accepted_after_it(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """``/compact`` in the middle of a gated task: the state and the session log keep what
+    came before, and the next turns finish the task, judged on all of it."""
+    work = _project(tmp_path)
+    first = scripted_model_server(_script([{"tools": [{"Read": {"file_path": "app.py"}}]},
+                                           {"hang": True}]))  # fmt: skip
+    env = plugin_env(first)
+    process = start_claude(f"/phasegate:run {TASK}", work, env)
+    try:
+        wait_for_requests(first, 2)
+    finally:
+        process.kill()
+    session_id = finish(process).session_id
+    compacting = scripted_model_server(_script([{"text": "Summary: reading app.py for the task."}]))
+    compacted = run_claude("/compact", work, plugin_env(compacting, env["HOME"]),
+                           "--resume", session_id)  # fmt: skip
+    assert compacted.code == 0, compacted.stderr
+    assert any(m.get("subtype") == "compact_boundary" for m in compacted.messages)
+    assert session_state(work, session_id)["status"] == "running"
+    last = scripted_model_server(_script([{"tools": [EDIT]}, {"text": f"{MARKER}\n{GOOD_JSON}"}]))
+    resumed = run_claude("go on", work, plugin_env(last, env["HOME"]), "--resume", session_id)
+    assert resumed.code == 0, resumed.stderr
+    state = session_state(work, session_id)
+    assert state["status"] == "accepted"
+    assert state["report"]["phases"][0]["tools"] == {"Read": 1, "Edit": 1}
