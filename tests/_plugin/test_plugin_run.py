@@ -91,6 +91,13 @@ def test_the_example_is_rejected_then_accepted_in_one_session_as_phasegate_run_j
     assert closing["verdict"] == "accepted"
     page = Path(closing["recording"])
     assert (page / "index.html").is_file() and (page / "report.json").is_file()
+    log = work / ".phasegate/events.jsonl"
+    for command, says in ((["report", str(log)], "1 run from"), (["view", str(page)], "index")):
+        shown = subprocess.run(
+            [sys.executable, "-m", "phasegate", *command],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert shown.returncode == 0 and says in shown.stdout, shown.stderr
     blocked_message, closing_message = [
         m["content"] for m in session.messages if m.get("subtype") == "informational"
     ]
