@@ -170,3 +170,48 @@ def test_judge_says_what_the_session_lacks_without_blocking_or_counting(
     assert "does not pass 'fix-vulnerability' (nothing is blocked)" in done.stdout
     assert '"code": "tool_not_used"' in done.stdout
     assert _state(work)["gate"] == state["gate"]
+
+
+POLICY: dict[str, Any] = {
+    "name": "look-first",
+    "inputs": [{"id": "file", "question": "Which file should be read first?", "header": "File"}],
+    "phases": [
+        {"name": "look", "instructions": "Read {{ file }}.", "require_tools": ["Read"],
+         "allow_tools": ["Read"]},
+        {"name": "fix", "instructions": "Fix it.", "require_tools": ["Edit"]},
+    ],
+}  # fmt: skip
+
+
+def _pre(work: Path, tool: str) -> dict[str, Any] | None:
+    hook = {"session_id": SESSION, "cwd": str(work), "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": {"file_path": str(work / "app.py")},
+            "tool_use_id": f"toolu_{tool}"}  # fmt: skip
+    done = _plugin("hook", "pre", work=work, stdin=json.dumps(hook))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def test_inputs_fill_the_prompt_and_the_tool_policy_fails_closed_when_it_cannot_be_checked(
+    work: Path, tmp_path: Path
+) -> None:
+    """``file=app.py`` fills the prompt; PreToolUse lets Read through and refuses Edit in
+    the first phase; with the task file gone the policy cannot be checked, and Edit is
+    refused with that reason, never let through."""
+    task = tmp_path / "look.json"
+    task.write_text(json.dumps(POLICY))
+    started = _plugin("run", str(task), "file=app.py", work=work)
+    assert "Read app.py." in started.stdout
+    assert _pre(work, "Read") is None
+    refused = _pre(work, "Edit")
+    assert refused is not None
+    decision = refused["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert decision["permissionDecisionReason"].startswith(
+        "Refused: Edit is not allowed in phase 1"
+    )
+    task.unlink()
+    failed = _pre(work, "Edit")
+    assert failed is not None
+    reason = failed["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "could not check this call" in reason and "/phasegate:stop" in reason
