@@ -215,3 +215,42 @@ def test_inputs_fill_the_prompt_and_the_tool_policy_fails_closed_when_it_cannot_
     assert failed is not None
     reason = failed["hookSpecificOutput"]["permissionDecisionReason"]
     assert "could not check this call" in reason and "/phasegate:stop" in reason
+
+
+def test_judge_without_a_gated_task_reads_the_disk_from_git_as_phasegate_judge_does(
+    work: Path, tmp_path: Path
+) -> None:
+    """A session that fixed the bug without /phasegate:run: /phasegate:judge finds its log
+    under Claude Code's config folder, the change from git, and says the session passes."""
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t",
+                 "commit", "-qm", "start"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True)
+    app = work / "app.py"
+    buggy = "    return eval(expression)  # runs any Python the user sends, not just arithmetic\n"
+    fixed = "    return float(expression)  # only numbers\n"
+    app.write_text(app.read_text().replace(buggy, fixed))
+    edit = {"file_path": str(app), "old_string": buggy, "new_string": fixed}
+    claim = ('PHASE 1 COMPLETE: Files have been edited\n\n```json\n{"files_changed": ["app.py"], '
+             '"description": "Replaced eval with float parsing."}\n```')  # fmt: skip
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Fix app.py."}},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "model": "m",
+         "type": "message", "content": [{"type": "tool_use", "id": "t1", "name": "Edit",
+                                         "input": edit}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}},
+        {"type": "assistant", "message": {"id": "m2", "role": "assistant", "model": "m",
+         "type": "message", "content": [{"type": "text", "text": claim}]}},
+    ]  # fmt: skip
+    config = tmp_path / "config"
+    log = config / "projects" / "-work" / f"{SESSION}.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text("".join(json.dumps({**line, "cwd": str(work)}) + "\n" for line in lines))
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(work), "CLAUDE_CODE_SESSION_ID": SESSION,
+           "CLAUDE_CONFIG_DIR": str(config)}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate._plugin", "judge", str(EXAMPLE / "task.yaml")],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "this session so far passes 'fix-vulnerability'" in done.stdout, done.stdout
+    assert not (work / ".phasegate").exists()

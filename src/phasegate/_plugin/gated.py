@@ -196,12 +196,20 @@ def _judge(files: SessionFiles, args: list[str]) -> str:
 
     transcript, _ = read_transcript(path)
     state = files.read()
-    start = WorkspaceSnapshot(state["start_snapshot"]) if state is not None else None
-    timeline = _timeline(files, transcript, start)
-    judgment = PhaseGate(task, workdir=str(files.project)).judge(transcript, timeline)
-    if judgment.accepted:
+    if state is None:  # no gated task here: the disk as `phasegate judge` sees it (git)
+        from phasegate.tasks.saved import judge_transcript
+
+        issues = list(
+            judge_transcript(task, transcript, files.project, transcript_file=path).issues
+        )
+    else:  # the task's own start snapshot
+        timeline = _timeline(files, transcript, WorkspaceSnapshot(state["start_snapshot"]))
+        issues = list(
+            PhaseGate(task, workdir=str(files.project)).judge(transcript, timeline).issues
+        )
+    if not issues:
         return f"phasegate: this session so far passes {task.name!r}. Tell the user exactly this."
-    text = FeedbackPrompt.build(task, judgment.issues, attempts_left=0).render(PromptTemplates())
+    text = FeedbackPrompt.build(task, issues, attempts_left=0).render(PromptTemplates())
     return (
         f"phasegate: this session so far does not pass {task.name!r} (nothing is blocked):\n"
         f"{text}\nTell the user this verdict; do not start on the issues unless asked."
