@@ -33,6 +33,7 @@ class Pane:
     def __init__(self, command: str) -> None:
         self.socket = f"phasegate-test-{uuid.uuid4().hex[:8]}"
         self._tmux("new-session", "-d", "-x", "160", "-y", "50", command)
+        self.path = Path(self._tmux("display-message", "-p", "#{socket_path}").strip())
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
@@ -63,6 +64,7 @@ class Pane:
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
                        timeout=30, check=False)  # fmt: skip
+        self.path.unlink(missing_ok=True)  # tmux leaves its socket file behind
 
 
 @pytest.fixture
