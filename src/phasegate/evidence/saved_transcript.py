@@ -109,6 +109,9 @@ def read_transcript_text(text: str, *, subagents: Sequence[str] = ()) -> ParsedT
     reader: _Reader | None = None
     if text.startswith("[", start):
         reader = _read_array(text, start)
+    if reader is None and text.startswith("{", start) and not _is_json(_first_line(text, start)):
+        # Pretty-printed: reading it line by line first would try (and fail) every line.
+        reader = _read_values(text, start)
     if reader is None:
         reader = _read_lines(_lines(text))
         if reader.not_json and text.startswith("{", start):
@@ -271,6 +274,19 @@ def _read_array(text: str, start: int) -> _Reader | None:
         else:
             return None
     return reader if _skip_blank(text, position + 1) == len(text) else None
+
+
+def _first_line(text: str, start: int) -> str:
+    end = text.find("\n", start)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except _JSON_ERRORS:
+        return False
+    return True
 
 
 def _lines(text: str) -> Iterable[str]:
