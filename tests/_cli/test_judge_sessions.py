@@ -120,7 +120,8 @@ def test_judged_subagent_work_reaches_the_log_and_phasegate_report(
     task: Path, checkout: Path, tmp_path: Path
 ) -> None:
     """phase.completed and run.completed carry it (events version 5); the report counts
-    it by subagent type."""
+    it by subagent type, and its failed call among the group's and the phase's tool
+    errors (the judged calls are logged as tool.called, as a run logs them)."""
     log, sub = session_v2(str(checkout))
     transcript = write_session(tmp_path, log, {AGENT: sub})
     events = tmp_path / "events.jsonl"
@@ -137,6 +138,8 @@ def test_judged_subagent_work_reaches_the_log_and_phasegate_report(
     (group,) = json.loads(report.stdout)["groups"]
     assert group["subagents"] == [{"type": "general-purpose", "calls": 2, "errors": 1}]
     assert group["phases"][0]["subagents"] == group["subagents"]
+    assert (group["tool_errors"], group["phases"][0]["tool_errors"]) == (1, 1)
+    assert closing["phase.completed"]["tool_errors"] == 1
     table = phasegate("report", events)
     assert "Subagents" in table.stdout and "general-purpose" in table.stdout
 
