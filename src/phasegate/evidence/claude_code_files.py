@@ -26,7 +26,9 @@ config folder. A write anywhere in a config folder but its plans stays an escape
 there can grant the agent permissions and add hooks. Its login (``.credentials.json``) is
 none of these: reading it stays a read outside the work directory. Folders a run names in
 its environment (``CLAUDE_CONFIG_DIR``, ``CLAUDE_CODE_TMPDIR``) are given as ``roots``
-(:func:`environment_roots`). This module only compares strings; callers apply it to paths
+(:func:`environment_roots`): only the workspace observer does, from phasegate's own
+environment; the path validators pass none, so they know a file by its shape alone. This
+module only compares strings; callers apply it to paths
 outside the work directory (the path validators) or inside it (the workspace observer, when
 a config folder lies in the work directory, :func:`written_by_claude_code`).
 """
