@@ -56,6 +56,8 @@ def test_a_v2_subagent_in_progress_records_and_its_own_file_is_read_once() -> No
     call = next(e for e in parsed.transcript.entries if isinstance(e, ToolCall) and e.agent)
     assert call.agent == AgentRef(id=AGENT, type="general-purpose", parent=TASK_CALL)
     assert parsed.stats.subagent_files == 1
+    # Its responses too: the main agent's 3 and the subagent's 4, those kept twice once.
+    assert len(parsed.transcript.responses()) == 3 + 4
 
 
 def test_a_subagent_file_is_put_where_its_agent_ran() -> None:
