@@ -21,10 +21,12 @@ from tests.helpers.sessions import (
     TASK,
     TASK_CALL,
     plan_mode_session,
+    result,
     run_result,
     session_v1,
     session_v2,
     stream_json,
+    use,
     write_session,
 )
 from tests.helpers.wild import git
@@ -96,6 +98,34 @@ def test_the_human_report_says_what_the_main_agent_and_each_subagent_did(
     )
 
 
+def test_the_main_agents_failed_calls_are_its_share_of_the_phases_errors(
+    task: Path, checkout: Path, tmp_path: Path
+) -> None:
+    """A subagent that fails: its failed Edit is its error, the Agent call that came back
+    an error is the main agent's, and the two add up to the phase's."""
+    stream = [json.loads(line) for line in stream_json(str(checkout)).splitlines()]
+    for line in stream:
+        for block in line.get("message", {}).get("content", []):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                block["is_error"] = True  # the subagent's Edit, and the Task call it ran in
+    main_edit = {"file_path": f"{checkout}/a.md", "old_string": "old", "new_string": "new"}
+    stream[-2:-2] = [
+        {"type": "assistant", "parent_tool_use_id": None, "session_id": "s",
+         "message": {"id": "msg_9", "content": [use("toolu_main_edit", "Edit", main_edit)]}},
+        {"type": "user", "parent_tool_use_id": None, "session_id": "s",
+         "message": {"role": "user", "content": [result("toolu_main_edit")]}},
+    ]  # fmt: skip
+    transcript = tmp_path / "failed.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in stream))
+
+    done = phasegate("judge", task, "-t", transcript, "-w", checkout)
+    code, report, _ = judged(task, transcript, checkout)
+
+    assert code == 0 and report["phases"][0]["tool_errors"] == 2
+    assert "    main agent: Edit×1; 1 error(s)\n" in done.stdout
+    assert f"    subagent general-purpose {TASK_CALL}: no tools; 1 error(s)\n" in done.stdout
+
+
 @pytest.mark.parametrize("shape", ["v1", "stream-json"])
 def test_a_v1_sidechain_and_a_stream_json_subagent_count_alike(
     task: Path, checkout: Path, tmp_path: Path, shape: str
@@ -120,7 +150,8 @@ def test_judged_subagent_work_reaches_the_log_and_phasegate_report(
     task: Path, checkout: Path, tmp_path: Path
 ) -> None:
     """phase.completed and run.completed carry it (events version 5); the report counts
-    it by subagent type."""
+    it by subagent type, and its failed call among the group's and the phase's tool
+    errors (the judged calls are logged as tool.called, as a run logs them)."""
     log, sub = session_v2(str(checkout))
     transcript = write_session(tmp_path, log, {AGENT: sub})
     events = tmp_path / "events.jsonl"
@@ -137,6 +168,8 @@ def test_judged_subagent_work_reaches_the_log_and_phasegate_report(
     (group,) = json.loads(report.stdout)["groups"]
     assert group["subagents"] == [{"type": "general-purpose", "calls": 2, "errors": 1}]
     assert group["phases"][0]["subagents"] == group["subagents"]
+    assert (group["tool_errors"], group["phases"][0]["tool_errors"]) == (1, 1)
+    assert closing["phase.completed"]["tool_errors"] == 1
     table = phasegate("report", events)
     assert "Subagents" in table.stdout and "general-purpose" in table.stdout
 

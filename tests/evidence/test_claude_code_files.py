@@ -27,6 +27,8 @@ from phasegate.evidence.claude_code_files import (
         ("/home/dev/.claude/projects/-home-dev-p/5e55.jsonl", "config"),
         ("/home/dev/.claude.json", "config"),
         ("/home/dev/.claude/../.ssh/id_rsa", None),
+        ("/home/dev/.claude/.credentials.json", None),
+        ("C:\\Users\\dev\\.claude\\.credentials.json", None),
         ("/home/dev/.claude/plans/../../.bashrc", None),
         ("/tmp/claude/notes.txt", None),
         ("/etc/passwd", None),
@@ -41,6 +43,7 @@ def test_only_a_plan_may_be_written_any_own_file_read() -> None:
     assert not may_touch("/home/dev/.claude/settings.json", writes=True)
     assert may_touch("/home/dev/.claude/settings.json", writes=False)
     assert not may_touch("/home/dev/notes.md", writes=False)
+    assert not may_touch("/home/dev/.claude/.credentials.json", writes=False)
 
 
 def test_the_folders_the_environment_names_count_whatever_their_name() -> None:

@@ -56,6 +56,8 @@ def test_a_v2_subagent_in_progress_records_and_its_own_file_is_read_once() -> No
     call = next(e for e in parsed.transcript.entries if isinstance(e, ToolCall) and e.agent)
     assert call.agent == AgentRef(id=AGENT, type="general-purpose", parent=TASK_CALL)
     assert parsed.stats.subagent_files == 1
+    # Its responses too: the main agent's 3 and the subagent's 4, those kept twice once.
+    assert len(parsed.transcript.responses()) == 3 + 4
 
 
 def test_a_subagent_file_is_put_where_its_agent_ran() -> None:
@@ -214,3 +216,29 @@ def test_a_progress_record_whose_message_names_only_its_role_is_read() -> None:
     (call,) = [e for e in parsed.transcript.entries if isinstance(e, ToolCall)]
     assert call.agent == AgentRef(id=AGENT, type="Explore", parent=TASK_CALL)
     assert parsed.stats.understood == 1
+
+
+def test_a_failed_subagents_file_is_placed_by_its_progress_records() -> None:
+    """When the Agent (Task) call fails, its result names no ``agentId``; the progress
+    records name the call, so the calls only the subagent's file has still come before
+    that result (in the phase that started it), not after the run's last phase."""
+    log, sub = SessionLog(CWD, "2.0.76"), SessionLog(CWD, "2.0.76")
+    log.message("assistant", [use(TASK_CALL, "Task", {"subagent_type": "editor"})])
+    sub.message("user", "Edit a.md", sidechain=True, agent_id=AGENT)
+    for role, content in (
+        ("assistant", [use("toolu_sub_edit", "Edit", {"file_path": f"{CWD}/a.md"})]),
+        ("user", [result("toolu_sub_edit", "updated")]),
+    ):
+        log.progress(sub.message(role, content, sidechain=True, agent_id=AGENT))
+    sub.message("assistant", [use("toolu_sub_read", "Read", {})], sidechain=True, agent_id=AGENT)
+    sub.message("user", [result("toolu_sub_read", "gone", error=True)], sidechain=True,
+                agent_id=AGENT)  # fmt: skip
+    log.message("user", [result(TASK_CALL, "interrupted", error=True)], toolUseResult="Error")
+    log.message("assistant", [use("toolu_main_grep", "Grep", {})])
+
+    entries = read_transcript_text(log.text(), subagents=[sub.text()]).transcript.entries
+
+    order = [e.id for e in entries if isinstance(e, ToolCall)]
+    assert order == [TASK_CALL, "toolu_sub_edit", "toolu_sub_read", "toolu_main_grep"]
+    (read,) = [e for e in entries if isinstance(e, ToolCall) and e.id == "toolu_sub_read"]
+    assert read.agent == AgentRef(id=AGENT, type="editor", parent=TASK_CALL)

@@ -64,8 +64,10 @@ def text(words: str) -> dict[str, Any]:
 class SessionLog:
     """A Claude Code session log being written, line by line, as ``version`` writes it."""
 
-    def __init__(self, cwd: str, version: str) -> None:
-        self.cwd, self.version = cwd, version
+    def __init__(self, cwd: str, version: str, *, ids: str = "msg") -> None:
+        self.cwd, self.version, self.ids = cwd, version, ids
+        """``ids``: what its responses' ids start with (a subagent's differ from the main
+        agent's, as the API's do)."""
         self.lines: list[dict[str, Any]] = []
         self._n = 0
 
@@ -98,7 +100,7 @@ class SessionLog:
         body: dict[str, Any] = {"role": role, "content": content}
         if role == "assistant":
             body |= {
-                "id": f"msg_{self._n:04d}",
+                "id": f"{self.ids}_{self._n:04d}",
                 "model": "claude-sonnet-4-5",
                 "type": "message",
                 "usage": {"input_tokens": 10, "output_tokens": 5},
@@ -167,7 +169,7 @@ def session_v2(cwd: str, *, progress: bool = True) -> tuple[str, str]:
     file); its last Read only in its file.
     """
     log = SessionLog(cwd, "2.0.76")
-    sub = SessionLog(cwd, "2.0.76")
+    sub = SessionLog(cwd, "2.0.76", ids="msg_sub")
     for line in bookkeeping(cwd):
         log.add(line)
     log.message("user", "Update a.md")

@@ -237,6 +237,8 @@ def format_report(report: RunReport) -> str:
             lines.append(f"    input: {overhead_text(phase.overhead)}")
         if phase.subagents:
             own = calls_text(main_agent_calls(phase.tools, phase.subagents))
+            failed = phase.tool_errors - sum(w.tool_errors for w in phase.subagents)
+            own += f"; {failed} error(s)" if failed else ""
             lines.append(f"    main agent: {own}")
             lines.extend(f"    subagent {w.label}: {w.summary}" for w in phase.subagents)
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)

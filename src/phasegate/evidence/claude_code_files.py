@@ -23,9 +23,12 @@ kind             where                                                       too
 Paths are recognised by their shape, so a transcript recorded on another machine (another
 home, Windows) is judged alike: any folder named ``.claude`` outside the work directory is a
 config folder. A write anywhere in a config folder but its plans stays an escape: settings
-there can grant the agent permissions and add hooks. Folders a run names in its environment
-(``CLAUDE_CONFIG_DIR``, ``CLAUDE_CODE_TMPDIR``) are given as ``roots``
-(:func:`environment_roots`). This module only compares strings; callers apply it to paths
+there can grant the agent permissions and add hooks. Its login (``.credentials.json``) is
+none of these: reading it stays a read outside the work directory. Folders a run names in
+its environment (``CLAUDE_CONFIG_DIR``, ``CLAUDE_CODE_TMPDIR``) are given as ``roots``
+(:func:`environment_roots`): only the workspace observer does, from phasegate's own
+environment; the path validators pass none, so they know a file by its shape alone. This
+module only compares strings; callers apply it to paths
 outside the work directory (the path validators) or inside it (the workspace observer, when
 a config folder lies in the work directory, :func:`written_by_claude_code`).
 """
@@ -51,6 +54,9 @@ _TASK_OUTPUT = re.compile(
     re.IGNORECASE,
 )
 _CONFIG = re.compile(r"(?:^|/)\.claude(?:/|$)|(?:^|/)\.claude\.json(?:\.backup)?$")
+_CREDENTIALS = re.compile(r"(?:^|/)\.credentials\.json$")
+"""Claude Code's login (its OAuth tokens, on Linux and Windows): never the runtime's to hand
+the model, so a read of it stays a read outside the work directory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,8 @@ def claude_code_file(path: str, roots: OwnRoots | None = None) -> OwnFileKind | 
     """The kind of Claude Code file ``path`` (absolute, POSIX or Windows) is, or None when it
     is not one of Claude Code's own."""
     posix = _posix(path)
+    if _CREDENTIALS.search(posix):
+        return None
     roots = roots or OwnRoots()
     for config in roots.config:
         rest = _below(posix, config)

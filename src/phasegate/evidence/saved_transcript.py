@@ -109,6 +109,9 @@ def read_transcript_text(text: str, *, subagents: Sequence[str] = ()) -> ParsedT
     reader: _Reader | None = None
     if text.startswith("[", start):
         reader = _read_array(text, start)
+    if reader is None and text.startswith("{", start) and not _is_json(_first_line(text, start)):
+        # Pretty-printed: reading it line by line first would try (and fail) every line.
+        reader = _read_values(text, start)
     if reader is None:
         reader = _read_lines(_lines(text))
         if reader.not_json and text.startswith("{", start):
@@ -237,15 +240,11 @@ def _read_values(text: str, start: int) -> _Reader | None:
     reader = _Reader("json-values")
     position, number = start, 0
     while position < len(text):
-        try:
-            value, end = _DECODER.raw_decode(text, position)
-        except _JSON_ERRORS:
-            return None
-        if not isinstance(value, dict):
-            return None
         number += 1
-        reader.add(value, number, text, position, end)
-        position = _skip_blank(text, end)
+        after = _add_object(reader, text, position, number)
+        if after is None:
+            return None
+        position = after
     return reader
 
 
@@ -255,15 +254,11 @@ def _read_array(text: str, start: int) -> _Reader | None:
     position = _skip_blank(text, start + 1)
     number = 0
     while not (number == 0 and text.startswith("]", position)):
-        try:
-            value, end = _DECODER.raw_decode(text, position)
-        except _JSON_ERRORS:
-            return None
-        if not isinstance(value, dict):
-            return None
         number += 1
-        reader.add(value, number, text, position, end)
-        position = _skip_blank(text, end)
+        after = _add_object(reader, text, position, number)
+        if after is None:
+            return None
+        position = after
         if text.startswith(",", position):
             position = _skip_blank(text, position + 1)
         elif text.startswith("]", position):
@@ -271,6 +266,32 @@ def _read_array(text: str, start: int) -> _Reader | None:
         else:
             return None
     return reader if _skip_blank(text, position + 1) == len(text) else None
+
+
+def _add_object(reader: _Reader, text: str, position: int, number: int) -> int | None:
+    """Read the JSON object at ``position`` as value ``number``: the position of what follows
+    it, or None when no object stands there."""
+    try:
+        value, end = _DECODER.raw_decode(text, position)
+    except _JSON_ERRORS:
+        return None
+    if not isinstance(value, dict):
+        return None
+    reader.add(value, number, text, position, end)
+    return _skip_blank(text, end)
+
+
+def _first_line(text: str, start: int) -> str:
+    end = text.find("\n", start)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except _JSON_ERRORS:
+        return False
+    return True
 
 
 def _lines(text: str) -> Iterable[str]:

@@ -138,6 +138,10 @@ class MessageReader:
 
         A line that names no parent call (an old session log's sidechain) belongs to the one
         Agent call still running, when exactly one is."""
+        if agent.parent is not None and agent.id != SIDECHAIN:
+            # A progress record names its agent's call: the agent's own file is placed by it
+            # even when that call's result names no agent (a subagent that failed).
+            self.started_by.setdefault(agent.id, agent.parent)
         parent = agent.parent or self.started_by.get(agent.id)
         if parent is None and len(self._pending) == 1:
             parent = self._pending[0]

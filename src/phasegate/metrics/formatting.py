@@ -21,7 +21,7 @@ MODE_DETAIL_COLUMNS = ("task", "mode", "runs", "accepted", "success", "± se", "
 BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "total units", "planned", "finished")
 MEASURE_COLUMNS = ("measure", "value")
 RECORDING_COLUMNS = ("run", "task", "mode", "verdict", "page")
-SUBAGENT_COLUMNS = ("task", "mode", "phase", "subagent type", "calls", "failed calls")
+SUBAGENT_COLUMNS = ("task", "mode", "phase", "subagent type", "calls ok", "failed calls")
 
 
 def subagent_rows(summary: dict[str, Any]) -> list[list[str]]:

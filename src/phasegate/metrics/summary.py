@@ -43,7 +43,8 @@ gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` rep
 present when a run recorded itself: each recorded run's ``run_id``, ``task``, ``mode``,
 ``verdict``, ``recording`` (its folder) and ``page``; ``recordings_unlisted`` counts those past
 the first 10,000. 7 (fields only added): each group and phase has ``subagents``, one row per
-subagent type (``type``, ``calls``, ``errors``): the part of its tool calls subagents made."""
+subagent type (``type``, ``calls``: successful ones, ``errors``: failed ones): the part of its
+tool calls subagents made."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 

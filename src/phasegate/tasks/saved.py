@@ -14,6 +14,7 @@ no editing tool names), which is what per-phase ``require_changes`` needs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
@@ -23,6 +24,7 @@ from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.phases.model import Task
 from phasegate.recording.recorder import Recorder, issue_records
 from phasegate.tasks.assembly import RunFacts, assemble_report
+from phasegate.tasks.call_phases import CallPhases
 from phasegate.tasks.gate import PhaseGate
 from phasegate.tasks.progress import closing_events
 from phasegate.tasks.recorded import check_part, task_record
@@ -34,7 +36,9 @@ from phasegate.tasks.transcript_file import (
     changes_timeline,
     read_transcript,
 )
-from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, new_run_id
+from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, ToolCalled, new_run_id
+from phasegate.validators.judge import Judgment
+from phasegate.validators.tools import CallRecord, tool_calls
 from phasegate.workspace.git import disk_changes_since
 
 __all__ = [
@@ -101,7 +105,9 @@ def judge_transcript(
     )
     recording = str(recorder.folder) if recorder is not None else None
     if on_event is not None:
-        _emit_log(report, on_event, workdir=recorded, phases=len(task.phases), recording=recording)
+        called = _call_events(tool_calls(transcript), judgment)
+        _emit_log(report, on_event, called, workdir=recorded, phases=len(task.phases),
+                  recording=recording)  # fmt: skip
     if recorder is not None:
         recorder.check(
             part=check_part(task, judgment),
@@ -116,13 +122,34 @@ def judge_transcript(
     return report
 
 
+def _call_events(calls: Sequence[CallRecord], judgment: Judgment) -> list[ToolCalled]:
+    """The ``tool.called`` events of the judged calls, each under the phase the report counts
+    it in (a call after the last phase's window under the last phase, as a run logs it)."""
+    phases = CallPhases()
+    last = max((phase.index for phase in judgment.phases), default=1)
+    events: list[ToolCalled] = []
+    for record in calls:
+        phases.made(record.call, record.position, last)
+        if record.result is not None:
+            events.extend(phases.returned(record.result, record.call.name, record.position, last))
+    events.extend(phases.finished(judgment))
+    return events
+
+
 def _emit_log(
-    report: RunReport, on_event: EventSink, *, workdir: str, phases: int, recording: str | None
+    report: RunReport,
+    on_event: EventSink,
+    called: Sequence[ToolCalled],
+    *,
+    workdir: str,
+    phases: int,
+    recording: str | None,
 ) -> None:
-    """The events a run of ``report`` would have closed with, so judged runs can be logged
-    and aggregated alongside real ones."""
+    """The events a run of ``report`` would have logged (its tool calls, then the events it
+    closes with), so judged runs can be logged and aggregated alongside real ones: their
+    tool errors (and their subagents' among them) counted like a run's."""
     started = RunStarted(agent=report.agent, workdir=workdir, phases=phases, max_attempts=1)
-    for data in (started, *closing_events(report, report.error, recording)):
+    for data in (started, *called, *closing_events(report, report.error, recording)):
         # Logged as judged, not as a gate run: no gate ran, and report keeps them apart.
         on_event(RunEvent(data, report.run_id, report.task, "judge"))
 

@@ -48,13 +48,15 @@ def read_transcript(
     than ``max_bytes``, or holds no Claude Code message at all, and
     :class:`~phasegate.errors.ResultOnlyTranscriptError` when it holds a run's result alone.
     """
-    text = _read_text(path, max_bytes)
+    data = _read_bytes(path, max_bytes, session=path, max_bytes=max_bytes)
+    budget = max_bytes - len(data)
+    text = data.decode("utf-8", errors="replace")
     subagents = []
-    budget = max_bytes - len(text)
     for file in _subagent_files(path):
-        subagent = _read_text(file, max(budget, 0))
-        budget -= len(subagent)
-        subagents.append(subagent)
+        data = _read_bytes(file, budget, session=path, max_bytes=max_bytes)
+        budget -= len(data)
+        subagents.append(data.decode("utf-8", errors="replace"))
+    del data  # only the texts are held while they are read
     parsed = read_transcript_text(text, subagents=subagents)
     del text, subagents  # only the entries are held from here
     stats = parsed.stats
@@ -65,21 +67,23 @@ def read_transcript(
     return parsed.transcript, stats
 
 
-def _read_text(path: Path, max_bytes: int) -> str:
+def _read_bytes(path: Path, budget: int, *, session: Path, max_bytes: int) -> bytes:
+    """``path`` (the transcript ``session`` or one of its subagent files), within the
+    ``budget`` of bytes the transcript has left of its ``max_bytes``."""
     try:
-        data: bytes | None = read_bounded(path, max_bytes)
+        data: bytes | None = read_bounded(path, budget)
     except OSError as exc:
         raise UsageError(f"cannot read transcript {path}: {exc.strerror or exc}") from None
     except FileTooLargeError:
         data = None
     if data is None:
+        files = " with its subagent files" if path != session else ""
         raise UsageError(
-            f"transcript {path} is larger than {max_bytes} bytes (with its subagent files), "
-            "the most a transcript may have; judge the transcript of a single run (cut the "
-            "file to it)",
+            f"transcript {session}{files} is larger than {max_bytes} bytes, the most a "
+            "transcript may have; judge the transcript of a single run (cut the file to it)",
             option="max_bytes",
         )
-    return data.decode("utf-8", errors="replace")
+    return data
 
 
 def _subagent_files(path: Path) -> list[Path]:
