@@ -18,6 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phasegate._process.starting import short_base
+
+CHROMIUM_SOCKETS = 64
+"""Bytes below TMPDIR that chromium's own sockets take (``.org.chromium.Chromium.XXXXXX/
+SingletonSocket`` and the like): under a long TMPDIR (CI runs the suite under one of 100
+characters) they pass the AF_UNIX limit and chromium dies at start."""
+
+
+def chromium_environment() -> dict[str, str]:
+    """The environment to start chromium in: this one, with TMPDIR moved to a short folder
+    when chromium's sockets would not fit under it (``short_base``, the rule phasegate's own
+    sockets follow)."""
+    base = short_base(CHROMIUM_SOCKETS, "chromium's sockets", "a shorter TMPDIR")
+    return {**os.environ, "TMPDIR": str(base)}
+
+
 _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
           "--disable-background-networking", "--disable-component-update", "--disable-sync",
           "--remote-debugging-pipe")  # fmt: skip
@@ -30,7 +46,7 @@ class _Pipe:
         # In the child, fd 3 reads commands and fd 4 writes answers.
         self.process = subprocess.Popen(
             [chromium, *_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=chromium_environment(),
             pass_fds=(3, 4), preexec_fn=lambda: (os.dup2(to_chromium_r, 3),
                                                  os.dup2(from_chromium_w, 4), None)[2],
         )  # fmt: skip

@@ -28,6 +28,7 @@ from phasegate.metrics.html import CHARTS, render_html
 from phasegate.metrics.summary import summarize
 from phasegate.metrics.svg import PALETTE
 from phasegate.modes import GroupBy
+from tests.helpers.devtools import chromium_environment
 from tests.helpers.png import PNG_SIGNATURE, png_rows
 
 TASKS = {"fix-vulnerability": ("edit", "summary"), "add-tests": ("write", "run", "summary")}
@@ -354,6 +355,7 @@ def chromium(tmp_path: Path, *args: str) -> str:
         text=True,
         timeout=90,
         check=False,
+        env=chromium_environment(),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
