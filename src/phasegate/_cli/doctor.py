@@ -43,7 +43,7 @@ SCHEMA_VERSION = 1
 """The version of ``doctor --json``'s shape; it changes when a field changes meaning."""
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "serve": ("fastapi", "uvicorn"),
+    "serve": ("fastapi", "uvicorn", "prometheus-client"),
     "client": ("httpx",),
     "ray": ("ray",),
     "otel": ("opentelemetry-api",),

@@ -18,8 +18,15 @@ from starlette.responses import HTMLResponse, JSONResponse
 from phasegate._server.idempotency import HEADER
 from phasegate._server.limits import BodyLimit, StreamLimit
 from phasegate._server.live import LiveRun
+from phasegate._server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from phasegate._server.problems import RequestProblem, error_response, storage_failed
-from phasegate._server.security import UNAUTHORIZED, HostGuard, TokenGuard, token_matches
+from phasegate._server.security import (
+    UNAUTHORIZED,
+    HostGuard,
+    TokenGuard,
+    bearer_matches,
+    token_matches,
+)
 from phasegate._server.service import RunService
 from phasegate._server.streams import follow, resume_point
 from phasegate._server.ui import ui_page
@@ -98,7 +105,7 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     # The last added runs first: the Host check, the token, the body, the streams' count.
     settings = service.settings
     app.add_middleware(StreamLimit, per_client=settings.max_streams_per_client,
-                       total=settings.max_streams)  # fmt: skip
+                       total=settings.max_streams, open_now=service.streams)  # fmt: skip
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(TokenGuard, token=token)
     app.add_middleware(HostGuard, hosts=hosts)
@@ -199,6 +206,13 @@ def create_app(service: RunService, token: str, hosts: frozenset[str]) -> FastAP
     async def health() -> Health:
         """Whether the service is up (no token needed)."""
         return Health(status="ok" if service.accepting else "draining")
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        """The service's metrics in the Prometheus text format; the same token as ``/v1``."""
+        if not bearer_matches(request.headers.get("authorization"), token):
+            return error_response(401, "unauthorized", UNAUTHORIZED)
+        return Response(service.metrics.render(), media_type=METRICS_CONTENT_TYPE)
 
     @app.get("/ui", include_in_schema=False)
     async def page() -> Response:

@@ -107,12 +107,14 @@ class StreamLimit:
     """ASGI middleware bounding the event streams open at once: ``per_client`` from one
     address, ``total`` in all."""
 
-    def __init__(self, app: ASGIApp, per_client: int, total: int) -> None:
+    def __init__(
+        self, app: ASGIApp, per_client: int, total: int, open_now: Counter[str] | None = None
+    ) -> None:
         self.app = app
         self.per_client = per_client
         self.total = total
-        self.open: Counter[str] = Counter()
-        """Streams open now, by client address."""
+        self.open: Counter[str] = open_now if open_now is not None else Counter()
+        """Streams open now, by client address (the service's, for its metrics)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         stream = scope["type"] == "http" and scope["method"] == "GET"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import deque
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from phasegate._server.inputs import plan_for, run_values
 from phasegate._server.job import RUN_SCRATCH
 from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
+from phasegate._server.metrics import ServiceMetrics
 from phasegate._server.problems import RequestProblem, not_found, root_relative, storage_failed
 from phasegate._server.processes import RunContext, run_context
 from phasegate._server.records import (
@@ -76,6 +77,11 @@ class RunService:
         """What no response shows: the service's token, the environment's secrets."""
         self._last_seq = 0
         self._lock = asyncio.Lock()
+        self.streams: Counter[str] = Counter()
+        """Event streams open now, by client address (kept by ``limits.StreamLimit``)."""
+        self.metrics = ServiceMetrics(
+            lambda: (len(self.queue), len(self.running), self.streams.total())
+        )
 
     # -- starting and stopping the service -----------------------------------------------
     def start(self) -> None:
@@ -103,6 +109,9 @@ class RunService:
                 self._save_end(live)
             elif isinstance(fix, Ending):
                 self.end(live, fix)
+                continue
+            if live.record.status in ENDED:  # ended in an earlier life: counted again
+                self._count(live)
 
     async def drain(self) -> None:
         """Stop accepting runs; interrupt queued ones; give running ones the grace period,
@@ -263,6 +272,15 @@ class RunService:
         self._save_end(live)
         done = RunDone(status=ending.status, verdict=live.record.verdict)
         self._append(live, *ending.closing, done)
+        self._count(live)
+
+    def _count(self, live: LiveRun) -> None:
+        """Add an ended run to the metrics; a log that cannot be read leaves them as they are
+        (and says so)."""
+        try:
+            self.metrics.count(live.record, run_dir(self.root, live.record.id) / EVENTS)
+        except (OSError, ValueError) as exc:
+            _log.error("run %s: its events could not be counted: %s", live.record.id, exc)
 
     def _save_end(self, live: LiveRun) -> None:
         """Save the record of a run that ended; when that fails, log it and say so in the

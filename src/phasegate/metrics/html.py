@@ -79,6 +79,7 @@ def render_html(summary: dict[str, Any], *, base: Path | None = None) -> str:
               _mode_chart(comparison))  # fmt: skip
     figures = "".join(f"<figure>{chart}</figure>" for chart in charts)
     sections = "".join(_group_section(group) for group in groups)
+    trend = _trend_section(summary)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -94,6 +95,7 @@ def render_html(summary: dict[str, Any], *, base: Path | None = None) -> str:
 {_batch_section(summary.get("batch"))}
 <h2>Charts</h2>
 <div class="charts">{figures}</div>
+{trend}
 {_comparison_table(summary)}
 <h2>Groups</h2>
 {sections or '<p class="empty">No runs in the log.</p>'}
@@ -222,6 +224,19 @@ def _group_section(group: dict[str, Any]) -> str:
     numbers_table = _table(("measure", "value"), [list(row) for row in numbers])
     heading = escape(group_label(group) or "all runs")
     return f'<section class="group"><h3>{heading}</h3>{numbers_table}{phase_table}</section>'
+
+
+def _trend_section(summary: dict[str, Any]) -> str:
+    """A trend's charts, one per figure, and its tables (every figure the charts draw)."""
+    from phasegate.metrics.trends import trend_charts, trend_sections
+
+    if "periods" not in summary:
+        return ""
+    figures = "".join(f"<figure>{chart}</figure>" for chart in trend_charts(summary))
+    tables = "".join(f"<h3>{escape(title)}</h3>{_table(columns, rows)}"
+                     for title, columns, rows in trend_sections(summary))  # fmt: skip
+    title = f"Over time: by {summary['over']} ({summary['tz']})"
+    return f'<h2>{escape(title)}</h2>\n<div class="charts">{figures}</div>\n{tables}'
 
 
 def _comparison_table(summary: dict[str, Any]) -> str:

@@ -39,6 +39,7 @@ from phasegate.metrics.formatting import (
     unattributed,
     usd,
 )
+from phasegate.metrics.trends import trend_sections
 
 ReportFormat = Literal["table", "json", "markdown", "html"]
 """The formats a report is written in."""
@@ -76,7 +77,7 @@ RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
 _TEXT_COLUMNS = {"task", "mode", "phase", "run", "verdict", "page", "directory", "batch", "shard",
                  "measure", "value", "subagent type",
                  "attempts×runs", "time to complete (runs)", "in no phase",
-                 "input and the gate's share"}  # fmt: skip
+                 "input and the gate's share", "period"}  # fmt: skip
 
 
 def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
@@ -109,7 +110,7 @@ def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[
                          SUBAGENT_COLUMNS, delegated))  # fmt: skip
     if summary.get("recordings"):
         sections.append(("Recorded runs", RECORDING_COLUMNS, recording_rows(summary)))
-    return sections
+    return sections + trend_sections(summary)
 
 
 def render_markdown(summary: dict[str, Any], *, base: Path | None = None) -> str:

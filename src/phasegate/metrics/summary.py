@@ -27,7 +27,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -44,7 +44,11 @@ present when a run recorded itself: each recorded run's ``run_id``, ``task``, ``
 ``verdict``, ``recording`` (its folder) and ``page``; ``recordings_unlisted`` counts those past
 the first 10,000. 7 (fields only added): each group and phase has ``subagents``, one row per
 subagent type (``type``, ``calls``: successful ones, ``errors``: failed ones): the part of its
-tool calls subagents made."""
+tool calls subagents made.
+8 (fields only added): a trend (a report over days or weeks) has ``over`` (``day`` or ``week``),
+``tz`` (the zone its periods are in) and ``periods``: each period's ``start``, ``end``,
+``runs``, ``total`` (its run figures over every group) and ``groups``
+(:mod:`phasegate.metrics.periods`)."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -102,6 +106,11 @@ def summarize(
         ]
         summary["recordings_unlisted"] = aggregator.recordings_unlisted
     return summary
+
+
+def total_fields(stats: RunStats) -> dict[str, Any]:
+    """A group's run figures (as in ``groups``) for ``stats``: a period's total in a trend."""
+    return _run_fields(stats)
 
 
 def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:

@@ -87,6 +87,83 @@ def column_chart(
     return _frame(chart, title, height, body)
 
 
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A value of a line, and its interval when it has one (drawn as a whisker)."""
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+
+def line_chart(
+    chart: str,
+    title: str,
+    labels: Sequence[str],
+    series: Sequence[tuple[str, str, Sequence[Point | None]]],
+    *,
+    x_label: str,
+    y_label: str,
+    percent: bool = False,
+) -> str:
+    """Lines over labelled slots (periods): each series is (name, colour, one point or None
+    per label); None is a gap (no data there), the line breaks around it. ``percent``: values
+    are shares (0 to 1) on a 0-100 % axis."""
+    points = [p for _, _, values in series for p in values if p is not None]
+    if not points or not labels:
+        return _no_data(chart, title)
+    legend_svg, top = _legend([(name, colour) for name, colour, _ in series], _TITLE_H + 8)
+    top += 12
+    height = top + 260
+    left, right, bottom = 70, WIDTH - 16, height - 56
+    highest = max(max(p.value, p.high or 0) for p in points)
+    ticks = [0.0, 0.25, 0.5, 0.75, 1.0] if percent else _fine_ticks(highest)
+    scale = (bottom - top) / ticks[-1]
+    slot = (right - left) / len(labels)
+    body = [legend_svg]
+    for value in ticks:
+        y = bottom - value * scale
+        colour = "#333" if value == 0 else _GRID
+        body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{colour}"/>')
+        tick = f"{value * 100:g} %" if percent else f"{value:g}"
+        body.append(_text(left - 6, y + 4, tick, anchor="end", size=11))
+    step = max(1, math.ceil(len(labels) / (WIDTH / 70)))  # labels at least 70 px apart
+    for i, label in enumerate(labels):
+        if i % step == 0:
+            body.append(_text(left + (i + 0.5) * slot, bottom + 16, _fit(label, 12),
+                              anchor="middle", size=11))  # fmt: skip
+    for name, colour, values in series:
+        run: list[str] = []
+        for i, point in enumerate([*values, None]):
+            if point is None:
+                if len(run) > 1:
+                    body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
+                                f'points="{" ".join(run)}"/>')  # fmt: skip
+                run = []
+                continue
+            x, y = left + (i + 0.5) * slot, bottom - point.value * scale
+            run.append(f"{x:.1f},{y:.1f}")
+            shown = f"{point.value * 100:.1f} %" if percent else f"{point.value:g}"
+            tip = f"{labels[i]}: {name} {shown}"
+            if point.low is not None and point.high is not None:
+                y_low, y_high = bottom - point.low * scale, bottom - point.high * scale
+                body.append(f'<line class="interval" x1="{x:.1f}" y1="{y_low:.1f}" '
+                            f'x2="{x:.1f}" y2="{y_high:.1f}" stroke="{colour}" '
+                            'stroke-width="1.5"/>')  # fmt: skip
+                span = (f"{point.low * 100:.1f}-{point.high * 100:.1f} %" if percent
+                        else f"{point.low:g}-{point.high:g}")  # fmt: skip
+                tip += f" (95 % interval {span})"
+            body.append(f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="3.5" '
+                        f'fill="{colour}"><title>{escape(tip)}</title></circle>')  # fmt: skip
+    body.append(_text((left + right) / 2, height - 14, x_label, anchor="middle", bold=True))
+    middle = (top + bottom) / 2
+    body.append(
+        f'<text x="16" y="{middle:.1f}" transform="rotate(-90 16 {middle:.1f})" '
+        f'text-anchor="middle" font-weight="600">{escape(y_label)}</text>'
+    )
+    return _frame(chart, title, height, body)
+
+
 def row_chart(
     chart: str,
     title: str,
@@ -198,3 +275,13 @@ def _ticks(maximum: float) -> list[float]:
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     step = max(step, 1)  # counts: no fractional ticks
     return [step * i for i in range(max(math.ceil(maximum / step), 1) + 1)]
+
+
+def _fine_ticks(maximum: float) -> list[float]:
+    """0 up to a round number at or above ``maximum`` in 1-2-5 steps, fractions allowed."""
+    if maximum <= 0:
+        return [0.0, 1.0]
+    raw = maximum / 4
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [round(step * i, 12) for i in range(math.ceil(maximum / step - 1e-9) + 1)]
