@@ -43,6 +43,10 @@ from phasegate.phases.workdir_paths import WorkdirPath
 
 MAX_HEADER = 12
 """The most characters a question's header may have (Claude Code's AskUserQuestion limit)."""
+MAX_OPTIONS = 12
+"""The most options a choice or a multi_choice lists (a single choice's ``Other (specify)``
+not counted). Claude Code's ``AskUserQuestion`` shows at most 4 a question; a question with
+more is relayed in two steps (:mod:`phasegate.planning.ask_user_question`)."""
 OTHER_LABEL = "Other (specify)"
 """The option every single choice ends with; choosing it asks ``<id>__other`` as free text."""
 OTHER_SUFFIX = "__other"
@@ -204,13 +208,13 @@ class TaskInput(BaseModel):
         labels = self.labels
         if len(set(labels)) != len(labels):
             raise ValueError(f"input {self.id!r}: option labels must be unique")
-        if self.type == "choice" and not 1 <= len(labels) <= 3:
+        if self.type == "choice" and not 1 <= len(labels) <= MAX_OPTIONS:
             raise ValueError(
-                f"input {self.id!r}: a choice has 1 to 3 options ({OTHER_LABEL!r} is added "
-                "as the last, and a question shows at most 4)"
+                f"input {self.id!r}: a choice has 1 to {MAX_OPTIONS} options ({OTHER_LABEL!r} "
+                "is added as the last; do not list it)"
             )
-        if self.type == "multi_choice" and not 2 <= len(labels) <= 4:
-            raise ValueError(f"input {self.id!r}: a multi_choice has 2 to 4 options")
+        if self.type == "multi_choice" and not 2 <= len(labels) <= MAX_OPTIONS:
+            raise ValueError(f"input {self.id!r}: a multi_choice has 2 to {MAX_OPTIONS} options")
         if self.type == "multi_choice" and any("," in label for label in labels):
             raise ValueError(
                 f"input {self.id!r}: multi_choice labels may not contain ',' (answers "
