@@ -102,6 +102,20 @@ def relay_follow_ups(
     ]
 
 
+def next_ask_user_question(
+    questions: Sequence[Question], latest: Mapping[str, object] | None
+) -> dict[str, Any]:
+    """What to ask the tool next for ``questions``: the follow-ups of the groups ``latest``
+    (the newest response object) chose without answering them yet (step 2; the first
+    call's worth), else ``questions`` themselves (step 1)."""
+    if latest and is_tool_answer(latest):
+        pending = relayed_answers(questions, latest)
+        follow_ups = relay_follow_ups(questions, pending)
+        if follow_ups:
+            return follow_ups[0]
+    return to_ask_user_question(questions)
+
+
 def relayed_answers(
     questions: Sequence[Question], *answers: Mapping[str, object]
 ) -> dict[str, Any]:
@@ -149,22 +163,18 @@ def responses_from_ask_user_question(
         if item.type == "choice":
             by_text[follow_up_text(item)] = other_id(item)
     questions = {item.id: question_for(item) for item in inputs}
+    for ident, question in questions.items():
+        # A follow-up's answer alone (the group chosen in an earlier object) is the answer.
+        for group in option_groups(question):
+            by_text.setdefault(group_question_text(question, group), ident)
     answers = relayed_answers(list(questions.values()), answer)["answers"]
     responses: dict[str, object] = {}
     problems: list[InputProblem] = []
     for text, value in answers.items():
         key = by_text.get(str(text))
-        group = _group_chosen(questions[key], value) if key in questions else ()
-        if key is not None and group:
-            problems.append(
-                InputProblem(
-                    key,
-                    shown_value(value),
-                    f"chooses the group {group_label(group)!r}, not an option",
-                    "answer its follow-up question "
-                    f"{group_question_text(questions[key], group)!r} with one of its options",
-                )
-            )
+        if key in questions and _group_chosen(questions[key], value):
+            # Step 1 of the relay, its follow-up not answered yet: not an answer, and not a
+            # refused one; the plan asks the follow-up next (next_ask_user_question).
             continue
         if key is None:
             problems.append(
@@ -197,7 +207,8 @@ def normalize_responses(
         return {**responses, **answered}, [*problems, *more]
     known |= {other_id(item) for item in inputs if item.type == "choice"}
     responses = {str(key): value for key, value in raw.items() if key in known}
-    problems = [
+    problems = _group_labels_by_id(inputs, responses)
+    problems += [
         InputProblem(
             str(key)[:200],
             shown_value(value),
@@ -208,6 +219,27 @@ def normalize_responses(
         if key not in known
     ]
     return responses, problems
+
+
+def _group_labels_by_id(
+    inputs: Sequence[TaskInput], responses: dict[str, object]
+) -> list[InputProblem]:
+    """A group's label given as the value of an input (by id) is refused (and removed from
+    ``responses``): it names several options, and would otherwise read as typed text."""
+    problems: list[InputProblem] = []
+    for item in inputs:
+        question = question_for(item)
+        group = _group_chosen(question, responses.get(item.id))
+        if group:
+            problems.append(
+                InputProblem(
+                    item.id,
+                    shown_value(responses.pop(item.id)),
+                    f"is the group {group_label(group)!r}, not an option",
+                    f"choose one of {', '.join(repr(o.label) for o in group)}",
+                )
+            )
+    return problems
 
 
 def _tool_question(question: Question) -> dict[str, Any]:
