@@ -74,7 +74,10 @@ def test_other_on_the_category_resolves_into_the_decision_without_a_targeted_que
 ) -> None:
     chose_other = plan_task(TASK, PROJECT, responses=[{"answers": {CATEGORY: "Other (specify)"}}])
     assert [q.id for q in chose_other.questions] == ["change_category__other"]
-    turns = [{"answers": {CATEGORY: "Other (specify)"}}, {"change_category__other": "Mobile app"}]
+    turns: list[dict[str, Any]] = [
+        {"answers": {CATEGORY: "Other (specify)"}},
+        {"change_category__other": "Mobile app"},
+    ]
     plan = plan_task(TASK, PROJECT, responses=turns)
     assert plan.status == "ready" and len(plan.not_applicable) == 5
 
