@@ -14,11 +14,12 @@ question is relayed in two steps, and loses no option:
 1. :func:`to_ask_user_question` asks it with its options in groups: each group is one option
    whose label joins the group's labels with `` / `` (``Frontend / Backend / Database``), and
    a single choice keeps ``Other (specify)`` as its own last option, shown on the first step
-   like any group (2 to 3 groups of at most 4 for a single choice, 2 to 4 for a
-   multi_choice). A multi_choice's first step is multi-select: any number of groups.
+   like any group (2 or 3 groups of 2 to 4 options, as even as they go: 12 options are 3
+   groups of 4). A multi_choice's first step is multi-select: any number of groups.
 2. :func:`relay_follow_ups` gives, for each group chosen, the follow-up question
    ``"<question> (<group label>)"`` with the group's options (multi-select as the original),
-   at most 4 questions a tool call.
+   at most 4 questions a tool call; a plan made with the first step's answer gives them as
+   its ``ask_user_question`` (:func:`next_ask_user_question`).
 
 :func:`relayed_answers` (and :func:`normalize_responses`, which applies it) maps both steps'
 answers back to the original question text with the original labels: a single choice's
