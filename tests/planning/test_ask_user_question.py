@@ -194,3 +194,17 @@ def test_a_proposal_offering_all_options_of_a_large_choice_follows_the_rules() -
     proposal["questions"] = [{"id": "pick", "options": labels[:4]}]
     (feedback,) = check_proposal([item], proposal)
     assert feedback.startswith("Offer 'pick' exactly these options ('Other (specify)' last)")
+
+
+def test_a_choice_listing_other_last_as_the_seed_does_means_the_one_phasegate_adds() -> None:
+    """Six options written as the seed lists them, "Other (specify)" last: the same input as
+    five and the added Other; listed anywhere else it is refused."""
+    five = [{"label": label} for label in ("Frontend", "Backend", "Database", "Authentication",
+                                           "Infra")]  # fmt: skip
+    base = {"id": "change_category", "question": "What type of change is this?",
+            "header": "Category", "type": "choice"}  # fmt: skip
+    listed = TaskInput.model_validate({**base, "options": [*five, {"label": OTHER_LABEL}]})
+    assert listed == TaskInput.model_validate({**base, "options": five})
+    assert [o.label for o in question_for(listed).options][-1] == OTHER_LABEL
+    with pytest.raises(ValueError, match="is added to every single choice"):
+        TaskInput.model_validate({**base, "options": [{"label": OTHER_LABEL}, *five]})

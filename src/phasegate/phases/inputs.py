@@ -196,6 +196,21 @@ class TaskInput(BaseModel):
         exclude_if=lambda ask_when: not ask_when,
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _other_listed_last(cls, data: object) -> object:
+        # A choice written as the seed documents list it, ending with "Other (specify)":
+        # that is the option phasegate adds, so it is taken as said, not refused.
+        if not isinstance(data, dict) or data.get("type") != "choice":
+            return data
+        options = data.get("options")
+        if isinstance(options, list | tuple) and len(options) > 1:
+            last = options[-1]
+            label = last.get("label") if isinstance(last, dict) else getattr(last, "label", None)
+            if label == OTHER_LABEL:
+                return {**data, "options": list(options[:-1])}
+        return data
+
     @property
     def labels(self) -> tuple[str, ...]:
         """The option labels, in order."""
@@ -211,7 +226,7 @@ class TaskInput(BaseModel):
         if self.type == "choice" and not 1 <= len(labels) <= MAX_OPTIONS:
             raise ValueError(
                 f"input {self.id!r}: a choice has 1 to {MAX_OPTIONS} options ({OTHER_LABEL!r} "
-                "is added as the last; do not list it)"
+                "is added as the last)"
             )
         if self.type == "multi_choice" and not 2 <= len(labels) <= MAX_OPTIONS:
             raise ValueError(f"input {self.id!r}: a multi_choice has 2 to {MAX_OPTIONS} options")
