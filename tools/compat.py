@@ -80,6 +80,7 @@ SUBSET = [
     "tests/_cli/test_cli.py",
     "tests/_cli/test_usage_adds_up.py",
     "tests/examples/test_two_phase_example.py",
+    "tests/planning/test_ask_user_question_cli.py",
     "tests/examples/test_pagent_example.py",
     "tests/examples/test_ralph_loop_example.py",
 ]

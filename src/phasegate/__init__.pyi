@@ -55,6 +55,8 @@ from phasegate.pipelines.runner import PipelineRunner as PipelineRunner
 from phasegate.planning.agent_planner import AgentPlan as AgentPlan
 from phasegate.planning.agent_planner import plan_with_agent as plan_with_agent
 from phasegate.planning.ask_user_question import normalize_responses as normalize_responses
+from phasegate.planning.ask_user_question import relay_follow_ups as relay_follow_ups
+from phasegate.planning.ask_user_question import relayed_answers as relayed_answers
 from phasegate.planning.ask_user_question import (
     responses_from_ask_user_question as responses_from_ask_user_question,
 )

@@ -15,7 +15,13 @@ from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task
 from phasegate.planning.questions import question_for
 from tests.helpers.cli import phasegate
-from tests.helpers.inputs import CI_TASK, DECISION_EXAMPLE, python_project, snapshot
+from tests.helpers.inputs import (
+    CI_TASK,
+    DECISION_EXAMPLE,
+    PREFLIGHTS_EXAMPLE,
+    python_project,
+    snapshot,
+)
 
 pytestmark = pytest.mark.cli
 
@@ -134,3 +140,26 @@ def test_a_proposal_asking_a_question_that_does_not_apply_gets_feedback_and_is_c
     assert [q["id"] for q in plan["questions"]] == ["db_type"] and plan["turn"] == 1
     assert plan["not_applicable"] == ["auth_strategy", "frontend_framework", "api_style",
                                       "hosting"]  # fmt: skip
+
+
+def test_the_agent_planner_asks_a_six_option_choice_with_every_option_and_other_last(
+    tmp_path: Path,
+) -> None:
+    """A proposal offering only the first three categories gets feedback naming all six;
+    the corrected one is accepted, and the plan relays the question in groups."""
+    task = load_task(PREFLIGHTS_EXAMPLE / "task.yaml")
+    full = question_for(task.inputs[0]).model_dump(mode="json")
+    cut = {**full, "options": full["options"][:3]}
+    root = tmp_path / "project"
+    root.mkdir()
+    done = plan_with(tmp_path, PREFLIGHTS_EXAMPLE / "task.yaml", root, [
+        {"text": answer({"inferred": {}, "questions": [cut]})},
+        {"when": "user", "contains": "'Infra', 'Other (specify)'",
+         "text": answer({"inferred": {}, "questions": [full]})},
+    ])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "gate check 1: phase 1 (clarify)" in done.stderr  # the cut proposal was refused
+    plan = json.loads(done.stdout)
+    six = ["Frontend", "Backend", "Database", "Authentication", "Infra", "Other (specify)"]
+    assert [o["label"] for o in plan["questions"][0]["options"]] == six
+    assert len(plan["ask_user_question"]["questions"][0]["options"]) == 3

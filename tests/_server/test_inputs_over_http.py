@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers.inputs import CI_TASK, DECISION_EXAMPLE, python_project, snapshot
+from tests.helpers.inputs import (
+    CI_TASK,
+    DECISION_EXAMPLE,
+    PREFLIGHTS_EXAMPLE,
+    python_project,
+    snapshot,
+)
 from tests.helpers.service import running_service
 
 pytestmark = pytest.mark.cli
@@ -145,3 +151,36 @@ def test_conditional_inputs_over_http_plan_only_what_applies_and_refuse_other_an
         and "asked only when category is 'Infra'" in (error["message"])
     )
     assert runs == []
+
+
+def test_a_six_option_choice_is_planned_relayed_in_groups_and_its_answer_accepted(
+    root: Path,
+) -> None:
+    """The seed's category question over HTTP: the plan lists all six options, its
+    ask_user_question the first step; the group chosen brings its follow-up; the follow-up's
+    answer is the value, and a run starts with it."""
+    task = yaml.safe_load((PREFLIGHTS_EXAMPLE / "task.yaml").read_text())
+    category = "What type of change is this?"
+    with running_service(root) as service:
+        client = service.client()
+        first = client.post("/v1/plans", json={"task": task, "workdir": "project"}).json()
+        picked = {"answers": {category: "Authentication / Infra"}}
+        second = client.post("/v1/plans", json={"task": task, "workdir": "project",
+                                                "responses": picked}).json()  # fmt: skip
+        both = {"answers": {**picked["answers"], f"{category} (Authentication / Infra)": "Infra"}}
+        third = client.post("/v1/plans", json={"task": task, "workdir": "project",
+                                               "responses": [both]}).json()  # fmt: skip
+        group_by_id = {"change_category": "Authentication / Infra"}
+        by_id = client.post("/v1/plans", json={"task": task, "workdir": "project",
+                                               "responses": group_by_id})  # fmt: skip
+    (question,) = first["questions"]
+    assert len(question["options"]) == 6 and question["options"][-1]["label"] == "Other (specify)"
+    assert [o["label"] for o in first["ask_user_question"]["questions"][0]["options"]] == [
+        "Frontend / Backend / Database", "Authentication / Infra", "Other (specify)"]  # fmt: skip
+    follow_up = second["ask_user_question"]["questions"][0]
+    assert [o["label"] for o in follow_up["options"]] == ["Authentication", "Infra"]
+    assert third["responses"] == {"change_category": "Infra"}
+    assert [q["id"] for q in third["questions"]] == ["hosting"]
+    assert by_id.status_code == 200
+    (error,) = by_id.json()["validation"]["errors"]
+    assert error["field"] == "change_category" and "is the group" in error["problem"]

@@ -72,6 +72,8 @@ CI_TASK: dict[str, Any] = {
 
 DECISION_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "decision-record"
 """The Preflights flow as a task: a category, then one targeted question per category."""
+PREFLIGHTS_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "preflights"
+"""The same flow with the seed's own six-option category question (issue 45)."""
 
 
 def ci_task(**changes: Any) -> Task:

@@ -91,12 +91,12 @@ def test_github_actions_expressions_and_dotted_names_are_not_placeholders() -> N
     ("item", "expected"),
     [
         ({**LANGUAGE, "header": "Much too long header"}, "at most 12 characters"),
-        ({**LANGUAGE, "type": "choice", "options": []}, "a choice has 1 to 3 options"),
+        ({**LANGUAGE, "type": "choice", "options": []}, "a choice has 1 to 12 options"),
         (
             {**LANGUAGE, "type": "choice", "options": [{"label": "Other (specify)"}]},
             "is added to every single choice",
         ),
-        ({**LANGUAGE, "type": "multi_choice", "options": [{"label": "a"}]}, "2 to 4 options"),
+        ({**LANGUAGE, "type": "multi_choice", "options": [{"label": "a"}]}, "2 to 12 options"),
         ({**LANGUAGE, "default": "TBD"}, "placeholder"),
         ({**LANGUAGE, "infer": [{"shell": "ls"}]}, "exactly one kind key"),
         ({**LANGUAGE, "infer": [{"file_exists": "../x"}]}, "leaves the work directory"),

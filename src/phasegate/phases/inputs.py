@@ -43,6 +43,10 @@ from phasegate.phases.workdir_paths import WorkdirPath
 
 MAX_HEADER = 12
 """The most characters a question's header may have (Claude Code's AskUserQuestion limit)."""
+MAX_OPTIONS = 12
+"""The most options a choice or a multi_choice lists (a single choice's ``Other (specify)``
+not counted). Claude Code's ``AskUserQuestion`` shows at most 4 a question; a question with
+more is relayed in two steps (:mod:`phasegate.planning.ask_user_question`)."""
 OTHER_LABEL = "Other (specify)"
 """The option every single choice ends with; choosing it asks ``<id>__other`` as free text."""
 OTHER_SUFFIX = "__other"
@@ -192,6 +196,21 @@ class TaskInput(BaseModel):
         exclude_if=lambda ask_when: not ask_when,
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _other_listed_last(cls, data: object) -> object:
+        # A choice written as the seed documents list it, ending with "Other (specify)":
+        # that is the option phasegate adds, so it is taken as said, not refused.
+        if not isinstance(data, dict) or data.get("type") != "choice":
+            return data
+        options = data.get("options")
+        if isinstance(options, list | tuple) and len(options) > 1:
+            last = options[-1]
+            label = last.get("label") if isinstance(last, dict) else getattr(last, "label", None)
+            if label == OTHER_LABEL:
+                return {**data, "options": list(options[:-1])}
+        return data
+
     @property
     def labels(self) -> tuple[str, ...]:
         """The option labels, in order."""
@@ -204,13 +223,13 @@ class TaskInput(BaseModel):
         labels = self.labels
         if len(set(labels)) != len(labels):
             raise ValueError(f"input {self.id!r}: option labels must be unique")
-        if self.type == "choice" and not 1 <= len(labels) <= 3:
+        if self.type == "choice" and not 1 <= len(labels) <= MAX_OPTIONS:
             raise ValueError(
-                f"input {self.id!r}: a choice has 1 to 3 options ({OTHER_LABEL!r} is added "
-                "as the last, and a question shows at most 4)"
+                f"input {self.id!r}: a choice has 1 to {MAX_OPTIONS} options ({OTHER_LABEL!r} "
+                "is added as the last)"
             )
-        if self.type == "multi_choice" and not 2 <= len(labels) <= 4:
-            raise ValueError(f"input {self.id!r}: a multi_choice has 2 to 4 options")
+        if self.type == "multi_choice" and not 2 <= len(labels) <= MAX_OPTIONS:
+            raise ValueError(f"input {self.id!r}: a multi_choice has 2 to {MAX_OPTIONS} options")
         if self.type == "multi_choice" and any("," in label for label in labels):
             raise ValueError(
                 f"input {self.id!r}: multi_choice labels may not contain ',' (answers "

@@ -2,8 +2,10 @@
 
 A single choice's question lists its options and then ``Other (specify)``; a multi_choice's
 lists its options; a text question lists its example answers, then ``Other (specify)`` (type
-the answer), and ``I don't know`` when it has no examples, so every question has the 2 to 4
-options Claude Code's ``AskUserQuestion`` shows. Choosing ``Other (specify)`` on a single
+the answer), and ``I don't know`` when it has no examples. A question has 2 to 13 options
+(a choice's up to 12 and ``Other (specify)``); one with more than the 4 Claude Code's
+``AskUserQuestion`` shows is relayed to it in groups
+(:mod:`phasegate.planning.ask_user_question`). Choosing ``Other (specify)`` on a single
 choice without typing a value asks the follow-up question ``<id>__other``, free text.
 """
 
@@ -38,7 +40,7 @@ class Question(BaseModel):
     question: str
     header: str = Field(description="At most 12 characters.")
     type: InputType
-    options: tuple[QuestionOption, ...] = Field(description="2 to 4 options.")
+    options: tuple[QuestionOption, ...] = Field(description="2 to 13 options.")
     multi_select: bool = False
 
 

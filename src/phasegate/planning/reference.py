@@ -22,7 +22,7 @@ from phasegate.phases.inputs import TaskInput
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
 from phasegate.planning.answers import Value, fit
-from phasegate.planning.ask_user_question import normalize_responses, to_ask_user_question
+from phasegate.planning.ask_user_question import next_ask_user_question, normalize_responses
 from phasegate.planning.clarification import (
     DEFAULT_QUESTIONS_PER_TURN,
     MAX_TURNS,
@@ -142,7 +142,9 @@ def plan_task(
         max_turns=MAX_TURNS,
         questions_per_turn=per_turn,
         questions=questions,
-        ask_user_question=to_ask_user_question(questions) if questions else None,
+        ask_user_question=next_ask_user_question(questions, turns[-1] if turns else None)
+        if questions
+        else None,
         inferred=inferred,
         missing_info=tuple(item.id for item in missing),
         progress=progress(*progress_counts(inputs, known, values)),
