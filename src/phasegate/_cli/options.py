@@ -105,6 +105,7 @@ FLAGS = {
     "prompt": "PROMPT",
     "promise": "--promise",
     "record": "--record",
+    "sandbox": "--sandbox / --no-sandbox",
     "prompts_dir": "--prompts-dir",
     "questions_per_turn": "--questions-per-turn",
     "responses": "--responses",

@@ -16,6 +16,7 @@ from phasegate.evidence.overhead import split_overhead
 from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript
 from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.tasks.report import PhaseReport, RefusedCall, RunReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
@@ -31,6 +32,7 @@ class RunFacts:
     mode: Mode
     agent: str
     agent_version: str | None = None
+    sandbox: SandboxOutcome | None = None
     transcript: Transcript
     times: Sequence[float]
     """Monotonic time at which each transcript entry was recorded."""
@@ -98,6 +100,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         mode=facts.mode,
         agent=facts.agent,
         agent_version=facts.agent_version,
+        sandbox=facts.sandbox,
         verdict=verdict,
         success=verdict == "accepted",
         attempts=facts.attempts,

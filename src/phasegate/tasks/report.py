@@ -15,6 +15,7 @@ from phasegate.errors import PhasegateError
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, StepStatus, Verdict
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 from phasegate.workspace.revert import RevertReport
@@ -205,6 +206,11 @@ class RunReport(BaseModel):
         default=None,
         description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
         "null when unknown or for the scripted agent.",
+    )
+    sandbox: SandboxOutcome | None = Field(
+        default=None,
+        description="How the agent was confined (docs/sandbox.md); null: no sandbox was asked for.",
+        exclude_if=lambda sandbox: sandbox is None,
     )
     verdict: Verdict
     success: bool

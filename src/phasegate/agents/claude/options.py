@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phasegate.agents.claude.sandbox import sandbox_settings
 from phasegate.agents.protocol import AgentRequest
 from phasegate.phases.completion import full_tool_name
 
@@ -97,7 +98,8 @@ def query_options(
     An isolated session loads none of the user's or the project's settings; a request with
     an ``output_schema`` asks for structured output; the request's ``toolset`` is the CLI's
     tools (a read-only task's: the reading tools); a read-only request runs in plan mode, where
-    the CLI itself refuses writes and commands.
+    the CLI itself refuses writes and commands; a confined request runs its commands in the
+    CLI's sandbox (:mod:`~phasegate.agents.claude.sandbox`).
     """
     return sdk.ClaudeAgentOptions(
         cwd=str(request.workdir),
@@ -119,6 +121,11 @@ def query_options(
             else None
         ),
         hooks=hooks,
+        sandbox=(
+            sandbox_settings(request.confinement, request.workdir)
+            if request.confinement is not None
+            else None
+        ),
         # Partial messages carry each response's final usage (its message_delta event);
         # the assistant messages repeat the usage of the response's start.
         include_partial_messages=True,
