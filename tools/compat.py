@@ -67,6 +67,7 @@ PACKAGE = "claude-agent-sdk"
 SUBSET = [
     "tests/agents/test_claude_agent.py",
     "tests/agents/test_claude_tool_policy.py",
+    "tests/agents/test_claude_sandbox.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",
     "tests/agents/scripted/test_model_server.py",

@@ -35,6 +35,7 @@ from phasegate._cli.options import (
     Retries,
     RunMode,
     RunTimeout,
+    SandboxSwitch,
     Script,
     TaskFile,
     Workdir,
@@ -87,6 +88,7 @@ def execute(
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
     record: Record = None,
+    sandbox: SandboxSwitch = None,
 ) -> None:
     """Run a planned task or pipeline with the answers to its questions; JSON lines on stdout.
 
@@ -159,10 +161,10 @@ def execute(
         )
         agent_options = AgentOptions(agent, script=script, model_script=model_script,
                                      model=model, timeout=timeout, cli_path=cli_path,
-                                     max_cost=max_cost)  # fmt: skip
+                                     max_cost=max_cost, sandbox=sandbox)  # fmt: skip
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
-            prompts_dir=prompts_dir, record=folder,
+            prompts_dir=prompts_dir, record=folder, sandbox=agent_options.sandbox_mode,
             on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
         )  # fmt: skip
         chosen = build_agent(stack, agent_options)

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 import typer
 
 from phasegate.modes import LogFormat, Mode
+from phasegate.phases.sandbox import SandboxMode
 
 AgentName = Literal["claude", "scripted"]
 """Values of ``--agent``: the Claude Code CLI, or phasegate's in-process scripted agent."""
@@ -79,6 +80,16 @@ Record = Annotated[
     ),
 ]
 LogFormatChoice = Annotated[LogFormat, typer.Option(help="json (one object a line) or console.")]
+SandboxSwitch = Annotated[
+    bool | None,
+    typer.Option(
+        "--sandbox/--no-sandbox",
+        help="Confine the agent in Claude Code's sandbox (docs/sandbox.md): its commands write "
+        "only in the work directory, never under protect, and reach only the hosts sandbox: "
+        "network: lists; exit 2 when it cannot run here. Default: as the file's sandbox: says, "
+        "else off.",
+    ),
+]
 Otel = Annotated[
     bool,
     typer.Option(help="Export spans and metrics to OpenTelemetry (needs phasegate\\[otel])."),
@@ -127,6 +138,13 @@ class AgentOptions:
     timeout: float
     cli_path: Path | None
     max_cost: float | None = None
+    sandbox: bool | None = None
+    """``--sandbox`` (True), ``--no-sandbox`` (False), neither (None: as the file says)."""
+
+    @property
+    def sandbox_mode(self) -> SandboxMode | None:
+        """The sandbox switch as the run's override (``RunOptions.sandbox``)."""
+        return None if self.sandbox is None else "on" if self.sandbox else "off"
 
 
 @dataclass(frozen=True, slots=True)
