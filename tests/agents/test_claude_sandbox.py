@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -222,3 +223,35 @@ def test_a_pipeline_is_confined_in_every_session(
     assert not outside.exists() and (work / "in.txt").exists()
     assert report.sandbox is not None and report.sandbox.confined
     assert report.verdict == "accepted"
+
+
+def test_a_batch_unit_is_confined(tmp_path: Path) -> None:
+    work, outside = tmp_path / "project", tmp_path / "outside.txt"
+    work.mkdir()
+    (tmp_path / "task.yaml").write_text(
+        "name: t\nphases:\n  - name: work\n    instructions: Work.\n"
+    )
+    replies = _bash(f"echo escaped > {outside}; echo rc=$?", "echo in > in.txt")
+    replies.append({"when": "tool_result", "text": DONE})
+    (tmp_path / "model.yaml").write_text(json.dumps({"replies": replies}))
+    (tmp_path / "batch.yaml").write_text(
+        json.dumps(
+            {
+                "defaults": {"sandbox": "on"},
+                "items": [
+                    {"task": "task.yaml", "workdir": "project", "model_script": "model.yaml"}
+                ],
+            }
+        )
+    )
+    out = tmp_path / "out"
+    done = phasegate("batch", "run", tmp_path / "batch.yaml", "--out", out, "-q")
+    assert done.returncode == 0, done.stderr
+    assert not outside.exists()
+    (report_file,) = out.glob("units/*/report.json")
+    report = json.loads(report_file.read_text())
+    assert report["verdict"] == "accepted"
+    assert report["sandbox"] == {"mode": "on", "confined": True, "network": [], "unavailable": None}
+    transcript = json.loads(report_file.with_name("transcript.json").read_text())
+    results = [e["content"] for e in transcript["entries"] if e.get("kind") == "tool_result"]
+    assert "Read-only file system" in results[0]

@@ -144,7 +144,12 @@ class AgentOptions:
     @property
     def sandbox_mode(self) -> SandboxMode | None:
         """The sandbox switch as the run's override (``RunOptions.sandbox``)."""
-        return None if self.sandbox is None else "on" if self.sandbox else "off"
+        return sandbox_mode(self.sandbox)
+
+
+def sandbox_mode(switch: bool | None) -> SandboxMode | None:
+    """``--sandbox`` (``on``), ``--no-sandbox`` (``off``) or neither (None: as the file says)."""
+    return None if switch is None else "on" if switch else "off"
 
 
 @dataclass(frozen=True, slots=True)

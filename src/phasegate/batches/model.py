@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from phasegate._files import Number, WholeNumber
 from phasegate.batches.sources import CopySource, GitSource
 from phasegate.modes import Isolation, Mode
+from phasegate.phases.sandbox import Sandbox
 
 ItemName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 """An item's name: letters, digits, ``_`` and ``-`` (it is part of every unit id and path)."""
@@ -41,6 +42,11 @@ class ItemSettings(BaseModel):
         default=None, description="Replay this script with phasegate's offline scripted model."
     )
     isolation: Isolation | None = Field(default=None, description="Pipelines only.")
+    sandbox: Sandbox | None = Field(
+        default=None,
+        description="Confine the agent (docs/sandbox.md): replaces the task's or pipeline's "
+        "own sandbox: (on, off, optional, or {mode, network: [hosts]}).",
+    )
     record: bool | None = Field(
         default=None,
         description="Write each unit's recording (docs/recordings.md) into its result folder, "
