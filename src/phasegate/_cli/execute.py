@@ -39,6 +39,7 @@ from phasegate._cli.options import (
     Script,
     TaskFile,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import print_recording, recording_folder
 from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
@@ -165,6 +166,7 @@ def execute(
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
             prompts_dir=prompts_dir, record=folder, sandbox=agent_options.sandbox_mode,
+            sandbox_default=sandbox_default(),
             on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
         )  # fmt: skip
         chosen = build_agent(stack, agent_options)

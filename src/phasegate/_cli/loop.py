@@ -31,6 +31,7 @@ from phasegate._cli.options import (
     SandboxSwitch,
     Script,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import finish, format_pipeline, print_recording, recording_folder
 from phasegate._cli.wiring import build_agent, event_sink, refuse_log_over_inputs
@@ -118,7 +119,7 @@ def loop(
         settings = RunOptions(
             timeout=timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, OutputOptions(quiet=quiet, log_file=log_file)),
-            record=folder, sandbox=options.sandbox_mode,
+            record=folder, sandbox=options.sandbox_mode, sandbox_default=sandbox_default(),
         )  # fmt: skip
         agent_built = build_agent(stack, options)
         report = asyncio.run(

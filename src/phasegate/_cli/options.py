@@ -6,12 +6,14 @@ mode shows up in ``--help`` without a second list to keep in step.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 import typer
 
+from phasegate.errors import UsageError
 from phasegate.modes import LogFormat, Mode
 from phasegate.phases.sandbox import SandboxMode
 
@@ -145,6 +147,20 @@ class AgentOptions:
     def sandbox_mode(self) -> SandboxMode | None:
         """The sandbox switch as the run's override (``RunOptions.sandbox``)."""
         return sandbox_mode(self.sandbox)
+
+
+SANDBOX_DEFAULT_VAR = "PHASEGATE_SANDBOX_DEFAULT"
+"""The sandbox mode of a run whose file and flags say nothing (off, on, optional; default
+off): the GitHub Action sets it to its ``sandbox`` input (docs/sandbox.md)."""
+
+
+def sandbox_default() -> SandboxMode:
+    """The mode :data:`SANDBOX_DEFAULT_VAR` names (``off`` when unset); a usage error for
+    any other word."""
+    word = os.environ.get(SANDBOX_DEFAULT_VAR, "").strip().lower() or "off"
+    if word not in ("off", "on", "optional"):
+        raise UsageError(f"{SANDBOX_DEFAULT_VAR}={word!r}: give off, on or optional (or unset it)")
+    return cast("SandboxMode", word)
 
 
 def sandbox_mode(switch: bool | None) -> SandboxMode | None:

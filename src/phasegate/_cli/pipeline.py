@@ -35,6 +35,7 @@ from phasegate._cli.options import (
     SandboxSwitch,
     Script,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import (
     finish,
@@ -315,7 +316,7 @@ def _run(
         options = RunOptions(
             isolation=isolation, timeout=agent.timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, output), record=output.record,
-            sandbox=agent.sandbox_mode,
+            sandbox=agent.sandbox_mode, sandbox_default=sandbox_default(),
         )  # fmt: skip
         built = build_agent(stack, agent, continue_script=isolation == "process")
         return asyncio.run(

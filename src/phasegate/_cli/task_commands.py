@@ -32,6 +32,7 @@ from phasegate._cli.options import (
     Script,
     TaskFile,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import (
     finish,
@@ -115,7 +116,7 @@ def run(
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
             prompts_dir=prompts_dir, on_event=event_sink(stack, output), record=folder,
-            sandbox=agent_options.sandbox_mode,
+            sandbox=agent_options.sandbox_mode, sandbox_default=sandbox_default(),
         )  # fmt: skip
         agent_built = build_agent(stack, agent_options)
         report = asyncio.run(run_definition(task, workdir, agent_built, options))
