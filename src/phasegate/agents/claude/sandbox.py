@@ -99,41 +99,34 @@ def sandbox_settings(confinement: Confinement, workdir: Path) -> dict[str, Any]:
     return settings
 
 
-def sandbox_facts(path: str | None = None) -> dict[str, str]:
-    """What ``phasegate doctor`` shows about the sandbox here: each program's version (or
-    that it is missing), user namespaces, the seccomp filter, and the verdict."""
+def sandbox_facts(path: str | None = None) -> dict[str, Any]:
+    """What ``phasegate doctor`` shows about the sandbox here: ``can_run`` and, when it
+    cannot, ``problem`` (what to install); on Linux ``bwrap`` and ``socat`` (each program's
+    path and the version line it prints, null when missing), ``user_namespaces`` (``available``
+    or why not) and ``seccomp`` (whether the kernel offers the filters Claude Code applies)."""
     search = path if path is not None else os.environ.get("PATH", os.defpath)
-    facts: dict[str, str] = {}
-    if sys.platform.startswith("linux"):
-        for name, package in LINUX_TOOLS.items():
-            found = shutil.which(name, path=search)
-            facts[name] = (
-                f"{found} ({_version(found)})" if found else f"missing (install {package})"
-            )
-        bwrap = shutil.which("bwrap", path=search)
-        facts["user namespaces"] = (
-            (_namespaces_problem(bwrap) or "available") if bwrap else "unknown (no bubblewrap)"
-        )
-        seccomp = Path("/proc/sys/kernel/seccomp/actions_avail")
-        facts["seccomp"] = (
-            "available (Claude Code applies its own filter: apply-seccomp, built into the CLI)"
-            if seccomp.exists()
-            else "not reported by the kernel: Unix sockets are not blocked in the sandbox"
-        )
     problem = sandbox_problem(search)
-    facts["sandbox"] = "can run" if problem is None else f"cannot run: {problem}"
+    facts: dict[str, Any] = {"can_run": problem is None, "problem": problem}
+    if not sys.platform.startswith("linux"):
+        return facts
+    for name in LINUX_TOOLS:
+        found = shutil.which(name, path=search)
+        facts[name] = {"path": found, "version": _version(found)} if found else None
+    bwrap = shutil.which("bwrap", path=search)
+    facts["user_namespaces"] = (_namespaces_problem(bwrap) or "available") if bwrap else None
+    facts["seccomp"] = Path("/proc/sys/kernel/seccomp/actions_avail").exists()
     return facts
 
 
-def _version(program: str) -> str:
+def _version(program: str) -> str | None:
     flag = "-V" if Path(program).name == "socat" else "--version"
     try:
         done = subprocess.run(
             [program, flag], capture_output=True, text=True, timeout=PROBE_TIMEOUT, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
-        return "version unknown"
+        return None
     for line in done.stdout.splitlines():
         if "version" in line.lower() or line.startswith("bubblewrap"):
             return line.strip()
-    return "version unknown"
+    return None
