@@ -12,7 +12,7 @@ from phasegate.agents.claude.options import (
     completion_tool_server,
     query_options,
 )
-from phasegate.agents.protocol import AgentRequest
+from phasegate.agents.protocol import AgentRequest, Confinement
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import READ_ONLY_TOOLSET, Task
 from phasegate.prompts.completion_tools import completion_tools
@@ -82,3 +82,27 @@ def test_offering_completion_tools_leaves_tool_search_as_the_caller_has_it(
     assert "ENABLE_TOOL_SEARCH" not in cli_env({}, request, api_retries=0, request_timeout=1)
     own = cli_env({"ENABLE_TOOL_SEARCH": "false"}, request, api_retries=0, request_timeout=1)
     assert own["ENABLE_TOOL_SEARCH"] == "false"
+
+
+def test_a_confined_request_turns_on_the_cli_sandbox_with_no_way_out(tmp_path: Path) -> None:
+    """Commands confined, never unsandboxed, allowed without asking; a sandbox that fails to
+    start fails the command; only the listed hosts; what protect matches now is read-only."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    (tmp_path / "poetry.lock").write_text("")
+    (tmp_path / "app.py").write_text("")
+    confinement = Confinement(network=("pypi.org",), read_only=("tests/**", "poetry.lock"))
+    chosen = options_for(AgentRequest(prompt="w", workdir=tmp_path, confinement=confinement))
+    root = tmp_path.resolve()
+    assert chosen.sandbox == {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "allowUnsandboxedCommands": False,
+        "autoAllowBashIfSandboxed": True,
+        "network": {"allowedDomains": ["pypi.org"]},
+        "filesystem": {"denyWrite": [str(root / "tests"), str(root / "poetry.lock")]},
+    }
+
+
+def test_an_unconfined_request_leaves_the_cli_sandbox_alone(tmp_path: Path) -> None:
+    assert options_for(AgentRequest(prompt="w", workdir=tmp_path)).sandbox is None

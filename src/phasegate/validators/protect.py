@@ -126,6 +126,11 @@ def _outside_refusal(value: object, workdir: str) -> str | None:
     )
 
 
+_ANY_NAME = "\x01"
+"""A name no glob names on purpose: a glob that matches it inside a folder (``tests/**``,
+``tests/*``) matches whatever the folder will hold."""
+
+
 def protected_paths(globs: Sequence[str], workdir: str) -> list[str]:
     """The files and folders under ``workdir`` (absolute) that ``globs`` protect, a folder
     standing for everything in it: what a sandbox makes read-only. Only what exists now: a
@@ -137,7 +142,12 @@ def protected_paths(globs: Sequence[str], workdir: str) -> list[str]:
     for folder, subfolders, files in os.walk(root):
         for name in sorted(subfolders):
             path = os.path.join(folder, name)
-            if _matching(os.path.relpath(path, root).replace(os.sep, "/"), globs, fold=False):
+            relative = os.path.relpath(path, root).replace(os.sep, "/")
+            # The folder itself, or anything it could hold (tests/** matches no folder named
+            # tests, but all it holds, now and later): the folder, whole.
+            if _matching(relative, globs, fold=False) or _matching(
+                f"{relative}/{_ANY_NAME}", globs, fold=False
+            ):
                 found.append(path)
         # A protected folder is read-only as a whole: nothing inside needs naming.
         subfolders[:] = [n for n in subfolders if os.path.join(folder, n) not in found]
