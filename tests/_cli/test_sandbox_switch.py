@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ def work(tmp_path: Path) -> Path:
     return folder
 
 
-def _run(work: Path, *flags: str, task: Path = EXAMPLE / "task.yaml", **env: str) -> object:
+def _run(
+    work: Path, *flags: str, task: Path = EXAMPLE / "task.yaml", **env: str
+) -> subprocess.CompletedProcess[str]:
     return phasegate(
         "run", task, "-w", work, "--agent", "scripted", "--script", EXAMPLE / "model.yaml",
         "--json", "-q", *flags, env={**os.environ, **env},
