@@ -122,7 +122,12 @@ def test_bash_writes_inside_the_work_directory_and_nowhere_else(
     assert inside == "rc=0"
     assert "rc=0" not in edited  # sed could not replace the read-only file
     assert report.sandbox is not None and report.sandbox.confined
-    assert report.verdict == "accepted"
+    assert report.verdict == "accepted"  # judged on its work: the attempt is on the record
+    # tests/ is read-only whole: sed cannot even create its temporary file there.
+    escape, protected = report.blocked
+    assert escape.kind == protected.kind == "path" and escape.tool == "Bash"
+    assert str(outside) in escape.detail and "Read-only file system" in escape.detail
+    assert "tests/" in protected.detail and "Read-only file system" in protected.detail
 
 
 def test_only_the_listed_hosts_answer(
@@ -145,6 +150,8 @@ def test_only_the_listed_hosts_answer(
     assert "hello-from-local" not in refused
     assert "blocked by network allowlist" in refused
     assert "deny network-outbound localhost" in refused
+    (blocked,) = report.blocked
+    assert blocked.kind == "host" and f"localhost:{local_server}" in blocked.detail
 
 
 def test_a_write_outside_the_work_directory_is_refused_before_it_runs(
@@ -161,6 +168,8 @@ def test_a_write_outside_the_work_directory_is_refused_before_it_runs(
     (refusal,) = [e for e in report.transcript.entries if isinstance(e, ToolRefused)]
     assert refusal.name == "Write" and "outside the work directory" in refusal.reason
     assert not report.transcript.results_by_call()[refusal.tool_use_id].ok
+    (blocked,) = report.blocked
+    assert blocked.kind == "file_tool" and blocked.tool_use_id == refusal.tool_use_id
 
 
 def test_without_bubblewrap_the_run_stops_before_any_model_request(
@@ -223,6 +232,7 @@ def test_a_pipeline_is_confined_in_every_session(
     assert not outside.exists() and (work / "in.txt").exists()
     assert report.sandbox is not None and report.sandbox.confined
     assert report.verdict == "accepted"
+    assert [b.kind for b in report.blocked] == ["path"]
 
 
 def test_a_batch_unit_is_confined(tmp_path: Path) -> None:
@@ -255,3 +265,4 @@ def test_a_batch_unit_is_confined(tmp_path: Path) -> None:
     transcript = json.loads(report_file.with_name("transcript.json").read_text())
     results = [e["content"] for e in transcript["entries"] if e.get("kind") == "tool_result"]
     assert "Read-only file system" in results[0]
+    assert [b["kind"] for b in report["blocked"]] == ["path"]

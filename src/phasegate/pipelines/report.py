@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
@@ -37,6 +38,13 @@ class PipelineReport(BaseModel):
         default=None,
         description="How the agent was confined (docs/sandbox.md); null: no sandbox was asked for.",
         exclude_if=lambda sandbox: sandbox is None,
+    )
+    blocked: tuple[Blocked, ...] = Field(
+        default=(),
+        description="Each attempt to leave the sandbox, as the transcript shows it: a file "
+        "tool's write outside the work directory, a command's write or connection the sandbox "
+        "turned away (docs/sandbox.md). Left out when there was none.",
+        exclude_if=lambda blocked: not blocked,
     )
     isolation: Isolation
     verdict: PipelineStatus = Field(
@@ -108,6 +116,7 @@ def pipeline_report(
     agent: str,
     agent_version: str | None = None,
     sandbox: SandboxOutcome | None = None,
+    blocked: tuple[Blocked, ...] = (),
     state_file: Path,
     final_message: str | None = None,
 ) -> PipelineReport:
@@ -118,6 +127,7 @@ def pipeline_report(
         agent=agent,
         agent_version=agent_version,
         sandbox=sandbox,
+        blocked=blocked,
         isolation=state.isolation,
         verdict=state.status,
         success=state.status == "accepted",

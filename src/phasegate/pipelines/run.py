@@ -21,6 +21,7 @@ from typing import Any, Literal
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.agents.protocol import AgentRequest
 from phasegate.errors import AgentError, RunError
+from phasegate.evidence.confinement import blocked_attempts
 from phasegate.evidence.overhead import GateOverhead, split_overhead
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -402,6 +403,7 @@ class PipelineRun(RunObserver):
             agent=self.agent.name,
             agent_version=self.agent_version,
             sandbox=self.sandbox,
+            blocked=blocked_attempts(transcript.entries) if self.sandbox else (),
             state_file=state_path(self.workdir),
             final_message=transcript.final_message,
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from phasegate.evidence.confinement import blocked_attempts
 from phasegate.evidence.overhead import split_overhead
 from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript
 from phasegate.evidence.usage_split import split_usage
@@ -101,6 +102,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         agent=facts.agent,
         agent_version=facts.agent_version,
         sandbox=facts.sandbox,
+        blocked=blocked_attempts(facts.transcript.entries) if facts.sandbox else (),
         verdict=verdict,
         success=verdict == "accepted",
         attempts=facts.attempts,

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.errors import PhasegateError
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, StepStatus, Verdict
@@ -211,6 +212,13 @@ class RunReport(BaseModel):
         default=None,
         description="How the agent was confined (docs/sandbox.md); null: no sandbox was asked for.",
         exclude_if=lambda sandbox: sandbox is None,
+    )
+    blocked: tuple[Blocked, ...] = Field(
+        default=(),
+        description="Each attempt to leave the sandbox, as the transcript shows it: a file "
+        "tool's write outside the work directory, a command's write or connection the sandbox "
+        "turned away (docs/sandbox.md). Left out when there was none.",
+        exclude_if=lambda blocked: not blocked,
     )
     verdict: Verdict
     success: bool

@@ -34,6 +34,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 
 from phasegate._files.globs import glob_matches
+from phasegate.evidence.confinement import OUTSIDE_REFUSAL
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.validators.issues import Issue, IssueCode, shorten
 from phasegate.validators.paths import is_windows_path, relative_to_workdir
@@ -121,8 +122,8 @@ def _outside_refusal(value: object, workdir: str) -> str | None:
     if relative is not None:
         return None
     return (
-        f"{_shown(value)} is outside the work directory, and this run is confined to it "
-        "(sandbox): nothing was written. Write only files inside the work directory."
+        f"{_shown(value)} {OUTSIDE_REFUSAL} (sandbox): nothing was written. Write only files "
+        "inside the work directory."
     )
 
 
