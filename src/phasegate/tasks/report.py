@@ -124,6 +124,14 @@ class DefinitionReport(Protocol):
     def final_message(self) -> str | None:
         """The agent's last word."""
 
+    @property
+    def sandbox(self) -> SandboxOutcome | None:
+        """How the agent was confined (None: no sandbox was asked for)."""
+
+    @property
+    def blocked(self) -> tuple[Blocked, ...]:
+        """Each attempt to leave the sandbox."""
+
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """The report as its JSON contract."""
         ...
