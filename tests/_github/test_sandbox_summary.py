@@ -26,7 +26,7 @@ def test_a_confined_run_names_its_hosts_and_each_blocked_attempt() -> None:
     assert "**Sandbox:** confined (on); hosts allowed: ` pypi.org `" in summary
     assert "**Blocked by the sandbox** (2)" in summary
     assert "- path: ` Bash ` ` /x: Read-only file system `" in summary
-    assert "- host: ` Bash ` ` deny e.com:443 `" in summary
+    assert "- host: ` Bash ` ` deny network-outbound e.com:443 `" in summary
 
 
 def test_an_optional_sandbox_that_could_not_run_is_a_warning() -> None:
