@@ -12,6 +12,7 @@ import asyncio
 import http.server
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -266,3 +267,32 @@ def test_a_batch_unit_is_confined(tmp_path: Path) -> None:
     results = [e["content"] for e in transcript["entries"] if e.get("kind") == "tool_result"]
     assert "Read-only file system" in results[0]
     assert [b["kind"] for b in report["blocked"]] == ["path"]
+
+
+def test_the_command_line_records_the_blocked_attempts_in_its_log_and_report(
+    tmp_path: Path,
+) -> None:
+    """``run --sandbox``: ``run.completed`` counts the blocked attempts, and ``phasegate
+    report`` over its log shows them in its ``blocked`` column."""
+    work, outside, log = tmp_path / "work", tmp_path / "outside.txt", tmp_path / "events.jsonl"
+    work.mkdir()
+    task, script = tmp_path / "task.yaml", tmp_path / "script.json"
+    task.write_text("name: t\nphases:\n  - name: work\n    instructions: Work.\n")
+    replies = _bash(f"echo escaped > {outside}; echo rc=$?")
+    replies.append({"when": "tool_result", "text": DONE})
+    script.write_text(json.dumps({"replies": replies}))
+    done = phasegate(
+        "run", task, "-w", work, "--sandbox", "--model-script", script, "-q", "--json",
+        "--log-file", log,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not outside.exists()
+    assert [b["kind"] for b in json.loads(done.stdout)["blocked"]] == ["path"]
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    (completed,) = [e for e in events if e["event"] == "run.completed"]
+    assert completed["blocked"] == 1
+    summary = json.loads(phasegate("report", log, "--format", "json").stdout)
+    assert [group["blocked"] for group in summary["groups"]] == [1]
+    table = phasegate("report", log, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert re.search(r"┃ refused calls ┃ blocked ┃", table)
+    assert re.search(r"│ +0 │ +1 │", table)  # no refused call, one blocked attempt

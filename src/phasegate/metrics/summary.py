@@ -27,7 +27,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -42,7 +42,8 @@ gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` rep
 ``refusals``: the tool calls refused before they ran. 6 (fields only added): ``recordings``,
 present when a run recorded itself: each recorded run's ``run_id``, ``task``, ``mode``,
 ``verdict``, ``recording`` (its folder) and ``page``; ``recordings_unlisted`` counts those past
-the first 10,000."""
+the first 10,000. 7 (fields only added): each group has ``blocked``: the attempts to leave the
+sandbox its runs blocked (docs/sandbox.md)."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -128,6 +129,7 @@ def _run_fields(stats: RunStats) -> dict[str, Any]:
         **_outcome_fields(stats, "success_rate"),
         "accepted": accepted,
         "errors": stats.errors,
+        "blocked": stats.blocked,
         "mismatch_rate": _rate(stats.mismatched, stats.reconciled),
         "duration_ms": _quantiles(stats.duration_ms),
         "attempts_histogram": {str(k): v for k, v in sorted(stats.attempts_histogram.items())},

@@ -419,6 +419,7 @@ class PipelineRun(RunObserver):
                 unattributed_usage=usage.unattributed.model_dump(),
                 overhead=overhead.model_dump(),
                 refusals=len(self.refused),
+                blocked=len(report.blocked),
                 error=report.error,
                 recording=str(self.recorder.folder) if self.recorder is not None else None,
             )

@@ -127,6 +127,7 @@ def closing_events(
         unattributed_usage=report.unattributed_usage.model_dump(),
         overhead=report.overhead.model_dump(),
         refusals=sum(len(phase.refusals) for phase in report.phases),
+        blocked=len(report.blocked),
         error=error,
         recording=recording,
     )
