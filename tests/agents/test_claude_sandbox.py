@@ -112,20 +112,23 @@ def test_bash_writes_inside_the_work_directory_and_nowhere_else(
         f"echo escaped > {outside}; echo rc=$?",
         "echo inside > inside.txt; echo rc=$?",
         "sed -i s/True/False/ tests/test_a.py; echo rc=$?",
+        "echo pwned >> ~/.bashrc; echo rc=$?",
     )
     replies.append({"when": "tool_result", "text": DONE})
     report = _run(scripted_model_server, _task(protect=["tests/**"], sandbox="on"), work, replies)
     assert not outside.exists()
     assert (work / "inside.txt").read_text() == "inside\n"
     assert (work / "tests" / "test_a.py").read_text() == "assert True\n"
-    escaped, inside, edited = _results(report)[:3]
+    escaped, inside, edited, home = _results(report)[:4]
     assert "Read-only file system" in escaped and "rc=1" in escaped
     assert inside == "rc=0"
     assert "rc=0" not in edited  # sed could not replace the read-only file
     assert report.sandbox is not None and report.sandbox.confined
     assert report.verdict == "accepted"  # judged on its work: the attempt is on the record
     # tests/ is read-only whole: sed cannot even create its temporary file there.
-    escape, protected = report.blocked
+    assert "Read-only file system" in home and "rc=1" in home
+    escape, protected, bashrc = report.blocked
+    assert bashrc.kind == "path" and ".bashrc" in bashrc.detail
     assert escape.kind == protected.kind == "path" and escape.tool == "Bash"
     assert str(outside) in escape.detail and "Read-only file system" in escape.detail
     assert "tests/" in protected.detail and "Read-only file system" in protected.detail
@@ -296,3 +299,48 @@ def test_the_command_line_records_the_blocked_attempts_in_its_log_and_report(
     table = phasegate("report", log, env={**os.environ, "COLUMNS": "200"}).stdout
     assert re.search(r"┃ refused calls ┃ blocked ┃", table)
     assert re.search(r"│ +0 │ +1 │", table)  # no refused call, one blocked attempt
+
+
+def test_without_bubblewrap_a_pipeline_stops_before_any_model_request(
+    scripted_model_server: ScriptedServerFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    pipeline = Pipeline.model_validate(
+        {
+            "name": "confined",
+            "sandbox": "on",
+            "stages": [{"name": "only", "prompt": "Work.", "exit_when": [{"said": "finished"}]}],
+        }
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    server = scripted_model_server(Script.model_validate({"replies": [{"text": "x"}]}))
+    with pytest.raises(UsageError, match="bubblewrap"):
+        asyncio.run(run_definition(pipeline, work, server.claude_agent(timeout=60)))
+    assert server.requests == []
+
+
+def test_without_bubblewrap_a_batch_unit_ends_in_error_before_any_model_request(
+    tmp_path: Path,
+) -> None:
+    """``batch run --sandbox`` (the flag over a file that says nothing)."""
+    work = tmp_path / "project"
+    work.mkdir()
+    (tmp_path / "task.yaml").write_text(
+        "name: t\nphases:\n  - name: work\n    instructions: Work.\n"
+    )
+    (tmp_path / "model.yaml").write_text(json.dumps({"replies": [{"text": DONE}]}))
+    item = {"task": "task.yaml", "workdir": "project", "model_script": "model.yaml"}
+    (tmp_path / "batch.yaml").write_text(json.dumps({"items": [item]}))
+    out = tmp_path / "out"
+    env = {**os.environ, "PATH": str(tmp_path / "empty")}
+    done = phasegate(
+        "batch", "run", tmp_path / "batch.yaml", "--out", out, "-q", "--sandbox", "--json",
+        env=env,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    (result,) = out.glob("units/*/unit.json")
+    outcome = json.loads(result.read_text())["outcome"]
+    # Each unit checks where it runs (a Ray worker may be another machine): an error unit.
+    assert outcome["verdict"] == "error" and "apt-get install bubblewrap" in outcome["error"]
+    assert outcome["model_requests"] == 0
