@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from phasegate import Pipeline, Task, UsageError
+from phasegate import Loop, Pipeline, Task, UsageError, make_loop
 from phasegate.agents.claude.sandbox import sandbox_problem
 from phasegate.evidence.transcript import ToolRefused, ToolResult
 from phasegate.running import RunOptions, run_definition
@@ -83,7 +83,7 @@ def _task(**fields: Any) -> Task:
 
 def _run(
     server_for: ScriptedServerFactory,
-    definition: Task | Pipeline,
+    definition: Task | Pipeline | Loop,
     workdir: Path,
     replies: list[dict[str, Any]],
     options: RunOptions | None = None,
@@ -344,3 +344,18 @@ def test_without_bubblewrap_a_batch_unit_ends_in_error_before_any_model_request(
     # Each unit checks where it runs (a Ray worker may be another machine): an error unit.
     assert outcome["verdict"] == "error" and "apt-get install bubblewrap" in outcome["error"]
     assert outcome["model_requests"] == 0
+
+
+def test_a_loop_takes_the_callers_switch(
+    scripted_model_server: ScriptedServerFactory, tmp_path: Path
+) -> None:
+    """A loop has no file: ``--sandbox`` (here ``RunOptions(sandbox="on")``) confines it."""
+    work, outside = tmp_path / "work", tmp_path / "outside.txt"
+    work.mkdir()
+    loop = make_loop(prompt="Work.", promise="finished", max_iterations=2)
+    replies = _bash(f"echo escaped > {outside}; echo rc=$?")
+    replies.append({"when": "tool_result", "text": "<promise>finished</promise>"})
+    report = _run(scripted_model_server, loop, work, replies, RunOptions(retries=0, sandbox="on"))
+    assert not outside.exists()
+    assert report.sandbox is not None and report.sandbox.confined
+    assert [b.kind for b in report.blocked] == ["path"]
