@@ -106,3 +106,18 @@ def test_a_confined_request_turns_on_the_cli_sandbox_with_no_way_out(tmp_path: P
 
 def test_an_unconfined_request_leaves_the_cli_sandbox_alone(tmp_path: Path) -> None:
     assert options_for(AgentRequest(prompt="w", workdir=tmp_path)).sandbox is None
+
+
+def test_a_confined_task_has_its_file_tools_checked_in_every_mode(tmp_path: Path) -> None:
+    """Checked before they run (the PreToolUse hook), so that one outside the work directory
+    is refused: in the unstructured baseline too, which has no phase policy."""
+    phases = [{"name": "a", "instructions": "Fix."}]
+    confined = Task.model_validate({"name": "t", "phases": phases, "sandbox": "on"})
+    free = Task.model_validate({"name": "t", "phases": phases})
+    for mode in ("gate", "single-query", "unstructured"):
+        request = first_request(confined, mode, PromptTemplates(), tmp_path, max_attempts=3)
+        assert set(request.check_before) >= {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+        assert (
+            first_request(free, mode, PromptTemplates(), tmp_path, max_attempts=3).check_before
+            == ()
+        )

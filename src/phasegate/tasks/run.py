@@ -157,7 +157,9 @@ class TaskRun(RunObserver):
         """Refuse a call the current phase does not allow (see
         :mod:`phasegate.validators.tool_policy`) or a write to a protected path
         (:mod:`phasegate.validators.protect`), recording the refusal; None lets it run."""
-        refusal = tool_refusal(self.task, self.entries, call.name)
+        # The unstructured baseline has no phases to enforce: only the write rules apply.
+        unstructured = self.settings.mode == "unstructured"
+        refusal = None if unstructured else tool_refusal(self.task, self.entries, call.name)
         if refusal is not None:
             reason, phase = refusal_reason(self.task, refusal), refusal.phase
         else:
