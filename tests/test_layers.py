@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("phasegate.client",),  # the service's wire schema and its Python client
     ("phasegate",),  # the public API: re-exports, imported lazily
     ("phasegate._github",),  # an edge: a report as GitHub Actions outputs, summary, annotations
+    ("phasegate._plugin",),  # an edge: the Claude Code plugin's commands and hooks
     ("phasegate._server",),  # an edge: the HTTP service; the library never imports it
     ("phasegate._cli", "phasegate.__main__"),  # the edge: uses the library, never used by it
 )

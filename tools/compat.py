@@ -66,8 +66,13 @@ PACKAGE = "claude-agent-sdk"
 # test time; every test marked cli is about 1400 s (23 min on one core, 12 on two).
 SUBSET = [
     "tests/agents/test_claude_agent.py",
+    "tests/_plugin/test_plugin_package.py",
+    "tests/_plugin/test_plugin_run.py",
+    "tests/_plugin/test_plugin_failures.py",
+    "tests/_plugin/test_plugin_interactive.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/agents/test_claude_sandbox.py",
+    "tests/agents/test_claude_subagents.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",
     "tests/agents/scripted/test_model_server.py",

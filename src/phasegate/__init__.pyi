@@ -30,6 +30,7 @@ from phasegate.errors import PlanFileError as PlanFileError
 from phasegate.errors import PromptTemplateError as PromptTemplateError
 from phasegate.errors import RecordingError as RecordingError
 from phasegate.errors import RecordingFolderError as RecordingFolderError
+from phasegate.errors import ResultOnlyTranscriptError as ResultOnlyTranscriptError
 from phasegate.errors import RunError as RunError
 from phasegate.errors import ScriptFileError as ScriptFileError
 from phasegate.errors import StalePlanError as StalePlanError

@@ -15,6 +15,7 @@
     │   ├── StalePlanError         a plan no longer matches its task, context or work directory
     │   ├── LinkedPathError        a folder phasegate writes in is a link out of its folder (path)
     │   ├── RecordingFolderError   a recording's folder holds something else (folder)
+    │   ├── ResultOnlyTranscriptError  a saved transcript is a run's result alone, no messages
     │   ├── IdempotencyKeyError    an idempotency key that cannot be one
     │   │   └── IdempotencyKeyReusedError  the same key sent with another request
     │   └── PromptTemplateError    a prompt template is missing or has an unknown placeholder
@@ -174,6 +175,25 @@ class RecordingFolderError(UsageError):
             option="record",
         )
         self.folder = folder
+
+
+class ResultOnlyTranscriptError(UsageError):
+    """A transcript file holds a run's result and no messages (what ``claude -p
+    --output-format json`` prints): nothing to judge. The result's own figures are kept:
+    ``cost_usd``, ``num_turns`` and ``duration_ms`` (None when it had none)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        cost_usd: float | None,
+        num_turns: int | None,
+        duration_ms: int | None,
+    ) -> None:
+        super().__init__(message)
+        self.cost_usd = cost_usd
+        self.num_turns = num_turns
+        self.duration_ms = duration_ms
 
 
 class IdempotencyKeyError(UsageError):

@@ -156,10 +156,9 @@ def test_lines_that_are_not_claude_code_messages_are_counted_with_an_example(
     [
         '{"event": "run.started"}\n{"event": "run.completed"}\n',
         '[{"role": "user", "content": "hi"}]',
-        "[]",
         '{"type": "stream_event", "session_id": "s"}\n',
     ],
-    ids=["foreign-lines", "foreign-array", "empty-array", "only-partial-deltas"],
+    ids=["foreign-lines", "foreign-array", "only-partial-deltas"],
 )
 def test_a_transcript_with_nothing_understood_is_refused_saying_what_was_expected(
     checkout: Path, tmp_path: Path, text: str

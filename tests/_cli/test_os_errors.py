@@ -248,3 +248,39 @@ def test_a_report_file_that_cannot_be_written_is_exit_2_and_a_full_disk_exit_3(
         f"phasegate: error: cannot write report to {FULL}: No space left on device; free space "
         "on that disk and run again"
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (
+            OSError("AF_UNIX path too long"),
+            "the system refused a file operation: AF_UNIX path too long; a Unix socket's path "
+            "may take 107 bytes on Linux, 103 on macOS: set TMPDIR to a shorter folder "
+            "(such as /tmp)",
+        ),
+        (
+            OSError(errno.ENAMETOOLONG, "File name too long", "/deep/path"),
+            "/deep/path: File name too long; the path is longer than this system allows "
+            "(Windows: 260 characters unless long paths are enabled): choose a folder with a "
+            "shorter path",
+        ),
+    ],
+)
+def test_a_path_too_long_for_the_system_says_the_limit_and_what_to_do(
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    error: OSError,
+    said: str,
+) -> None:
+    def too_long(*_: object, **__: object) -> None:
+        raise error
+
+    monkeypatch.setattr("phasegate.phases.loading.load_task", too_long)
+
+    done = run_main(capsys, *commands(tmp_path, project)["run"])
+
+    assert done.code == 3
+    assert one_error_line(done.stderr) == f"phasegate: error: {said}"

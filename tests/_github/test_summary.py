@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 
 from phasegate._github.markdown import inline
 from phasegate._github.summary import SUMMARY_LIMIT, RecordingLink, job_summary
-from phasegate._github.view import Problem, ReportView, Row, read_report_view
+from phasegate._github.view import Problem, ReportView, Row, SubagentLine, read_report_view
 from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
@@ -89,6 +89,7 @@ def hostile_view(text: str) -> ReportView:
         error=text,
         sandbox=SandboxOutcome(mode="optional", confined=False, unavailable=text),
         blocked=(Blocked(kind="host", tool=text, tool_use_id=text, detail=text),),
+        subagents=(SubagentLine(text, text, text),),
     )
 
 
@@ -133,6 +134,18 @@ def test_the_summary_states_verdict_phases_issues_files_cost_and_tokens() -> Non
     assert "**Files** (they disagree)" in summary
     assert "| changed on disk, not claimed | ` fix ` |" in summary
     assert "3 errors not shown as annotations" in summary
+
+
+def test_the_summary_shows_each_subagents_work_in_its_phase() -> None:
+    view = ReportView(
+        kind="task", name="t", verdict="accepted", exit_code=0,
+        subagents=(SubagentLine("phase 1 (edit)", "general-purpose a3f9", "Edit×1; files: a.md"),),
+    )  # fmt: skip
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert "**Subagents** (their work counts in the phase's figures)" in summary
+    assert "| ` phase 1 (edit) ` | ` general-purpose a3f9 ` | ` Edit×1; files: a.md ` |" in summary
 
 
 def test_the_rows_tokens_and_costs_and_the_part_in_no_phase_add_up_to_the_run(

@@ -5,9 +5,12 @@ verdict is kept, every stream gets ``done``, the failure is logged and shown in 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import logging
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,13 @@ from phasegate._server.event_files import append_lines, last_event
 from phasegate._server.lifecycle import ENDED, Ending
 from phasegate._server.records import RunRecord, run_dir, save_record
 from tests.helpers.read_only import read_only
-from tests.helpers.service import events, running_service, wait_for_tool_call
+from tests.helpers.service import (
+    alive,
+    descendants,
+    events,
+    running_service,
+    wait_for_tool_call,
+)
 from tests.helpers.service_app import in_process, in_process_service
 
 WAIT = 60.0
@@ -127,3 +136,33 @@ def test_a_restart_finds_the_verdict_of_a_run_judged_before_its_report_and_end_w
     assert (live.record.status, live.record.verdict) == ("finished", "rejected")
     assert live.record.error is not None and "report was not saved" in live.record.error
     assert last_event(run_dir(root, record.id) / "events.jsonl") == "done"
+
+
+@pytest.mark.cli
+def test_a_run_that_cannot_write_anything_of_its_end_is_told_on_stderr_and_leaves_no_process(
+    root: Path,
+) -> None:
+    script = root / "scripts" / "hang.yaml"
+    with running_service(root, "--model-script", script) as service:
+        client = service.client()
+        run = service.start_run(client, task="task.yaml", workdir="project")
+        wait_for_tool_call(service, run["id"])
+        processes = {service.process.pid, *descendants(service.process.pid)}
+        folder = run_dir(root, run["id"])
+        with contextlib.ExitStack() as frozen:  # its own output (process.log) included
+            for path in [*folder.iterdir(), folder]:
+                frozen.enter_context(read_only(path))
+            cancelled = client.post(f"/v1/runs/{run['id']}/cancel").json()
+            streamed = [e.event for e in events(client, run["id"])]
+            assert service.signal(signal.SIGTERM) == 0
+        deadline = time.monotonic() + 30
+        while (left := [pid for pid in processes if alive(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    told = [line for line in service.said if line.startswith(f"run {run['id']} ended without")]
+    assert cancelled["status"] == "cancelled" and streamed[-1] == "done"
+    assert len(told) == 1, service.said
+    assert str(folder / "report.json") in told[0]
+    assert "the error file could not be written either" in told[0]
+    assert "the error file could not be written either" in cancelled["error"]
+    assert left == [], {pid: descendants(pid) for pid in left}

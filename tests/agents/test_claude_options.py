@@ -12,6 +12,7 @@ from phasegate.agents.claude.options import (
     completion_tool_server,
     query_options,
 )
+from phasegate.agents.claude.sandbox import sandbox_env
 from phasegate.agents.protocol import AgentRequest, Confinement
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import READ_ONLY_TOOLSET, Task
@@ -121,3 +122,23 @@ def test_a_confined_task_has_its_file_tools_checked_in_every_mode(tmp_path: Path
             first_request(free, mode, PromptTemplates(), tmp_path, max_attempts=3).check_before
             == ()
         )
+
+
+def test_a_confined_cli_gets_a_temporary_folder_its_proxy_sockets_fit_in(tmp_path: Path) -> None:
+    """Claude Code puts the sandbox proxy's Unix sockets in its temporary folder: under one
+    too long for them (CI's 100 characters) the sandbox cannot start, so a short one is
+    given instead; a short one is left as it is."""
+    long = tmp_path / ("x" * (100 - len(str(tmp_path))))
+    long.mkdir()
+    request = AgentRequest(prompt="w", workdir=tmp_path, confinement=Confinement())
+    settings = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdits",
+                              env={"TMPDIR": str(long)}, isolated=True, max_turns=None,
+                              max_budget_usd=None)  # fmt: skip
+    chosen = query_options(claude_agent_sdk, settings, request, hooks={}, mcp_servers={},
+                           stderr=lambda _: None)  # fmt: skip
+    assert chosen.env["TMPDIR"] == "/tmp"
+    assert sandbox_env({"TMPDIR": "/tmp"}) == {}
+    free = AgentRequest(prompt="w", workdir=tmp_path)
+    unconfined = query_options(claude_agent_sdk, settings, free, hooks={}, mcp_servers={},
+                               stderr=lambda _: None)  # fmt: skip
+    assert unconfined.env["TMPDIR"] == str(long)

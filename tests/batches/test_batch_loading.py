@@ -82,6 +82,22 @@ def test_a_glob_makes_one_item_per_task_file_named_after_it(
     assert [u.item for u in load_batch(path).units] == ["alpha", "beta"]
 
 
+def test_a_task_file_named_like_a_windows_device_gives_its_item_a_name_windows_can_hold(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    write_batch([ITEM])  # lays out the example
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    for name in ("con", "aux2"):
+        shutil.copy(tmp_path / "example" / "task.yaml", tasks / f"{name}.yaml")
+    path = write_batch([{"task": "tasks/*.yaml", "workdir": "example/project"}])
+
+    units = load_batch(path).units
+
+    assert [u.item for u in units] == ["aux2", "con-item"]
+    assert all(not u.id.lower().startswith("con.") for u in units)
+
+
 def test_paths_are_resolved_against_the_batch_file(write_batch: WriteBatch, tmp_path: Path) -> None:
     unit = load_batch(write_batch([{**ITEM, "model_script": "example/model.yaml"}])).units[0]
     assert unit.workdir == CopySource(copy=str(tmp_path / "example" / "project"))
@@ -128,6 +144,8 @@ def test_a_git_source_keeps_a_url_and_resolves_a_local_repository(
         ([{**ITEM, "pipeline": "p.yaml"}], "items.0", "exactly one of task: or pipeline:"),
         ([{**ITEM, "isolation": "session"}], "items.0", "isolation: is for pipelines"),
         ([{**ITEM, "name": "a.b"}], "items.0.name", "should match pattern"),
+        ([{**ITEM, "name": "Nul"}], "items.0.name", "a name Windows keeps for a device"),
+        ([{**ITEM, "name": "com1"}], "items.0.name", "choose another, such as com1-item"),
         ([{**ITEM, "colour": "red"}], "items.0.colour", "is not a known key"),
         ([{**ITEM, "workdir": {"git": "--upload-pack=x"}}], "items.0.workdir", "cannot start"),
         ([], "items", "must not be empty"),

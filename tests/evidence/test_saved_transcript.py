@@ -10,6 +10,7 @@ import pytest
 
 from phasegate.evidence.saved_transcript import EXAMPLE_LIMIT, read_transcript_text
 from phasegate.evidence.transcript import (
+    AgentRef,
     AssistantText,
     Notice,
     RunResult,
@@ -218,7 +219,8 @@ def test_a_session_log_gets_its_session_start_from_the_first_cwd() -> None:
 
 
 def test_sidechain_lines_of_a_session_log_are_not_the_models_own_text() -> None:
-    """A subagent's text (isSidechain) is a Notice; its tool calls are still calls."""
+    """A subagent's text (isSidechain) is a Notice; its tool calls are still calls, made by
+    a subagent (an old log's sidechain line names none: ``sidechain``)."""
     text = lines(
         logged("user", "Fix app.py"),
         logged(
@@ -235,7 +237,7 @@ def test_sidechain_lines_of_a_session_log_are_not_the_models_own_text() -> None:
 
     assert Notice(text="PHASE 1 COMPLETE: done") in entries
     assert not any(isinstance(e, AssistantText) for e in entries)
-    assert ToolCall(id="toolu_9", name="Read", input={}) in entries
+    assert ToolCall(id="toolu_9", name="Read", input={}, agent=AgentRef(id="sidechain")) in entries
 
 
 def test_a_stream_json_session_start_is_not_doubled_by_cwd_on_later_lines() -> None:

@@ -187,12 +187,17 @@ def test_the_ci_workflow_pins_every_action_to_a_commit() -> None:
 
 
 def test_the_ci_workflow_tests_every_python_of_the_window_and_runs_compat_daily() -> None:
-    """``make test`` on each Python in window.json; ``make compat`` on a schedule."""
+    """``make test`` on each Python in window.json, under a long TMPDIR;
+    ``make compat`` on a schedule; what runs on macOS and Windows in jobs of their own."""
     data = _load(CI_WORKFLOW)
     test, compat = data["jobs"]["test"], data["jobs"]["compat"]
     window = json.loads(WINDOW.read_text(encoding="utf-8"))
     assert test["strategy"]["matrix"]["python"] == window["python"]
-    assert [s["run"] for s in test["steps"] if "run" in s][-1] == "make test"
+    runs = [s["run"] for s in test["steps"] if "run" in s]
+    assert runs[-1] == "make test"
+    assert any("TMPDIR=" in run and "100 -" in run for run in runs)
+    platforms = data["jobs"]["platforms"]["strategy"]["matrix"]["include"]
+    assert {entry["os"] for entry in platforms} == {"macos-latest", "windows-latest"}
     assert [s["run"] for s in compat["steps"] if "run" in s] == ["make compat"]
     # PyYAML reads the key `on` as True (YAML 1.1).
     triggers = next(value for key, value in data.items() if key in ("on", True))

@@ -17,6 +17,7 @@ from phasegate.pipelines.state import CheckResult, StageRecord
 from phasegate.tasks.report import PhaseReport, RunReport
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.reconcile import reconcile
+from phasegate.validators.subagents import SubagentWork
 
 
 def hostile_run_report(text: str) -> RunReport:
@@ -41,6 +42,7 @@ def hostile_run_report(text: str) -> RunReport:
         tools={text: 1},
         tool_errors=0,
         files_changed=[text],
+        subagents=[SubagentWork(agent=text, type=text, parent=text, tools={text: 1}, files=[text])],
         issues=[issue],
     )
     return RunReport(

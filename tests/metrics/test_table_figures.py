@@ -110,7 +110,7 @@ def shown(value: str, cells: list[str]) -> bool:
 def figures(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     """(key, value) of every figure of a JSON object, nested time figures included."""
     for key, value in node.items():
-        if key in NOT_FIGURES or key == "phases":
+        if key in NOT_FIGURES or key in ("phases", "subagents"):
             continue
         if key in ("duration_ms", "time_to_completion_ms", "overhead"):
             yield from figures(value)
@@ -163,6 +163,13 @@ def missing_figures(summary: dict[str, Any], text: str) -> list[str]:
         for phase in group["phases"]:
             cells = cells_of(rows, _starts(f"{label}: phases"), phase_label(phase))
             lost += check(f"group {names} phase {phase['index']}", phase, cells)
+        owners = [("all", group), *((str(p["index"]), p) for p in group["phases"])]
+        for phase_name, owner in owners:
+            for row in owner["subagents"]:
+                cells = cells_of(rows, _starts("Subagents"), *names, phase_name, row["type"])
+                lost += [f"group {names} {phase_name} subagents {row}"] * (
+                    not (shown(str(row["calls"]), cells) and shown(str(row["errors"]), cells))
+                )
     comparison = summary["mode_comparison"]
     pooled = summary["pooled_comparison"]
     pooled_name = "all tasks" if len(comparison) > 1 else str(comparison[0]["task"])

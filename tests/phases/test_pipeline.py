@@ -506,6 +506,8 @@ def test_an_empty_command_is_refused(tmp_path: Path) -> None:
         ({"min_lines": {"path": "../notes.md", "n": 2}}, "min_lines.path", "../notes.md"),
         ({"changed": "src/../../elsewhere/*.py"}, "changed.glob", "src/../../elsewhere/*.py"),
         ({"json_valid": ".."}, "json_valid.path", ".."),
+        ({"file_exists": "C:\\notes.md"}, "file_exists.path", "C:\\notes.md"),
+        ({"changed": "d:/elsewhere/*.py"}, "changed.glob", "d:/elsewhere/*.py"),
     ],
 )
 def test_a_path_that_leaves_the_work_directory_is_refused(

@@ -13,7 +13,7 @@ from phasegate import RecordingFolderError, Runner, Task
 from phasegate._files.atomic import write_synced
 from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.recording import folder as folder_module
-from phasegate.recording import recorder as recorder_module
+from phasegate.recording import page as page_module
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
 from tests.helpers.recordings import read_recording
@@ -167,7 +167,7 @@ def test_a_page_that_cannot_be_rendered_costs_the_recording_nothing_but_its_page
     def broken(_folder: Path) -> str:
         raise RuntimeError("the renderer has a bug")
 
-    monkeypatch.setattr(recorder_module, "render_page", broken)
+    monkeypatch.setattr(page_module, "render_page", broken)
     Runner(_scripted(GOOD)).run_sync(task, project, record=folder)
 
     recording = read_recording(folder)

@@ -43,6 +43,27 @@ def test_a_file_larger_than_the_limit_is_refused_naming_the_limit(tmp_path: Path
     assert MAX_TRANSCRIPT_BYTES == 128 * 1024 * 1024
 
 
+def test_a_session_log_and_its_subagent_files_share_the_limit_in_bytes(tmp_path: Path) -> None:
+    """The subagent files count against what the log left of max_bytes, counted in bytes (not
+    characters), and the refusal names the session log, not a subagent file and its share."""
+    log = tmp_path / "s.jsonl"
+    line = json.dumps({**INIT, "note": "é" * 300}, ensure_ascii=False) + "\n"
+    log.write_text(line, encoding="utf-8")
+    (tmp_path / "s" / "subagents").mkdir(parents=True)
+    sub = tmp_path / "s" / "subagents" / "agent-a1.jsonl"
+    sub.write_text(line, encoding="utf-8")
+    size = len(line.encode())  # 300 more than its characters
+
+    read_transcript(log, max_bytes=2 * size)
+    with pytest.raises(UsageError) as raised:
+        read_transcript(log, max_bytes=2 * size - 1)
+
+    assert str(raised.value).startswith(
+        f"transcript {log} with its subagent files is larger than {2 * size - 1} bytes"
+    )
+    assert len(line) + size <= 2 * size - 1  # counted in characters, it would have passed
+
+
 def test_a_file_at_the_limit_is_read(tmp_path: Path) -> None:
     """The limit is inclusive."""
     text = json.dumps(INIT) + "\n"
@@ -71,7 +92,7 @@ def test_a_file_with_nothing_understood_says_what_it_found_and_what_was_expected
         in message
     )
     assert 'e.g. line 1: {"event": "run.started"}' in message
-    assert "a JSON array of those messages (claude-code-action's execution file)" in message
+    assert "a JSON array of those messages (claude-code-action's execution file" in message
     assert "session log (~/.claude/projects/<project>/<session>.jsonl)" in message
 
 

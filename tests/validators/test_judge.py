@@ -462,3 +462,61 @@ def test_a_read_only_task_fails_on_a_protected_change_twice_over(
                      workdir=WORKDIR)  # fmt: skip
     codes = {issue.code for issue in judgment.issues}
     assert {IssueCode.READ_ONLY_VIOLATED, IssueCode.PROTECTED_PATH_CHANGED} <= codes
+
+
+@pytest.mark.parametrize("ignores_case", [True, False])
+def test_on_a_file_system_that_ignores_case_a_name_in_another_case_is_the_changed_file(
+    fix_task: Task,
+    make_transcript: TranscriptOf,
+    tool_pair: ToolPair,
+    make_timeline: TimelineOf,
+    monkeypatch: pytest.MonkeyPatch,
+    ignores_case: bool,
+) -> None:
+    """macOS and Windows by default: ``App.py`` edited and claimed is the ``app.py`` that
+    changed, no mismatch; where case counts it is another file, and the rules say so."""
+    monkeypatch.setattr("phasegate.validators.judge.names_ignore_case", lambda _: ignores_case)
+    claimed = {**GOOD, "files_changed": ["APP.PY"]}
+    transcript = make_transcript(
+        UserText(text="prompt"),
+        tool_pair("Edit", file_path=f"{WORKDIR}/App.py", old_string="eval", new_string="x"),
+        AssistantText(text=MARKER_1),
+        AssistantText(text=fenced(claimed)),
+    )
+    timeline = make_timeline((0, BEFORE), (4, AFTER), (5, AFTER))
+
+    judgment = judge(fix_task, transcript, timeline, workdir=WORKDIR)
+
+    mismatches = {
+        IssueCode.EDIT_NOT_ON_DISK,
+        IssueCode.CHANGE_WITHOUT_TOOL,
+        IssueCode.CLAIMED_NOT_CHANGED,
+        IssueCode.CHANGED_NOT_CLAIMED,
+    }
+    found = {issue.code for issue in judgment.issues} & mismatches
+    if ignores_case:
+        assert judgment.accepted and found == set()
+        assert judgment.files_claimed == ("app.py",)
+        assert judgment.reconciliation.consistent
+    else:
+        assert not judgment.accepted
+        assert IssueCode.CLAIMED_NOT_CHANGED in found
+        assert judgment.files_claimed == ("APP.PY",)
+
+
+def test_a_work_directory_recorded_on_windows_compares_names_without_case(
+    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair, make_timeline: TimelineOf
+) -> None:
+    """A transcript recorded in ``C:\\proj`` is judged as Windows would, on any machine."""
+    transcript = make_transcript(
+        UserText(text="prompt"),
+        tool_pair("Edit", file_path="C:\\proj\\APP.py", old_string="eval", new_string="x"),
+        AssistantText(text=MARKER_1),
+        AssistantText(text=fenced({**GOOD, "files_changed": ["App.PY"]})),
+    )
+    timeline = make_timeline((0, BEFORE), (4, AFTER), (5, AFTER))
+
+    judgment = judge(fix_task, transcript, timeline, workdir="C:\\proj")
+
+    assert judgment.accepted, judgment.issues
+    assert judgment.files_claimed == ("app.py",)

@@ -116,3 +116,22 @@ def test_in_a_git_work_tree_an_untracked_unobserved_file_is_left_out(tmp_path: P
     (tmp_path / "new.py").write_text("x")
     observer = WorkspaceObserver(tmp_path, unobserved=[tmp_path / "runs.jsonl"])
     assert list(observer.snapshot().files) == ["new.py"]
+
+
+def test_files_claude_code_writes_for_itself_are_no_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its plans and session logs in a .claude folder, and its config folder when that lies
+    in the work directory, are not the agent's work; the project's own settings are."""
+    config = tmp_path / "home-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    observer = WorkspaceObserver(tmp_path)
+    before = observer.snapshot()
+    for name in (".claude/plans/p.md", ".claude/projects/-w/s.jsonl", "home-config/x.json",
+                 ".claude/settings.json", "a.md"):  # fmt: skip
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+
+    diff = WorkspaceDiff.between(before, observer.snapshot())
+
+    assert diff.added == (".claude/settings.json", "a.md")

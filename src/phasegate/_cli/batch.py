@@ -242,10 +242,13 @@ def batch_run(
     Then: phasegate batch report OUT.
     """
     from phasegate._cli.batch import batch_display
+    from phasegate._process.starting import require_process_groups
     from phasegate.batches.agents import ClaudeAgents
     from phasegate.batches.loading import load_batch
     from phasegate.batches.runner import BatchRunner
 
+    if executor == "local":
+        require_process_groups("phasegate batch run (the local executor)")
     for flag, value in (("--address", address), ("--cpus-per-unit", cpus_per_unit)):
         if value is not None and executor != "ray":
             raise UsageError(f"{flag} is for the Ray executor: add --executor ray")

@@ -36,7 +36,15 @@ _WHAT_TO_DO = {
     errno.EACCES: "make it writable for this user, or choose another place",
     errno.EPERM: "make it writable for this user, or choose another place",
     errno.EPIPE: "the program reading the output ended first",
+    errno.ENAMETOOLONG: "the path is longer than this system allows (Windows: 260 characters "
+    "unless long paths are enabled): choose a folder with a shorter path",
 }
+
+_SOCKET_TOO_LONG = (
+    "a Unix socket's path may take 107 bytes on Linux, 103 on macOS: set TMPDIR to a "
+    "shorter folder (such as /tmp)"
+)
+"""What to do about ``AF_UNIX path too long``, which carries no errno and no path."""
 
 
 def os_error_message(exc: OSError, where: str | None = None) -> str:
@@ -44,6 +52,8 @@ def os_error_message(exc: OSError, where: str | None = None) -> str:
     and what to do."""
     reason = exc.strerror or str(exc)
     advice = _WHAT_TO_DO.get(exc.errno or 0, "")
+    if exc.errno is None and "AF_UNIX path too long" in reason:
+        advice = _SOCKET_TOO_LONG
     if where is None and exc.filename is not None:
         where = str(exc.filename)
     elif where is None:
@@ -207,6 +217,8 @@ def _agent(name: str, version: str | None) -> str:
 
 def format_report(report: RunReport) -> str:
     """A short human-readable account of a task run."""
+    from phasegate.validators.subagents import calls_text, main_agent_calls
+
     lines = [
         f"{report.task}: {report.verdict.upper()} ({report.mode}, {report.attempts} gate check(s))"
     ]
@@ -223,6 +235,12 @@ def format_report(report: RunReport) -> str:
         )
         if not phase.overhead.is_zero:
             lines.append(f"    input: {overhead_text(phase.overhead)}")
+        if phase.subagents:
+            own = calls_text(main_agent_calls(phase.tools, phase.subagents))
+            failed = phase.tool_errors - sum(w.tool_errors for w in phase.subagents)
+            own += f"; {failed} error(s)" if failed else ""
+            lines.append(f"    main agent: {own}")
+            lines.extend(f"    subagent {w.label}: {w.summary}" for w in phase.subagents)
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
     lines.append(_total_usage_line(report.usage, report.unattributed_usage, "phase"))
     if not report.overhead.is_zero:
@@ -264,6 +282,7 @@ def format_pipeline(report: PipelineReport) -> str:
         )
         if not stage.overhead.is_zero:
             lines.append(f"    input: {overhead_text(stage.overhead)}")
+        lines.extend(f"    subagent {w.label}: {w.summary}" for w in stage.subagents)
         for check in stage.checks:
             mark = "✓" if check.ok else "✗"
             detail = check.detail.splitlines()[0] if check.detail else ""

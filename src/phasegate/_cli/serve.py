@@ -72,6 +72,9 @@ def serve(
     ones get --grace seconds, then the rest are interrupted (pipelines can be resumed after
     a restart).
     """  # fmt: skip
+    from phasegate._process.starting import require_process_groups
+
+    require_process_groups("phasegate serve")
     try:
         import uvicorn
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -43,6 +44,7 @@ from phasegate._cli.output import (
     recording_folder,
 )
 from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_log_over_inputs
+from phasegate.errors import ResultOnlyTranscriptError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Mode
 
 if TYPE_CHECKING:
@@ -132,7 +134,9 @@ def judge(
             "--transcript",
             "-t",
             help="Saved transcript: stream-json lines (claude -p --output-format stream-json "
-            "--verbose), claude-code-action's execution file, or a Claude Code session log.",
+            "--verbose), a JSON array of messages (claude-code-action's execution file), "
+            "pretty-printed messages, or a Claude Code session log (its subagent files "
+            "beside it are read too).",
         ),
     ],
     workdir: Annotated[
@@ -165,7 +169,12 @@ def judge(
     from phasegate.tasks.saved import judge_transcript, read_transcript
 
     task = load_task(task_file, files_root=files_root)
-    entries, stats = read_transcript(transcript)
+    try:
+        entries, stats = read_transcript(transcript)
+    except ResultOnlyTranscriptError as exc:
+        if json_output:  # what the result records is still worth a script's while
+            typer.echo(json.dumps(_result_figures(exc)))
+        raise
     for warning in transcript_warnings(transcript, stats, entries.cwd, cwd):
         typer.echo(f"phasegate: {warning}", err=True)
     refuse_log_over_inputs(log_file, [task_file, transcript])
@@ -184,6 +193,16 @@ def judge(
         )
     print_recording(folder)
     finish(report, json_output=json_output, human=format_report)
+
+
+def _result_figures(error: ResultOnlyTranscriptError) -> dict[str, object]:
+    """The ``--json`` answer for a transcript that is a run's result alone."""
+    return {
+        "error": str(error),
+        "cost_usd": error.cost_usd,
+        "num_turns": error.num_turns,
+        "duration_ms": error.duration_ms,
+    }
 
 
 def transcript_warnings(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import shutil
 import stat
@@ -35,6 +34,15 @@ from typing import TextIO
 
 from phasegate._files.limits import NotRegularFileError, file_kind
 from phasegate._files.models import OptionValueError
+from phasegate._files.portable import (
+    BINARY,
+    CLOEXEC,
+    DIRECTORY,
+    FOLDER_DESCRIPTORS,
+    NOFOLLOW,
+    NONBLOCK,
+    lock_exclusive,
+)
 from phasegate.errors import LinkedPathError
 
 FILES_ROOT_OPTION = "files_root"
@@ -149,7 +157,9 @@ def open_appending(path: Path, mode: int = 0o644) -> int:
     :class:`~phasegate.errors.LinkedPathError`, not followed to make a file elsewhere), and
     only to a regular file: a FIFO planted there is refused at once
     (:class:`~phasegate._files.limits.NotRegularFileError`), not waited on."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW | CLOEXEC | NONBLOCK | BINARY
+    if not NOFOLLOW and path.is_symlink():  # no O_NOFOLLOW (Windows): asked first
+        raise LinkedPathError(path.parent, f"{path.name} is a symbolic link; it is not followed")
     try:
         descriptor = os.open(path, flags, mode)
     except OSError as exc:
@@ -167,7 +177,8 @@ def open_appending(path: Path, mode: int = 0o644) -> int:
             raise NotRegularFileError(
                 errno.EINVAL, f"is {file_kind(kind)}, not a regular file", str(path)
             )
-        os.set_blocking(descriptor, True)
+        if NONBLOCK:
+            os.set_blocking(descriptor, True)
     except BaseException:
         os.close(descriptor)
         raise
@@ -193,7 +204,7 @@ def held_lock(path: Path) -> Iterator[None]:
     while True:
         handle = open_lock(path)
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            lock_exclusive(handle.fileno())
             if _same_file(handle.fileno(), path):
                 break
         except BaseException:
@@ -221,9 +232,16 @@ def _same_file(descriptor: int, path: Path) -> bool:
 def remove_inside(folder: Path, name: str) -> None:
     """Remove ``folder / name`` (a file, a link, or a folder with everything in it), working
     from an open descriptor of ``folder`` opened without following a link: a link is removed
-    as a link and what it points at stays. Errors are ignored (what is left is left)."""
+    as a link and what it points at stays. Errors are ignored (what is left is left).
+
+    Without descriptors of folders (Windows) it works from the paths, looked at with
+    ``lstat`` first: a link is still removed as a link, but one swapped in between the look
+    and the removal is not caught."""
+    if not FOLDER_DESCRIPTORS:
+        _remove_by_path(folder, name)
+        return
     try:
-        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        descriptor = os.open(folder, os.O_RDONLY | DIRECTORY | NOFOLLOW | CLOEXEC)
     except OSError:
         return  # no folder, or a link: nothing below it is ours to remove
     try:
@@ -236,3 +254,16 @@ def remove_inside(folder: Path, name: str) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def _remove_by_path(folder: Path, name: str) -> None:
+    """:func:`remove_inside` for a platform without descriptors of folders."""
+    with contextlib.suppress(OSError):
+        if os.path.islink(folder) or not folder.is_dir():
+            return  # a link: nothing below it is ours to remove
+        target = folder / name
+        mode = os.lstat(target).st_mode
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            os.unlink(target)

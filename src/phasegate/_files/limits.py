@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from phasegate._files.portable import BINARY, CLOEXEC, NOFOLLOW, NONBLOCK
+
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """The largest file phasegate reads: 2 MiB."""
 MAX_DEPTH = 64
@@ -78,7 +80,11 @@ def open_regular(path: Path | str, *, follow_links: bool = True) -> Iterator[Bin
     (``O_NOFOLLOW``). Raises :class:`NotRegularFileError` naming the file and what it is,
     and the usual :class:`OSError` (missing, unreadable).
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    flags = os.O_RDONLY | NONBLOCK | CLOEXEC | BINARY | (0 if follow_links else NOFOLLOW)
+    if not follow_links and not NOFOLLOW and os.path.islink(path):  # no O_NOFOLLOW (Windows)
+        raise NotRegularFileError(
+            errno.ELOOP, "is a symbolic link, which phasegate does not follow here", str(path)
+        )
     try:
         descriptor = os.open(path, flags)
     except OSError as exc:
@@ -95,7 +101,8 @@ def open_regular(path: Path | str, *, follow_links: bool = True) -> Iterator[Bin
                 f"is {file_kind(mode)}, not a regular file",
                 str(path),
             )
-        os.set_blocking(descriptor, True)  # a regular file: reads behave as usual
+        if NONBLOCK:
+            os.set_blocking(descriptor, True)  # a regular file: reads behave as usual
         file = os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)

@@ -124,7 +124,8 @@ def _machine() -> str:
     parts = []
     for source in ("/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid"):
         with contextlib.suppress(OSError):
-            parts.append(Path(source).read_text() if "boot" in source else os.readlink(source))
+            boot = "boot" in source
+            parts.append(Path(source).read_text(encoding="utf-8") if boot else os.readlink(source))
     if not parts:
         parts.append(socket.gethostname())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:8]
@@ -133,7 +134,7 @@ def _machine() -> str:
 def _stat_fields(pid: int) -> list[str] | None:
     """The fields of ``/proc/PID/stat`` after the command name (state first), or None."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
     except OSError:
         return None
     # The command name (field 2) is in parentheses and may hold anything, ")" included.

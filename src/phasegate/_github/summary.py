@@ -64,6 +64,7 @@ def job_summary(
     parts += _problems("Findings (reported, not judged)", [p for p in view.problems if p.finding])
     parts += _refusals(view.refusals)
     parts += _confinement(view)
+    parts += _subagents(view)
     if view.reconciliation is not None:
         parts.append(_files(view.reconciliation))
     if view.final_message:
@@ -209,6 +210,24 @@ def _confinement(view: ReportView) -> list[str]:
         if len(view.blocked) > SHOWN_PROBLEMS:
             lines.append(f"- … and {len(view.blocked) - SHOWN_PROBLEMS} more (see the JSON report)")
     return ["\n".join(lines)]
+
+
+def _subagents(view: ReportView) -> list[str]:
+    """The work subagents did, per phase: counted in the phase's figures, shown apart."""
+    if not view.subagents:
+        return []
+    rows = [
+        (inline(line.where, in_table=True), inline(line.agent, in_table=True),
+         inline(line.work, in_table=True))
+        for line in view.subagents[:SHOWN_PROBLEMS]
+    ]  # fmt: skip
+    more = len(view.subagents) - SHOWN_PROBLEMS
+    left_out = f"\n\n… {more} more left out (see the JSON report)" if more > 0 else ""
+    return [
+        f"**Subagents** (their work counts in the {view.unit}'s figures)\n\n"
+        + table((view.unit, "subagent", "successful calls, errors, files"), rows)
+        + left_out
+    ]
 
 
 def _files(files: FileReconciliation) -> str:

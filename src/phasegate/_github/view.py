@@ -67,6 +67,16 @@ class RefusedLine:
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentLine:
+    """What one subagent did in a phase: its calls, errors and files in a few words."""
+
+    where: str
+    agent: str
+    """Its type and id (``general-purpose a3f9c21``)."""
+    work: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReportView:
     """What a CI step shows of a report."""
 
@@ -77,6 +87,8 @@ class ReportView:
     rows: tuple[Row, ...] = ()
     problems: tuple[Problem, ...] = ()
     refusals: tuple[RefusedLine, ...] = ()
+    subagents: tuple[SubagentLine, ...] = ()
+    """The part of each phase's work its subagents did (the rest is the main agent's)."""
     reconciliation: FileReconciliation | None = None
     usage: Usage = field(default_factory=Usage)
     unattributed_usage: Usage = field(default_factory=Usage)
@@ -220,8 +232,14 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
         for p in report.phases
         for r in p.refusals
     )
+    subagents = tuple(
+        SubagentLine(f"phase {p.index} ({p.name})", w.label, w.summary)
+        for p in report.phases
+        for w in p.subagents
+    )
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
-                 summary_json=report.summary, mode=report.mode, refusals=refusals)  # fmt: skip
+                 summary_json=report.summary, mode=report.mode, refusals=refusals,
+                 subagents=subagents)  # fmt: skip
 
 
 def _completion(phase: PhaseReport) -> str:
@@ -256,4 +274,9 @@ def _pipeline_view(report: PipelineReport, exit_code: int) -> ReportView:
         if not check.ok
     ]
     how = {stage.index: f"{stage.visits} visits" for stage in report.stages if stage.visits > 1}
-    return _view(report, exit_code, problems, how)
+    subagents = tuple(
+        SubagentLine(f"stage {stage.index} ({stage.name})", w.label, w.summary)
+        for stage in report.stages
+        for w in stage.subagents
+    )
+    return _view(report, exit_code, problems, how, subagents=subagents)

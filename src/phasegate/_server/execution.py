@@ -7,7 +7,7 @@ changed while the run was queued), which must never stall the event loop.
 from __future__ import annotations
 
 import asyncio
-from multiprocessing.context import ForkServerContext
+import logging
 from pathlib import Path
 
 from phasegate._files.confined import inside_folder
@@ -17,7 +17,7 @@ from phasegate._server.job import RUN_SCRATCH, VERDICT_OF_CODE, RunJob
 from phasegate._server.lifecycle import Ending, interrupted
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem
-from phasegate._server.processes import RunProcess
+from phasegate._server.processes import RunContext, RunProcess
 from phasegate._server.records import (
     COPY,
     ERROR,
@@ -35,8 +35,10 @@ from phasegate.client.schema import RunRequest
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.telemetry.events import RunCancelled
 
+_log = logging.getLogger("phasegate.serve")
 
-async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSettings) -> Ending:
+
+async def execute(live: LiveRun, forks: RunContext, settings: ServiceSettings) -> Ending:
     """Run ``live`` in a process of its own; how it ended."""
     try:
         job = await asyncio.to_thread(_job, live, settings)
@@ -54,8 +56,12 @@ async def execute(live: LiveRun, forks: ForkServerContext, settings: ServiceSett
     changes: dict[str, object] = (
         outcome_of(report) if report is not None
         else {"verdict": verdict, "error": await asyncio.to_thread(
-            _failure, job.error_file, code, live.record.id)}
+            _failure, job.error_file, code, live.record.id, live.process.told)}
     )  # fmt: skip
+    if report is None:
+        # The run's own output is in a file under the root, which may be what failed.
+        _log.error("run %s ended without a report (%s): %s", live.record.id,
+                   job.report_file, changes["error"])  # fmt: skip
     if live.ending == "interrupted":
         return interrupted(live.record, "the service shut down before the run finished", **changes)
     if live.ending == "cancelled":
@@ -97,11 +103,13 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
     )
 
 
-def _failure(error_file: Path, code: int, run_id: str) -> str:
+def _failure(error_file: Path, code: int, run_id: str, told: str | None) -> str:
     try:
         return read_bounded(error_file, follow_links=False).decode("utf-8", errors="replace")
     except (OSError, ValueError):
         pass
+    if told is not None:  # the run could not write its error file, but said why
+        return told
     log = f".phasegate/runs/{run_id}/{PROCESS_LOG}"
     if (verdict := VERDICT_OF_CODE.get(code)) is not None:
         return f"the run ended ({verdict}) but its report could not be saved; see {log}"

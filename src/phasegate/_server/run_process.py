@@ -3,7 +3,10 @@
 It takes a session of its own, sends its output to the run's ``process.log``, runs the task or
 pipeline, appends the run's events to its log (ringing the service after each), and writes
 the report atomically, or ``error.txt`` when the run cannot start. A report that cannot be
-written (a full disk) still has its verdict reach the service, in the exit code. SIGTERM
+written (a full disk) still has its verdict reach the service, in the exit code, and why
+the run could not write its end reaches it over the doorbell, which needs no disk either
+(the service says it on its stderr: the run's own output went to a file that may be as
+unwritable as the rest). SIGTERM
 stops the run the way its timeout would (what the agent did is judged, and a task's
 ``on_reject`` applies).
 When the service goes away, the process ends its whole group at once.
@@ -45,6 +48,15 @@ _PHASEGATE_STATE = shutil.ignore_patterns(STATE_DIR)
 def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
     """Run ``job`` in this freshly forked process; ring ``bell`` after each event; end the
     whole group when ``alive`` closes (the service went away)."""
+    try:
+        _run_child(job, bell, alive)
+    except Exception as exc:
+        # Its traceback goes to process.log, which may be what could not be written.
+        _tell(bell, f"the run's process failed: {type(exc).__name__}: {exc}")
+        raise
+
+
+def _run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
     os.setsid()
     end_with_parent(alive.fileno())
     log = open_appending(job.process_log, 0o600)
@@ -58,27 +70,36 @@ def run_child(job: RunJob, bell: Connection, alive: Connection) -> None:
         report = asyncio.run(_run(job, bell))
     except (PhasegateError, OSError) as exc:
         # A run that cannot start (a pipeline's state refuses it, a copy fails) says why.
-        _exit(CANNOT_START, job, scratch, str(exc))
+        _exit(CANNOT_START, job, scratch, str(exc), bell)
     try:
         write_atomic(job.report_file, report.model_dump_json(indent=2).encode("utf-8"))
     except OSError as exc:
         # Judging finished: the verdict goes to the service in the exit code, which needs
         # no disk, and the reason in the error file if that still can be written.
-        print(f"the report could not be written: {exc}", file=sys.stderr)
+        _note(f"the report could not be written: {exc}")
         lost = f"the run ended ({report.verdict}) but its report could not be saved: {exc}"
-        _exit(REPORT_LOST.get(report.verdict, REPORT_LOST["error"]), job, scratch, lost)
+        _exit(REPORT_LOST.get(report.verdict, REPORT_LOST["error"]), job, scratch, lost, bell)
     _exit(0, job, scratch)
 
 
-def _exit(code: int, job: RunJob, scratch: Path, error: str | None = None) -> NoReturn:
+def _exit(
+    code: int,
+    job: RunJob,
+    scratch: Path,
+    error: str | None = None,
+    bell: Connection | None = None,
+) -> NoReturn:
     """End this process with ``code``, its scratch folder removed; ``error`` written to the
-    job's error file first, when the disk takes it."""
+    job's error file first, when the disk takes it, and told the service over ``bell``."""
     remove_scratch(scratch)
     if error is not None:
         try:
             write_atomic(job.error_file, error.encode("utf-8"))
         except OSError as exc:
-            print(f"the error file could not be written either: {exc}", file=sys.stderr)
+            _note(f"the error file could not be written either: {exc}")
+            error = f"{error}; the error file could not be written either: {exc}"
+        if bell is not None:
+            _tell(bell, error)
     # Everything is on disk; the interpreter's teardown would only delay the service's word
     # that the run ended, by a third of a second.
     with contextlib.suppress(OSError):  # a full disk: process.log may refuse it too
@@ -117,6 +138,22 @@ def _stop_run(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
     loop.remove_signal_handler(signal.SIGTERM)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     loop.call_soon(os.killpg, os.getpgrp(), signal.SIGTERM)
+
+
+def _note(text: str) -> None:
+    """``text`` on this process's stderr, ``process.log``, when the disk takes it."""
+    with contextlib.suppress(OSError):
+        print(text, file=sys.stderr, flush=True)
+
+
+def _tell(bell: Connection, text: str) -> None:
+    """Say why the run ended as it did, over the doorbell: a ring with words in it."""
+    with contextlib.suppress(OSError):
+        bell.send_bytes(text.encode("utf-8", errors="replace")[:_TOLD_BYTES])
+
+
+_TOLD_BYTES = 4096
+"""The most of a run's last words the service is told (the rest is in the error file)."""
 
 
 def _ring(bell: Connection) -> None:

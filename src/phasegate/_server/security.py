@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from phasegate._files.limits import read_bounded
+from phasegate._files.portable import CLOEXEC, NOFOLLOW
 from phasegate._server.problems import error_response
 from phasegate.errors import UsageError
 from phasegate.modes import STATE_DIR
@@ -43,8 +44,8 @@ def load_or_create_token(path: Path, *, create: bool) -> str:
         if create and not path.exists():
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             token = secrets.token_urlsafe(TOKEN_BYTES)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with os.fdopen(os.open(path, flags, 0o600), "w") as file:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC
+            with os.fdopen(os.open(path, flags, 0o600), "w", encoding="utf-8") as file:
                 file.write(token + "\n")
         token = read_bounded(path, _TOKEN_FILE_BYTES, follow_links=not create).decode().strip()
     except (OSError, ValueError) as exc:

@@ -17,7 +17,6 @@ import asyncio
 import logging
 import os
 from collections import deque
-from multiprocessing.context import ForkServerContext
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from phasegate._server.job import RUN_SCRATCH
 from phasegate._server.lifecycle import ENDED, Ending, interrupted, moved, now
 from phasegate._server.live import LiveRun
 from phasegate._server.problems import RequestProblem, not_found, root_relative, storage_failed
-from phasegate._server.processes import fork_server
+from phasegate._server.processes import RunContext, run_context
 from phasegate._server.records import (
     COPY,
     EVENTS,
@@ -70,7 +69,7 @@ class RunService:
         self.queue: deque[str] = deque()
         self.running: set[str] = set()
         self.accepting = True
-        self._forks: ForkServerContext | None = None
+        self._forks: RunContext | None = None
         self.keys = IdempotencyKeys(self.root)
         self.unreadable: list[str] = []
         self.hidden_text = [*settings.secrets, *environment_secrets(os.environ)]
@@ -80,9 +79,10 @@ class RunService:
 
     # -- starting and stopping the service -----------------------------------------------
     def start(self) -> None:
-        """Start the fork server runs come from, so the first run does not wait for it."""
+        """Start the fork server runs come from (if they come from one), so the first run does
+        not wait for it."""
         if self._forks is None:
-            self._forks = fork_server()
+            self._forks = run_context()
 
     def recover(self) -> None:
         """Load every run on disk, and end what a previous instance left unfinished as

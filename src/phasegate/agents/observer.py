@@ -78,6 +78,8 @@ class RunObserver:
         """When each entry arrived (monotonic seconds)."""
         self.call_names: dict[str, str] = {}
         """Tool name of each call seen, by call id."""
+        self.calls: dict[str, ToolCall] = {}
+        """Each call seen, by call id."""
         self.request: AgentRequest | None = None
         """The request the agent runs next (or is running)."""
         self.session_retries = 0
@@ -100,6 +102,7 @@ class RunObserver:
         self.times.append(time.monotonic())
         if isinstance(entry, ToolCall):
             self.call_names[entry.id] = entry.name
+            self.calls[entry.id] = entry
 
     def record_prompt(self, text: str) -> None:
         """Keep a prompt phasegate sent (agents do not report them back), and how much of it

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate._files import ParseProblem, read_bounded, read_mapping, validate_model
+from phasegate._files.portable import windows_device
 from phasegate.batches.model import DEFAULT_TIMEOUT, BatchFile, BatchItem, ItemSettings
 from phasegate.batches.outcome import AgentFactory, UnitJob
 from phasegate.batches.sources import WorkdirSource, resolve_source
@@ -122,6 +123,8 @@ def _name_of(definition: Path) -> str:
     if stem in ("task", "pipeline"):
         stem = definition.resolve().parent.name
     cleaned = "".join(c if (c.isalnum() and c.isascii()) or c in "_-" else "-" for c in stem)
+    if windows_device(cleaned):  # nul.yaml: a unit folder Windows could not hold
+        cleaned = f"{cleaned}-item"
     return cleaned[:64] or "item"
 
 

@@ -8,15 +8,36 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from phasegate._files import Number, WholeNumber
+from phasegate._files.portable import windows_device
 from phasegate.batches.sources import CopySource, GitSource
 from phasegate.modes import Isolation, Mode
 from phasegate.phases.sandbox import Sandbox
 
-ItemName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
-"""An item's name: letters, digits, ``_`` and ``-`` (it is part of every unit id and path)."""
+
+def _no_device(name: str) -> str:
+    if windows_device(name):
+        raise ValueError(
+            f"{name!r} is a name Windows keeps for a device, and it begins every unit's folder "
+            f"of the item, which Windows could not hold; choose another, such as {name}-item"
+        )
+    return name
+
+
+ItemName = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$"), AfterValidator(_no_device)
+]
+"""An item's name: letters, digits, ``_`` and ``-`` (it is part of every unit id and path),
+never a name Windows keeps for a device (``con``, ``nul``, ``com1``)."""
 
 DEFAULT_TIMEOUT = 1800.0
 """Seconds a unit may take unless the batch file says otherwise."""

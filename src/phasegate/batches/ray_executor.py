@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
+import sys
 from typing import Any
 
+from phasegate._process.starting import short_base, socket_fits
 from phasegate.batches.executor import ExecutorError
 from phasegate.batches.outcome import UnitJob, UnitOutcome
 from phasegate.batches.unit_run import failed_outcome, run_unit_blocking
@@ -63,6 +66,7 @@ class RayExecutor:
             try:
                 ray.init(
                     address=address,
+                    _temp_dir=_local_temp_dir() if address is None else None,
                     num_cpus=num_cpus if address is None else None,
                     runtime_env=runtime_env,
                     include_dashboard=False,
@@ -111,6 +115,24 @@ class RayExecutor:
         if self._started:
             self._started = False
             self._ray.shutdown()
+
+
+_RAY_SOCKET = len("/ray/session_2026-11-27_18-14-19_855165_1234567/sockets/plasma_store")
+"""What a local Ray cluster adds to its temporary folder for its longest socket's path."""
+
+
+def _local_temp_dir() -> str | None:
+    """Where a local cluster keeps its sessions: Ray's own choice (``RAY_TMPDIR``, else
+    ``TMPDIR`` on Linux, else ``/tmp``) unless that is too long for its sockets (a long
+    ``TMPDIR``: Ray then fails with "AF_UNIX path length cannot exceed 107 bytes"); then
+    ``ray`` in a short system folder, as Ray itself does on macOS."""
+    if "RAY_TMPDIR" in os.environ:
+        return None  # the user's choice, errors included
+    temp = os.environ.get("TMPDIR") if sys.platform.startswith("linux") else None
+    if temp is None or socket_fits(temp, _RAY_SOCKET):
+        return None
+    base = short_base(_RAY_SOCKET, "a local Ray cluster's socket", "RAY_TMPDIR=/tmp", temp)
+    return str(base / "ray")
 
 
 def _refuse_unreachable(address: str) -> None:

@@ -9,7 +9,6 @@ file says so). An accepted result is never replaced.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import tempfile
@@ -19,6 +18,7 @@ from pathlib import Path
 from phasegate._files.atomic import fsync_directory, write_atomic, write_synced
 from phasegate._files.confined import inside_folder, open_lock, remove_inside
 from phasegate._files.limits import read_bounded
+from phasegate._files.portable import lock_exclusive
 from phasegate.batches.collect import UNITS
 from phasegate.batches.outcome import RESULTS_VERSION, UnitOutcome
 from phasegate.batches.units import Unit
@@ -58,7 +58,7 @@ class ResultStore:
             ) from None
         with lock:
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                lock_exclusive(lock.fileno(), wait=False)
             except BlockingIOError:
                 raise UsageError(
                     f"another batch run is writing to {self.out}; wait for it to end, or "

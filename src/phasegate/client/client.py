@@ -207,7 +207,7 @@ class ServiceClient:
 
 def _read_token(path: Path) -> str:
     try:
-        return path.read_text().strip()
+        return path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise UsageError(
             f"{path}: cannot read the service's token ({exc.strerror}); give the path the "

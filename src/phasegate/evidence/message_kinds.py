@@ -44,11 +44,12 @@ KNOWN_IGNORED_TYPES = frozenset(
         "agent-name",
         "tag",
         "file-history-snapshot",
+        "file-history-delta",
         "attribution-snapshot",
         "queue-operation",
         "permission-mode",
         "attachment",
-        "progress",
+        "progress",  # but an agent_progress record's subagent message (see message_kind)
         "last-prompt",
         "pr-link",
         "worktree-state",
@@ -101,10 +102,33 @@ def message_kind(message: object) -> MessageKind:
         subtype = message.get("subtype")
         if subtype == "init" or message.get("key") == BLOCK_CAP_NOTIFICATION:
             return "conversation"
-        return "ignored" if isinstance(subtype, str) else "unrecognised"
+        # Older session logs write hook notices as system lines with no subtype, only
+        # ``content`` and ``level`` (and the session id every log line has).
+        notice = isinstance(message.get("content"), str) or _has_session_id(message)
+        return "ignored" if isinstance(subtype, str) or notice else "unrecognised"
+    if kind == "progress":
+        return "conversation" if _holds_agent_message(message) else "ignored"
     if kind in KNOWN_IGNORED_TYPES or _has_session_id(message):
         return "ignored"
     return "unrecognised"
+
+
+def _holds_agent_message(message: Mapping[str, Any]) -> bool:
+    """Whether a ``progress`` record carries a subagent's message (``data.message``)."""
+    return agent_message(message) is not None
+
+
+def agent_message(progress: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The subagent message a ``progress`` record holds (``data.message``, Claude Code 2.0 and
+    2.1), with its ``type`` taken from its role when it names none; None when it holds none."""
+    data = progress.get("data")
+    inner = data.get("message") if isinstance(data, Mapping) else None
+    if not isinstance(inner, Mapping) or not isinstance(inner.get("message"), Mapping):
+        return None
+    kind = inner.get("type")
+    if kind is None:
+        kind = inner["message"].get("role")
+    return {**inner, "type": kind} if kind in ("user", "assistant") else None
 
 
 def _has_session_id(message: Mapping[str, Any]) -> bool:

@@ -10,6 +10,7 @@ was told (prompts, feedback) and never counts as evidence.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,13 +46,50 @@ class AssistantText(_Entry):
     text: str
 
 
+class AgentRef(_Entry):
+    """A subagent: who made a call when the session's main agent did not.
+
+    One notion for every source: Claude Code's stream messages (``parent_tool_use_id``),
+    its session logs (``isSidechain`` and ``agentId`` lines, ``progress`` records, the
+    ``subagents/agent-<id>.jsonl`` files beside a session) and its hooks (``agent_id`` and
+    ``agent_type`` in a hook's input inside a subagent: :meth:`from_hook`).
+    """
+
+    id: str
+    """The subagent's id (Claude Code's ``agentId``), else the id of the Agent (Task) tool
+    call that started it; ``sidechain`` for a session-log line that names neither."""
+    type: str | None = None
+    """Its kind (the Agent tool's ``subagent_type``: ``general-purpose``, ``Explore``, …)."""
+    parent: str | None = None
+    """The id of the Agent (Task) tool call that started it, when known."""
+
+    @classmethod
+    def from_hook(cls, hook_input: Mapping[str, Any]) -> AgentRef | None:
+        """The subagent a Claude Code hook ran in (its input's ``agent_id``, ``agent_type``),
+        or None when the hook ran for the main agent."""
+        agent_id = hook_input.get("agent_id")
+        if not isinstance(agent_id, str) or not agent_id:
+            return None
+        agent_type = hook_input.get("agent_type")
+        return cls(id=agent_id, type=agent_type if isinstance(agent_type, str) else None)
+
+    @property
+    def label(self) -> str:
+        """How reports name it: its type and id (``general-purpose a6047be``), else its id."""
+        return f"{self.type} {self.id}" if self.type else self.id
+
+
 class ToolCall(_Entry):
-    """The model asked for a tool: ``id`` links it to its :class:`ToolResult`."""
+    """The model asked for a tool: ``id`` links it to its :class:`ToolResult`.
+
+    ``agent`` says who made the call: None for the session's main agent, else the subagent
+    that ran it (see :class:`AgentRef`); a subagent's call is the run's work all the same."""
 
     kind: Literal["tool_call"] = "tool_call"
     id: str
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
+    agent: AgentRef | None = None
 
     @property
     def brief(self) -> str:
@@ -74,12 +112,14 @@ def _capped(text: str) -> str:
 
 
 class ToolResult(_Entry):
-    """What running a tool gave back. ``ok`` is False for an error result."""
+    """What running a tool gave back. ``ok`` is False for an error result. ``agent``: as
+    its :class:`ToolCall`'s."""
 
     kind: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     ok: bool
     content: str = ""
+    agent: AgentRef | None = None
 
 
 class ToolRefused(_Entry):

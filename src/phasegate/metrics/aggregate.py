@@ -230,6 +230,7 @@ class LogAggregator:
             phase = fields.phase(event)  # raises
         name, outcome, added = event.get("name"), fields.outcome(event), fields.overhead(event)
         refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
+        delegated = fields.subagents(event)
         accepted = event["status"] == "accepted"
         run = self._open.get(str(event["run_id"]))
         elapsed = None
@@ -247,6 +248,7 @@ class LogAggregator:
         _count(stats, outcome, accepted)
         _count_overhead(stats, added)
         stats.refusals += refusals
+        _count_subagents(stats, delegated)
         if elapsed is not None:
             stats.to_completion_ms.add(elapsed)
 
@@ -256,12 +258,14 @@ class LogAggregator:
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
         rest, added = fields.unattributed(event), fields.overhead(event)
         refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
+        delegated = fields.subagents(event)
         stats = self._run(task, mode)
         _count(stats, outcome, verdict == "accepted")
         _count_unattributed(stats, rest)
         _count_overhead(stats, added)
         stats.refusals += refusals
         stats.blocked += fields.count(event, "blocked", fields.MAX_REFUSALS)
+        _count_subagents(stats, delegated)
         stats.errors += verdict == "error"
         stats.reconciled += 1
         stats.mismatched += _disagrees(event.get("findings"))
@@ -396,3 +400,10 @@ def _pipeline_mode(event: dict[str, Any]) -> str:
     """What stands for a pipeline run's mode in its group: its isolation (``mode`` held it
     before event schema version 2)."""
     return str(event.get("isolation") or event["mode"])
+
+
+def _count_subagents(stats: Outcomes, delegated: dict[str, tuple[int, int]]) -> None:
+    """Add a line's subagent calls and failed calls, by subagent type."""
+    for kind, (calls, errors) in delegated.items():
+        stats.subagent_calls[kind] = stats.subagent_calls.get(kind, 0) + calls
+        stats.subagent_errors[kind] = stats.subagent_errors.get(kind, 0) + errors

@@ -80,6 +80,40 @@ OVERHEAD_FIGURES = ("requests", "input_tokens", "tool_tokens", "text_tokens")
 """The figures of an ``overhead`` object the report sums, in :data:`Overhead`'s order."""
 
 
+MAX_SUBAGENTS = 10_000
+"""The most subagents one phase or run line may list."""
+MAX_SUBAGENT_TYPE = 200
+"""The longest subagent type kept; longer ones make the line corrupt."""
+UNTYPED = "untyped"
+"""The type a subagent is counted under when its line names none."""
+
+
+def subagents(event: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """The calls and failed calls of a line's ``subagents``, by subagent type (absent from
+    lines before events version 5: none)."""
+    value = event.get("subagents")
+    if value is None:
+        return {}
+    if type(value) is not list or len(value) > MAX_SUBAGENTS:
+        raise CorruptLine(f"subagents is not a list of at most {MAX_SUBAGENTS} objects")
+    found: dict[str, tuple[int, int]] = {}
+    for work in value:
+        if type(work) is not dict:
+            raise CorruptLine("a subagent is not an object")
+        kind = work.get("type")
+        if kind is not None and (type(kind) is not str or len(kind) > MAX_SUBAGENT_TYPE):
+            raise CorruptLine("a subagent's type is not a short string")
+        tools = work.get("tools")
+        if type(tools) is not dict:
+            raise CorruptLine("a subagent's tools are not an object")
+        calls = sum(count(tools, str(name), MAX_REFUSALS) for name in tools)
+        errors = count(work, "tool_errors", MAX_REFUSALS)
+        key = kind or UNTYPED
+        had = found.get(key, (0, 0))
+        found[key] = (had[0] + calls, had[1] + errors)
+    return found
+
+
 def overhead(event: dict[str, Any]) -> Overhead:
     """The input a phase's or run's requests carried and the gate's share (its ``overhead``;
     absent from lines written before it was added: nothing)."""

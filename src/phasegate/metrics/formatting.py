@@ -21,6 +21,22 @@ MODE_DETAIL_COLUMNS = ("task", "mode", "runs", "accepted", "success", "± se", "
 BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "total units", "planned", "finished")
 MEASURE_COLUMNS = ("measure", "value")
 RECORDING_COLUMNS = ("run", "task", "mode", "verdict", "page")
+SUBAGENT_COLUMNS = ("task", "mode", "phase", "subagent type", "calls ok", "failed calls")
+
+
+def subagent_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The subagents' rows (``SUBAGENT_COLUMNS``): per group, its runs' (phase ``all``), then
+    each phase's; the calls are part of the group's and phase's own figures."""
+    rows: list[list[str]] = []
+    for group in summary["groups"]:
+        names = [str(group["task"] or "all"), str(group["mode"] or "all")]
+        owners = [("all", group), *((str(p["index"]), p) for p in group["phases"])]
+        for phase, owner in owners:
+            rows.extend(
+                [*names, phase, str(row["type"]), str(row["calls"]), str(row["errors"])]
+                for row in owner.get("subagents", [])
+            )
+    return rows
 
 
 def quantity(amount: int, noun: str, plural: str | None = None) -> str:

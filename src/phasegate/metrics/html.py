@@ -16,6 +16,7 @@ from phasegate.metrics.formatting import (
     APPROXIMATE_LEGEND,
     MODE_COLUMNS,
     PHASE_COLUMNS,
+    SUBAGENT_COLUMNS,
     batch_tables,
     comparison_rows,
     duration,
@@ -34,6 +35,7 @@ from phasegate.metrics.formatting import (
     phase_name,
     quantity,
     recordings_unlisted,
+    subagent_rows,
     unattributed,
     usd,
 )
@@ -95,6 +97,7 @@ def render_html(summary: dict[str, Any], *, base: Path | None = None) -> str:
 {_comparison_table(summary)}
 <h2>Groups</h2>
 {sections or '<p class="empty">No runs in the log.</p>'}
+{_subagents_section(summary)}
 {_recordings_section(summary, base)}
 </body>
 </html>
@@ -238,6 +241,17 @@ def _batch_section(batch: dict[str, Any] | None) -> str:
         for title, columns, rows in batch_tables(batch)
     )
     return f'<section class="batch"><h2>Batch</h2>{tables}</section>'
+
+
+def _subagents_section(summary: dict[str, Any]) -> str:
+    """Calls subagents made, by type: part of the groups' and phases' figures."""
+    rows = subagent_rows(summary)
+    if not rows:
+        return ""
+    return (
+        '<section class="subagents"><h2>Subagents</h2><p>Their calls are part of the figures '
+        f"above.</p>{_table(SUBAGENT_COLUMNS, [list(row) for row in rows])}</section>"
+    )
 
 
 def _recordings_section(summary: dict[str, Any], base: Path | None) -> str:

@@ -15,6 +15,7 @@ from phasegate.metrics.formatting import (
     PHASE_COLUMNS,
     PHASE_USAGE_COLUMNS,
     RECORDING_COLUMNS,
+    SUBAGENT_COLUMNS,
     attempts_counts,
     batch_tables,
     comparison_detail_rows,
@@ -34,6 +35,7 @@ from phasegate.metrics.formatting import (
     quantity,
     recording_rows,
     recordings_unlisted,
+    subagent_rows,
     unattributed,
     usd,
 )
@@ -73,7 +75,7 @@ RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
                      "tokens in/out / accepted", "cost / accepted",
                      "input and the gate's share")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase", "run", "verdict", "page", "directory", "batch", "shard",
-                 "measure", "value",
+                 "measure", "value", "subagent type",
                  "attempts×runs", "time to complete (runs)", "in no phase",
                  "input and the gate's share"}  # fmt: skip
 
@@ -102,6 +104,10 @@ def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[
             ("Modes compared (success rate)", MODE_COLUMNS, comparison_rows(summary)),
             ("Modes compared: each mode", MODE_DETAIL_COLUMNS, comparison_detail_rows(summary)),
         ]
+    delegated = subagent_rows(summary)
+    if delegated:
+        sections.append(("Subagents (their calls are part of the figures above)",
+                         SUBAGENT_COLUMNS, delegated))  # fmt: skip
     if summary.get("recordings"):
         sections.append(("Recorded runs", RECORDING_COLUMNS, recording_rows(summary)))
     return sections

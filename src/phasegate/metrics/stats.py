@@ -184,6 +184,10 @@ class Outcomes:
     """The lines that reported an ``overhead`` (older lines have none)."""
     refusals: int = 0
     """Tool calls refused before they ran."""
+    subagent_calls: dict[str, int] = field(default_factory=dict)
+    """Successful calls subagents made, by subagent type (part of the figures above)."""
+    subagent_errors: dict[str, int] = field(default_factory=dict)
+    """Failed calls subagents made, by subagent type."""
 
 
 @dataclass(slots=True)

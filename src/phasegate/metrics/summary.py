@@ -27,7 +27,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -42,8 +42,10 @@ gate's ``tool_tokens`` and ``text_tokens``, estimated) and how many ``runs`` rep
 ``refusals``: the tool calls refused before they ran. 6 (fields only added): ``recordings``,
 present when a run recorded itself: each recorded run's ``run_id``, ``task``, ``mode``,
 ``verdict``, ``recording`` (its folder) and ``page``; ``recordings_unlisted`` counts those past
-the first 10,000. 7 (fields only added): each group has ``blocked``: the attempts to leave the
-sandbox its runs blocked (docs/sandbox.md)."""
+the first 10,000. 7 (fields only added): each group and phase has ``subagents``, one row per
+subagent type (``type``, ``calls``: successful ones, ``errors``: failed ones): the part of its
+tool calls subagents made. 8 (fields only added): each group has ``blocked``: the attempts to
+leave the sandbox its runs blocked (docs/sandbox.md)."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -112,6 +114,10 @@ def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
         "mean_attempts": _mean(stats.attempts, stats.runs),
         "tool_errors": stats.tool_errors,
         "refusals": stats.refusals,
+        "subagents": [
+            {"type": kind, "calls": calls, "errors": stats.subagent_errors.get(kind, 0)}
+            for kind, calls in sorted(stats.subagent_calls.items())
+        ],
         "input_tokens": stats.input_tokens,
         "output_tokens": stats.output_tokens,
         "cost_usd": round(stats.cost_usd, 6) if stats.costed else None,

@@ -17,7 +17,12 @@ def inside_workdir(value: str) -> str:
     if not text:
         raise ValueError("must not be empty")
     normal = posixpath.normpath(text.replace("\\", "/"))
-    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+    if (
+        posixpath.isabs(normal)
+        or _DRIVE.match(normal)
+        or normal == ".."
+        or normal.startswith("../")
+    ):
         raise ValueError(
             f"{value!r} leaves the work directory; write a path relative to it, without '..'"
         )

@@ -143,8 +143,11 @@ class DiskEvidence:
 
 def _stop(process: subprocess.Popen[bytes]) -> str:
     """Kill ``process`` and its process group, reap it, and return the output it gave."""
-    with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
-        os.killpg(process.pid, signal.SIGKILL)
+    if os.name == "posix":
+        with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
+            os.killpg(process.pid, signal.SIGKILL)
+    else:  # no process groups: the command alone
+        process.kill()
     try:
         # communicate() again returns everything read so far plus the rest, once every
         # writer of the pipe is dead.

@@ -35,6 +35,8 @@ from phasegate.telemetry.events import (
     StageRevision,
     StageStarted,
 )
+from phasegate.validators.subagents import with_call
+from phasegate.validators.tools import CallRecord
 from phasegate.workspace.observer import WorkspaceObserver
 
 
@@ -79,6 +81,7 @@ class StageProgress:
         record.visits += 1
         record.visit_attempts = 0
         record.tools = {}
+        record.subagents = []
         baseline = self.workspace.snapshot()
         save_baseline(self.workdir, baseline)
         self.visit = self._visit(at, baseline, {})
@@ -165,6 +168,12 @@ class StageProgress:
         self.state.current.tools = self.visit.tool_succeeded(name)
         self.save()
 
+    def subagent_called(self, record: CallRecord) -> None:
+        """Count a call a subagent made (its success counted by :meth:`tool_succeeded` too)."""
+        current = self.state.current
+        current.subagents = with_call(current.subagents, record, str(self.workdir))
+        self.save()
+
     def save(self) -> None:
         """Write the state file."""
         save_state(self.workdir, self.state)
@@ -234,5 +243,6 @@ class StageProgress:
                 duration_ms=record.duration_ms,
                 files_changed=record.files_changed,
                 checks=[c.model_dump() for c in record.checks],
+                subagents=[work.model_dump(mode="json") for work in record.subagents],
             )
         )

@@ -58,6 +58,7 @@ from phasegate.telemetry.events import (
     usage_fields,
 )
 from phasegate.validators.protect import WRITE_TOOL_PATHS, write_refusal
+from phasegate.validators.tools import CallRecord
 
 PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
@@ -365,6 +366,9 @@ class PipelineRun(RunObserver):
         name = self.tool_name(result)
         if result.ok and name is not None:
             self.progress.tool_succeeded(name)
+        call = self.calls.get(result.tool_use_id)
+        if call is not None and call.agent is not None:
+            self.progress.subagent_called(CallRecord(len(self.entries) - 1, call, result))
         self.emit(
             ToolCalled(
                 stage=self.state.stage + 1, tool=name, tool_use_id=result.tool_use_id, ok=result.ok

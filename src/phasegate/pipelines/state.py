@@ -30,6 +30,7 @@ from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
 from phasegate.tasks.report import RefusedCall
+from phasegate.validators.subagents import SubagentWork
 
 STATE_FILE = "pipeline-state.json"
 BASELINE_FILE = "pipeline-baseline.json"
@@ -85,6 +86,11 @@ class StageRecord(BaseModel):
         default_factory=list,
         description="Tool calls refused before they ran in this stage (its allow_tools), over "
         "all visits and processes.",
+    )
+    subagents: list[SubagentWork] = Field(
+        default_factory=list,
+        description="The part of tools (and of the failed calls) each subagent made in the "
+        "current visit, with the files its editing calls named; the rest is the main agent's.",
     )
 
 

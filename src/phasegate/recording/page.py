@@ -22,6 +22,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from phasegate._files.atomic import write_atomic
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -38,6 +40,7 @@ from phasegate.metrics.formatting import MISSING, duration, quantity, usd
 from phasegate.phases.completion import COMPLETION_TOOLS, PHASE_COMPLETE, SUBMIT_SUMMARY
 from phasegate.phases.markers import find_markers
 from phasegate.recording.reading import CheckSeen, PartSeen, Recording, read_recording
+from phasegate.validators.subagents import SubagentWork
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 """The page's Content-Security-Policy: no fetch and no script; inline styles only. A server
@@ -259,9 +262,34 @@ def _part_section(recording: Recording, n: int) -> str:
     return (
         f'<section class="part" id="part-{n}" data-part="{n}">'
         f'<h2>{title}</h2><p class="status {_e(part.status)}">{_e(figures)}</p>'
+        f"{_subagents(recording, part)}"
         f"<h3>Conversation</h3>{conversation or '<p>No transcript entries.</p>'}"
         f"<h3>Gate checks</h3>{_checks(checks)}"
         f"<h3>Diff</h3>{_diff(part)}</section>"
+    )
+
+
+def _subagents(recording: Recording, part: PartSeen) -> str:
+    """The part of a phase's work its subagents did, as the run report counts it."""
+    phases = recording.report.get("phases")
+    if part.kind != "phase" or not isinstance(phases, list):
+        return ""
+    found = next((p for p in phases if isinstance(p, dict) and p.get("index") == part.index), None)
+    raw = found.get("subagents") if found is not None else None
+    try:
+        work = [SubagentWork.model_validate(w) for w in raw] if isinstance(raw, list) else []
+    except ValidationError:
+        return ""  # a report a later phasegate wrote: the conversation still shows the calls
+    if not work:
+        return ""
+    rows = "".join(
+        f'<tr data-agent="{_e(w.agent)}"><td>{_e(w.label)}</td><td>{_e(w.summary)}</td></tr>'
+        for w in work
+    )
+    return (
+        "<h3>Subagents</h3><p>Their work counts in this phase's figures; the rest is the "
+        "main agent's.</p><table><thead><tr><th>subagent</th><th>successful calls, errors, "
+        f"files</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -346,6 +374,8 @@ def _tool_call(i: int, call: ToolCall, result: ToolResult | None) -> str:
         outcome = " · no result"
     long = len(arguments) + (len(result.content) if result else 0) > COLLAPSE_CHARS
     kind = "completion tool" if completion else "tool call"
+    if call.agent is not None:
+        kind = f"subagent {call.agent.label} · {kind}"
     css = "completion" if completion else "tool"
     summary = (f'<summary><span class="who">{kind}{outcome}</span> <b>{_e(call.name)}</b> '
                f'<span class="brief">{_e(call.brief)}</span></summary>')  # fmt: skip

@@ -20,7 +20,6 @@ from phasegate.errors import PhasegateError, PhasegateWarning
 from phasegate.recording.files import recording_files
 from phasegate.recording.folder import PageWriter, usable_folder, write_folder
 from phasegate.recording.model import CheckRecord, IssueRecord, RunRecord
-from phasegate.recording.page import render_page
 from phasegate.telemetry.events import GateTrigger
 from phasegate.validators.issues import Issue
 from phasegate.workspace.contents import FileContents
@@ -29,6 +28,10 @@ from phasegate.workspace.contents import FileContents
 def run_page(folder: Path) -> bytes:
     """The page of the recording in ``folder`` (:func:`~phasegate.recording.page.render_page`),
     as the bytes of ``index.html``."""
+    # Imported here: the page's renderer is needed only when a recording is written, and a
+    # process that only notes checks (the plugin's Stop hook) should not pay for it.
+    from phasegate.recording.page import render_page
+
     return render_page(folder).encode("utf-8")
 
 

@@ -77,6 +77,26 @@ class PhaseGate:
         self._rejections: Counter[int] = Counter()
         self._tool_rejections: Counter[int] = Counter()
 
+    def counts(self) -> dict[str, Any]:
+        """The gate's counters as JSON-ready data, for a gate that lives across processes
+        (the plugin's Stop hook is a new process at every stop); :meth:`restore` reads it."""
+        return {
+            "attempts": self.attempts,
+            "rejections": {str(k): v for k, v in self._rejections.items()},
+            "tool_rejections": {str(k): v for k, v in self._tool_rejections.items()},
+        }
+
+    def restore(self, counts: dict[str, Any]) -> None:
+        """Take up the counters :meth:`counts` returned, as if this gate had made those
+        checks itself."""
+        self.attempts = int(counts.get("attempts", 0))
+        self._rejections = Counter(
+            {int(k): int(v) for k, v in counts.get("rejections", {}).items()}
+        )
+        self._tool_rejections = Counter(
+            {int(k): int(v) for k, v in counts.get("tool_rejections", {}).items()}
+        )
+
     def check(self, transcript: Transcript, timeline: WorkspaceTimeline) -> GateDecision:
         """Judge every phase now and decide whether the agent gets feedback."""
         self.attempts += 1

@@ -15,11 +15,11 @@ next is built, in the order listed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from phasegate.evidence.transcript import ToolCall, ToolResult
 from phasegate.phases.model import Task
 from phasegate.tasks.call_phases import CallPhases
-from phasegate.tasks.report import RunReport
 from phasegate.telemetry.events import (
     GateTrigger,
     PhaseCompleted,
@@ -32,6 +32,9 @@ from phasegate.telemetry.events import (
 )
 from phasegate.validators.judge import Judgment
 from phasegate.validators.windows import CompletionClaim, PhaseWindow
+
+if TYPE_CHECKING:
+    from phasegate.tasks.report import RunReport
 
 
 class PhaseProgress:
@@ -114,6 +117,7 @@ def closing_events(
             issues=[i.code.value for i in phase.issues],
             overhead=phase.overhead.model_dump(),
             refusals=len(phase.refusals),
+            subagents=[work.model_dump(mode="json") for work in phase.subagents],
         )
     yield RunCompleted(
         verdict=report.verdict,
@@ -128,6 +132,7 @@ def closing_events(
         overhead=report.overhead.model_dump(),
         refusals=sum(len(phase.refusals) for phase in report.phases),
         blocked=len(report.blocked),
+        subagents=[work.model_dump(mode="json") for work in report.subagents],
         error=error,
         recording=recording,
     )

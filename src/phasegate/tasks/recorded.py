@@ -10,14 +10,17 @@ snapshots the judge compares).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.phases.model import Task
 from phasegate.recording.model import PartRecord, RecordingKind, RunRecord
-from phasegate.tasks.report import RunReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.windows import PhaseWindow, phase_windows
+
+if TYPE_CHECKING:
+    from phasegate.tasks.report import RunReport
 
 NO_WORK_DIRECTORY = (
     "A judged transcript has no snapshots of the work directory, so no part has a diff."

@@ -19,6 +19,7 @@ from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, St
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
+from phasegate.validators.subagents import SubagentWork
 from phasegate.workspace.revert import RevertReport
 
 SCHEMA_VERSION = 1
@@ -176,9 +177,16 @@ class PhaseReport(BaseModel):
         "phase text, submit_summary or structured_output.",
     )
     duration_ms: int
-    tools: dict[str, int] = Field(description="Successful calls per tool name in this phase.")
+    tools: dict[str, int] = Field(
+        description="Successful calls per tool name in this phase, its subagents' included."
+    )
     tool_errors: int
     files_changed: list[str]
+    subagents: list[SubagentWork] = Field(
+        default_factory=list,
+        description="The part of tools and tool_errors each subagent made in this phase, with "
+        "the files its editing calls named; the rest is the main agent's.",
+    )
     usage: Usage = Field(
         default_factory=Usage,
         description="Tokens of the model responses that started in this phase, each counted "
@@ -247,6 +255,11 @@ class RunReport(BaseModel):
     summary: dict[str, Any] | None = Field(description="The accepted JSON, or null.")
     files_changed: list[str]
     files_claimed: list[str]
+    subagents: list[SubagentWork] = Field(
+        default_factory=list,
+        description="Each subagent's calls, errors and files over the whole run (the "
+        "phases' subagents, and any call after the last phase).",
+    )
     reconciliation: FileReconciliation | None = Field(
         default=None, description="Tool-reported, on-disk and claimed files over the run."
     )

@@ -14,82 +14,41 @@ no editing tool names), which is what per-phase ``require_changes`` needs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from phasegate._files.limits import FileTooLargeError, read_bounded
 from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
-from phasegate.errors import UsageError
-from phasegate.evidence.saved_transcript import ReadStats, read_transcript_text
+from phasegate.evidence.claude_code_files import written_by_claude_code
 from phasegate.evidence.transcript import RunResult, Transcript
-from phasegate.evidence.workspace import WorkspaceDiff, attributed_timeline
+from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.phases.model import Task
 from phasegate.recording.recorder import Recorder, issue_records
 from phasegate.tasks.assembly import RunFacts, assemble_report
+from phasegate.tasks.call_phases import CallPhases
 from phasegate.tasks.gate import PhaseGate
 from phasegate.tasks.progress import closing_events
 from phasegate.tasks.recorded import check_part, task_record
 from phasegate.tasks.report import RunReport
-from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, new_run_id
-from phasegate.validators.reconcile import edit_positions
-from phasegate.validators.tools import tool_calls
+from phasegate.tasks.transcript_file import (
+    EXPECTED_SHAPES,
+    MAX_TRANSCRIPT_BYTES,
+    SHELL_TOOLS,
+    changes_timeline,
+    read_transcript,
+)
+from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, ToolCalled, new_run_id
+from phasegate.validators.judge import Judgment
+from phasegate.validators.tools import CallRecord, tool_calls
 from phasegate.workspace.git import disk_changes_since
 
-SHELL_TOOLS = frozenset({"Bash"})
-"""Tools that may change any file: a change no editing tool names is put after the last one."""
-
-MAX_TRANSCRIPT_BYTES = 128 * 1024 * 1024
-"""The largest transcript file read (the file is read whole): 128 MiB."""
-
-EXPECTED_SHAPES = (
-    "Claude Code stream-json lines (`claude -p --output-format stream-json --verbose`), "
-    "a JSON array of those messages (claude-code-action's execution file), or a Claude Code "
-    "session log (~/.claude/projects/<project>/<session>.jsonl)"
-)
-"""What a transcript file may hold, as error messages say it."""
-
-
-def read_transcript(
-    path: Path, *, max_bytes: int = MAX_TRANSCRIPT_BYTES
-) -> tuple[Transcript, ReadStats]:
-    """The transcript saved in ``path``, and how its messages were read.
-
-    Raises :class:`~phasegate.errors.UsageError` when the file cannot be read, is larger
-    than ``max_bytes``, or holds no Claude Code message at all.
-    """
-    try:
-        data: bytes | None = read_bounded(path, max_bytes)
-    except OSError as exc:
-        raise UsageError(f"cannot read transcript {path}: {exc.strerror or exc}") from None
-    except FileTooLargeError:
-        data = None
-    if data is None:
-        raise UsageError(
-            f"transcript {path} is larger than {max_bytes} bytes, the most a transcript may "
-            "have; judge the transcript of a single run (cut the file to it)",
-            option="max_bytes",
-        )
-    text = data.decode("utf-8", errors="replace")
-    del data  # only the text is held while it is read
-    parsed = read_transcript_text(text)
-    stats = parsed.stats
-    if stats.understood == 0:
-        raise UsageError(
-            f"{path} holds no Claude Code messages ({_account(stats)}); expected {EXPECTED_SHAPES}"
-        )
-    return parsed.transcript, stats
-
-
-def _account(stats: ReadStats) -> str:
-    """What was found instead of messages, in a few words."""
-    found = [
-        f"{stats.not_json} line(s) that are not JSON" if stats.not_json else "",
-        f"{stats.unrecognised} other JSON value(s)" if stats.unrecognised else "",
-        f"{stats.ignored} line(s) with nothing to judge" if stats.ignored else "",
-    ]
-    found = [part for part in found if part]
-    where = "line" if stats.shape == "json-lines" else "element"
-    example = f", e.g. {where} {stats.example_at}: {stats.example}" if stats.example else ""
-    return (", ".join(found) or "it is empty") + example
+__all__ = [
+    "EXPECTED_SHAPES",
+    "MAX_TRANSCRIPT_BYTES",
+    "SHELL_TOOLS",
+    "changes_timeline",
+    "judge_transcript",
+    "read_transcript",
+]
 
 
 def judge_transcript(
@@ -118,13 +77,7 @@ def judge_transcript(
     recorder = Recorder(record) if record is not None else None
     diff = _without(disk_changes_since(workdir, before), workdir, transcript_file)
     recorded = cwd or transcript.cwd or str(workdir.resolve())
-    calls = tool_calls(transcript)
-    positions = edit_positions(calls, recorded)
-    shell = [r.position for r in calls if r.ok and r.call.name in SHELL_TOOLS]
-    for path in diff.paths:
-        if path not in positions and shell:
-            positions[path] = shell[-1]
-    timeline = attributed_timeline(diff, positions, len(transcript))
+    timeline = changes_timeline(transcript, diff, recorded)
     gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1)
     decision = gate.check(transcript, timeline)
     judgment = decision.judgment
@@ -152,7 +105,9 @@ def judge_transcript(
     )
     recording = str(recorder.folder) if recorder is not None else None
     if on_event is not None:
-        _emit_log(report, on_event, workdir=recorded, phases=len(task.phases), recording=recording)
+        called = _call_events(tool_calls(transcript), judgment)
+        _emit_log(report, on_event, called, workdir=recorded, phases=len(task.phases),
+                  recording=recording)  # fmt: skip
     if recorder is not None:
         recorder.check(
             part=check_part(task, judgment),
@@ -167,27 +122,53 @@ def judge_transcript(
     return report
 
 
+def _call_events(calls: Sequence[CallRecord], judgment: Judgment) -> list[ToolCalled]:
+    """The ``tool.called`` events of the judged calls, each under the phase the report counts
+    it in (a call after the last phase's window under the last phase, as a run logs it)."""
+    phases = CallPhases()
+    last = max((phase.index for phase in judgment.phases), default=1)
+    events: list[ToolCalled] = []
+    for record in calls:
+        phases.made(record.call, record.position, last)
+        if record.result is not None:
+            events.extend(phases.returned(record.result, record.call.name, record.position, last))
+    events.extend(phases.finished(judgment))
+    return events
+
+
 def _emit_log(
-    report: RunReport, on_event: EventSink, *, workdir: str, phases: int, recording: str | None
+    report: RunReport,
+    on_event: EventSink,
+    called: Sequence[ToolCalled],
+    *,
+    workdir: str,
+    phases: int,
+    recording: str | None,
 ) -> None:
-    """The events a run of ``report`` would have closed with, so judged runs can be logged
-    and aggregated alongside real ones."""
+    """The events a run of ``report`` would have logged (its tool calls, then the events it
+    closes with), so judged runs can be logged and aggregated alongside real ones: their
+    tool errors (and their subagents' among them) counted like a run's."""
     started = RunStarted(agent=report.agent, workdir=workdir, phases=phases, max_attempts=1)
-    for data in (started, *closing_events(report, report.error, recording)):
+    for data in (started, *called, *closing_events(report, report.error, recording)):
         # Logged as judged, not as a gate run: no gate ran, and report keeps them apart.
         on_event(RunEvent(data, report.run_id, report.task, "judge"))
 
 
 def _without(diff: WorkspaceDiff, workdir: Path, file: Path | None) -> WorkspaceDiff:
-    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer)."""
-    if file is None:
-        return diff
-    try:
-        own = file.resolve().relative_to(workdir.resolve()).as_posix()
-    except ValueError:  # not in the work directory
-        return diff
+    """``diff`` without ``file`` (a path relative to ``workdir`` in git's answer) and
+    without the files Claude Code wrote for itself there (its plans, session logs...)."""
+    own: str | None = None
+    if file is not None:
+        try:
+            own = file.resolve().relative_to(workdir.resolve()).as_posix()
+        except ValueError:  # not in the work directory
+            own = None
+
+    def work(path: str) -> bool:
+        return path != own and not written_by_claude_code(path)
+
     return WorkspaceDiff(
-        added=tuple(p for p in diff.added if p != own),
-        modified=tuple(p for p in diff.modified if p != own),
-        deleted=tuple(p for p in diff.deleted if p != own),
+        added=tuple(filter(work, diff.added)),
+        modified=tuple(filter(work, diff.modified)),
+        deleted=tuple(filter(work, diff.deleted)),
     )

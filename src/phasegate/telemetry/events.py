@@ -154,6 +154,9 @@ class PhaseCompleted(UsageFields):
     ``overhead``)."""
     refusals: int = 0
     """Tool calls refused before they ran while this was the phase."""
+    subagents: list[dict[str, Any]] = field(default_factory=list)
+    """The part of ``tools`` and ``tool_errors`` each subagent made (the report's
+    ``subagents``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +182,8 @@ class RunCompleted(UsageFields):
     """Tool calls refused before they ran, over the run."""
     blocked: int = 0
     """Attempts to leave the sandbox it blocked, over the run (the report's ``blocked``)."""
+    subagents: list[dict[str, Any]] = field(default_factory=list)
+    """Each subagent's calls, errors and files over the run (the report's ``subagents``)."""
     recording: str | None = None
     """The folder the run's recording is written to as it ends (absent: not recorded)."""
 
@@ -307,6 +312,8 @@ class StageCompleted(EventFields):
     duration_ms: int
     files_changed: list[str]
     checks: list[dict[str, Any]]
+    subagents: list[dict[str, Any]] = field(default_factory=list)
+    """The part of the visit's tool calls each subagent made (the stage's ``subagents``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -376,7 +383,7 @@ class RunDone(EventFields):
     """The report's verdict, when the run ended with a report."""
 
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the event line format; ``docs/events.md`` keeps its changelog."""
 
 RUN_ID_LENGTH = 12

@@ -25,8 +25,15 @@ from phasegate.validators.output import (
     claimed_files,
 )
 from phasegate.validators.paths import check_paths_inside, find_reads_outside
-from phasegate.validators.protect import protected_changes, protected_issues
-from phasegate.validators.reconcile import FileReconciliation, reconcile, tool_reported_paths
+from phasegate.validators.protect import names_ignore_case, protected_changes, protected_issues
+from phasegate.validators.reconcile import (
+    FileReconciliation,
+    Spelling,
+    disk_spelling,
+    reconcile,
+    tool_reported_paths,
+)
+from phasegate.validators.subagents import SubagentWork, subagent_work
 from phasegate.validators.summary import SummaryCandidate, check_summary_present, summary_value
 from phasegate.validators.tool_policy import policy_issues
 from phasegate.validators.tools import CallRecord, tool_calls
@@ -66,6 +73,9 @@ class PhaseJudgment:
     tool_errors: int
     files_changed: tuple[str, ...]
     reconciliation: FileReconciliation
+    subagents: tuple[SubagentWork, ...] = ()
+    """The part of ``tools`` and ``tool_errors`` each subagent made (the rest is the main
+    agent's), with the files its editing calls named."""
 
     @property
     def accepted(self) -> bool:
@@ -86,6 +96,8 @@ class Judgment:
     """Tool-reported, on-disk and claimed files over the whole run."""
     findings: tuple[Issue, ...] = ()
     """Reported, not judged: reads outside the work directory the task allows."""
+    subagents: tuple[SubagentWork, ...] = ()
+    """Each subagent's calls, errors and files over the whole run."""
 
     @property
     def accepted(self) -> bool:
@@ -123,7 +135,9 @@ def judge(
     findings = find_reads_outside(windows, calls, workdir) if allow_reads else []
     total = timeline.total()
     raw_diffs = {w.index: timeline.diff(w.start, w.end) for w in windows}
-    reported = tool_reported_paths(calls, workdir)
+    on_disk = {*total.paths, *(p for d in raw_diffs.values() for p in d.paths)}
+    spelling = disk_spelling(on_disk, fold=names_ignore_case(workdir))
+    reported = sorted({spelling(p) for p in tool_reported_paths(calls, workdir)})
     # Protected paths are never the agent's work: every one the run changed or an editing
     # tool named is left out of the file lists and the reconciliation. The issue is judged on
     # the run's changes only, so putting a protected file back clears it.
@@ -155,14 +169,17 @@ def judge(
             )
             issues += json_issues
             if answer is not None:
-                issues += _output_rules(window, answer, changed, workdir, guarded)
+                issues += _output_rules(window, answer, changed, workdir, guarded, spelling)
                 if not issues and check_answer is not None:
                     issues += _refused(window.index, check_answer(summary_value(answer) or {}))
                 if window.phase.claims_files:
                     claimed = files_claimed = [
                         path
                         for path in claimed_files(
-                            window.phase.claims_files, summary_value(answer), workdir
+                            window.phase.claims_files,
+                            summary_value(answer),
+                            workdir,
+                            spelling=spelling,
                         )
                         if path not in guarded
                     ]
@@ -205,6 +222,7 @@ def judge(
                 workdir,
                 changed,
                 guarded,
+                spelling,
             )
         )
     output_phase = task.output_phase
@@ -219,6 +237,7 @@ def judge(
             files_claimed if output_phase is not None and output_phase.claims_files else None,
         ),
         findings=tuple(findings),
+        subagents=tuple(_unguarded(subagent_work(calls, workdir), guarded)),
     )
 
 
@@ -228,6 +247,7 @@ def _output_rules(
     changed: tuple[str, ...],
     workdir: str,
     protected: Mapping[str, str],
+    spelling: Spelling,
 ) -> list[Issue]:
     value = summary_value(answer) or {}
     schema = window.phase.output_schema or {}
@@ -235,8 +255,9 @@ def _output_rules(
     issues += check_placeholders(window.index, value, schema)
     if window.phase.claims_files:
         issues += check_claims(
-            window.index, window.phase.claims_files, value, changed, workdir, leave_out=protected
-        )
+            window.index, window.phase.claims_files, value, changed, workdir,
+            leave_out=protected, spelling=spelling,
+        )  # fmt: skip
     issues += check_runtime_rejection(window.index, answer.rejected_by_runtime, issues)
     return issues
 
@@ -252,6 +273,7 @@ def _phase_judgment(
     workdir: str,
     run_changed: tuple[str, ...],
     protected: Mapping[str, str],
+    spelling: Spelling,
 ) -> PhaseJudgment:
     mine = [r for r in calls if r.position in window]
     changed = diff.paths
@@ -270,12 +292,22 @@ def _phase_judgment(
         # Claims are about the run's changes: compared with the phase's own (none, in an
         # output phase) an accepted run would show a mismatch the run does not have.
         reconciliation=reconcile(
-            [p for p in tool_reported_paths(mine, workdir) if p not in protected],
+            [p for p in map(spelling, tool_reported_paths(mine, workdir)) if p not in protected],
             changed,
             claimed,
             claims_about=run_changed,
         ),
+        subagents=tuple(_unguarded(subagent_work(mine, workdir), protected)),
     )
+
+
+def _unguarded(work: list[SubagentWork], protected: Mapping[str, str]) -> list[SubagentWork]:
+    """``work`` without the protected paths among its files: they are never the agent's."""
+    if not protected:
+        return work
+    return [
+        w.model_copy(update={"files": [p for p in w.files if p not in protected]}) for w in work
+    ]
 
 
 def _unprotected(diff: WorkspaceDiff, protected: Mapping[str, str]) -> WorkspaceDiff:

@@ -11,7 +11,7 @@ other failure of the schema library is reported as an issue too, never raised.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import jsonschema
@@ -161,14 +161,16 @@ def check_claims(
     workdir: str,
     *,
     leave_out: Collection[str] = (),
+    spelling: Callable[[str], str] | None = None,
 ) -> list[Issue]:
     """``claimed_not_changed`` / ``changed_not_claimed``: the JSON's file list against the
     disk. Claims of paths in ``leave_out`` (protected paths that changed, judged apart) are
-    not compared."""
+    not compared; ``spelling`` turns a claimed path into the disk's spelling of it
+    (:func:`~phasegate.validators.reconcile.disk_spelling`)."""
     claimed_raw = value.get(field)
     if not isinstance(claimed_raw, list) or not all(isinstance(p, str) for p in claimed_raw):
         return []  # the schema rule reports a wrong type; nothing to reconcile
-    claimed = set(claimed_files(field, value, workdir)) - set(leave_out)
+    claimed = set(claimed_files(field, value, workdir, spelling=spelling)) - set(leave_out)
     actual = set(changed)
     issues = [
         Issue.of(
@@ -203,12 +205,20 @@ def _file_in(workdir: str, claimed: str) -> str | None:
     return None if relative in (None, ".") else relative
 
 
-def claimed_files(field: str | None, value: dict[str, Any] | None, workdir: str) -> list[str]:
-    """The normalized paths the JSON claims changed (empty when there is no claim)."""
+def claimed_files(
+    field: str | None,
+    value: dict[str, Any] | None,
+    workdir: str,
+    *,
+    spelling: Callable[[str], str] | None = None,
+) -> list[str]:
+    """The normalized paths the JSON claims changed (empty when there is no claim), each as
+    ``spelling`` spells it when given."""
     raw = value.get(field) if field and value else None
     if not isinstance(raw, list):
         return []
-    return sorted({relative_to_workdir(p, workdir) or p for p in raw if isinstance(p, str)})
+    normal = {relative_to_workdir(p, workdir) or p for p in raw if isinstance(p, str)}
+    return sorted({spelling(p) for p in normal} if spelling is not None else normal)
 
 
 def _schema_issue(

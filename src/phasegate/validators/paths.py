@@ -11,7 +11,9 @@ are case-sensitive, and a drive-letter path is never inside the work directory.
 
 The policy for tools that name a path outside the work directory: a tool that may change a
 file fails the gate (``path_outside_workdir``); a tool that only reads is a finding
-(``read_outside_workdir``), unless the task forbids such reads.
+(``read_outside_workdir``), unless the task forbids such reads. Claude Code's own files
+(:mod:`phasegate.evidence.claude_code_files`: its plans, a background task's output, its
+config folder) are neither: a tool may read them, and write a plan.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
+from phasegate.evidence.claude_code_files import may_touch
+from phasegate.evidence.transcript import ToolCall
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.tools import CallRecord
 from phasegate.validators.windows import PhaseWindow
@@ -113,6 +117,15 @@ def _parts(windows_path: str) -> list[str]:
     return [part for part in windows_path.replace("/", "\\").split("\\") if part]
 
 
+def touches_only_own_files(call: ToolCall) -> bool:
+    """Whether ``call`` names a path and every path it names is one of Claude Code's own
+    files the tool may touch (a plan it writes, a task output it reads): the runtime's
+    bookkeeping, not the agent's work, so it leaves a read-only task read-only."""
+    paths = [v for key in PATH_KEYS if isinstance(v := call.input.get(key), str) and v.strip()]
+    writes = call.name not in READ_TOOLS
+    return bool(paths) and all(may_touch(path, writes=writes) for path in paths)
+
+
 def check_paths_inside(
     windows: Sequence[PhaseWindow],
     calls: Sequence[CallRecord],
@@ -177,5 +190,7 @@ def _outside(
                 continue  # a blank path names nothing
             if relative_to_workdir(value, workdir) is not None:
                 continue
+            if may_touch(value, writes=record.call.name not in READ_TOOLS):
+                continue  # Claude Code's own file: neither work nor an escape
             owner = next((w.index for w in windows if record.position in w), None)
             yield record, key, value, owner

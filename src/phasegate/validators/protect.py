@@ -261,6 +261,15 @@ def _through_links(absolute: str, workdir: str, *, follow_last: bool) -> str | N
     return inside.replace(os.sep, "/")
 
 
+def names_ignore_case(workdir: str) -> bool:
+    """Whether names in ``workdir`` compare case-insensitively: it is a Windows path, or a
+    folder on this machine on a file system that ignores case (macOS's and Windows'
+    defaults). What the reconciliation compares paths by, as this module does."""
+    if is_windows_path(workdir):
+        return True
+    return os.path.isdir(workdir) and _case_insensitive(os.path.realpath(workdir))
+
+
 @functools.lru_cache(maxsize=64)
 def _case_insensitive(root: str) -> bool:
     """Whether the file system holding the folder ``root`` (a real path) ignores case: the

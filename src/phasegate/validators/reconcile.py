@@ -16,7 +16,7 @@ legitimate work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,26 @@ class FileReconciliation(BaseModel):
             or self.edit_not_on_disk
             or self.change_without_tool
         )
+
+
+Spelling = Callable[[str], str]
+"""A path as the disk spells it (:func:`disk_spelling`)."""
+
+
+def disk_spelling(disk: Iterable[str], *, fold: bool) -> Spelling:
+    """How a path a tool or a claim names is spelled on disk: on a file system that ignores
+    case (``fold``: macOS's and Windows' defaults), ``App.py`` is the ``app.py`` among
+    ``disk`` (the paths that changed); elsewhere, and for a path not among them, as
+    written. So a name differing from the file's only in case is that file, as it is to the
+    file system, and not a claim or an edit of nothing."""
+    if not fold:
+        return _as_written
+    spelled = {path.casefold(): path for path in sorted(disk)}
+    return lambda path: spelled.get(path.casefold(), path)
+
+
+def _as_written(path: str) -> str:
+    return path
 
 
 def tool_reported_paths(calls: Iterable[CallRecord], workdir: str) -> list[str]:

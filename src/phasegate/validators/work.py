@@ -17,12 +17,16 @@ from phasegate.phases.completion import (
 )
 from phasegate.phases.markers import marker_line
 from phasegate.validators.issues import Issue, IssueCode
-from phasegate.validators.paths import READ_TOOLS
+from phasegate.validators.paths import READ_TOOLS, touches_only_own_files
 from phasegate.validators.tools import CallRecord, is_required_work
 from phasegate.validators.windows import PhaseWindow
 
-_MAY_READ = READ_TOOLS | COMPLETION_TOOLS | {STRUCTURED_OUTPUT_TOOL}
-"""What a read-only task may call: tools that read, and the ways of answering."""
+PLAN_MODE_TOOLS = frozenset({"ExitPlanMode"})
+"""Claude Code's plan-mode tools that change nothing themselves: the model hands in its plan
+(Claude Code runs read-only phases in plan mode)."""
+_MAY_READ = READ_TOOLS | COMPLETION_TOOLS | PLAN_MODE_TOOLS | {STRUCTURED_OUTPUT_TOOL}
+"""What a read-only task may call: tools that read, plan mode's, and the ways of answering;
+and any tool on Claude Code's own files only (writing its plan)."""
 
 
 def check_marker(window: PhaseWindow, completion: Completion = "marker") -> list[Issue]:
@@ -157,7 +161,13 @@ def check_read_only(
     if not read_only:
         return []
     tried = sorted(
-        {r.call.name for r in calls if r.position in window and r.call.name not in _MAY_READ}
+        {
+            r.call.name
+            for r in calls
+            if r.position in window
+            and r.call.name not in _MAY_READ
+            and not touches_only_own_files(r.call)
+        }
     )
     found: list[str] = []
     if tried:

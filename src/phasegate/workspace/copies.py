@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate._files.confined import blocked_at
+from phasegate._files.portable import BINARY, NOFOLLOW, NONBLOCK
 from phasegate.workspace.confined import parent_of
 from phasegate.workspace.observer import CHUNK_BYTES
 
@@ -82,7 +83,9 @@ def _copy_out(source: Path, blob: Path, digest: str) -> SavedPath:
     """Copy a regular file into the store without following a link at ``source``."""
     try:
         # O_NONBLOCK: opening a FIFO that replaced the file must not hang the capture.
-        handle = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        if not NOFOLLOW and source.is_symlink():  # no O_NOFOLLOW (Windows): asked first
+            return SavedPath(problem="was a symbolic link when the backup was taken")
+        handle = os.open(source, os.O_RDONLY | NOFOLLOW | NONBLOCK | BINARY)
     except OSError as exc:
         return SavedPath(problem=f"could not be read when the backup was taken ({exc.strerror})")
     hasher = hashlib.sha256()

@@ -3,8 +3,11 @@
 A snapshot hashes every observed file. Skipped: ``.git``, virtual environments (any
 directory holding ``pyvenv.cfg``, and ``.venv``/``venv``), ``node_modules``, ``__pycache__``,
 phasegate's own ``.phasegate`` state, the files phasegate writes while it watches (an event
-log kept in the work directory: see :func:`paths_inside`), and, when the directory is in a git
-work tree, everything git ignores. Symbolic links are recorded by their target, never followed.
+log kept in the work directory: see :func:`paths_inside`), the files Claude Code writes for
+itself (its plans, session logs and the like in a ``.claude`` folder, and its config and
+temp folders when they lie in the work directory:
+:mod:`phasegate.evidence.claude_code_files`), and, when the directory is in a git work tree,
+everything git ignores. Symbolic links are recorded by their target, never followed.
 
 Hashes are cached by (size, mtime, ctime, inode), except for files modified in the last two
 seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its old mtime
@@ -25,6 +28,11 @@ from pathlib import Path
 from phasegate._files.confined import blocked_at
 from phasegate._files.limits import open_regular
 from phasegate.errors import UsageError
+from phasegate.evidence.claude_code_files import (
+    environment_roots,
+    own_folders_inside,
+    written_by_claude_code,
+)
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR
 from phasegate.workspace.contents import FileContents
@@ -65,6 +73,10 @@ class WorkspaceObserver:
         self.contents = contents
         self.unobserved = paths_inside(self.workdir, unobserved)
         """The relative paths of ``unobserved`` files inside the work directory."""
+        self._claude_folders = tuple(
+            folder + "/"
+            for folder in own_folders_inside(str(self.workdir), environment_roots(os.environ))
+        )
         self._cache: dict[str, tuple[_StatKey, str]] = {}
         self._in_git = is_git_work_tree(self.workdir)
 
@@ -85,7 +97,11 @@ class WorkspaceObserver:
         return sorted(
             p
             for p in paths
-            if not in_skipped_dir(p) and not p.startswith(venvs) and p not in self.unobserved
+            if not in_skipped_dir(p)
+            and not p.startswith(venvs)
+            and p not in self.unobserved
+            and not p.startswith(self._claude_folders)
+            and not written_by_claude_code(p)
         )
 
     def _hash(self, relative: str, now: float) -> str | None:

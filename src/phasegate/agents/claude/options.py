@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from phasegate.agents.claude.sandbox import sandbox_settings
+from phasegate.agents.claude.sandbox import sandbox_env, sandbox_settings
 from phasegate.agents.protocol import AgentRequest
 from phasegate.phases.completion import full_tool_name
 
@@ -107,7 +107,11 @@ def query_options(
         tools=list(request.toolset) if request.toolset is not None else None,
         model=options.model,
         cli_path=str(options.cli_path) if options.cli_path else None,
-        env=options.env,
+        env=(
+            {**options.env, **sandbox_env(options.env)}
+            if request.confinement is not None
+            else options.env
+        ),
         setting_sources=[] if options.isolated else None,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,

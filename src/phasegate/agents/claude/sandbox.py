@@ -22,17 +22,39 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from phasegate._process.starting import short_base
 from phasegate.agents.protocol import Confinement
+from phasegate.errors import UsageError
 from phasegate.validators.protect import protected_paths
 
 LINUX_TOOLS = {"bwrap": "bubblewrap", "socat": "socat"}
 """The programs Claude Code's sandbox needs on Linux, and the Debian package of each."""
 
+BRIDGE_SOCKET = len("/claude-socks-0123456789abcdef.sock")
+"""What Claude Code (2.1.332) adds to its temporary folder for each of the proxy's Unix
+sockets (``claude-http-…``, ``claude-socks-…``): under a longer ``TMPDIR`` than the socket
+limit leaves (72 bytes on Linux) the sandbox fails to start ("Failed to create bridge
+sockets"), and a confined command is refused."""
+
 PROBE_TIMEOUT = 10.0
 """Seconds a probe (``bwrap`` starting a user namespace, ``--version``) may take."""
+
+
+def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
+    """What to add to the CLI's environment ``env`` (on top of this process's) so that its
+    sandbox can start: a short ``TMPDIR`` when the one it would use leaves no room for the
+    proxy's sockets (:data:`BRIDGE_SOCKET`), else nothing. Raises
+    :class:`~phasegate.errors.UsageError` when no short folder is usable."""
+    given = env.get("TMPDIR") or os.environ.get("TMPDIR") or tempfile.gettempdir()
+    base = short_base(
+        BRIDGE_SOCKET, "Claude Code's sandbox proxy socket", "run without a sandbox", given
+    )
+    return {} if str(base) == given else {"TMPDIR": str(base)}
 
 
 def sandbox_problem(path: str | None = None) -> str | None:
@@ -49,6 +71,10 @@ def _problem(path: str) -> str | None:
         return None if found else "sandbox-exec (macOS's Seatbelt) is not on PATH"
     if not sys.platform.startswith("linux"):
         return f"Claude Code's sandbox runs on Linux and macOS only, not on {sys.platform}"
+    try:
+        sandbox_env({})
+    except UsageError as exc:
+        return str(exc)
     missing = [name for name in LINUX_TOOLS if shutil.which(name, path=path) is None]
     if missing:
         packages = " and ".join(LINUX_TOOLS[name] for name in missing)

@@ -28,6 +28,7 @@ from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.errors import UsageError
 from phasegate.evidence.stream_json import SYNTHETIC_MODEL, MessageReader
 from phasegate.evidence.transcript import (
+    AgentRef,
     AssistantText,
     Entry,
     Notice,
@@ -194,6 +195,9 @@ class ClaudeSession:
             id=call_id,
             name=str(hook_input.get("tool_name") or ""),
             input=arguments if isinstance(arguments, dict) else {},
+            # Inside a subagent the hook says which (agent_id, agent_type): one notion of who
+            # made a call with the stream's parent_tool_use_id.
+            agent=AgentRef.from_hook(hook_input) if isinstance(hook_input, dict) else None,
         )
         reason = self.observer.before_tool(call)
         if reason is None:

@@ -92,6 +92,15 @@ def classify(body: dict[str, Any]) -> tuple[LastInput, str]:
     return ("user" if answered else "start"), _text_of(last.get("content"))
 
 
+def first_user_text(body: dict[str, Any]) -> str:
+    """The text of a conversation's first user message, without the CLI's reminders: the
+    prompt it started from (a subagent's is its Agent call's ``prompt``)."""
+    for message in _messages(body):
+        if message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
 def workdir(body: dict[str, Any]) -> str | None:
     """The CLI's working directory, named in its environment section.
 

@@ -105,7 +105,7 @@ class ScriptedAgent:
         turns = 0
         while True:
             reply = cursor.next_reply(last, last_text)
-            if reply is None and not cursor.exhausted:
+            if reply is None and cursor.left_for(None):
                 # Said, not skipped in silence: the transcript shows why the script stopped.
                 observer.on_entry(
                     AssistantText(text=f"{UNMATCHED_PREFIX} {cursor.unmatched[-1].describe()}")

@@ -8,8 +8,11 @@
 
 Each request of the main conversation gets the next matching reply of the script (see
 :mod:`phasegate.agents.scripted.script`); side requests get a harmless answer and use no reply. A
-request that no reply left matches is answered with a text that says so (which reply was
-expected, what came) and listed in :attr:`ScriptedModelServer.unmatched`.
+subagent's requests (Claude Code's Agent tool) are told apart by their first user message,
+which is the ``prompt`` of an Agent call the server sent: they get the replies written for that
+subagent (``agent:`` its call's ``description``). A request that no reply left matches is
+answered with a text that says so (which reply was expected, what came) and listed in
+:attr:`ScriptedModelServer.unmatched`.
 Replies are streamed as the real API streams them, with deterministic ids and usage, so the
 same script always produces the same response bytes.
 """
@@ -37,6 +40,7 @@ from phasegate.agents.scripted.script import (
     Unmatched,
     load_script,
 )
+from phasegate.evidence.stream_json import DELEGATING_TOOLS
 from phasegate.validators.paths import PATH_KEYS
 
 if TYPE_CHECKING:
@@ -61,7 +65,7 @@ class RecordedRequest:
     path: str
     body: dict[str, Any] | None = field(repr=False)
     main: bool
-    """True for a turn of the main conversation (the only requests that use replies)."""
+    """True for a turn of the main conversation."""
     last: LastInput | None
     """What the latest message holds (main requests only)."""
     last_text: str
@@ -73,7 +77,11 @@ class RecordedRequest:
     """The HTTP status answered; None when the request was held unanswered (``hang``)."""
     response: bytes = field(repr=False)
     unmatched: Unmatched | None = None
-    """Set when replies were left but none matched this main request."""
+    """Set when replies were left but none matched this request (or the script has none for
+    its subagent)."""
+    agent: str | None = None
+    """For a subagent's turn, the ``description`` of the Agent call that started it (such
+    turns use the replies written for it and are not ``main``)."""
 
 
 class ScriptedModelServer:
@@ -96,6 +104,8 @@ class ScriptedModelServer:
         self._lock = threading.Lock()
         self._records: list[RecordedRequest] = []
         self._counters = {"main": 0, "side": 0, "tool": 0}
+        self._delegated: list[tuple[str, str]] = []
+        """(prompt, description) of every Agent (Task) call the server sent, oldest first."""
         self._http: BackgroundServer | None = None
         self._home: str | None = None
 
@@ -163,6 +173,14 @@ class ScriptedModelServer:
         """The requests of the main conversation, in arrival order."""
         return [record for record in self.requests if record.main]
 
+    def subagent_requests(self, agent: str | None = None) -> list[RecordedRequest]:
+        """The requests of subagents' conversations (of ``agent`` only, when given)."""
+        return [
+            record
+            for record in self.requests
+            if record.agent is not None and agent in (None, record.agent)
+        ]
+
     def user_texts(self) -> list[str]:
         """The text of each user instruction the model received: the first prompt, then each
         new instruction (a Stop hook's reason, gate feedback, a next-stage prompt).
@@ -223,12 +241,16 @@ class ScriptedModelServer:
         last, last_text = classified if classified is not None else (None, "")
         reply: Reply | None = None
         unmatched: Unmatched | None = None
+        agent: str | None = None
         with self._lock:
+            if classified is not None and body is not None:
+                agent = self._subagent_of(body)
             if self.fail_all is not None:
                 response: Response | None = _fault(self.fail_all)
             elif body is not None and last is not None:
-                reply = self._cursor.next_reply(last, last_text)
-                if reply is None and not self._cursor.exhausted:
+                seen = len(self._cursor.unmatched)
+                reply = self._cursor.next_reply(last, last_text, agent=agent)
+                if len(self._cursor.unmatched) > seen:
                     unmatched = self._cursor.unmatched[-1]
                 response = self._main_response(reply, body, unmatched)
             else:
@@ -238,7 +260,8 @@ class ScriptedModelServer:
                     method=method,
                     path=path,
                     body=body,
-                    main=classified is not None,
+                    main=classified is not None and agent is None,
+                    agent=agent,
                     last=last,
                     last_text=last_text,
                     reply=reply,
@@ -248,6 +271,15 @@ class ScriptedModelServer:
                 )
             )
         return response
+
+    def _subagent_of(self, body: dict[str, Any]) -> str | None:
+        """The ``description`` of the Agent call whose subagent sent ``body``: its first user
+        message is that call's prompt (the latest such call, if several share a prompt)."""
+        first = _requests.first_user_text(body)
+        for prompt, description in reversed(self._delegated):
+            if prompt and prompt in first:
+                return description
+        return None
 
     def _main_response(
         self, reply: Reply | None, body: dict[str, Any], unmatched: Unmatched | None
@@ -266,6 +298,10 @@ class ScriptedModelServer:
         workdir = _requests.workdir(body)
         for step in reply.tools if reply is not None else ():
             self._counters["tool"] += 1
+            if step.tool in DELEGATING_TOOLS:
+                prompt, description = step.input.get("prompt"), step.input.get("description")
+                if isinstance(prompt, str) and isinstance(description, str):
+                    self._delegated.append((prompt.strip(), description))
             blocks.append(
                 {
                     "type": "tool_use",

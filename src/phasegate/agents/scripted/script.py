@@ -23,10 +23,32 @@ The next reply is the first one, at or after the current position, whose ``when`
 ``contains`` hold; the position then moves past it. Paths in tool inputs are relative to the
 work directory; each runtime makes them absolute where it needs to.
 
+A subagent (Claude Code's Agent, formerly Task, tool) holds a conversation of its own,
+interleaved with the main one when it runs in the background. A reply with ``agent: D``
+answers only the conversation of the subagent whose Agent call the script made with
+``description: D``; a reply without ``agent`` only the main conversation. Each conversation
+keeps its own position in the script, so the order in which their requests arrive does not
+change which reply each gets::
+
+    replies:
+      - tools:
+          - Agent: {description: edit a.md, prompt: Replace old with new in a.md.,
+                    subagent_type: general-purpose, run_in_background: false}
+      - agent: edit a.md            # the subagent's first request, and its next
+        tools:
+          - Edit: {file_path: a.md, old_string: old, new_string: new}
+      - agent: edit a.md
+        text: Done.
+      - text: "PHASE 1 COMPLETE: Files have been edited"   # the main agent, once told
+
+Only the scripted model server tells subagents apart (it knows the Agent calls it sent); the
+in-process scripted agent has none and uses only replies without ``agent``.
+
 A request that no reply left matches is never passed over in silence: the cursor records it
 as :class:`Unmatched` (which reply was next, what it expected, what came), and the model's
 answer says the same, so a script that stopped matching (say, a CLI release that frames its
-feedback differently) shows why instead of ending quietly.
+feedback differently) shows why instead of ending quietly. A subagent's request for which the
+script has no reply at all is unmatched too.
 """
 
 from __future__ import annotations
@@ -94,6 +116,11 @@ class Reply(BaseModel):
     contains: str | None = Field(
         default=None, description="...and only when the last request's text contains this."
     )
+    agent: str | None = Field(
+        default=None,
+        description="Use this reply only in the conversation of the subagent whose Agent "
+        "(Task) call had this description; without it, only in the main conversation.",
+    )
     text: str | None = None
     tools: tuple[ToolStep, ...] = ()
     error: HttpFault | None = Field(
@@ -144,17 +171,24 @@ class Unmatched:
 
     reply: int
     """The 1-based number, in the script, of the first reply left (the one the script expected
-    to use next)."""
+    to use next); 0 when the script has no reply for the request's conversation at all."""
     expected: str
     """That reply's conditions, as a script writes them (``when: user, contains: '...'``)."""
     came: LastInput
     """What the request held."""
     text: str
     """The request's text, cut to :data:`EXCERPT_CHARS` characters."""
+    agent: str | None = None
+    """The subagent whose conversation the request was in (None: the main conversation)."""
 
     def describe(self) -> str:
         """One line for a person: which reply, what it expected, what came."""
         text = self.text if self.text else "(no text)"
+        if self.reply == 0:
+            return (
+                f"no script reply is for the conversation of subagent {self.agent!r} (a reply "
+                f"with agent: {self.agent!r}); its request held {self.came}: {text!r}"
+            )
         return (
             f"script reply {self.reply} ({self.expected}) did not match the request, "
             f"which held {self.came}: {text!r}; no later reply matched either"
@@ -163,47 +197,65 @@ class Unmatched:
 
 def conditions(reply: Reply) -> str:
     """A reply's ``when`` and ``contains``, as a script file writes them."""
-    parts = [f"when: {reply.when}"] if reply.when is not None else []
+    parts = [f"agent: {reply.agent!r}"] if reply.agent is not None else []
+    if reply.when is not None:
+        parts.append(f"when: {reply.when}")
     if reply.contains is not None:
         parts.append(f"contains: {reply.contains!r}")
     return ", ".join(parts) or "no conditions"
 
 
 class ScriptCursor:
-    """Where a replay stands in a script; picks the reply for each new request."""
+    """Where a replay stands in a script, per conversation; picks the reply for each new
+    request."""
 
     def __init__(self, script: Script) -> None:
         self._replies = script.replies
-        self._position = 0
+        self._positions: dict[str | None, int] = {}
+        """Where each conversation stands (None: the main one; else a subagent's)."""
         self.unmatched: list[Unmatched] = []
         """Every request that no reply left matched, in order."""
 
-    def next_reply(self, last: LastInput, last_text: str = "") -> Reply | None:
-        """The first reply at or after the position that matches, or None when none is left.
+    def next_reply(
+        self, last: LastInput, last_text: str = "", *, agent: str | None = None
+    ) -> Reply | None:
+        """The first reply of ``agent``'s conversation at or after its position that
+        matches, or None when none is left.
 
         None while replies are left (not :attr:`exhausted`) means none of them matches: the
-        request is then the last entry of :attr:`unmatched`.
+        request is then the last entry of :attr:`unmatched`; so is a subagent's request for
+        which the script has no reply at all.
         """
-        for offset, reply in enumerate(self._replies[self._position :]):
-            if reply.matches(last, last_text):
-                self._position += offset + 1
+        position = self._positions.get(agent, 0)
+        for index in range(position, len(self._replies)):
+            reply = self._replies[index]
+            if reply.agent == agent and reply.matches(last, last_text):
+                self._positions[agent] = index + 1
                 return reply
-        if not self.exhausted:
+        mine = [i for i, reply in enumerate(self._replies) if reply.agent == agent]
+        left = [i for i in mine if i >= position]
+        if left or (agent is not None and not mine):
             text = " ".join(last_text.split())
             if len(text) > EXCERPT_CHARS:
                 text = text[: EXCERPT_CHARS - 1] + "…"
-            expected = self._replies[self._position]
+            expected = self._replies[left[0]] if left else None
             self.unmatched.append(
                 Unmatched(
-                    reply=self._position + 1,
-                    expected=conditions(expected),
+                    reply=left[0] + 1 if left else 0,
+                    expected=conditions(expected) if expected is not None else "",
                     came=last,
                     text=text,
+                    agent=agent,
                 )
             )
         return None
 
+    def left_for(self, agent: str | None) -> bool:
+        """Whether replies are left for ``agent``'s conversation (None: the main one)."""
+        position = self._positions.get(agent, 0)
+        return any(r.agent == agent for r in self._replies[position:])
+
     @property
     def exhausted(self) -> bool:
-        """True when every reply has been used or skipped."""
-        return self._position >= len(self._replies)
+        """True when every reply has been used or skipped, in every conversation."""
+        return not any(self.left_for(agent) for agent in {r.agent for r in self._replies})

@@ -1,0 +1,83 @@
+"""``python -m phasegate._plugin``: what the plugin's launcher runs.
+
+``hook pre|post|stop`` reads the hook input (JSON) on stdin and prints the hook output;
+``run TASK_FILE [ID=VALUE ...]``, ``status``, ``stop``, ``judge TASK_FILE`` are the
+commands the plugin's skills run (their output becomes the model's instruction); ``setup``
+says the runtime is ready; ``version`` prints phasegate's version.
+
+Hooks never fail the user's tool call or turn: anything unexpected is one line for the user
+and exit 0 (PreToolUse refuses, for a gated call: see :mod:`.lean`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def _hook_input() -> dict[str, Any]:
+    try:
+        data = json.loads(sys.stdin.read() or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _print(output: dict[str, Any] | None) -> None:
+    if output:
+        sys.stdout.write(json.dumps(output) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    """Run one command or hook; the exit code (0 whenever the session should go on)."""
+    command, args = (argv[0], argv[1:]) if argv else ("help", [])
+    if command == "hook" and args in (["pre"], ["post"]):
+        from phasegate._plugin import lean
+
+        hook_input = _hook_input()
+        if args == ["pre"]:
+            _print(lean.before_tool(hook_input))
+        else:
+            try:
+                lean.after_tool(hook_input)
+            except OSError as exc:
+                _print({"systemMessage": f"phasegate: could not record a tool call ({exc})"})
+        return 0
+    if command == "hook" and args == ["stop"]:
+        hook_input = _hook_input()
+        try:
+            from phasegate._plugin.gated import on_stop
+
+            _print(on_stop(hook_input))
+        except Exception as exc:  # never a loop: the turn ends, with one line saying why
+            _print(
+                {
+                    "systemMessage": f"phasegate: the gate check failed ({type(exc).__name__}: "
+                    f"{exc}); this turn ends unchecked. Type /phasegate:status to see the "
+                    "gated work, or /phasegate:stop to end it."
+                }
+            )
+        return 0
+    if command == "version":
+        from phasegate._plugin.version import VERSION
+
+        print(VERSION)
+        return 0
+    if command == "setup":
+        return 0
+    if command in ("run", "status", "stop", "judge"):
+        from phasegate._plugin.gated import command_main
+
+        print(command_main(command, args))
+        return 0
+    print(
+        "usage: python -m phasegate._plugin (hook pre|post|stop | run TASK_FILE [ID=VALUE ...] "
+        "| status | stop | judge TASK_FILE | setup | version)",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

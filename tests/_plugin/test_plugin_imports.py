@@ -1,0 +1,89 @@
+"""The plugin's hook entry points import only what they use (``python -X importtime`` in a
+subprocess, as the launcher starts them): a hook is a new process on every tool call."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.scenarios import EXAMPLE
+
+SESSION = "imports-0000-0000-0000-000000000001"
+
+NEVER = ("claude_agent_sdk", "phasegate.agents.claude", "typer", "rich", "structlog")
+"""What no hook imports: the SDK (and its CLI adapter), the command line's libraries."""
+
+REPORTS = ("phasegate.tasks.report", "phasegate.pipelines.report", "phasegate.recording.page")
+"""The pydantic models of reports, and the page renderer: only a finished run needs them."""
+
+
+def _imported(args: list[str], hook_input: Mapping[str, object], env: dict[str, str]) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "phasegate._plugin", *args],
+        input=json.dumps(hook_input), env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+@pytest.fixture
+def gated(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A project whose session :data:`SESSION` runs the example task (started by ``run``)."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": str(work)}
+    subprocess.run(
+        [sys.executable, "-m", "phasegate._plugin", "run", str(EXAMPLE / "task.yaml")],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert (work / ".phasegate/plugin" / SESSION / "state.json").is_file()
+    return work, env
+
+
+def _within(modules: set[str], packages: tuple[str, ...]) -> set[str]:
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)}
+
+
+@pytest.mark.parametrize("session", [SESSION, "other-0000-0000-0000-000000000002"])
+@pytest.mark.parametrize("hook", ["pre", "post"])
+def test_pre_and_post_tool_hooks_load_no_models_validators_or_sdk(
+    gated: tuple[Path, dict[str, str]], hook: str, session: str
+) -> None:
+    """PreToolUse for a call the task does not guard, and PostToolUse, in the gated session
+    and in another one: no pydantic at all, no validator, no report, no SDK."""
+    work, env = gated
+    call = {"session_id": session, "cwd": str(work), "tool_name": "Read",
+            "tool_input": {"file_path": "app.py"}, "tool_use_id": "toolu_1",
+            "hook_event_name": "PreToolUse" if hook == "pre" else "PostToolUse"}  # fmt: skip
+    modules = _imported(["hook", hook], call, env)
+    assert "phasegate._plugin.lean" in modules
+    unwanted = ("pydantic", "phasegate.validators", "phasegate.phases", *NEVER, *REPORTS)
+    assert not _within(modules, unwanted)
+
+
+def test_the_stop_hook_loads_the_gate_but_no_sdk_cli_libraries_or_reports_while_it_blocks(
+    gated: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Stop, gate failing (nothing done yet): the gate and its validators, and none of the
+    SDK, the command line's libraries, the report models or the page renderer."""
+    work, env = gated
+    log = tmp_path / "session.jsonl"
+    prompt = json.loads((work / ".phasegate/plugin" / SESSION / "state.json").read_text())
+    log.write_text(json.dumps({"type": "user", "cwd": str(work), "message": {"role": "user",
+                   "content": f"phasegate run {prompt['run_id']}"}}) + "\n")  # fmt: skip
+    stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "Done."}  # fmt: skip
+    modules = _imported(["hook", "stop"], stop, env)
+    assert "phasegate.validators.judge" in modules
+    assert not _within(modules, (*NEVER, *REPORTS))
