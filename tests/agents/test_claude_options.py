@@ -128,7 +128,7 @@ def test_a_confined_cli_gets_a_temporary_folder_its_proxy_sockets_fit_in(tmp_pat
     """Claude Code puts the sandbox proxy's Unix sockets in its temporary folder: under one
     too long for them (CI's 100 characters) the sandbox cannot start, so a short one is
     given instead; a short one is left as it is."""
-    long = tmp_path / ("x" * (100 - len(str(tmp_path))))
+    long = tmp_path / ("x" * max(1, 100 - len(str(tmp_path))))
     long.mkdir()
     request = AgentRequest(prompt="w", workdir=tmp_path, confinement=Confinement())
     settings = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdits",
