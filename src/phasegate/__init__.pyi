@@ -36,6 +36,7 @@ from phasegate.errors import ScriptFileError as ScriptFileError
 from phasegate.errors import StalePlanError as StalePlanError
 from phasegate.errors import TaskFileError as TaskFileError
 from phasegate.errors import UsageError as UsageError
+from phasegate.evidence.confinement import Blocked as Blocked
 from phasegate.modes import Isolation as Isolation
 from phasegate.modes import Mode as Mode
 from phasegate.phases.loading import load_task as load_task
@@ -48,6 +49,8 @@ from phasegate.phases.pipeline import Stage as Stage
 from phasegate.phases.pipeline import load_pipeline as load_pipeline
 from phasegate.phases.ralph import RalphState as RalphState
 from phasegate.phases.ralph import read_ralph_state as read_ralph_state
+from phasegate.phases.sandbox import Sandbox as Sandbox
+from phasegate.phases.sandbox import SandboxOutcome as SandboxOutcome
 from phasegate.pipelines.loop import LoopReport as LoopReport
 from phasegate.pipelines.loop import LoopRunner as LoopRunner
 from phasegate.pipelines.report import PipelineReport as PipelineReport

@@ -22,6 +22,7 @@ from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Isolation, Mode
 from phasegate.phases.loop import Loop
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
+from phasegate.phases.sandbox import SandboxMode, effective_sandbox
 from phasegate.pipelines.loop import LoopReport, LoopRunner
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.runner import PipelineRunner
@@ -40,7 +41,9 @@ class RunOptions:
     sessions restarted after an agent failure (None: the retry policy's default).
     ``prompts_dir``: templates that replace the built-in prompts. ``on_event``: where the
     run's events go. ``record``: a folder to write the run's recording in when it ends
-    (``docs/recordings.md``; None: not recorded).
+    (``docs/recordings.md``; None: not recorded). ``sandbox``: confine the agent (``on``,
+    ``optional``) or not (``off``) whatever the definition's ``sandbox:`` says (None: as it
+    says); ``sandbox_default``: the mode when neither says (docs/sandbox.md).
     """
 
     mode: Mode = "gate"
@@ -51,6 +54,8 @@ class RunOptions:
     prompts_dir: str | Path | None = None
     on_event: EventSink | None = None
     record: str | Path | None = None
+    sandbox: SandboxMode | None = None
+    sandbox_default: SandboxMode = "off"
 
     def retry_policy(self) -> RetryPolicy:
         """The retry policy ``timeout`` and ``retries`` describe."""
@@ -135,6 +140,10 @@ async def run_definition(
     :class:`~phasegate.errors.PipelineStateError` when there is none).
     """
     retry = options.retry_policy()
+    sandbox = effective_sandbox(definition.sandbox, options.sandbox, options.sandbox_default)
+    if sandbox.confined or definition.sandbox is not None:
+        # Unconfined runs keep the definition as written (and its digest).
+        definition = definition.model_copy(update={"sandbox": sandbox})
     if isinstance(definition, Task):
         runner = Runner(
             agent, mode=options.mode, max_attempts=options.max_attempts,

@@ -17,6 +17,7 @@ import pytest
 from phasegate._cli.doctor import EXTRAS
 from phasegate.agents.claude.cli import bundled_cli_version
 from phasegate.agents.claude.credentials import CREDENTIAL_VARS
+from phasegate.agents.claude.sandbox import sandbox_problem
 from phasegate.agents.claude.window import release_window
 from phasegate.testing.pytest_plugin import bundled_cli_path
 
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-ant-api03-doctor-must-never-print-this"
 KEYS = {
     "schema_version", "phasegate", "claude_code", "claude_agent_sdk", "window", "python",
-    "extras", "credentials",
+    "extras", "credentials", "sandbox",
 }  # fmt: skip
 
 
@@ -69,9 +70,14 @@ def test_the_table_names_the_cli_its_version_the_window_and_the_credential_kind(
     column = len("claude-agent-sdk  ")  # the longest label, then two spaces
     assert all(line[column - 2 : column] == "  " and line[column] != " " for line in lines)
     values = {line[:column].strip(): line[column:] for line in lines}
+    sandbox_rows = (
+        ["sandbox", "bubblewrap", "socat", "user namespaces", "seccomp"]
+        if sys.platform.startswith("linux")
+        else ["sandbox"]
+    )
     assert list(values) == [
         "phasegate", "Claude Code CLI", "claude --version", "claude-agent-sdk",
-        "tested window", "Python", "extras", "credentials",
+        "tested window", "Python", "extras", "credentials", *sandbox_rows,
     ]  # fmt: skip
     assert values["Claude Code CLI"] == f"{bundled} (bundled with claude-agent-sdk)"
     assert values["claude --version"] == f"{bundled_cli_version()} (Claude Code)"
@@ -105,6 +111,7 @@ def test_json_is_one_object_with_the_documented_keys(home: dict[str, str]) -> No
     }
     assert found["python"]["version"] == platform.python_version()
     assert found["python"]["tested"] is True
+    assert found["sandbox"]["can_run"] is (sandbox_problem() is None)
     assert found["extras"] == dict.fromkeys(EXTRAS, True)
     assert found["credentials"] == {"variables": ["ANTHROPIC_API_KEY"], "login_file": None}
 
@@ -161,6 +168,10 @@ def test_with_no_cli_anywhere_it_still_reports_and_exits_two(tmp_path: Path) -> 
         "path": None, "source": None, "version_output": None, "version": None,
     }  # fmt: skip
     assert found["window"]["status"] == "unknown"
+    if sys.platform.startswith("linux"):  # nothing on PATH: no bubblewrap, no socat
+        assert found["sandbox"]["can_run"] is False
+        assert found["sandbox"]["bwrap"] is None and found["sandbox"]["socat"] is None
+        assert "apt-get install bubblewrap socat" in found["sandbox"]["problem"]
     assert "phasegate: error: no Claude Code CLI found" in done.stderr
     assert "Traceback" not in done.stderr and SECRET not in done.stdout + done.stderr
 

@@ -20,8 +20,10 @@ from markdown_it import MarkdownIt
 from phasegate._github.markdown import inline
 from phasegate._github.summary import SUMMARY_LIMIT, RecordingLink, job_summary
 from phasegate._github.view import Problem, ReportView, Row, SubagentLine, read_report_view
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.tasks.report import RefusedCall
 from phasegate.validators.reconcile import FileReconciliation
 from tests.helpers.fuzz import bounded_memory, hostile_text
@@ -85,6 +87,8 @@ def hostile_view(text: str) -> ReportView:
         final_message=text,
         mode="gate",
         error=text,
+        sandbox=SandboxOutcome(mode="optional", confined=False, unavailable=text),
+        blocked=(Blocked(kind="host", tool=text, tool_use_id=text, detail=text),),
         subagents=(SubagentLine(text, text, text),),
     )
 

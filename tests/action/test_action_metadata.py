@@ -35,6 +35,7 @@ INPUTS = [
     "python_version",
     "log_file",
     "record",
+    "sandbox",
 ]
 """The inputs the contract names, in its order."""
 EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)

@@ -12,7 +12,8 @@ from phasegate.agents.claude.options import (
     completion_tool_server,
     query_options,
 )
-from phasegate.agents.protocol import AgentRequest
+from phasegate.agents.claude.sandbox import sandbox_env
+from phasegate.agents.protocol import AgentRequest, Confinement
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import READ_ONLY_TOOLSET, Task
 from phasegate.prompts.completion_tools import completion_tools
@@ -82,3 +83,62 @@ def test_offering_completion_tools_leaves_tool_search_as_the_caller_has_it(
     assert "ENABLE_TOOL_SEARCH" not in cli_env({}, request, api_retries=0, request_timeout=1)
     own = cli_env({"ENABLE_TOOL_SEARCH": "false"}, request, api_retries=0, request_timeout=1)
     assert own["ENABLE_TOOL_SEARCH"] == "false"
+
+
+def test_a_confined_request_turns_on_the_cli_sandbox_with_no_way_out(tmp_path: Path) -> None:
+    """Commands confined, never unsandboxed, allowed without asking; a sandbox that fails to
+    start fails the command; only the listed hosts; what protect matches now is read-only."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    (tmp_path / "poetry.lock").write_text("")
+    (tmp_path / "app.py").write_text("")
+    confinement = Confinement(network=("pypi.org",), read_only=("tests/**", "poetry.lock"))
+    chosen = options_for(AgentRequest(prompt="w", workdir=tmp_path, confinement=confinement))
+    root = tmp_path.resolve()
+    assert chosen.sandbox == {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "allowUnsandboxedCommands": False,
+        "autoAllowBashIfSandboxed": True,
+        "network": {"allowedDomains": ["pypi.org"]},
+        "filesystem": {"denyWrite": [str(root / "tests"), str(root / "poetry.lock")]},
+    }
+
+
+def test_an_unconfined_request_leaves_the_cli_sandbox_alone(tmp_path: Path) -> None:
+    assert options_for(AgentRequest(prompt="w", workdir=tmp_path)).sandbox is None
+
+
+def test_a_confined_task_has_its_file_tools_checked_in_every_mode(tmp_path: Path) -> None:
+    """Checked before they run (the PreToolUse hook), so that one outside the work directory
+    is refused: in the unstructured baseline too, which has no phase policy."""
+    phases = [{"name": "a", "instructions": "Fix."}]
+    confined = Task.model_validate({"name": "t", "phases": phases, "sandbox": "on"})
+    free = Task.model_validate({"name": "t", "phases": phases})
+    for mode in ("gate", "single-query", "unstructured"):
+        request = first_request(confined, mode, PromptTemplates(), tmp_path, max_attempts=3)
+        assert set(request.check_before) >= {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+        assert (
+            first_request(free, mode, PromptTemplates(), tmp_path, max_attempts=3).check_before
+            == ()
+        )
+
+
+def test_a_confined_cli_gets_a_temporary_folder_its_proxy_sockets_fit_in(tmp_path: Path) -> None:
+    """Claude Code puts the sandbox proxy's Unix sockets in its temporary folder: under one
+    too long for them (CI's 100 characters) the sandbox cannot start, so a short one is
+    given instead; a short one is left as it is."""
+    long = tmp_path / ("x" * max(1, 100 - len(str(tmp_path))))
+    long.mkdir()
+    request = AgentRequest(prompt="w", workdir=tmp_path, confinement=Confinement())
+    settings = SessionOptions(model=None, cli_path=None, permission_mode="acceptEdits",
+                              env={"TMPDIR": str(long)}, isolated=True, max_turns=None,
+                              max_budget_usd=None)  # fmt: skip
+    chosen = query_options(claude_agent_sdk, settings, request, hooks={}, mcp_servers={},
+                           stderr=lambda _: None)  # fmt: skip
+    assert chosen.env["TMPDIR"] == "/tmp"
+    assert sandbox_env({"TMPDIR": "/tmp"}) == {}
+    free = AgentRequest(prompt="w", workdir=tmp_path)
+    unconfined = query_options(claude_agent_sdk, settings, free, hooks={}, mcp_servers={},
+                               stderr=lambda _: None)  # fmt: skip
+    assert unconfined.env["TMPDIR"] == str(long)

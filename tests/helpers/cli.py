@@ -12,13 +12,16 @@ import pytest
 PHASEGATE = [sys.executable, "-m", "phasegate"]
 
 
-def phasegate(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a subprocess and capture everything."""
+def phasegate(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in a subprocess and capture everything (``env``: its whole environment)."""
     return subprocess.run(
         [*PHASEGATE, *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
+        env=env,
         timeout=120,
         check=False,
     )

@@ -59,7 +59,7 @@ def _listed(ids: list[str]) -> str:
 
 COUNTS = ("runs", "accepted", "errors", "tool_errors", "input_tokens", "output_tokens", "lines",
           "skipped_lines", "planned", "finished", "total_units", "model_requests", "requests",
-          "refusals", "tool_tokens", "text_tokens")  # fmt: skip
+          "refusals", "blocked", "tool_tokens", "text_tokens")  # fmt: skip
 RATES = ("success_rate", "completion_rate", "first_attempt_rate", "mismatch_rate")
 DIFFERENCES = ("gate_minus_single_query", "gate_minus_unstructured")
 FORMATS: dict[str, Callable[[Any], str]] = {

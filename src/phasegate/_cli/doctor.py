@@ -11,8 +11,9 @@ ever read into the report. Nothing heavy is imported: packages are found by thei
 ``schema_version``, ``phasegate``, ``claude_code`` (``path``, ``source``, ``version_output``,
 ``version``), ``claude_agent_sdk``, ``window`` (``status``, ``inside``, ``message``,
 ``claude_code`` and ``claude_agent_sdk`` ranges, ``python``), ``python`` (``version``,
-``executable``, ``tested``), ``extras`` (extra → installed) and ``credentials``
-(``variables``, ``login_file``). "Checking an installation" in docs/cli.md explains
+``executable``, ``tested``), ``extras`` (extra → installed), ``credentials``
+(``variables``, ``login_file``) and ``sandbox`` (``can_run``, ``problem``; on Linux ``bwrap``,
+``socat``, ``user_namespaces``, ``seccomp``). "Checking an installation" in docs/cli.md explains
 each.
 
 Exit codes: 0 when a CLI was found, whatever the window says (a CLI outside it is a warning,
@@ -74,6 +75,7 @@ def diagnose(cli_path: Path | None = None) -> dict[str, Any]:
         version_output,
     )
     from phasegate.agents.claude.credentials import credential_sources
+    from phasegate.agents.claude.sandbox import sandbox_facts
     from phasegate.agents.claude.window import release_window
 
     if cli_path is not None:
@@ -125,6 +127,7 @@ def diagnose(cli_path: Path | None = None) -> dict[str, Any]:
             "variables": list(credentials.variables),
             "login_file": str(credentials.login_file) if credentials.login_file else None,
         },
+        "sandbox": sandbox_facts(),
     }
 
 
@@ -179,9 +182,28 @@ def format_diagnosis(found: dict[str, Any]) -> str:
         ("Python", f"{python['version']} (tested: {tested_python})"),
         ("extras", extras),
         ("credentials", ", ".join(kinds) or f"none found ({NO_CREDENTIALS})"),
+        *_sandbox_rows(found["sandbox"]),
     ]
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
+
+
+def _sandbox_rows(sandbox: dict[str, Any]) -> list[tuple[str, str]]:
+    """The sandbox's lines: whether it can run, and on Linux what it needs."""
+    verdict = "can run" if sandbox["can_run"] else f"cannot run: {sandbox['problem']}"
+    rows = [("sandbox", verdict)]
+    for name, label in (("bwrap", "bubblewrap"), ("socat", "socat")):
+        if name in sandbox:
+            program = sandbox[name]
+            rows.append(
+                (label, f"{program['path']} ({program['version'] or 'version unknown'})"
+                 if program else "missing")
+            )  # fmt: skip
+    if "user_namespaces" in sandbox:
+        rows.append(("user namespaces", sandbox["user_namespaces"] or "unknown (no bwrap)"))
+        seccomp = "available" if sandbox["seccomp"] else "not offered by the kernel"
+        rows.append(("seccomp", f"{seccomp} (Claude Code brings its own filter)"))
+    return rows
 
 
 def claude_cli() -> None:

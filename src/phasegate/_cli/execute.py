@@ -35,9 +35,11 @@ from phasegate._cli.options import (
     Retries,
     RunMode,
     RunTimeout,
+    SandboxSwitch,
     Script,
     TaskFile,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import print_recording, recording_folder
 from phasegate._cli.wiring import build_agent, error_message, event_sink, refuse_log_over_inputs
@@ -87,6 +89,7 @@ def execute(
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
     record: Record = None,
+    sandbox: SandboxSwitch = None,
 ) -> None:
     """Run a planned task or pipeline with the answers to its questions; JSON lines on stdout.
 
@@ -159,10 +162,11 @@ def execute(
         )
         agent_options = AgentOptions(agent, script=script, model_script=model_script,
                                      model=model, timeout=timeout, cli_path=cli_path,
-                                     max_cost=max_cost)  # fmt: skip
+                                     max_cost=max_cost, sandbox=sandbox)  # fmt: skip
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
-            prompts_dir=prompts_dir, record=folder,
+            prompts_dir=prompts_dir, record=folder, sandbox=agent_options.sandbox_mode,
+            sandbox_default=sandbox_default(),
             on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
         )  # fmt: skip
         chosen = build_agent(stack, agent_options)

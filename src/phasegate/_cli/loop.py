@@ -28,8 +28,10 @@ from phasegate._cli.options import (
     Quiet,
     Record,
     Retries,
+    SandboxSwitch,
     Script,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import finish, format_pipeline, print_recording, recording_folder
 from phasegate._cli.wiring import build_agent, event_sink, refuse_log_over_inputs
@@ -94,6 +96,7 @@ def loop(
     prompts_dir: PromptsDir = None,
     log_file: LogFile = None,
     record: Record = None,
+    sandbox: SandboxSwitch = None,
 ) -> None:
     """Run a Ralph loop: the same task, iteration after iteration, in one session, until the
     agent says its promise in its own words (not in a file, a tool call or code)."""
@@ -110,12 +113,13 @@ def loop(
         timeout=timeout,
         cli_path=cli_path,
         max_cost=max_cost,
+        sandbox=sandbox,
     )
     with contextlib.ExitStack() as stack:
         settings = RunOptions(
             timeout=timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, OutputOptions(quiet=quiet, log_file=log_file)),
-            record=folder,
+            record=folder, sandbox=options.sandbox_mode, sandbox_default=sandbox_default(),
         )  # fmt: skip
         agent_built = build_agent(stack, options)
         report = asyncio.run(

@@ -6,13 +6,16 @@ mode shows up in ``--help`` without a second list to keep in step.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 import typer
 
+from phasegate.errors import UsageError
 from phasegate.modes import LogFormat, Mode
+from phasegate.phases.sandbox import SandboxMode
 
 AgentName = Literal["claude", "scripted"]
 """Values of ``--agent``: the Claude Code CLI, or phasegate's in-process scripted agent."""
@@ -79,6 +82,16 @@ Record = Annotated[
     ),
 ]
 LogFormatChoice = Annotated[LogFormat, typer.Option(help="json (one object a line) or console.")]
+SandboxSwitch = Annotated[
+    bool | None,
+    typer.Option(
+        "--sandbox/--no-sandbox",
+        help="Confine the agent in Claude Code's sandbox (docs/sandbox.md): its commands write "
+        "only in the work directory, never under protect, and reach only the hosts sandbox: "
+        "network: lists; exit 2 when it cannot run here. Default: as the file's sandbox: says, "
+        "else off.",
+    ),
+]
 Otel = Annotated[
     bool,
     typer.Option(help="Export spans and metrics to OpenTelemetry (needs phasegate\\[otel])."),
@@ -105,6 +118,7 @@ FLAGS = {
     "prompt": "PROMPT",
     "promise": "--promise",
     "record": "--record",
+    "sandbox": "--sandbox / --no-sandbox",
     "prompts_dir": "--prompts-dir",
     "questions_per_turn": "--questions-per-turn",
     "responses": "--responses",
@@ -126,6 +140,32 @@ class AgentOptions:
     timeout: float
     cli_path: Path | None
     max_cost: float | None = None
+    sandbox: bool | None = None
+    """``--sandbox`` (True), ``--no-sandbox`` (False), neither (None: as the file says)."""
+
+    @property
+    def sandbox_mode(self) -> SandboxMode | None:
+        """The sandbox switch as the run's override (``RunOptions.sandbox``)."""
+        return sandbox_mode(self.sandbox)
+
+
+SANDBOX_DEFAULT_VAR = "PHASEGATE_SANDBOX_DEFAULT"
+"""The sandbox mode of a run whose file and flags say nothing (off, on, optional; default
+off): the GitHub Action sets it to its ``sandbox`` input (docs/sandbox.md)."""
+
+
+def sandbox_default() -> SandboxMode:
+    """The mode :data:`SANDBOX_DEFAULT_VAR` names (``off`` when unset); a usage error for
+    any other word."""
+    word = os.environ.get(SANDBOX_DEFAULT_VAR, "").strip().lower() or "off"
+    if word not in ("off", "on", "optional"):
+        raise UsageError(f"{SANDBOX_DEFAULT_VAR}={word!r}: give off, on or optional (or unset it)")
+    return cast("SandboxMode", word)
+
+
+def sandbox_mode(switch: bool | None) -> SandboxMode | None:
+    """``--sandbox`` (``on``), ``--no-sandbox`` (``off``) or neither (None: as the file says)."""
+    return None if switch is None else "on" if switch else "off"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,10 @@ from phasegate._cli.options import (
     Quiet,
     Record,
     Retries,
+    SandboxSwitch,
     Script,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import (
     finish,
@@ -134,6 +136,7 @@ def run_command(
     log_file: LogFile = None,
     file_format: Format = "auto",
     record: Record = None,
+    sandbox: SandboxSwitch = None,
 ) -> None:
     """Run a pipeline: each stage's exit checks gate the next stage.
 
@@ -142,7 +145,8 @@ def run_command(
     (.claude/pagent-pipeline.json) runs as it is: its prompt files are read from WORKDIR.
     """
     agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
-                                 timeout=timeout, cli_path=cli_path, max_cost=max_cost)  # fmt: skip
+                                 timeout=timeout, cli_path=cli_path, max_cost=max_cost,
+                                 sandbox=sandbox)  # fmt: skip
     _run_and_finish(
         pipeline_file, workdir, agent_options,
         OutputOptions(quiet=quiet, log_file=log_file, record=record),
@@ -170,6 +174,7 @@ def resume_command(
     log_file: LogFile = None,
     file_format: Format = "auto",
     record: Record = None,
+    sandbox: SandboxSwitch = None,
 ) -> None:
     """Continue an interrupted pipeline run from the stage it was in.
 
@@ -178,7 +183,8 @@ def resume_command(
     session starts with a recap. The isolation of the original run is kept.
     """
     agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
-                                 timeout=timeout, cli_path=cli_path, max_cost=max_cost)  # fmt: skip
+                                 timeout=timeout, cli_path=cli_path, max_cost=max_cost,
+                                 sandbox=sandbox)  # fmt: skip
     _run_and_finish(
         pipeline_file, workdir, agent_options,
         OutputOptions(quiet=quiet, log_file=log_file, record=record),
@@ -310,6 +316,7 @@ def _run(
         options = RunOptions(
             isolation=isolation, timeout=agent.timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, output), record=output.record,
+            sandbox=agent.sandbox_mode, sandbox_default=sandbox_default(),
         )  # fmt: skip
         built = build_agent(stack, agent, continue_script=isolation == "process")
         return asyncio.run(

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from phasegate._cli.options import CliPath
+from phasegate._cli.options import CliPath, sandbox_mode
 from phasegate.errors import UsageError
 
 
@@ -55,6 +55,15 @@ def serve(
         int,
         typer.Option(min=1, help="Event streams open at once from one client address (more: 429)."),
     ] = 32,
+    sandbox: Annotated[
+        bool | None,
+        typer.Option(
+            "--sandbox/--no-sandbox",
+            help="Confine every run in Claude Code's sandbox (docs/sandbox.md), or none, "
+            "whatever its file says. Default: as the file says, else optional (confined where "
+            "the sandbox can run; the report says when it could not).",
+        ),
+    ] = None,
 ) -> None:
     """Serve tasks and pipelines over HTTP, with their events as Server-Sent Events.
 
@@ -108,6 +117,7 @@ def serve(
         secrets=(token,),
         max_streams=max_streams,
         max_streams_per_client=max_streams_per_client,
+        sandbox=sandbox_mode(sandbox),
     )
     service = RunService(settings)
     service.recover()

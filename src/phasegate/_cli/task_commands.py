@@ -29,9 +29,11 @@ from phasegate._cli.options import (
     Retries,
     RunMode,
     RunTimeout,
+    SandboxSwitch,
     Script,
     TaskFile,
     Workdir,
+    sandbox_default,
 )
 from phasegate._cli.output import (
     finish,
@@ -86,6 +88,7 @@ def run(
     log_format: LogFormatChoice = "json",
     otel: Otel = False,
     record: Record = None,
+    sandbox: SandboxSwitch = None,
 ) -> None:
     """Run a phased task with an agent and gate every phase on evidence.
 
@@ -108,12 +111,14 @@ def run(
         timeout=timeout,
         cli_path=cli_path,
         max_cost=max_cost,
+        sandbox=sandbox,
     )
     output = OutputOptions(quiet=quiet, log_file=log_file, log_format=log_format, otel=otel)
     with contextlib.ExitStack() as stack:
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
             prompts_dir=prompts_dir, on_event=event_sink(stack, output), record=folder,
+            sandbox=agent_options.sandbox_mode, sandbox_default=sandbox_default(),
         )  # fmt: skip
         agent_built = build_agent(stack, agent_options)
         report = asyncio.run(run_definition(task, workdir, agent_built, options))

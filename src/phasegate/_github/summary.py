@@ -63,6 +63,7 @@ def job_summary(
     parts += _problems("Issues", [p for p in view.problems if not p.finding])
     parts += _problems("Findings (reported, not judged)", [p for p in view.problems if p.finding])
     parts += _refusals(view.refusals)
+    parts += _confinement(view)
     parts += _subagents(view)
     if view.reconciliation is not None:
         parts.append(_files(view.reconciliation))
@@ -185,6 +186,29 @@ def _refusals(refusals: Sequence[RefusedLine]) -> list[str]:
         )
     if len(refusals) > SHOWN_PROBLEMS:
         lines.append(f"- … and {len(refusals) - SHOWN_PROBLEMS} more (see the JSON report)")
+    return ["\n".join(lines)]
+
+
+def _confinement(view: ReportView) -> list[str]:
+    """How the agent was confined, and each attempt to leave (docs/sandbox.md); nothing when
+    no sandbox was asked for."""
+    sandbox = view.sandbox
+    if sandbox is None:
+        return []
+    if sandbox.confined:
+        hosts = ", ".join(inline(host) for host in sandbox.network) or "none"
+        said = f"**Sandbox:** confined ({sandbox.mode}); hosts allowed: {hosts}"
+    elif sandbox.mode == "off":
+        said = "**Sandbox:** off (not confined)"
+    else:
+        said = f"**Sandbox:** ⚠️ not confined: {inline(sandbox.unavailable or 'unavailable')}"
+    lines = [said]
+    if view.blocked:
+        lines += ["", f"**Blocked by the sandbox** ({len(view.blocked)})", ""]
+        for blocked in view.blocked[:SHOWN_PROBLEMS]:
+            lines.append(f"- {blocked.kind}: {inline(blocked.tool)} {inline(blocked.detail)}")
+        if len(view.blocked) > SHOWN_PROBLEMS:
+            lines.append(f"- … and {len(view.blocked) - SHOWN_PROBLEMS} more (see the JSON report)")
     return ["\n".join(lines)]
 
 

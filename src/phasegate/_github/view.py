@@ -17,9 +17,11 @@ from pydantic import ValidationError
 
 from phasegate._github.report_file import field_location, one_line, read_json_object
 from phasegate.errors import _FileFieldError
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.pipelines.report import PipelineReport
 from phasegate.tasks.report import DefinitionReport, PhaseReport, RunReport, StepReport
 from phasegate.validators.issues import Issue
@@ -99,6 +101,8 @@ class ReportView:
     summary_json: dict[str, Any] | None = None
     mode: str | None = None
     error: str | None = None
+    sandbox: SandboxOutcome | None = None
+    blocked: tuple[Blocked, ...] = ()
 
     @property
     def unit(self) -> str:
@@ -200,6 +204,8 @@ def _view(
         session_id=report.session_id,
         final_message=report.final_message,
         error=report.error,
+        sandbox=report.sandbox,
+        blocked=report.blocked,
         **only_tasks,
     )
 

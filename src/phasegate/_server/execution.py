@@ -99,6 +99,7 @@ def _job(live: LiveRun, settings: ServiceSettings) -> RunJob:
         inputs=record.inputs or None,
         secrets=settings.secrets,
         recording=None if request.record is False else folder / RECORDING,
+        sandbox=settings.sandbox,
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from phasegate.modes import Isolation, Mode
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
+from phasegate.phases.sandbox import SandboxMode
 
 RUN_SCRATCH = "phasegate-serve-run"
 """The prefix of a run process's scratch folder (:mod:`phasegate._files.scratch`), which holds
@@ -55,3 +56,5 @@ class RunJob:
     token)."""
     recording: Path | None = None
     """The folder the run's recording is written to (None: not recorded)."""
+    sandbox: SandboxMode | None = None
+    """The service's sandbox switch (``RunOptions.sandbox``; None: as the definition says)."""

@@ -30,6 +30,7 @@ from phasegate._files.confined import open_appending
 from phasegate._files.scratch import make_scratch, remove_scratch
 from phasegate._process.child import end_with_parent
 from phasegate._server.job import CANNOT_START, REPORT_LOST, RUN_SCRATCH, RunJob
+from phasegate._server.settings import SANDBOX_DEFAULT
 from phasegate.agents.factory import AgentSpec, build_agent
 from phasegate.errors import PhasegateError
 from phasegate.modes import STATE_DIR
@@ -120,7 +121,8 @@ async def _run(job: RunJob, bell: Connection) -> RunReport | PipelineReport:
         options = RunOptions(mode=job.mode, max_attempts=job.max_attempts,
                              isolation=job.isolation, timeout=job.timeout,
                              on_event=fan_out([log, lambda _event: _ring(bell)]),
-                             record=job.recording)  # fmt: skip
+                             record=job.recording, sandbox=job.sandbox,
+                             sandbox_default=SANDBOX_DEFAULT)  # fmt: skip
         resume = job.resume and state_path(job.workdir).exists()
         return await run_definition(
             job.definition, job.workdir, build_agent(spec, stack).agent, options,

@@ -5,8 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from phasegate.phases.sandbox import SandboxMode
+
 DEFAULT_TIMEOUT = 1800.0
 """Seconds a run may take when its request sets no timeout."""
+SANDBOX_DEFAULT: SandboxMode = "optional"
+"""The service's runs come from elsewhere: confined where the sandbox can run (the report
+says when it could not), unless their definition or ``--no-sandbox`` says otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,3 +34,6 @@ class ServiceSettings:
     """Event streams open at once, in all (each holds a connection while its run lasts)."""
     max_streams_per_client: int = 32
     """Event streams open at once from one client address."""
+    sandbox: SandboxMode | None = None
+    """Every run confined (``on``) or not (``off``) whatever its definition says; None: as it
+    says, else :data:`SANDBOX_DEFAULT`."""

@@ -20,9 +20,15 @@ from typing import Any
 
 from tenacity import RetryCallState
 
-from phasegate.agents.protocol import Agent, AgentRequest, agent_version
+from phasegate.agents.protocol import (
+    Agent,
+    AgentRequest,
+    Confinement,
+    agent_version,
+    sandbox_problem,
+)
 from phasegate.agents.retry import RetryPolicy, retry_delay_ms
-from phasegate.errors import RunError
+from phasegate.errors import RunError, UsageError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
@@ -31,6 +37,7 @@ from phasegate.evidence.transcript import (
     ToolResult,
     UserText,
 )
+from phasegate.phases.sandbox import Sandbox, SandboxOutcome
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.gate_text import gate_characters
 from phasegate.prompts.templates import PromptTemplates
@@ -79,6 +86,10 @@ class RunObserver:
         self.api_retries = 0
         self.agent_version: str | None = None
         """The version of what the agent runs (see :meth:`learn_agent_version`)."""
+        self.sandbox: SandboxOutcome | None = None
+        """How the run is confined (see :meth:`confine`); None: not asked to be."""
+        self.confinement: Confinement | None = None
+        """What every request of the run asks the agent to confine its session to."""
         self.own_words: tuple[str, ...] = ()
         """The definition's words its prompts embed (:mod:`phasegate.prompts.gate_text`)."""
         self.gate_text: dict[int, int] = {}
@@ -144,6 +155,30 @@ class RunObserver:
         if callable(getattr(self.agent, "version", None)):
             self.agent_version = await asyncio.to_thread(agent_version, self.agent)
         return self.agent_version
+
+    async def confine(self, sandbox: Sandbox | None, read_only: tuple[str, ...]) -> None:
+        """Decide how the run is confined, before anything starts: a sandbox that is ``on``
+        and cannot run here raises :class:`~phasegate.errors.UsageError` (what to install);
+        an ``optional`` one runs unconfined and :attr:`sandbox` says why. ``read_only``: the
+        globs the definition protects. The agent is asked in a thread (it may start
+        programs to tell)."""
+        if sandbox is None or not sandbox.confined:
+            self.sandbox = None if sandbox is None else SandboxOutcome(mode="off", confined=False)
+            return
+        problem = await asyncio.to_thread(sandbox_problem, self.agent)
+        if problem is not None and sandbox.mode == "on":
+            raise UsageError(
+                f"sandbox: on, but the sandbox cannot run here: {problem}. Install what it "
+                "needs (docs/sandbox.md), or set sandbox: optional to run unconfined when it "
+                "cannot",
+                option="sandbox",
+            )
+        self.sandbox = SandboxOutcome(
+            mode=sandbox.mode, confined=problem is None, network=sandbox.network,
+            unavailable=problem,
+        )  # fmt: skip
+        if problem is None:
+            self.confinement = Confinement(network=sandbox.network, read_only=read_only)
 
     async def run_agent(self) -> None:
         """Run :attr:`request`; after a transient failure, restart it as

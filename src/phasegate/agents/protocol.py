@@ -39,6 +39,16 @@ from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Confinement:
+    """What the runtime's sandbox confines a session to (docs/sandbox.md): its commands may
+    write in the work directory only, never under ``read_only`` (globs relative to it, a
+    task's ``protect``), and reach only the hosts in ``network``."""
+
+    network: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AgentRequest:
     """What to run: the first prompt, and where."""
 
@@ -61,6 +71,9 @@ class AgentRequest:
     check_before: tuple[str, ...] | Literal["all"] = ()
     """Tool calls to put to :meth:`AgentObserver.before_tool` before they run: ``"all"``, or
     the full names of those tools (none by default: asking costs a round trip per call)."""
+    confinement: Confinement | None = None
+    """Run the session's commands in the runtime's sandbox (None: unconfined). The runner
+    asks :func:`sandbox_problem` first: an agent that cannot confine never gets one."""
     stop_blocks: int | None = None
     """The most times the observer may answer a stop with an instruction in this session:
     the run's own budget (gate checks, stages and their retries, loop iterations). A runtime
@@ -111,4 +124,15 @@ def agent_version(agent: Agent) -> str | None:
     if not callable(version):
         return None
     found = version()
+    return found if isinstance(found, str) and found else None
+
+
+def sandbox_problem(agent: Agent) -> str | None:
+    """Why ``agent`` cannot run a session in its runtime's sandbox here (what to install),
+    or None when it can: its optional ``sandbox_problem()`` method says; an agent without
+    one cannot confine what it runs."""
+    check = getattr(agent, "sandbox_problem", None)
+    if not callable(check):
+        return f"the {agent.name} agent has no sandbox to run its commands in"
+    found = check()
     return found if isinstance(found, str) and found else None

@@ -17,13 +17,14 @@ from phasegate._files.portable import windows_device
 from phasegate.batches.model import DEFAULT_TIMEOUT, BatchFile, BatchItem, ItemSettings
 from phasegate.batches.outcome import AgentFactory, UnitJob
 from phasegate.batches.sources import WorkdirSource, resolve_source
-from phasegate.batches.units import Unit, unit_id
+from phasegate.batches.units import Unit, unit_id, unit_sandbox
 from phasegate.errors import BatchFileError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.phases.conditions import applicability
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline, load_pipeline
+from phasegate.phases.sandbox import SandboxMode
 
 _GLOB_CHARACTERS = frozenset("*?[")
 
@@ -47,11 +48,17 @@ class Batch:
         return tuple(unit for unit in self.units if unit.shard_of(count) == index - 1)
 
 
-def load_batch(path: str | Path, *, model_script: str | Path | None = None) -> Batch:
+def load_batch(
+    path: str | Path,
+    *,
+    model_script: str | Path | None = None,
+    sandbox: SandboxMode | None = None,
+) -> Batch:
     """Read and check a batch file (YAML or JSON) and expand it into units.
 
     ``model_script``: items that name no model script (nor their defaults) replay this one
-    with phasegate's offline scripted model.
+    with phasegate's offline scripted model. ``sandbox``: every unit confined (``on``,
+    ``optional``) or not (``off``), whatever the file and the definitions say.
     """
     file = Path(path)
     written = validate_model(BatchFile, read_mapping(file, BatchFileError), path=file,
@@ -68,7 +75,7 @@ def load_batch(path: str | Path, *, model_script: str | Path | None = None) -> B
             settings = _merged(written.defaults, item)
             if settings.model_script is None and model_script is not None:
                 settings = settings.model_copy(update={"model_script": str(Path(model_script))})
-            loader = _Loader(file, index, settings, base)
+            loader = _Loader(file, index, settings, base, sandbox)
             definition = loader.definition(item, definition_file)
             definitions[name] = definition
             units.extend(loader.units(name, definition_file, definition))
@@ -124,8 +131,11 @@ def _name_of(definition: Path) -> str:
 class _Loader:
     """One item's settings, resolved against the batch file."""
 
-    def __init__(self, file: Path, index: int, item: BatchItem, base: Path) -> None:
+    def __init__(
+        self, file: Path, index: int, item: BatchItem, base: Path, sandbox: SandboxMode | None
+    ) -> None:
         self.file, self.index, self.item, self.base = file, index, item, base
+        self.sandbox = sandbox
 
     def definition(self, item: BatchItem, path: Path) -> Task | Pipeline:
         loaded = load_task(path) if item.task is not None else load_pipeline(path)
@@ -167,6 +177,7 @@ class _Loader:
                     definition=str(path.resolve()),
                     mode=mode, repeat=repeat, timeout=item.timeout or DEFAULT_TIMEOUT,
                     max_cost=item.max_cost, workdir=workdir, record=bool(item.record),
+                    sandbox=unit_sandbox(item.sandbox, definition.sandbox, self.sandbox),
                     model_script=str(script) if script is not None else None,
                 )  # fmt: skip
                 units.append(unit)

@@ -21,6 +21,7 @@ from phasegate._files import Number, WholeNumber
 from phasegate._files.portable import windows_device
 from phasegate.batches.sources import CopySource, GitSource
 from phasegate.modes import Isolation, Mode
+from phasegate.phases.sandbox import Sandbox
 
 
 def _no_device(name: str) -> str:
@@ -62,6 +63,11 @@ class ItemSettings(BaseModel):
         default=None, description="Replay this script with phasegate's offline scripted model."
     )
     isolation: Isolation | None = Field(default=None, description="Pipelines only.")
+    sandbox: Sandbox | None = Field(
+        default=None,
+        description="Confine the agent (docs/sandbox.md): replaces the task's or pipeline's "
+        "own sandbox: (on, off, optional, or {mode, network: [hosts]}).",
+    )
     record: bool | None = Field(
         default=None,
         description="Write each unit's recording (docs/recordings.md) into its result folder, "

@@ -97,12 +97,15 @@ async def _run(
     job: UnitJob, agent: Agent, log: EventLog, workdir: Path, record: Path | None
 ) -> RunReport | PipelineReport:
     unit: Unit = job.unit
+    definition = job.definition
+    if unit.sandbox is not None:
+        definition = definition.model_copy(update={"sandbox": unit.sandbox})
     options = RunOptions(
         mode=unit.mode or "gate", max_attempts=unit.max_attempts,
         isolation=unit.isolation or "session", timeout=unit.timeout, on_event=log,
         record=record,
     )  # fmt: skip
-    return await run_definition(job.definition, workdir, agent, options)
+    return await run_definition(definition, workdir, agent, options)
 
 
 def _recording_files(folder: Path) -> dict[str, bytes]:

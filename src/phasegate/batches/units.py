@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from phasegate._files.digests import json_digest
 from phasegate.batches.sources import WorkdirSource
 from phasegate.modes import DefinitionKind, Isolation, Mode
+from phasegate.phases.sandbox import Sandbox, SandboxMode, effective_sandbox
 
 """What a unit runs."""
 
@@ -43,6 +44,12 @@ class Unit(BaseModel):
         description="Whether the unit's result holds its recording (not part "
         "of its id: a run setting, as its timeout).",
     )
+    sandbox: Sandbox | None = Field(
+        default=None,
+        description="How the unit is confined, replacing its definition's own sandbox: (null: "
+        "as the definition says). A run setting, as its timeout: not part of its id.",
+        exclude_if=lambda sandbox: sandbox is None,
+    )
     workdir: WorkdirSource
     model_script: str | None = Field(
         default=None, description="Replay this script with the offline scripted model server."
@@ -64,3 +71,13 @@ def unit_id(content: Mapping[str, object]) -> str:
     return (
         f"{content['item']}.{content['mode'] or content['kind']}.r{content['repeat']}.{hexdigest}"
     )
+
+
+def unit_sandbox(
+    written: Sandbox | None, declared: Sandbox | None, override: SandboxMode | None
+) -> Sandbox | None:
+    """A unit's sandbox: what its batch item ``written`` (else its definition ``declared``),
+    with the batch run's ``override`` mode; None when none of them says anything."""
+    if written is None and override is None:
+        return None
+    return effective_sandbox(written if written is not None else declared, override)

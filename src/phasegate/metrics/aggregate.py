@@ -264,6 +264,7 @@ class LogAggregator:
         _count_unattributed(stats, rest)
         _count_overhead(stats, added)
         stats.refusals += refusals
+        stats.blocked += fields.count(event, "blocked", fields.MAX_REFUSALS)
         _count_subagents(stats, delegated)
         stats.errors += verdict == "error"
         stats.reconciled += 1
@@ -298,6 +299,7 @@ class LogAggregator:
         _count_unattributed(stats, rest)
         _count_overhead(stats, added)
         stats.refusals += refusals
+        stats.blocked += fields.count(event, "blocked", fields.MAX_REFUSALS)
         first = run.stages if run is not None else None  # unknown: not at the first attempt
         _count(stats, (attempts, tokens_in, tokens_out, cost), verdict == "accepted", first=first)
         stats.errors += verdict == "error"

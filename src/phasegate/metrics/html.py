@@ -200,6 +200,7 @@ def _group_section(group: dict[str, Any]) -> str:
         ("first-attempt rate", percent(group["first_attempt_rate"])),
         ("mean attempts", number(group["mean_attempts"])), ("tool errors", group["tool_errors"]),
         ("refused calls", group["refusals"]),
+        ("blocked by the sandbox", group["blocked"]),
         ("mismatch rate", percent(group["mismatch_rate"])),
         ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
         ("cost", usd(group["cost_usd"])),

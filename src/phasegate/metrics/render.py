@@ -70,7 +70,8 @@ def render_summary(
 RUN_COLUMNS = ("task", "mode", "runs", "accepted", "errors", "success", "± se", "95 % interval",
                "mismatch")  # fmt: skip
 RUN_ATTEMPT_COLUMNS = ("task", "mode", "1st attempt", "mean attempts", "attempts×runs",
-                       "tool errors", "refused calls", "p50 run", "p95 run")  # fmt: skip
+                       "tool errors", "refused calls", "blocked", "p50 run",
+                       "p95 run")  # fmt: skip
 RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
                      "tokens in/out / accepted", "cost / accepted",
                      "input and the gate's share")  # fmt: skip
@@ -195,6 +196,7 @@ def _attempt_cells(group: dict[str, Any]) -> list[str]:
         attempts_counts(group["attempts_histogram"]),
         str(group["tool_errors"]),
         str(group["refusals"]),
+        str(group["blocked"]),
         percentile(group["duration_ms"], "p50"),
         percentile(group["duration_ms"], "p95"),
     ]

@@ -202,6 +202,8 @@ class RunStats(Outcomes):
     """Whole runs of one task in one mode."""
 
     errors: int = 0
+    blocked: int = 0
+    """Attempts to leave the sandbox it blocked (docs/sandbox.md)."""
     reconciled: int = 0
     """Runs whose closing line says whether claims, tools and disk agreed (task runs; a
     pipeline makes no such claims): the runs ``mismatched`` is a share of."""

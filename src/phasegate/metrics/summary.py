@@ -27,7 +27,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -48,7 +48,8 @@ tool calls subagents made.
 8 (fields only added): a trend (a report over days or weeks) has ``over`` (``day`` or ``week``),
 ``tz`` (the zone its periods are in) and ``periods``: each period's ``start``, ``end``,
 ``runs``, ``total`` (its run figures over every group) and ``groups``
-(:mod:`phasegate.metrics.periods`)."""
+(:mod:`phasegate.metrics.periods`). 9 (fields only added): each group has ``blocked``: the
+attempts to leave the sandbox its runs blocked (docs/sandbox.md)."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -143,6 +144,7 @@ def _run_fields(stats: RunStats) -> dict[str, Any]:
         **_outcome_fields(stats, "success_rate"),
         "accepted": accepted,
         "errors": stats.errors,
+        "blocked": stats.blocked,
         "mismatch_rate": _rate(stats.mismatched, stats.reconciled),
         "duration_ms": _quantiles(stats.duration_ms),
         "attempts_histogram": {str(k): v for k, v in sorted(stats.attempts_histogram.items())},

@@ -25,6 +25,7 @@ from phasegate._files import WholeNumber
 from phasegate.errors import UsageError
 from phasegate.phases.checks import Said, promise_text
 from phasegate.phases.pipeline import OnFail, Pipeline, Stage
+from phasegate.phases.sandbox import Sandbox
 
 DEFAULT_MAX_ITERATIONS = 10
 """Iterations a loop may take when it does not say."""
@@ -46,6 +47,7 @@ class Loop(BaseModel):
     max_iterations: WholeNumber | None = Field(
         default=DEFAULT_MAX_ITERATIONS, ge=1, le=UNLIMITED_ITERATIONS
     )
+    sandbox: Sandbox | None = Field(default=None, description="Confine the agent (Task.sandbox).")
 
     @field_validator("prompt")
     @classmethod
@@ -86,7 +88,7 @@ class Loop(BaseModel):
             exit_when=(Said(text=self.promise),),
             on_fail=on_fail,
         )
-        return Pipeline(name=self.name, stages=(stage,), max_revisions=0)
+        return Pipeline(name=self.name, stages=(stage,), max_revisions=0, sandbox=self.sandbox)
 
 
 def make_loop(*, prompt: str, promise: str, max_iterations: int | None, name: str = "loop") -> Loop:

@@ -31,6 +31,7 @@ from phasegate.phases.completion import Completion
 from phasegate.phases.conditions import check_conditions
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
+from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import load_schema
 from phasegate.phases.workdir_paths import ProtectGlob
 
@@ -193,6 +194,15 @@ class Task(BaseModel):
         "protects everything in it (tests and tests/** both protect tests/a.py).",
         # Left out of dumps when empty, so digests of tasks saved before it existed match.
         exclude_if=lambda protect: not protect,
+    )
+    sandbox: Sandbox | None = Field(
+        default=None,
+        description="Confine the agent (docs/sandbox.md): on, off, optional, or {mode, "
+        "network: [hosts]}. Its commands write only in the work directory and never under "
+        "protect, and reach only the listed hosts; its file tools are refused outside the work "
+        "directory. Not written: the caller's default.",
+        # Left out of dumps when not written, so digests of definitions saved before it match.
+        exclude_if=lambda sandbox: sandbox is None,
     )
 
     @field_validator("phases")

@@ -63,6 +63,7 @@ from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
 from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_repeated_names
 from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
+from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import base_dir, files_root, named_file
 from phasegate.phases.workdir_paths import ProtectGlob
 
@@ -277,6 +278,13 @@ class Pipeline(BaseModel):
         "the runtime's names; null: the runtime's default set (see Task.toolset).",
         # Left out of dumps when null, so digests of pipelines saved before it existed match.
         exclude_if=lambda toolset: toolset is None,
+    )
+    sandbox: Sandbox | None = Field(
+        default=None,
+        description="Confine the agent in every session of the run (see Task.sandbox); the "
+        "paths every stage protects are read-only for its commands.",
+        # Left out of dumps when not written, so digests of definitions saved before it match.
+        exclude_if=lambda sandbox: sandbox is None,
     )
 
     @field_validator("stages")

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.pipelines.state import PipelineState, Revision, StageRecord
 from phasegate.tasks.report import SCHEMA_VERSION, exit_code_of
 
@@ -31,6 +33,18 @@ class PipelineReport(BaseModel):
         default=None,
         description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
         "null when unknown or for the scripted agent.",
+    )
+    sandbox: SandboxOutcome | None = Field(
+        default=None,
+        description="How the agent was confined (docs/sandbox.md); null: no sandbox was asked for.",
+        exclude_if=lambda sandbox: sandbox is None,
+    )
+    blocked: tuple[Blocked, ...] = Field(
+        default=(),
+        description="Each attempt to leave the sandbox, as the transcript shows it: a file "
+        "tool's write outside the work directory, a command's write or connection the sandbox "
+        "turned away (docs/sandbox.md). Left out when there was none.",
+        exclude_if=lambda blocked: not blocked,
     )
     isolation: Isolation
     verdict: PipelineStatus = Field(
@@ -101,6 +115,8 @@ def pipeline_report(
     *,
     agent: str,
     agent_version: str | None = None,
+    sandbox: SandboxOutcome | None = None,
+    blocked: tuple[Blocked, ...] = (),
     state_file: Path,
     final_message: str | None = None,
 ) -> PipelineReport:
@@ -110,6 +126,8 @@ def pipeline_report(
         run_id=state.run_id,
         agent=agent,
         agent_version=agent_version,
+        sandbox=sandbox,
+        blocked=blocked,
         isolation=state.isolation,
         verdict=state.status,
         success=state.status == "accepted",

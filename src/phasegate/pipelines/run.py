@@ -21,6 +21,7 @@ from typing import Any, Literal
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.agents.protocol import AgentRequest
 from phasegate.errors import AgentError, RunError
+from phasegate.evidence.confinement import blocked_attempts
 from phasegate.evidence.overhead import GateOverhead, split_overhead
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -148,6 +149,7 @@ class PipelineRun(RunObserver):
 
     async def _start(self) -> PipelineReport:
         await self.learn_agent_version()
+        await self._confine()
         self._emit_started(resumed=False)
         first = self.progress.begin_stage(0, len(self.entries))
         self.conversation = m.Working(first)
@@ -160,6 +162,7 @@ class PipelineRun(RunObserver):
         state.status, state.error = "running", None
         state.resumes += 1
         await self.learn_agent_version()
+        await self._confine()
         self._emit_started(resumed=True)
         prompt = self.progress.recap(reason)
         self.conversation = m.Resuming(prompt, state.session_id)
@@ -273,7 +276,8 @@ class PipelineRun(RunObserver):
         stages = self.pipeline.stages
         if any(stage.allow_tools is not None for stage in stages):
             return "all"
-        return tuple(WRITE_TOOL_PATHS) if any(stage.protect for stage in stages) else ()
+        writes = any(stage.protect for stage in stages) or self._confined
+        return tuple(WRITE_TOOL_PATHS) if writes else ()
 
     def before_tool(self, call: ToolCall) -> str | None:
         """Refuse a call the current stage's ``allow_tools`` does not name, or a write to a
@@ -287,7 +291,10 @@ class PipelineRun(RunObserver):
                 "those tools; the next stage's tools are allowed once this stage's checks pass."
             )
         else:
-            protected = write_refusal(call.name, call.input, stage.protect, str(self.workdir))
+            protected = write_refusal(
+                call.name, call.input, stage.protect, str(self.workdir),
+                confined=self._confined,
+            )  # fmt: skip
             if protected is None:
                 return None
             reason = f"Refused: {protected}"
@@ -338,6 +345,7 @@ class PipelineRun(RunObserver):
             workdir=self.workdir,
             resume=resume,
             toolset=self.pipeline.toolset,
+            confinement=self.confinement,
             check_before=self._checked_tools(),
             stop_blocks=self.pipeline.max_checks,
         )
@@ -367,6 +375,17 @@ class PipelineRun(RunObserver):
             )
         )
 
+    @property
+    def _confined(self) -> bool:
+        """Whether the run asks for a sandbox: its file tools are kept in the work directory."""
+        return self.pipeline.sandbox is not None and self.pipeline.sandbox.confined
+
+    async def _confine(self) -> None:
+        """Decide how the run is confined; its commands may change no path a stage protects
+        (the gate judges each stage's own globs)."""
+        globs = dict.fromkeys(glob for stage in self.pipeline.stages for glob in stage.protect)
+        await self.confine(self.pipeline.sandbox, tuple(globs))
+
     def _emit_started(self, *, resumed: bool) -> None:
         self.emit(
             PipelineStarted(
@@ -387,6 +406,8 @@ class PipelineRun(RunObserver):
             self.state,
             agent=self.agent.name,
             agent_version=self.agent_version,
+            sandbox=self.sandbox,
+            blocked=blocked_attempts(transcript.entries) if self.sandbox else (),
             state_file=state_path(self.workdir),
             final_message=transcript.final_message,
         )
@@ -402,6 +423,7 @@ class PipelineRun(RunObserver):
                 unattributed_usage=usage.unattributed.model_dump(),
                 overhead=overhead.model_dump(),
                 refusals=len(self.refused),
+                blocked=len(report.blocked),
                 error=report.error,
                 recording=str(self.recorder.folder) if self.recorder is not None else None,
             )

@@ -144,6 +144,7 @@ def page_html(recording: Recording) -> str:
 </head>
 <body>
 {_header(recording)}
+{_sandbox(recording)}
 {_timeline(recording)}
 {sections}
 {_unowned(recording)}
@@ -182,6 +183,31 @@ def _header(recording: Recording) -> str:
     error_html = f'<p class="error">{_e(error)}</p>' if isinstance(error, str) and error else ""
     return (f'<header><h1>{_e(recording.name)}</h1><div class="tags">{tag_html}</div>'
             f'<dl class="totals">{cells}</dl>{error_html}</header>')  # fmt: skip
+
+
+def _sandbox(recording: Recording) -> str:
+    """How the agent was confined and each attempt to leave (docs/sandbox.md), as the
+    report says; nothing when no sandbox was asked for. The report is read from disk: only
+    values of the expected shape are shown, each escaped."""
+    sandbox = recording.report.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return ""
+    hosts = sandbox.get("network")
+    listed = [h for h in hosts if isinstance(h, str)] if isinstance(hosts, list) else []
+    if sandbox.get("confined") is True:
+        said = f"confined ({sandbox.get('mode')}); hosts allowed: {', '.join(listed) or 'none'}"
+    elif sandbox.get("mode") == "off":
+        said = "off: not confined"
+    else:
+        said = f"not confined: {sandbox.get('unavailable') or 'unavailable'}"
+    blocked = recording.report.get("blocked")
+    items = [b for b in blocked if isinstance(b, dict)] if isinstance(blocked, list) else []
+    lines = "".join(
+        f"<li>{_e(b.get('kind'))}: {_e(b.get('tool'))} <code>{_e(b.get('detail'))}</code></li>"
+        for b in items
+    )
+    listing = f"<p>Blocked by the sandbox ({len(items)}):</p><ul>{lines}</ul>" if items else ""
+    return f'<section class="sandbox"><h2>Sandbox</h2><p>{_e(said)}</p>{listing}</section>'
 
 
 def _timeline(recording: Recording) -> str:

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from phasegate.evidence.confinement import blocked_attempts
 from phasegate.evidence.overhead import split_overhead
 from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript
 from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.tasks.report import PhaseReport, RefusedCall, RunReport
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
@@ -31,6 +33,7 @@ class RunFacts:
     mode: Mode
     agent: str
     agent_version: str | None = None
+    sandbox: SandboxOutcome | None = None
     transcript: Transcript
     times: Sequence[float]
     """Monotonic time at which each transcript entry was recorded."""
@@ -99,6 +102,8 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         mode=facts.mode,
         agent=facts.agent,
         agent_version=facts.agent_version,
+        sandbox=facts.sandbox,
+        blocked=blocked_attempts(facts.transcript.entries) if facts.sandbox else (),
         verdict=verdict,
         success=verdict == "accepted",
         attempts=facts.attempts,

@@ -131,6 +131,7 @@ def closing_events(
         unattributed_usage=report.unattributed_usage.model_dump(),
         overhead=report.overhead.model_dump(),
         refusals=sum(len(phase.refusals) for phase in report.phases),
+        blocked=len(report.blocked),
         subagents=[work.model_dump(mode="json") for work in report.subagents],
         error=error,
         recording=recording,

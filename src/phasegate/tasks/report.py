@@ -12,9 +12,11 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.errors import PhasegateError
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, StepStatus, Verdict
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 from phasegate.validators.subagents import SubagentWork
@@ -123,6 +125,14 @@ class DefinitionReport(Protocol):
     def final_message(self) -> str | None:
         """The agent's last word."""
 
+    @property
+    def sandbox(self) -> SandboxOutcome | None:
+        """How the agent was confined (None: no sandbox was asked for)."""
+
+    @property
+    def blocked(self) -> tuple[Blocked, ...]:
+        """Each attempt to leave the sandbox."""
+
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """The report as its JSON contract."""
         ...
@@ -213,6 +223,18 @@ class RunReport(BaseModel):
         default=None,
         description="The version of what the agent ran (Claude Code: the CLI's, 2.1.332); "
         "null when unknown or for the scripted agent.",
+    )
+    sandbox: SandboxOutcome | None = Field(
+        default=None,
+        description="How the agent was confined (docs/sandbox.md); null: no sandbox was asked for.",
+        exclude_if=lambda sandbox: sandbox is None,
+    )
+    blocked: tuple[Blocked, ...] = Field(
+        default=(),
+        description="Each attempt to leave the sandbox, as the transcript shows it: a file "
+        "tool's write outside the work directory, a command's write or connection the sandbox "
+        "turned away (docs/sandbox.md). Left out when there was none.",
+        exclude_if=lambda blocked: not blocked,
     )
     verdict: Verdict
     success: bool

@@ -16,6 +16,7 @@ from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import completion_tools
 from phasegate.prompts.phased import phased_prompt, unstructured_prompt
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.validators.protect import WRITE_TOOL_PATHS
 from phasegate.validators.tool_policy import guarded_tools
 
 
@@ -34,11 +35,14 @@ def first_request(
     ``max_attempts`` stops with feedback: that is the session's ``stop_blocks``."""
     prompt = first_prompt(task, mode, templates)
     if mode == "unstructured":
+        confined = task.sandbox is not None and task.sandbox.confined
         return AgentRequest(
             prompt=prompt,
             workdir=workdir,
             read_only=task.read_only,
             toolset=task.offered_tools,
+            # No phase policy to enforce; a sandbox still keeps the file tools inside.
+            check_before=tuple(WRITE_TOOL_PATHS) if confined else (),
             stop_blocks=max_attempts,
         )
     output = task.output_phase

@@ -157,11 +157,16 @@ class TaskRun(RunObserver):
         """Refuse a call the current phase does not allow (see
         :mod:`phasegate.validators.tool_policy`) or a write to a protected path
         (:mod:`phasegate.validators.protect`), recording the refusal; None lets it run."""
-        refusal = tool_refusal(self.task, self.entries, call.name)
+        # The unstructured baseline has no phases to enforce: only the write rules apply.
+        unstructured = self.settings.mode == "unstructured"
+        refusal = None if unstructured else tool_refusal(self.task, self.entries, call.name)
         if refusal is not None:
             reason, phase = refusal_reason(self.task, refusal), refusal.phase
         else:
-            protected = write_refusal(call.name, call.input, self.task.protect, str(self.workdir))
+            protected = write_refusal(
+                call.name, call.input, self.task.protect, str(self.workdir),
+                confined=self.task.sandbox is not None and self.task.sandbox.confined,
+            )  # fmt: skip
             if protected is None:
                 return None
             reason, phase = f"Refused: {protected}", current_phase(self.task, self.entries)
@@ -239,6 +244,7 @@ class TaskRun(RunObserver):
 
     async def _run(self) -> RunReport:
         await self.learn_agent_version()
+        await self.confine(self.task.sandbox, self.task.protect)
         self.emit(
             RunStarted(
                 agent=self.agent.name,
@@ -260,6 +266,7 @@ class TaskRun(RunObserver):
                 self.workdir,
                 max_attempts=settings.max_attempts,
             )
+            self.request = replace(self.request, confinement=self.confinement)
             self.record_prompt(self.request.prompt)
             judgment, error = await self._drive()
             reverted = None
@@ -353,6 +360,7 @@ class TaskRun(RunObserver):
                 mode=self.settings.mode,
                 agent=self.agent.name,
                 agent_version=self.agent_version,
+                sandbox=self.sandbox,
                 transcript=self.transcript,
                 times=self.times,
                 attempts=self.gate.attempts,

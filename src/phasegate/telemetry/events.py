@@ -180,6 +180,8 @@ class RunCompleted(UsageFields):
     ``overhead``)."""
     refusals: int = 0
     """Tool calls refused before they ran, over the run."""
+    blocked: int = 0
+    """Attempts to leave the sandbox it blocked, over the run (the report's ``blocked``)."""
     subagents: list[dict[str, Any]] = field(default_factory=list)
     """Each subagent's calls, errors and files over the run (the report's ``subagents``)."""
     recording: str | None = None
@@ -335,6 +337,8 @@ class PipelineCompleted(UsageFields):
     """The input this process's requests carried and the gate's share."""
     refusals: int = 0
     """Tool calls this process refused before they ran."""
+    blocked: int = 0
+    """Attempts to leave the sandbox blocked in this process (the report's ``blocked``)."""
     recording: str | None = None
     """The folder the run's recording is written to as it ends (absent: not recorded)."""
 

@@ -34,6 +34,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 
 from phasegate._files.globs import glob_matches
+from phasegate.evidence.confinement import OUTSIDE_REFUSAL
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.validators.issues import Issue, IssueCode, shorten
 from phasegate.validators.paths import is_windows_path, relative_to_workdir
@@ -74,16 +75,29 @@ def protected_changes(paths: Iterable[str], globs: Sequence[str], workdir: str) 
 
 
 def write_refusal(
-    tool_name: str, tool_input: Mapping[str, object], globs: Sequence[str], workdir: str
+    tool_name: str,
+    tool_input: Mapping[str, object],
+    globs: Sequence[str],
+    workdir: str,
+    *,
+    confined: bool = False,
 ) -> str | None:
     """Why a call of ``tool_name`` is refused, when it is a file-writing tool (Edit,
-    MultiEdit, Write, NotebookEdit) whose path a glob protects; None otherwise.
+    MultiEdit, Write, NotebookEdit) whose path a glob protects, or, when the run is
+    ``confined`` (a sandbox: docs/sandbox.md), whose path lies outside ``workdir`` (through
+    links too) or is not a path at all; None otherwise.
 
     The text names the path as the model wrote it (shortened, control characters escaped),
-    the glob, and what to do instead.
+    the glob or the work directory, and what to do instead.
     """
     key = WRITE_TOOL_PATHS.get(tool_name)
-    value = tool_input.get(key) if key is not None else None
+    if key is None:
+        return None
+    value = tool_input.get(key)
+    if confined:
+        outside = _outside_refusal(value, workdir)
+        if outside is not None:
+            return outside
     if not isinstance(value, str) or not globs:
         return None
     glob = protected_glob(value, globs, workdir)
@@ -94,6 +108,55 @@ def write_refusal(
         "Leave it as it is and reach the goal by changing files the task does not protect "
         "(for a protected test, change the code under test)."
     )
+
+
+def _outside_refusal(value: object, workdir: str) -> str | None:
+    """Why a confined run's file tool may not write ``value``: it is no path, or it lies
+    outside the work directory (by name, or through a link on disk)."""
+    if not isinstance(value, str) or not value.strip():
+        return "The file to write is missing from the call: nothing was written."
+    relative = relative_to_workdir(value, workdir)
+    if relative is not None and not is_windows_path(workdir) and os.path.isdir(workdir):
+        with contextlib.suppress(OSError, ValueError):
+            relative = _through_links(os.path.join(workdir, relative), workdir, follow_last=True)
+    if relative is not None:
+        return None
+    return (
+        f"{_shown(value)} {OUTSIDE_REFUSAL} (sandbox): nothing was written. Write only files "
+        "inside the work directory."
+    )
+
+
+_ANY_NAME = "\x01"
+"""A name no glob names on purpose: a glob that matches it inside a folder (``tests/**``,
+``tests/*``) matches whatever the folder will hold."""
+
+
+def protected_paths(globs: Sequence[str], workdir: str) -> list[str]:
+    """The files and folders under ``workdir`` (absolute) that ``globs`` protect, a folder
+    standing for everything in it: what a sandbox makes read-only. Only what exists now: a
+    file added later under an unprotected folder is the gate's to catch."""
+    if not globs or not os.path.isdir(workdir):
+        return []
+    found: list[str] = []
+    root = os.path.realpath(workdir)
+    for folder, subfolders, files in os.walk(root):
+        for name in sorted(subfolders):
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, root).replace(os.sep, "/")
+            # The folder itself, or anything it could hold (tests/** matches no folder named
+            # tests, but all it holds, now and later): the folder, whole.
+            if _matching(relative, globs, fold=False) or _matching(
+                f"{relative}/{_ANY_NAME}", globs, fold=False
+            ):
+                found.append(path)
+        # A protected folder is read-only as a whole: nothing inside needs naming.
+        subfolders[:] = [n for n in subfolders if os.path.join(folder, n) not in found]
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if _matching(os.path.relpath(path, root).replace(os.sep, "/"), globs, fold=False):
+                found.append(path)
+    return found
 
 
 def protected_issues(

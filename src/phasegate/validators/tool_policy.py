@@ -62,11 +62,12 @@ def has_tool_policy(task: Task) -> bool:
 def guarded_tools(task: Task) -> tuple[str, ...] | None:
     """The tools whose calls must be asked about before they run: None for every tool (a
     phase restricts them), ``()`` for none, else the names (``submit_summary``, and the
-    file-writing tools when the task protects paths)."""
+    file-writing tools when the task protects paths or asks for a sandbox)."""
     if any(phase.allow_tools is not None for phase in task.phases):
         return None
     named = (SUBMIT_SUMMARY_TOOL,) if has_tool_policy(task) else ()
-    return named + (tuple(WRITE_TOOL_PATHS) if task.protect else ())
+    confined = task.sandbox is not None and task.sandbox.confined
+    return named + (tuple(WRITE_TOOL_PATHS) if task.protect or confined else ())
 
 
 def current_phase(task: Task, entries: Sequence[Entry]) -> int:

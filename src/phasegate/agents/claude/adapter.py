@@ -105,6 +105,13 @@ class ClaudeAgent:
         answers to ``--version`` (asked once per process)."""
         return claude_code_version(self.cli_path)
 
+    def sandbox_problem(self) -> str | None:
+        """Why Claude Code's sandbox cannot run here (what to install), or None
+        (:func:`~phasegate.agents.claude.sandbox.sandbox_problem`, with the CLI's ``PATH``)."""
+        from phasegate.agents.claude.sandbox import sandbox_problem
+
+        return sandbox_problem({**os.environ, **self.env}.get("PATH", os.defpath))
+
     def check_credentials(self, request: AgentRequest) -> None:
         """Fail early (usage error) when the CLI could not reach any model."""
         self._checked_env(request)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phasegate.agents.claude.sandbox import sandbox_env, sandbox_settings
 from phasegate.agents.protocol import AgentRequest
 from phasegate.phases.completion import full_tool_name
 
@@ -97,7 +98,8 @@ def query_options(
     An isolated session loads none of the user's or the project's settings; a request with
     an ``output_schema`` asks for structured output; the request's ``toolset`` is the CLI's
     tools (a read-only task's: the reading tools); a read-only request runs in plan mode, where
-    the CLI itself refuses writes and commands.
+    the CLI itself refuses writes and commands; a confined request runs its commands in the
+    CLI's sandbox (:mod:`~phasegate.agents.claude.sandbox`).
     """
     return sdk.ClaudeAgentOptions(
         cwd=str(request.workdir),
@@ -105,7 +107,11 @@ def query_options(
         tools=list(request.toolset) if request.toolset is not None else None,
         model=options.model,
         cli_path=str(options.cli_path) if options.cli_path else None,
-        env=options.env,
+        env=(
+            {**options.env, **sandbox_env(options.env)}
+            if request.confinement is not None
+            else options.env
+        ),
         setting_sources=[] if options.isolated else None,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
@@ -119,6 +125,11 @@ def query_options(
             else None
         ),
         hooks=hooks,
+        sandbox=(
+            sandbox_settings(request.confinement, request.workdir)
+            if request.confinement is not None
+            else None
+        ),
         # Partial messages carry each response's final usage (its message_delta event);
         # the assistant messages repeat the usage of the response's start.
         include_partial_messages=True,
