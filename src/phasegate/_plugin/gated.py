@@ -23,6 +23,7 @@ the work stands; the next user message goes on from the state.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any
 from phasegate._plugin.state import SessionFiles, project_dir, valid_session
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import (
+    AgentRef,
     AssistantText,
     Entry,
     Notice,
@@ -106,7 +108,17 @@ def _run(files: SessionFiles, args: list[str]) -> str:
         )
     task_file = (files.project / args[0]).resolve()
     inputs = _inputs(args[1:])
-    task = _task(task_file, inputs)
+    definition = load_task(task_file)
+    asked = _ask_missing(definition, inputs, args)
+    if asked is not None:
+        return asked
+    task = task_with_values(definition, inputs)
+    if task.completion == "tool":
+        raise _Refused(
+            f"{args[0]} sets completion: tool, which needs phasegate's completion tools "
+            "(phase_complete, submit_summary); the plugin does not offer them yet. Set "
+            "completion to marker or either in the task file, or run it with phasegate run"
+        )
     run_id = new_run_id()
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.tasks.progress import PhaseProgress
@@ -133,9 +145,11 @@ def _run(files: SessionFiles, args: list[str]) -> str:
         "last_issues": [],
     }
     files.write(state)
+    offered = task.offered_tools
     files.write(
         {"active": True, "guarded": "all" if guarded is None else list(guarded),
-         "protect": bool(task.protect)},
+         "protect": bool(task.protect),
+         "offered": None if offered is None else list(offered)},
         "policy",
     )  # fmt: skip
     _emit(
@@ -226,11 +240,38 @@ def _inputs(pairs: list[str]) -> dict[str, str]:
     return inputs
 
 
+def _ask_missing(task: Task, inputs: dict[str, str], args: list[str]) -> str | None:
+    """For a task missing required values: the instruction to ask the user for them with
+    AskUserQuestion (the questions ``phasegate plan`` asks, at most 4 at a time) and to run
+    the command again with the answers; None when nothing is missing."""
+    from phasegate.planning.ask_user_question import to_ask_user_question
+    from phasegate.planning.clarification import missing_inputs
+    from phasegate.planning.questions import question_for
+
+    known = {i.id: i.default for i in task.inputs if i.default is not None} | inputs
+    missing = missing_inputs(task.inputs, known)[:4]
+    if not missing:
+        return None
+    ask = to_ask_user_question([question_for(item) for item in missing])
+    again = " ".join(["/phasegate:run", *args])
+    return (
+        f"phasegate: the task {task.name!r} needs values for "
+        f"{', '.join(i.id for i in missing)}; nothing is gated yet. Ask the user now with "
+        f"the AskUserQuestion tool, with exactly this input:\n{json.dumps(ask, indent=1)}\n"
+        f"Then run `{again} ID=VALUE ...` with one ID=VALUE per answer (ID: "
+        f"{', '.join(i.id for i in missing)}; VALUE: the label chosen, or the user's own "
+        "text), and do nothing else until then."
+    )
+
+
 def _task(path: Path, inputs: dict[str, str]) -> Task:
     return task_with_values(load_task(path), inputs)
 
 
 # -- PreToolUse -----------------------------------------------------------------------------
+
+_OWN_TOOLS = "mcp__phasegate__"
+"""phasegate's own tools, never refused for not being in a task's toolset."""
 
 
 def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
@@ -239,6 +280,7 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     state = files.read()
     if state is None or state.get("status") != "running":
         return None
+    from phasegate._plugin.lean import subagent_fields
     from phasegate.prompts.refusals import refusal_reason
     from phasegate.telemetry.events import CallRefused
     from phasegate.validators.protect import write_refusal
@@ -250,7 +292,15 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     arguments = arguments if isinstance(arguments, dict) else {}
     entries = _entries(files, state, hook_input, pending=False)
     found = tool_refusal(task, entries, name)
-    if found is not None:
+    offered = task.offered_tools
+    if offered is not None and name not in offered and not name.startswith(_OWN_TOOLS):
+        what = "a read_only task" if task.read_only else "this task (its toolset)"
+        reason = (
+            f"Refused: {name} is not offered to {what}, which offers only "
+            f"{', '.join(offered)}. Nothing ran. Do the work with those tools."
+        )
+        phase = current_phase(task, entries)
+    elif found is not None:
         reason, phase = refusal_reason(task, found), found.phase
     else:
         protected = write_refusal(name, arguments, task.protect, state["workdir"])
@@ -259,7 +309,7 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
         reason, phase = f"Refused: {protected}", current_phase(task, entries)
     call = ToolCall(id=str(hook_input.get("tool_use_id") or ""), name=name, input=arguments)
     files.append({"kind": "refused", "id": call.id, "name": name, "reason": reason,
-                  "phase": phase, "input": call.brief})  # fmt: skip
+                  "phase": phase, "input": call.brief, **subagent_fields(hook_input)})  # fmt: skip
     _emit(files, state, [CallRefused(phase=phase, tool=name, tool_use_id=call.id,
                                      input=call.brief, reason=reason)])  # fmt: skip
     return reason
@@ -441,10 +491,17 @@ def _entries(
     evidence = files.evidence()
     failed = {e["id"] for e in evidence if e.get("kind") == "result" and not e.get("ok")}
     refused = {e["id"]: e for e in evidence if e.get("kind") == "refused"}
+    # The hooks' word on who made a call, for a call the session log does not place in a
+    # subagent (its subagent file not written yet, or a log shape that does not say).
+    agents = {e["id"]: agent for e in evidence if (agent := AgentRef.from_hook(e)) is not None}
     out: list[Entry] = []
     for entry in entries:
         if isinstance(entry, ToolResult) and entry.tool_use_id in failed:
             entry = entry.model_copy(update={"ok": False})
+        if isinstance(entry, ToolCall | ToolResult) and entry.agent is None:
+            agent = agents.get(entry.id if isinstance(entry, ToolCall) else entry.tool_use_id)
+            if agent is not None:
+                entry = entry.model_copy(update={"agent": agent})
         out.append(entry)
         if isinstance(entry, ToolCall) and entry.id in refused:
             r = refused[entry.id]

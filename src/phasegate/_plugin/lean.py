@@ -31,7 +31,13 @@ def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         return None
     name = str(hook_input.get("tool_name") or "")
     guarded = policy.get("guarded")
-    if not policy.get("protect") and guarded != "all" and name not in (guarded or ()):
+    offered = policy.get("offered")
+    if (
+        not policy.get("protect")
+        and guarded != "all"
+        and name not in (guarded or ())
+        and (offered is None or name in offered)
+    ):
         return None
     try:
         from phasegate._plugin.gated import refusal
@@ -55,7 +61,8 @@ def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
 
 def after_tool(hook_input: dict[str, Any]) -> None:
     """PostToolUse and PostToolUseFailure: one evidence line per call of a gated session
-    (the CLI's own word on whether it failed, which its result text may not say)."""
+    (the CLI's own word on whether it failed, which its result text may not say), naming
+    the subagent that made it (:func:`subagent_fields`)."""
     files = session_files(hook_input)
     if files is None or files.read("policy") is None:
         return
@@ -65,5 +72,18 @@ def after_tool(hook_input: dict[str, Any]) -> None:
             "id": str(hook_input.get("tool_use_id") or ""),
             "name": str(hook_input.get("tool_name") or ""),
             "ok": hook_input.get("hook_event_name") != "PostToolUseFailure",
+            **subagent_fields(hook_input),
         }
     )
+
+
+def subagent_fields(hook_input: dict[str, Any]) -> dict[str, str]:
+    """The hook input's ``agent_id`` and ``agent_type`` (present inside a subagent), kept
+    as they came: the Stop hook reads them back with
+    :meth:`~phasegate.evidence.transcript.AgentRef.from_hook` (not imported here: it loads
+    pydantic, and this runs on every tool call)."""
+    return {
+        key: value
+        for key in ("agent_id", "agent_type")
+        if isinstance(value := hook_input.get(key), str) and value
+    }
