@@ -277,20 +277,6 @@ def test_a_missing_input_is_asked_with_ask_user_question_and_nothing_is_gated(
     assert not (work / ".phasegate/plugin" / SESSION).exists()
 
 
-def test_a_task_that_completes_only_by_tool_is_refused_with_what_to_do(
-    work: Path, tmp_path: Path
-) -> None:
-    """``completion: tool`` needs the completion tools, which the plugin does not offer:
-    the run is refused naming the field and the way out, and nothing is gated."""
-    task = tmp_path / "tool.json"
-    fix = {"name": "fix", "instructions": "Fix it."}
-    task.write_text(json.dumps({"name": "by-tool", "completion": "tool", "phases": [fix]}))
-    done = _plugin("run", str(task), work=work)
-    assert "completion: tool" in done.stdout and "Nothing is gated" in done.stdout
-    assert "phase_complete" in done.stdout
-    assert not (work / ".phasegate/plugin" / SESSION).exists()
-
-
 def test_a_read_only_task_refuses_writing_tools_before_they_run(work: Path, tmp_path: Path) -> None:
     """PreToolUse lets Read through and refuses Edit and Bash with the tools the read_only
     task offers; the refusal is kept in the session's evidence."""

@@ -87,3 +87,37 @@ def test_the_stop_hook_loads_the_gate_but_no_sdk_cli_libraries_or_reports_while_
     modules = _imported(["hook", "stop"], stop, env)
     assert "phasegate.validators.judge" in modules
     assert not _within(modules, (*NEVER, *REPORTS))
+
+
+def test_the_mcp_server_starts_and_lists_its_tools_on_the_standard_library_alone(
+    gated: tuple[Path, dict[str, str]],
+) -> None:
+    """Claude Code starts the plugin's MCP server with every session: initialize and
+    tools/list load no pydantic, no task model, no gate and no SDK."""
+    _, env = gated
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "phasegate._plugin", "mcp"],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert [t["name"] for t in replies[1]["result"]["tools"]] == [
+        "phase_complete", "submit_summary"
+    ]  # fmt: skip
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "phasegate._plugin.mcp" in modules
+    unwanted = ("pydantic", "phasegate.validators", "phasegate.phases", "phasegate.tasks",
+                *NEVER, *REPORTS)  # fmt: skip
+    assert not _within(modules, unwanted)

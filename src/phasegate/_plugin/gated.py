@@ -27,9 +27,10 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phasegate._plugin.state import SessionFiles, project_dir, valid_session
+from phasegate._plugin.tools import GATE_PREFIX, gate_name, subagent_fields
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import (
     AgentRef,
@@ -48,6 +49,9 @@ from phasegate.phases.filled import task_with_values
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
 from phasegate.telemetry.events import EventData, RunEvent, new_run_id
+
+if TYPE_CHECKING:
+    from phasegate.prompts.completion_tools import ToolAnswer
 
 BLOCKS_PER_TURN = 7
 """Stop blocks in a row the gate sends before it ends the turn itself (the CLI's cap is 8)."""
@@ -113,12 +117,6 @@ def _run(files: SessionFiles, args: list[str]) -> str:
     if asked is not None:
         return asked
     task = task_with_values(definition, inputs)
-    if task.completion == "tool":
-        raise _Refused(
-            f"{args[0]} sets completion: tool, which needs phasegate's completion tools "
-            "(phase_complete, submit_summary); the plugin does not offer them yet. Set "
-            "completion to marker or either in the task file, or run it with phasegate run"
-        )
     run_id = new_run_id()
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.tasks.progress import PhaseProgress
@@ -270,9 +268,6 @@ def _task(path: Path, inputs: dict[str, str]) -> Task:
 
 # -- PreToolUse -----------------------------------------------------------------------------
 
-_OWN_TOOLS = "mcp__phasegate__"
-"""phasegate's own tools, never refused for not being in a task's toolset."""
-
 
 def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     """The reason a gated task refuses this call, as ``phasegate run`` words it, or None.
@@ -280,20 +275,19 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     state = files.read()
     if state is None or state.get("status") != "running":
         return None
-    from phasegate._plugin.lean import subagent_fields
     from phasegate.prompts.refusals import refusal_reason
     from phasegate.telemetry.events import CallRefused
     from phasegate.validators.protect import write_refusal
     from phasegate.validators.tool_policy import current_phase, tool_refusal
 
     task = _task(Path(state["task_file"]), state["inputs"])
-    name = str(hook_input.get("tool_name") or "")
+    name = gate_name(str(hook_input.get("tool_name") or ""))
     arguments = hook_input.get("tool_input")
     arguments = arguments if isinstance(arguments, dict) else {}
     entries = _entries(files, state, hook_input, pending=False)
     found = tool_refusal(task, entries, name)
     offered = task.offered_tools
-    if offered is not None and name not in offered and not name.startswith(_OWN_TOOLS):
+    if offered is not None and name not in offered and not name.startswith(GATE_PREFIX):
         what = "a read_only task" if task.read_only else "this task (its toolset)"
         reason = (
             f"Refused: {name} is not offered to {what}, which offers only "
@@ -386,6 +380,65 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         "systemMessage": f"phasegate: {task.name!r} not accepted yet ({codes}); the gate's "
         f"feedback went back to Claude ({left} check(s) left).",
     }
+
+
+def answer_completion_tool(
+    session_id: str | None, name: str, arguments: dict[str, Any], use_id: str | None
+) -> ToolAnswer:
+    """The plugin's MCP server's answer to a completion tool call (``name`` as the gate knows
+    it) in session ``session_id``: the gate's, as ``phasegate run`` answers it, once the call
+    is found in that session's log (see :mod:`.mcp`)."""
+    from phasegate.phases.completion import TOOL_SERVER, counts_tools
+    from phasegate.prompts.completion_tools import error_answer
+    from phasegate.recording.recorder import issue_records
+    from phasegate.tasks.gate import PhaseGate
+    from phasegate.tasks.progress import gate_checked
+    from phasegate.tasks.recorded import check_part
+
+    short = name.removeprefix(f"mcp__{TOOL_SERVER}__")
+    attempted = {"tool": short, **arguments}
+    session = valid_session(session_id)
+    files = SessionFiles(project_dir(), session) if session is not None else None
+    state = files.read() if files is not None else None
+    if files is None or state is None or state.get("status") != "running":
+        return error_answer(
+            attempted,
+            "no phasegate task is running in this session",
+            "Do not call phasegate's tools now; /phasegate:run starts a gated task.",
+        )
+    task = _task(Path(state["task_file"]), state["inputs"])
+    if not counts_tools(task.completion):
+        return error_answer(
+            attempted,
+            "this task completes phases by marker lines, not by this tool",
+            "Print the PHASE N COMPLETE line the task's prompt gives instead.",
+        )
+    entries = _entries(files, state, {}, pending=False)
+    if use_id is None or not any(isinstance(e, ToolCall) and e.id == use_id for e in entries):
+        return error_answer(
+            attempted,
+            "this call is not in this session's log since its gated task began",
+            "Go on with the task; the gate checks your work when you stop.",
+        )
+    transcript = Transcript(entries=tuple(entries))
+    timeline = _timeline(files, transcript, WorkspaceSnapshot(state["start_snapshot"]))
+    gate = PhaseGate(task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]))
+    gate.restore(state["gate"])
+    check = gate.answer_tool(short, arguments, transcript, timeline)
+    state["gate"] = gate.counts()
+    judgment = check.judgment
+    if judgment is not None:
+        called = gate.called_phase(short, arguments)
+        state["last_issues"] = [i.as_dict() for i in issue_records(judgment.issues)]
+        state["checks"].append(
+            {"part": called - 1 if isinstance(called, int) else check_part(task, judgment),
+             "attempt": gate.attempts, "trigger": "tool", "accepted": check.answer.ok,
+             "issues": state["last_issues"], "feedback": check.answer.text,
+             "entry": len(transcript)}
+        )  # fmt: skip
+        _emit(files, state, list(gate_checked(judgment, gate.attempts, "tool", short)))
+    files.write(state)
+    return check.answer
 
 
 def _finish(
@@ -496,6 +549,8 @@ def _entries(
     agents = {e["id"]: agent for e in evidence if (agent := AgentRef.from_hook(e)) is not None}
     out: list[Entry] = []
     for entry in entries:
+        if isinstance(entry, ToolCall) and entry.name != gate_name(entry.name):
+            entry = entry.model_copy(update={"name": gate_name(entry.name)})
         if isinstance(entry, ToolResult) and entry.tool_use_id in failed:
             entry = entry.model_copy(update={"ok": False})
         if isinstance(entry, ToolCall | ToolResult) and entry.agent is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from phasegate._plugin.state import SessionFiles, project_dir, valid_session
+from phasegate._plugin.tools import gate_name, subagent_fields
 
 
 def session_files(hook_input: dict[str, Any]) -> SessionFiles | None:
@@ -24,12 +25,14 @@ def session_files(hook_input: dict[str, Any]) -> SessionFiles | None:
 
 def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     """PreToolUse: None lets the call go on (the CLI's own permission checks still apply);
-    otherwise the hook output that denies it, with the reason the model sees."""
+    otherwise the hook output that denies it, with the reason the model sees, or that lets
+    the plugin's own completion tools run without asking while a task is gated."""
     files = session_files(hook_input)
     policy = files.read("policy") if files is not None else None
     if files is None or policy is None or not policy.get("active"):
         return None
-    name = str(hook_input.get("tool_name") or "")
+    raw = str(hook_input.get("tool_name") or "")
+    name = gate_name(raw)
     guarded = policy.get("guarded")
     offered = policy.get("offered")
     if (
@@ -38,7 +41,7 @@ def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         and name not in (guarded or ())
         and (offered is None or name in offered)
     ):
-        return None
+        return _allowed() if name != raw else None
     try:
         from phasegate._plugin.gated import refusal
 
@@ -49,12 +52,23 @@ def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
             f"({type(exc).__name__}: {exc}). Type /phasegate:stop to end the gated task."
         )
     if reason is None:
-        return None
+        return _allowed() if name != raw else None
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _allowed() -> dict[str, Any]:
+    """The plugin's own completion tools run without asking the user: they only judge."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "phasegate's completion tool for the gated task",
         }
     }
 
@@ -75,15 +89,3 @@ def after_tool(hook_input: dict[str, Any]) -> None:
             **subagent_fields(hook_input),
         }
     )
-
-
-def subagent_fields(hook_input: dict[str, Any]) -> dict[str, str]:
-    """The hook input's ``agent_id`` and ``agent_type`` (present inside a subagent), kept
-    as they came: the Stop hook reads them back with
-    :meth:`~phasegate.evidence.transcript.AgentRef.from_hook` (not imported here: it loads
-    pydantic, and this runs on every tool call)."""
-    return {
-        key: value
-        for key in ("agent_id", "agent_type")
-        if isinstance(value := hook_input.get(key), str) and value
-    }
