@@ -294,3 +294,18 @@ def test_a_read_only_task_refuses_writing_tools_before_they_run(work: Path, tmp_
         assert "Read, Grep, Glob" in reason
     lines = (work / ".phasegate/plugin" / SESSION / "evidence.jsonl").read_text().splitlines()
     assert [json.loads(line)["name"] for line in lines] == ["Edit", "Bash"]
+
+
+def test_an_output_phase_with_structured_output_asks_for_printed_json_in_a_session(
+    work: Path, tmp_path: Path
+) -> None:
+    """A user's session has no StructuredOutput tool: the prompt asks for the JSON as the
+    completion mode allows, never through that tool, and the schema still applies."""
+    task = tmp_path / "structured.json"
+    task.write_text(json.dumps({"name": "report", "phases": [
+        {"name": "answer", "instructions": "Report.", "structured_output": True,
+         "output_schema": {"type": "object", "required": ["ok"]}}]}))  # fmt: skip
+    done = _plugin("run", str(task), work=work)
+    assert "StructuredOutput" not in done.stdout
+    assert "submit_summary" in done.stdout
+    assert '"required":["ok"]' in "".join(done.stdout.split())

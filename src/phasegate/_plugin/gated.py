@@ -116,7 +116,7 @@ def _run(files: SessionFiles, args: list[str]) -> str:
     asked = _ask_missing(definition, inputs, args)
     if asked is not None:
         return asked
-    task = task_with_values(definition, inputs)
+    task = _in_session(task_with_values(definition, inputs))
     run_id = new_run_id()
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.tasks.progress import PhaseProgress
@@ -263,7 +263,22 @@ def _ask_missing(task: Task, inputs: dict[str, str], args: list[str]) -> str | N
 
 
 def _task(path: Path, inputs: dict[str, str]) -> Task:
-    return task_with_values(load_task(path), inputs)
+    return _in_session(task_with_values(load_task(path), inputs))
+
+
+def _in_session(task: Task) -> Task:
+    """``task`` as the plugin runs it: an output phase's ``structured_output`` is dropped,
+    since a session the user started has no ``StructuredOutput`` tool (it comes with
+    ``--json-schema``, which only a session's start can set); its JSON is handed in as the
+    completion mode allows (printed, or ``submit_summary``) and checked against the same
+    schema."""
+    output = task.output_phase
+    if output is None or not output.structured_output:
+        return task
+    phases = tuple(
+        p.model_copy(update={"structured_output": False}) if p is output else p for p in task.phases
+    )
+    return task.model_copy(update={"phases": phases})
 
 
 # -- PreToolUse -----------------------------------------------------------------------------
