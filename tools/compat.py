@@ -72,6 +72,7 @@ SUBSET = [
     "tests/_plugin/test_plugin_interactive.py",
     "tests/_plugin/test_plugin_subagents.py",
     "tests/_plugin/test_plugin_completion_tools.py",
+    "tests/agents/test_claude_plugins.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/agents/test_claude_subagents.py",
     "tests/tasks/test_gate_overhead.py",
