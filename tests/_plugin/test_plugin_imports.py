@@ -121,3 +121,28 @@ def test_the_mcp_server_starts_and_lists_its_tools_on_the_standard_library_alone
     unwanted = ("pydantic", "phasegate.validators", "phasegate.phases", "phasegate.tasks",
                 *NEVER, *REPORTS)  # fmt: skip
     assert not _within(modules, unwanted)
+
+
+def test_the_stop_hook_of_a_task_without_a_schema_loads_no_schema_library(
+    tmp_path: Path,
+) -> None:
+    """jsonschema and referencing load with the first schema checked: a task with no
+    output schema and no JSON check never pays for them at a stop."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    task = tmp_path / "edit.json"
+    task.write_text(json.dumps({"name": "edit", "phases": [
+        {"name": "edit", "instructions": "Fix app.py.", "require_tools": ["Edit"]}]}))  # fmt: skip
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": str(work)}
+    subprocess.run([sys.executable, "-m", "phasegate._plugin", "run", str(task)],
+                   env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    state = json.loads((work / ".phasegate/plugin" / SESSION / "state.json").read_text())
+    log = tmp_path / "session.jsonl"
+    log.write_text(json.dumps({"type": "user", "cwd": str(work), "message": {"role": "user",
+                   "content": f"phasegate run {state['run_id']}"}}) + "\n")  # fmt: skip
+    stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "Done."}  # fmt: skip
+    modules = _imported(["hook", "stop"], stop, env)
+    assert "phasegate.validators.judge" in modules
+    assert not _within(modules, ("jsonschema", "referencing", "jsonschema_specifications"))
