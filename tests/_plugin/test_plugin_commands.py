@@ -254,3 +254,58 @@ def test_judge_without_a_gated_task_reads_the_disk_from_git_as_phasegate_judge_d
     )  # fmt: skip
     assert "this session so far passes 'fix-vulnerability'" in done.stdout, done.stdout
     assert not (work / ".phasegate").exists()
+
+
+def test_a_missing_input_is_asked_with_ask_user_question_and_nothing_is_gated(
+    work: Path, tmp_path: Path
+) -> None:
+    """Without ``file=``, the command's answer tells the model to ask the user with
+    AskUserQuestion (the input as phasegate plan's question) and to run the command again;
+    no state is written until then."""
+    task = tmp_path / "look.json"
+    task.write_text(json.dumps(POLICY))
+    done = _plugin("run", str(task), work=work)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "needs values for file" in text and "AskUserQuestion" in text
+    asked = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    (question,) = asked["questions"]
+    assert (question["question"], question["header"]) == (
+        "Which file should be read first?", "File"
+    )  # fmt: skip
+    assert f"/phasegate:run {task} ID=VALUE" in text
+    assert not (work / ".phasegate/plugin" / SESSION).exists()
+
+
+def test_a_read_only_task_refuses_writing_tools_before_they_run(work: Path, tmp_path: Path) -> None:
+    """PreToolUse lets Read through and refuses Edit and Bash with the tools the read_only
+    task offers; the refusal is kept in the session's evidence."""
+    task = tmp_path / "read.json"
+    task.write_text(json.dumps({"name": "review", "read_only": True,
+                                "phases": [{"name": "review", "instructions": "Review app.py.",
+                                            "require_tools": ["Read"]}]}))  # fmt: skip
+    _plugin("run", str(task), work=work)
+    assert _pre(work, "Read") is None
+    for tool in ("Edit", "Bash"):
+        refused = _pre(work, tool)
+        assert refused is not None
+        reason = refused["hookSpecificOutput"]["permissionDecisionReason"]
+        assert reason.startswith(f"Refused: {tool} is not offered to a read_only task")
+        assert "Read, Grep, Glob" in reason
+    lines = (work / ".phasegate/plugin" / SESSION / "evidence.jsonl").read_text().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == ["Edit", "Bash"]
+
+
+def test_an_output_phase_with_structured_output_asks_for_printed_json_in_a_session(
+    work: Path, tmp_path: Path
+) -> None:
+    """A user's session has no StructuredOutput tool: the prompt asks for the JSON as the
+    completion mode allows, never through that tool, and the schema still applies."""
+    task = tmp_path / "structured.json"
+    task.write_text(json.dumps({"name": "report", "phases": [
+        {"name": "answer", "instructions": "Report.", "structured_output": True,
+         "output_schema": {"type": "object", "required": ["ok"]}}]}))  # fmt: skip
+    done = _plugin("run", str(task), work=work)
+    assert "StructuredOutput" not in done.stdout
+    assert "submit_summary" in done.stdout
+    assert '"required":["ok"]' in "".join(done.stdout.split())

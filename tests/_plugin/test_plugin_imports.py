@@ -87,3 +87,62 @@ def test_the_stop_hook_loads_the_gate_but_no_sdk_cli_libraries_or_reports_while_
     modules = _imported(["hook", "stop"], stop, env)
     assert "phasegate.validators.judge" in modules
     assert not _within(modules, (*NEVER, *REPORTS))
+
+
+def test_the_mcp_server_starts_and_lists_its_tools_on_the_standard_library_alone(
+    gated: tuple[Path, dict[str, str]],
+) -> None:
+    """Claude Code starts the plugin's MCP server with every session: initialize and
+    tools/list load no pydantic, no task model, no gate and no SDK."""
+    _, env = gated
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "phasegate._plugin", "mcp"],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert [t["name"] for t in replies[1]["result"]["tools"]] == [
+        "phase_complete", "submit_summary"
+    ]  # fmt: skip
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "phasegate._plugin.mcp" in modules
+    unwanted = ("pydantic", "phasegate.validators", "phasegate.phases", "phasegate.tasks",
+                *NEVER, *REPORTS)  # fmt: skip
+    assert not _within(modules, unwanted)
+
+
+def test_the_stop_hook_of_a_task_without_a_schema_loads_no_schema_library(
+    tmp_path: Path,
+) -> None:
+    """jsonschema and referencing load with the first schema checked: a task with no
+    output schema and no JSON check never pays for them at a stop."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    task = tmp_path / "edit.json"
+    task.write_text(json.dumps({"name": "edit", "phases": [
+        {"name": "edit", "instructions": "Fix app.py.", "require_tools": ["Edit"]}]}))  # fmt: skip
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": str(work)}
+    subprocess.run([sys.executable, "-m", "phasegate._plugin", "run", str(task)],
+                   env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    state = json.loads((work / ".phasegate/plugin" / SESSION / "state.json").read_text())
+    log = tmp_path / "session.jsonl"
+    log.write_text(json.dumps({"type": "user", "cwd": str(work), "message": {"role": "user",
+                   "content": f"phasegate run {state['run_id']}"}}) + "\n")  # fmt: skip
+    stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "Done."}  # fmt: skip
+    modules = _imported(["hook", "stop"], stop, env)
+    assert "phasegate.validators.judge" in modules
+    assert not _within(modules, ("jsonschema", "referencing", "jsonschema_specifications"))

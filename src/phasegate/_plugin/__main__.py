@@ -3,7 +3,8 @@
 ``hook pre|post|stop`` reads the hook input (JSON) on stdin and prints the hook output;
 ``run TASK_FILE [ID=VALUE ...]``, ``status``, ``stop``, ``judge TASK_FILE`` are the
 commands the plugin's skills run (their output becomes the model's instruction); ``setup``
-says the runtime is ready; ``version`` prints phasegate's version.
+says the runtime is ready; ``version`` prints phasegate's version; ``mcp`` serves the
+completion tools over stdio (:mod:`.mcp`).
 
 Hooks never fail the user's tool call or turn: anything unexpected is one line for the user
 and exit 0 (PreToolUse refuses, for a gated call: see :mod:`.lean`).
@@ -59,6 +60,10 @@ def main(argv: list[str]) -> int:
                 }
             )
         return 0
+    if command == "mcp":
+        from phasegate._plugin.mcp import main as serve_mcp
+
+        return serve_mcp()
     if command == "version":
         from phasegate._plugin.version import VERSION
 
@@ -73,7 +78,7 @@ def main(argv: list[str]) -> int:
         return 0
     print(
         "usage: python -m phasegate._plugin (hook pre|post|stop | run TASK_FILE [ID=VALUE ...] "
-        "| status | stop | judge TASK_FILE | setup | version)",
+        "| status | stop | judge TASK_FILE | setup | version | mcp)",
         file=sys.stderr,
     )
     return 2

@@ -23,14 +23,17 @@ the work stands; the next user message goes on from the state.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phasegate._plugin.state import SessionFiles, project_dir, valid_session
+from phasegate._plugin.tools import GATE_PREFIX, gate_name, subagent_fields
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import (
+    AgentRef,
     AssistantText,
     Entry,
     Notice,
@@ -46,6 +49,9 @@ from phasegate.phases.filled import task_with_values
 from phasegate.phases.loading import load_task
 from phasegate.phases.model import Task
 from phasegate.telemetry.events import EventData, RunEvent, new_run_id
+
+if TYPE_CHECKING:
+    from phasegate.prompts.completion_tools import ToolAnswer
 
 BLOCKS_PER_TURN = 7
 """Stop blocks in a row the gate sends before it ends the turn itself (the CLI's cap is 8)."""
@@ -106,7 +112,11 @@ def _run(files: SessionFiles, args: list[str]) -> str:
         )
     task_file = (files.project / args[0]).resolve()
     inputs = _inputs(args[1:])
-    task = _task(task_file, inputs)
+    definition = load_task(task_file)
+    asked = _ask_missing(definition, inputs, args)
+    if asked is not None:
+        return asked
+    task = _in_session(task_with_values(definition, inputs))
     run_id = new_run_id()
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.tasks.progress import PhaseProgress
@@ -133,9 +143,11 @@ def _run(files: SessionFiles, args: list[str]) -> str:
         "last_issues": [],
     }
     files.write(state)
+    offered = task.offered_tools
     files.write(
         {"active": True, "guarded": "all" if guarded is None else list(guarded),
-         "protect": bool(task.protect)},
+         "protect": bool(task.protect),
+         "offered": None if offered is None else list(offered)},
         "policy",
     )  # fmt: skip
     _emit(
@@ -226,8 +238,47 @@ def _inputs(pairs: list[str]) -> dict[str, str]:
     return inputs
 
 
+def _ask_missing(task: Task, inputs: dict[str, str], args: list[str]) -> str | None:
+    """For a task missing required values: the instruction to ask the user for them with
+    AskUserQuestion (the questions ``phasegate plan`` asks, at most 4 at a time) and to run
+    the command again with the answers; None when nothing is missing."""
+    from phasegate.planning.ask_user_question import to_ask_user_question
+    from phasegate.planning.clarification import missing_inputs
+    from phasegate.planning.questions import question_for
+
+    known = {i.id: i.default for i in task.inputs if i.default is not None} | inputs
+    missing = missing_inputs(task.inputs, known)[:4]
+    if not missing:
+        return None
+    ask = to_ask_user_question([question_for(item) for item in missing])
+    again = " ".join(["/phasegate:run", *args])
+    return (
+        f"phasegate: the task {task.name!r} needs values for "
+        f"{', '.join(i.id for i in missing)}; nothing is gated yet. Ask the user now with "
+        f"the AskUserQuestion tool, with exactly this input:\n{json.dumps(ask, indent=1)}\n"
+        f"Then run `{again} ID=VALUE ...` with one ID=VALUE per answer (ID: "
+        f"{', '.join(i.id for i in missing)}; VALUE: the label chosen, or the user's own "
+        "text), and do nothing else until then."
+    )
+
+
 def _task(path: Path, inputs: dict[str, str]) -> Task:
-    return task_with_values(load_task(path), inputs)
+    return _in_session(task_with_values(load_task(path), inputs))
+
+
+def _in_session(task: Task) -> Task:
+    """``task`` as the plugin runs it: an output phase's ``structured_output`` is dropped,
+    since a session the user started has no ``StructuredOutput`` tool (it comes with
+    ``--json-schema``, which only a session's start can set); its JSON is handed in as the
+    completion mode allows (printed, or ``submit_summary``) and checked against the same
+    schema."""
+    output = task.output_phase
+    if output is None or not output.structured_output:
+        return task
+    phases = tuple(
+        p.model_copy(update={"structured_output": False}) if p is output else p for p in task.phases
+    )
+    return task.model_copy(update={"phases": phases})
 
 
 # -- PreToolUse -----------------------------------------------------------------------------
@@ -245,12 +296,20 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     from phasegate.validators.tool_policy import current_phase, tool_refusal
 
     task = _task(Path(state["task_file"]), state["inputs"])
-    name = str(hook_input.get("tool_name") or "")
+    name = gate_name(str(hook_input.get("tool_name") or ""))
     arguments = hook_input.get("tool_input")
     arguments = arguments if isinstance(arguments, dict) else {}
     entries = _entries(files, state, hook_input, pending=False)
     found = tool_refusal(task, entries, name)
-    if found is not None:
+    offered = task.offered_tools
+    if offered is not None and name not in offered and not name.startswith(GATE_PREFIX):
+        what = "a read_only task" if task.read_only else "this task (its toolset)"
+        reason = (
+            f"Refused: {name} is not offered to {what}, which offers only "
+            f"{', '.join(offered)}. Nothing ran. Do the work with those tools."
+        )
+        phase = current_phase(task, entries)
+    elif found is not None:
         reason, phase = refusal_reason(task, found), found.phase
     else:
         protected = write_refusal(name, arguments, task.protect, state["workdir"])
@@ -259,7 +318,7 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
         reason, phase = f"Refused: {protected}", current_phase(task, entries)
     call = ToolCall(id=str(hook_input.get("tool_use_id") or ""), name=name, input=arguments)
     files.append({"kind": "refused", "id": call.id, "name": name, "reason": reason,
-                  "phase": phase, "input": call.brief})  # fmt: skip
+                  "phase": phase, "input": call.brief, **subagent_fields(hook_input)})  # fmt: skip
     _emit(files, state, [CallRefused(phase=phase, tool=name, tool_use_id=call.id,
                                      input=call.brief, reason=reason)])  # fmt: skip
     return reason
@@ -336,6 +395,65 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         "systemMessage": f"phasegate: {task.name!r} not accepted yet ({codes}); the gate's "
         f"feedback went back to Claude ({left} check(s) left).",
     }
+
+
+def answer_completion_tool(
+    session_id: str | None, name: str, arguments: dict[str, Any], use_id: str | None
+) -> ToolAnswer:
+    """The plugin's MCP server's answer to a completion tool call (``name`` as the gate knows
+    it) in session ``session_id``: the gate's, as ``phasegate run`` answers it, once the call
+    is found in that session's log (see :mod:`.mcp`)."""
+    from phasegate.phases.completion import TOOL_SERVER, counts_tools
+    from phasegate.prompts.completion_tools import error_answer
+    from phasegate.recording.recorder import issue_records
+    from phasegate.tasks.gate import PhaseGate
+    from phasegate.tasks.progress import gate_checked
+    from phasegate.tasks.recorded import check_part
+
+    short = name.removeprefix(f"mcp__{TOOL_SERVER}__")
+    attempted = {"tool": short, **arguments}
+    session = valid_session(session_id)
+    files = SessionFiles(project_dir(), session) if session is not None else None
+    state = files.read() if files is not None else None
+    if files is None or state is None or state.get("status") != "running":
+        return error_answer(
+            attempted,
+            "no phasegate task is running in this session",
+            "Do not call phasegate's tools now; /phasegate:run starts a gated task.",
+        )
+    task = _task(Path(state["task_file"]), state["inputs"])
+    if not counts_tools(task.completion):
+        return error_answer(
+            attempted,
+            "this task completes phases by marker lines, not by this tool",
+            "Print the PHASE N COMPLETE line the task's prompt gives instead.",
+        )
+    entries = _entries(files, state, {}, pending=False)
+    if use_id is None or not any(isinstance(e, ToolCall) and e.id == use_id for e in entries):
+        return error_answer(
+            attempted,
+            "this call is not in this session's log since its gated task began",
+            "Go on with the task; the gate checks your work when you stop.",
+        )
+    transcript = Transcript(entries=tuple(entries))
+    timeline = _timeline(files, transcript, WorkspaceSnapshot(state["start_snapshot"]))
+    gate = PhaseGate(task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]))
+    gate.restore(state["gate"])
+    check = gate.answer_tool(short, arguments, transcript, timeline)
+    state["gate"] = gate.counts()
+    judgment = check.judgment
+    if judgment is not None:
+        called = gate.called_phase(short, arguments)
+        state["last_issues"] = [i.as_dict() for i in issue_records(judgment.issues)]
+        state["checks"].append(
+            {"part": called - 1 if isinstance(called, int) else check_part(task, judgment),
+             "attempt": gate.attempts, "trigger": "tool", "accepted": check.answer.ok,
+             "issues": state["last_issues"], "feedback": check.answer.text,
+             "entry": len(transcript)}
+        )  # fmt: skip
+        _emit(files, state, list(gate_checked(judgment, gate.attempts, "tool", short)))
+    files.write(state)
+    return check.answer
 
 
 def _finish(
@@ -441,10 +559,19 @@ def _entries(
     evidence = files.evidence()
     failed = {e["id"] for e in evidence if e.get("kind") == "result" and not e.get("ok")}
     refused = {e["id"]: e for e in evidence if e.get("kind") == "refused"}
+    # The hooks' word on who made a call, for a call the session log does not place in a
+    # subagent (its subagent file not written yet, or a log shape that does not say).
+    agents = {e["id"]: agent for e in evidence if (agent := AgentRef.from_hook(e)) is not None}
     out: list[Entry] = []
     for entry in entries:
+        if isinstance(entry, ToolCall) and entry.name != gate_name(entry.name):
+            entry = entry.model_copy(update={"name": gate_name(entry.name)})
         if isinstance(entry, ToolResult) and entry.tool_use_id in failed:
             entry = entry.model_copy(update={"ok": False})
+        if isinstance(entry, ToolCall | ToolResult) and entry.agent is None:
+            agent = agents.get(entry.id if isinstance(entry, ToolCall) else entry.tool_use_id)
+            if agent is not None:
+                entry = entry.model_copy(update={"agent": agent})
         out.append(entry)
         if isinstance(entry, ToolCall) and entry.id in refused:
             r = refused[entry.id]

@@ -34,18 +34,11 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
-import jsonschema
-import referencing
-import referencing.jsonschema as dialects
-from jsonschema.protocols import Validator
-from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
 from pydantic import ValidationInfo
-from referencing import Registry, Resource, Specification
-from referencing.exceptions import NoSuchAnchor, PointerToNowhere, Unresolvable
 
 from phasegate._files import (
     MAX_NODES,
@@ -55,6 +48,10 @@ from phasegate._files import (
     parse_data,
     read_text,
 )
+
+if TYPE_CHECKING:  # jsonschema and referencing load at the first schema checked (~0.1 s)
+    from jsonschema.protocols import Validator
+    from referencing import Registry, Resource, Specification
 
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 """The keywords whose value is a reference."""
@@ -170,7 +167,9 @@ def walk_schema(
             graph.refs.append(site)
             edges.append((id(resolved.contents), site))
             if isinstance(resolved.contents, dict):
-                found = Resource.from_contents(resolved.contents, default_specification=spec)
+                found = _referencing().Resource.from_contents(
+                    resolved.contents, default_specification=spec
+                )
                 work.append((found, resolved.resolver))
         edges.extend((id(child), None) for child in _same_value_children(contents))
         work += [(sub, resolver.in_subresource(sub)) for sub in _subresources(resource)]
@@ -201,7 +200,12 @@ def _same_value_children(contents: dict[str, Any]) -> list[object]:
 MAX_SCHEMA_FILES = 50
 """The most schema files one schema may pull in through ``$ref``."""
 
-_LEGACY = (dialects.DRAFT3, dialects.DRAFT4, dialects.DRAFT6, dialects.DRAFT7)
+
+def _legacy(spec: Specification[Any]) -> bool:
+    """Whether ``spec`` is a dialect before 2019-09 (``$ref`` overrides its siblings)."""
+    dialects = _dialects()
+    return spec in (dialects.DRAFT3, dialects.DRAFT4, dialects.DRAFT6, dialects.DRAFT7)
+
 
 SchemaReader = Callable[[Path], object]
 """Reads one schema file: its parsed, checked contents, or a ValueError (OSError) saying why."""
@@ -232,9 +236,12 @@ def self_contained(
                     f"the schema and the files it refers to hold more than {MAX_NODES} values "
                     "together; shorten them"
                 )
-        return Resource.from_contents(fetched[uri], default_specification=spec)
+        found: Resource[Any] = _referencing().Resource.from_contents(
+            fetched[uri], default_specification=spec
+        )
+        return found
 
-    registry: Registry[Any] = Registry(retrieve=retrieve).combine(METASCHEMAS)  # type: ignore[call-arg]
+    registry: Registry[Any] = _referencing().Registry(retrieve=retrieve).combine(_metaschemas())
     graph = walk_schema(own, spec, registry, base=origin_uri, lookup=_lookup)
     names = _names(origin_uri, fetched, root)
     # References into other files (from inside them too: a file may be embedded inside an
@@ -270,9 +277,13 @@ def check_stands_alone(schema: dict[str, Any]) -> None:
 
 
 def _specification(schema: dict[str, Any]) -> Specification[Any]:
+    import jsonschema
+
+    dialects = _dialects()
     meta = jsonschema.validators.validator_for(schema).META_SCHEMA
     dialect = meta.get("$id") or meta.get("id") or ""
-    return dialects.specification_with(dialect, default=dialects.DRAFT202012)
+    spec: Specification[Any] = dialects.specification_with(dialect, default=dialects.DRAFT202012)
+    return spec
 
 
 def _count_values(value: object) -> int:
@@ -312,6 +323,8 @@ class _NotLocal(ValueError):
 
 def _lookup(resolver: Any, ref: str) -> Any:
     """``resolver.lookup(ref)``, its failures as a ValueError naming ``ref``."""
+    from referencing.exceptions import NoSuchAnchor, PointerToNowhere, Unresolvable
+
     try:
         return resolver.lookup(ref)
     except PointerToNowhere as exc:
@@ -370,7 +383,7 @@ def _names(origin_uri: str, fetched: dict[str, Any], root: Path | None) -> dict[
 def _needs_wrapper(document: Any, spec: Specification[Any]) -> bool:
     """Before 2019-09 an ``$id`` beside ``$ref`` is ignored, and a boolean holds no ``$id``:
     such a document is embedded as the one item of an ``allOf``."""
-    return not isinstance(document, dict) or (spec in _LEGACY and "$ref" in document)
+    return not isinstance(document, dict) or (_legacy(spec) and "$ref" in document)
 
 
 def _embed(
@@ -380,8 +393,9 @@ def _embed(
     names: dict[str, str],
     origin_uri: str,
 ) -> dict[str, Any]:
+    dialects = _dialects()
     id_key = "id" if spec in (dialects.DRAFT3, dialects.DRAFT4) else "$id"
-    defs_key = "definitions" if spec in _LEGACY else "$defs"
+    defs_key = "definitions" if _legacy(spec) else "$defs"
     if _root_id(own, spec) == "":
         own = {id_key: names[origin_uri], **own}
     defs = dict(own.get(defs_key) or {})
@@ -400,7 +414,7 @@ def _check_alone(schema: dict[str, Any], spec: Specification[Any]) -> None:
     """Walk ``schema`` as jsonschema will, with no files to read: every reference resolves,
     and none loops in place."""
     base = urldefrag(_root_id(schema, spec)).url
-    registry: Registry[Any] = Registry().combine(METASCHEMAS)
+    registry: Registry[Any] = _referencing().Registry().combine(_metaschemas())
     _refuse_loops(walk_schema(schema, spec, registry, base=base, lookup=_lookup))
 
 
@@ -416,7 +430,6 @@ def _refuse_loops(graph: SchemaGraph) -> None:
 
 
 _INLINE = "<inline>"
-_NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry()
 
 
 def base_dir(info: ValidationInfo) -> Path:
@@ -463,6 +476,8 @@ def checked_schema(value: object) -> object:
     if isinstance(value, dict):
         if not isinstance(value.get("$schema", ""), str):
             raise ValueError("not a valid JSON Schema: $schema must be a string, a dialect's URI")
+        import jsonschema
+
         try:
             jsonschema.validators.validator_for(value).check_schema(value)
         except jsonschema.SchemaError as exc:
@@ -506,8 +521,10 @@ def schema_problem(schema: object) -> str | None:
 def schema_validator(schema: dict[str, Any]) -> Validator:
     """A validator for a loaded schema that never reads a file or the network: a loaded
     schema holds everything its references need."""
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=_NO_RETRIEVAL)
+    return cls(schema, registry=_referencing().Registry())
 
 
 def _read_checked(path: Path) -> object:
@@ -534,3 +551,24 @@ def _not_json(value: object) -> str | None:
         elif not isinstance(item, str | int | float | bool) and item is not None:
             return f"{where} holds a {type(item).__name__}, which JSON does not have"
     return None
+
+
+def _referencing() -> Any:
+    """The ``referencing`` package, imported when a schema is first checked."""
+    import referencing
+
+    return referencing
+
+
+def _dialects() -> Any:
+    """``referencing.jsonschema``: the dialects' specifications."""
+    import referencing.jsonschema
+
+    return referencing.jsonschema
+
+
+def _metaschemas() -> Any:
+    """Every dialect's metaschema, as a registry (jsonschema_specifications)."""
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+
+    return REGISTRY

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from phasegate.phases.placeholder_values import is_placeholder_value
 from phasegate.phases.schemas import schema_validator
 from phasegate.validators.issues import Issue, IssueCode, IssueGroup
 from phasegate.validators.paths import relative_to_workdir
+
+if TYPE_CHECKING:  # jsonschema loads with the first schema checked
+    import jsonschema
 
 
 def check_schema(index: int, value: dict[str, Any], schema: dict[str, Any]) -> list[Issue]:

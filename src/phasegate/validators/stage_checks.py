@@ -30,8 +30,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, assert_never
 
-import referencing.exceptions
-
 from phasegate._files.globs import glob_matches
 from phasegate.phases.checks import (
     Changed,
@@ -301,6 +299,8 @@ def _json_valid(check: JsonValid, evidence: StageEvidence) -> _Verdict:
     if check.schema_ is None:
         return True, f"{check.path} holds valid JSON", ""
     schema = check.schema_
+    import referencing.exceptions  # loaded with the first schema checked
+
     try:
         errors = sorted(
             schema_validator(schema).iter_errors(value),

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from phasegate.agents.claude.cli import claude_agent_sdk_version, claude_code_version
@@ -56,6 +56,9 @@ class ClaudeAgent:
     (the CLI's ``API_TIMEOUT_MS``); ``api_retries`` how often the CLI itself retries a
     failed API request (``CLAUDE_CODE_MAX_RETRIES``). ``isolated=False`` lets the user's
     and the project's Claude Code settings (hooks, plugins, permissions) apply.
+    ``plugins``: folders of Claude Code plugins the session loads (``claude --plugin-dir``),
+    isolated or not; one Claude Code cannot load fails the run with a
+    :class:`~phasegate.errors.UsageError` naming it and why.
     """
 
     name = "claude"
@@ -73,6 +76,7 @@ class ClaudeAgent:
         isolated: bool = True,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        plugins: Sequence[str | Path] = (),
     ) -> None:
         if timeout <= 0 or request_timeout <= 0:
             raise UsageError(
@@ -89,6 +93,7 @@ class ClaudeAgent:
         self.isolated = isolated
         self.max_turns = max_turns
         self.max_budget_usd = max_budget_usd
+        self.plugins = tuple(_plugin_folder(path) for path in plugins)
 
     def process_env(self, request: AgentRequest) -> dict[str, str]:
         """The environment added to the CLI's, after phasegate's own bounds."""
@@ -131,6 +136,7 @@ class ClaudeAgent:
             isolated=self.isolated,
             max_turns=self.max_turns,
             max_budget_usd=self.max_budget_usd,
+            plugins=tuple(str(path) for path in self.plugins),
         )
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
@@ -143,3 +149,16 @@ class ClaudeAgent:
                 await session.run()
         except TimeoutError:
             raise session_timed_out(self.timeout) from None
+
+
+def _plugin_folder(path: str | Path) -> Path:
+    """A plugin folder given to the agent, resolved; a path that is not a folder is a usage
+    error (Claude Code would only report it once the session started)."""
+    folder = Path(path).expanduser().resolve()
+    if not folder.is_dir():
+        raise UsageError(
+            f"plugin {path} is not a folder: give the folder of a Claude Code plugin (the one "
+            "holding .claude-plugin/plugin.json, hooks, skills...)",
+            option="plugins",
+        )
+    return folder

@@ -10,8 +10,8 @@ would avoid name that keyword argument in ``option``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeGuard
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeGuard
 
 from phasegate.errors import AgentError, UsageError
 from phasegate.evidence.transcript import RunResult
@@ -54,6 +54,22 @@ def cli_not_found(exc: Exception) -> UsageError:
         f"the Claude Code CLI was not found ({exc}); reinstall claude-agent-sdk, which "
         "bundles it, or give the agent the path of a Claude Code CLI",
         option="cli_path",
+    )
+
+
+def plugins_failed(errors: Iterable[Mapping[str, Any]]) -> UsageError:
+    """Claude Code could not load plugins the agent was given (the init message's
+    ``plugin_errors``): each one's name, failure type, message and path."""
+    lines = "; ".join(
+        f"{e.get('plugin', '?')} ({e.get('type', 'error')}): {e.get('message', '')}"
+        + (f" [{e['path']}]" if e.get("path") else "")
+        for e in errors
+    )
+    return UsageError(
+        f"Claude Code could not load the plugin(s) given to the agent: {lines}. Fix the "
+        "plugin folder (`claude plugin validate PATH` says what is wrong), or leave it out "
+        "of plugins",
+        option="plugins",
     )
 
 

@@ -32,6 +32,8 @@ class SessionOptions:
     isolated: bool
     max_turns: int | None
     max_budget_usd: float | None
+    plugins: tuple[str, ...] = ()
+    """Claude Code plugin folders the session loads (claude-agent-sdk's local plugins)."""
 
 
 BLOCK_CAP_VAR = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
@@ -99,7 +101,8 @@ def query_options(
     an ``output_schema`` asks for structured output; the request's ``toolset`` is the CLI's
     tools (a read-only task's: the reading tools); a read-only request runs in plan mode, where
     the CLI itself refuses writes and commands; a confined request runs its commands in the
-    CLI's sandbox (:mod:`~phasegate.agents.claude.sandbox`).
+    CLI's sandbox (:mod:`~phasegate.agents.claude.sandbox`); the agent's plugin folders are
+    loaded (an isolated session too: they were asked for by name).
     """
     return sdk.ClaudeAgentOptions(
         cwd=str(request.workdir),
@@ -130,6 +133,7 @@ def query_options(
             if request.confinement is not None
             else None
         ),
+        plugins=[{"type": "local", "path": path} for path in options.plugins],
         # Partial messages carry each response's final usage (its message_delta event);
         # the assistant messages repeat the usage of the response's start.
         include_partial_messages=True,

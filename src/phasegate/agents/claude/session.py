@@ -20,6 +20,7 @@ from phasegate.agents.claude.failures import (
     api_failure,
     cli_not_found,
     is_failure,
+    plugins_failed,
     sdk_failure,
 )
 from phasegate.agents.claude.messages import sdk_message_as_json
@@ -101,6 +102,10 @@ class ClaudeSession:
                 if raw is None:
                     continue
                 self._retry_notice(raw)
+                if raw["type"] == "system" and raw.get("subtype") == "init":
+                    errors = raw.get("plugin_errors")
+                    if self.options.plugins and errors:
+                        raise plugins_failed(errors)
                 if raw["type"] == "assistant":
                     self.api_failed = raw.get("error") is not None or (
                         raw["message"].get("model") == SYNTHETIC_MODEL
