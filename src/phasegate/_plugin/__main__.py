@@ -1,7 +1,8 @@
 """``python -m phasegate._plugin``: what the plugin's launcher runs.
 
 ``hook pre|post|stop`` reads the hook input (JSON) on stdin and prints the hook output;
-``run TASK_FILE [ID=VALUE ...]``, ``status``, ``stop``, ``judge TASK_FILE`` are the
+``run TASK_FILE [ID=VALUE ...]``, ``pipeline FILE [ID=VALUE ...]``, ``loop PROMPT --until
+CHECK``, ``status``, ``stop``, ``judge TASK_FILE`` are the
 commands the plugin's skills run (their output becomes the model's instruction); ``setup``
 says the runtime is ready; ``version`` prints phasegate's version.
 
@@ -66,14 +67,15 @@ def main(argv: list[str]) -> int:
         return 0
     if command == "setup":
         return 0
-    if command in ("run", "status", "stop", "judge"):
+    if command in ("run", "status", "stop", "judge", "pipeline", "loop"):
         from phasegate._plugin.gated import command_main
 
         print(command_main(command, args))
         return 0
     print(
         "usage: python -m phasegate._plugin (hook pre|post|stop | run TASK_FILE [ID=VALUE ...] "
-        "| status | stop | judge TASK_FILE | setup | version)",
+        "| pipeline FILE [ID=VALUE ...] | loop PROMPT --until CHECK | status | stop "
+        "| judge TASK_FILE | setup | version)",
         file=sys.stderr,
     )
     return 2
