@@ -70,6 +70,7 @@ SUBSET = [
     "tests/_plugin/test_plugin_run.py",
     "tests/_plugin/test_plugin_failures.py",
     "tests/_plugin/test_plugin_interactive.py",
+    "tests/_plugin/test_plugin_pipelines.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/agents/test_claude_subagents.py",
     "tests/tasks/test_gate_overhead.py",

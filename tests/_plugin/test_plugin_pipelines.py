@@ -162,3 +162,120 @@ def test_pagents_pipeline_file_runs_through_the_plugin_as_phasegate_pipeline_run
     assert _shape(state["report"]) == _shape(report)
     assert [c["feedback"] for c in state["checks"]] == feedback
     assert any(not c["accepted"] for c in state["checks"])
+
+
+STAGES = 12
+MANY: dict[str, Any] = {
+    "name": "many",
+    "stages": [
+        {"name": f"s{n}", "prompt": f"Say step {n}.", "exit_when": [{"said": f"STEP {n}"}]}
+        for n in range(1, STAGES + 1)
+    ],
+}
+"""Twelve stages, each passing once the model says its step: eleven hand-overs by a block."""
+
+
+def _step(n: int) -> dict[str, Any]:
+    return {"contains": f"Stage {n} of {STAGES}:", "text": f"Done.\n\n<promise>STEP {n}</promise>"}
+
+
+def test_twelve_stages_complete_over_two_turns_with_every_stage_gated(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The first turn hands over seven stages by Stop blocks, then the gate ends the turn
+    itself before Claude Code's cap, naming the stage not checked yet and what to type; the
+    user's 'go on' (``claude -p --resume``) starts a turn whose first stop checks that stage,
+    and the rest follow: twelve checks, each accepted once, none overridden by the CLI."""
+    pipeline = tmp_path / "many.json"
+    pipeline.write_text(json.dumps(MANY))
+    replies = [_step(n) for n in range(1, 9)]
+    replies += [{"contains": "go on", "text": "Going on from stage 8."}]
+    replies += [_step(n) for n in range(9, STAGES + 1)]
+    server = scripted_model_server(Script.model_validate({"replies": replies}))
+    work = tmp_path / "work"
+    work.mkdir()
+    env = plugin_env(server)
+    first = run_claude(f"/phasegate:pipeline {pipeline}", work, env)
+    assert first.code == 0, first.stderr
+    state = session_state(work, first.session_id)
+    assert state["status"] == "running"
+    assert state["pipeline_state"]["stage"] == 7
+    assert [s["status"] for s in state["pipeline_state"]["stages"]][:8] == ["accepted"] * 7 + [
+        "running"
+    ]
+    ended = [m["content"] for m in first.messages if m.get("subtype") == "informational"][-1]
+    assert "stage 8 of 12 (s8) is not checked yet" in ended and "'go on'" in ended
+    assert not any("overriding and ending turn" in text for text in first.texts())
+
+    again = run_claude("go on", work, plugin_env(server, env["HOME"]), "--resume", first.session_id)
+    assert again.code == 0, again.stderr
+    state = session_state(work, first.session_id)
+    assert state["status"] == "accepted"
+    assert [(s["status"], s["attempts"]) for s in state["report"]["stages"]] == [
+        ("accepted", 1)
+    ] * STAGES
+    assert [c["accepted"] for c in state["checks"]] == [True] * STAGES
+    log = _events(work / ".phasegate/events.jsonl")
+    checked = [(e["stage"], e["passed"]) for e in log if e["event"] == "stage.checked"]
+    assert checked == [(n, True) for n in range(1, STAGES + 1)]
+    assert [e["verdict"] for e in log if e["event"] == "pipeline.completed"] == ["accepted"]
+
+
+def test_a_loop_ends_when_its_until_checks_hold(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """``--until`` a line count and a real command: the first iteration leaves one line and
+    gets the checks' feedback, the second makes both hold and the loop is accepted after two
+    iterations, its events counting them."""
+    model = {
+        "replies": [
+            {"contains": "Write notes.md",
+             "tools": [{"Write": {"file_path": "notes.md", "content": "one\n"}}]},
+            {"when": "tool_result", "text": "Wrote one line."},
+            {"when": "user", "contains": "exit_condition_failed",
+             "tools": [{"Write": {"file_path": "notes.md", "content": "one\ntwo\n"}}]},
+            {"when": "tool_result", "text": "Now two."},
+        ]
+    }  # fmt: skip
+    server = scripted_model_server(Script.model_validate(model))
+    work = tmp_path / "work"
+    work.mkdir()
+    command = (
+        "/phasegate:loop Write notes.md with two lines --until 'min_lines: {path: notes.md, n: 2}'"
+        " --until 'command: grep -q two notes.md' --max-iterations 3"
+    )
+    session = run_claude(command, work, plugin_env(server))
+    assert session.code == 0, session.stderr
+    state = session_state(work, session.session_id)
+    assert state["kind"] == "loop" and state["status"] == "accepted"
+    (stage,) = state["report"]["stages"]
+    assert stage["attempts"] == 2
+    assert [c["kind"] for c in stage["checks"]] == ["min_lines", "command"]
+    log = _events(work / ".phasegate/events.jsonl")
+    (started,) = [e for e in log if e["event"] == "pipeline.started"]
+    assert started["loop"]["max_iterations"] == 3
+    (completed,) = [e for e in log if e["event"] == "pipeline.completed"]
+    assert completed["iterations"] == 2 and completed["verdict"] == "accepted"
+
+
+def test_a_loop_that_runs_out_of_iterations_is_rejected(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A model that only talks: two iterations, each checked and fed back, then rejected;
+    the closing message names the verdict and the recording."""
+    model = {"replies": [{"text": "I think it works."}, {"text": "Surely it works now."}]}
+    server = scripted_model_server(Script.model_validate(model))
+    work = tmp_path / "work"
+    work.mkdir()
+    session = run_claude(
+        "/phasegate:loop Make the tests pass --until 'command: python3 -c \"raise SystemExit(1)\"'"
+        " --max-iterations 2",
+        work,
+        plugin_env(server),
+    )
+    assert session.code == 0, session.stderr
+    state = session_state(work, session.session_id)
+    assert state["status"] == "rejected"
+    assert [c["accepted"] for c in state["checks"]] == [False, False]
+    closing = [m["content"] for m in session.messages if m.get("subtype") == "informational"][-1]
+    assert "loop 'loop' rejected" in closing and "phasegate view" in closing
