@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     if command == "hook" and args == ["stop"]:
         hook_input = _hook_input()
         try:
-            from phasegate._plugin.gated import on_stop
+            from phasegate._plugin.dispatch import on_stop
 
             _print(on_stop(hook_input))
         except Exception as exc:  # never a loop: the turn ends, with one line saying why
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     if command == "setup":
         return 0
     if command in ("run", "status", "stop", "judge", "pipeline", "loop"):
-        from phasegate._plugin.gated import command_main
+        from phasegate._plugin.dispatch import command_main
 
         print(command_main(command, args))
         return 0

@@ -9,11 +9,10 @@ disk (:class:`~phasegate.pipelines.evidence.DiskEvidence`,
 :func:`phasegate.pipelines.machine.step`, refusals by
 :func:`phasegate.pipelines.run.stage_refusal`, the recording by
 :class:`~phasegate.pipelines.recorded.VisitLog`: what ``phasegate pipeline run`` uses. What this
-module adds is carrying their state from one hook process to the next, as :mod:`.gated` carries
-a task gate's counters: the :class:`~phasegate.pipelines.state.PipelineState`, the current
-visit (where it started in the session, its disk baseline, its task gate's counters), the
-visits and checks the recording needs, all in the session's ``state.json``; never the project's
-``pipeline-state.json`` (another session's run, or ``phasegate pipeline run``'s, may be there).
+module adds is carrying their state from one hook process to the next (:mod:`.carried`), as
+:mod:`.gated` carries a task gate's counters, all in the session's ``state.json``; never the
+project's ``pipeline-state.json`` (another session's run, or ``phasegate pipeline run``'s, may
+be there).
 
 A loop is the one-stage pipeline :func:`~phasegate.phases.loop.loop_pipeline` makes: its
 prompt until its ``--until`` checks hold, one check per stop, within its iterations.
@@ -27,25 +26,22 @@ type); the next user message starts a new turn, and its first stop checks that s
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import os
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from phasegate._plugin import carried
 from phasegate._plugin.gated import BLOCKS_PER_TURN, TOKEN, VIA, _entries, _Refused
-from phasegate._plugin.state import SessionFiles
+from phasegate._plugin.state import SessionFiles, project_dir, valid_session
 from phasegate.errors import PhasegateError
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
     Notice,
     ToolCall,
-    ToolRefused,
-    ToolResult,
     Transcript,
 )
-from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.pipeline import Pipeline
 from phasegate.telemetry.events import EventData, RunEvent
 
@@ -56,6 +52,42 @@ DEFAULT_LOOP_ITERATIONS = 10
 
 
 # -- commands -------------------------------------------------------------------------------
+
+USAGE = {
+    "pipeline": "/phasegate:pipeline FILE [ID=VALUE ...]",
+    "loop": "/phasegate:loop PROMPT --until CHECK [--until CHECK ...] [--max-iterations N]",
+    "status": "/phasegate:status",
+    "stop": "/phasegate:stop",
+}
+
+
+def command_main(command: str, args: list[str]) -> str:
+    """What ``command`` prints (``pipeline``, ``loop``; ``status``, ``stop`` of a pipeline or
+    a loop), refusals worded as :func:`.gated.command_main` words them."""
+    session = valid_session(os.environ.get("CLAUDE_CODE_SESSION_ID"))
+    try:
+        if session is None:
+            raise _Refused(
+                "this command runs inside a Claude Code session (CLAUDE_CODE_SESSION_ID is "
+                "missing or malformed), so there is no session to gate"
+            )
+        files = SessionFiles(project_dir(), session)
+        state = files.read()
+        if command == "status" and state is not None:
+            return status(files, state)
+        if command == "stop" and state is not None:
+            if state.get("status") != "running":
+                return (
+                    "phasegate: no gated work is running in this session. Tell the user "
+                    "exactly this."
+                )
+            return stop(files, state)
+        return start(command, files, args)
+    except (_Refused, PhasegateError) as exc:
+        return (
+            f"phasegate: {exc}\nUsage: {USAGE[command]}\nNothing is gated. Tell the user "
+            "exactly this message and do nothing else."
+        )
 
 
 def start(command: str, files: SessionFiles, args: list[str]) -> str:
@@ -183,9 +215,9 @@ def _begin(files: SessionFiles, kind: str, pipeline: Pipeline, definition: dict[
             if loop else None,
         )
     ]  # fmt: skip
-    progress = _progress(files, state, pipeline, events)
+    progress = carried.progress(files, state, pipeline, events)
     first = progress.begin_stage(0, 0)
-    _keep(state, progress)
+    carried.keep(state, progress)
     state["conversation"] = {"instruction": first, "checked_at": -1}
     files.write(state)
     guarded = checked_tools(pipeline)
@@ -235,7 +267,7 @@ def stop(files: SessionFiles, state: dict[str, Any]) -> str:
     """``/phasegate:stop``: the run ends ``stopped`` (its report's error says so)."""
     pipeline = _definition(files, state)
     entries = _entries(files, state, {}, pending=False)
-    pstate = _pipeline_state(state)
+    pstate = carried.pipeline_state(state)
     pstate.status, pstate.error = "error", "stopped: /phasegate:stop ended the gated run"
     _finish(files, state, pipeline, pstate, entries, stopped=True)
     return (
@@ -267,7 +299,7 @@ def refusal(files: SessionFiles, state: dict[str, Any], hook_input: dict[str, An
         return None
     from phasegate.tasks.report import RefusedCall
 
-    pstate = _pipeline_state(state)
+    pstate = carried.pipeline_state(state)
     pstate.current.refusals.append(
         RefusedCall(tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason)
     )
@@ -306,17 +338,18 @@ def on_stop(
             "started, so this turn ends unchecked. Restore it, or type /phasegate:stop."
         }
     events: list[EventData] = []
-    progress = _progress(files, state, pipeline, events, entries)
-    _tools_called(state, progress, entries, events)
+    progress = carried.progress(files, state, pipeline, events, entries)
+    carried.tools_called(state, progress, entries, events)
     checked = asyncio.run(progress.check(entries, "stop"))
-    _keep(state, progress)
+    carried.keep(state, progress)
     assert checked is not None  # the run is running: a check always says what follows
     conversation = m.Working(
         state["conversation"]["instruction"], int(state["conversation"]["checked_at"])
     )
     after, _ = m.step(conversation, checked)
-    failed = [o for o in progress.visit_outcomes if not o.ok]
-    state["last_issues"] = [{"code": o.kind, "message": o.detail} for o in failed]
+    assert progress.visits is not None
+    (last,) = progress.visits.recorder.checks  # this check, as the recording keeps it
+    state["last_issues"] = [{"code": i.code, "message": i.message} for i in last.issues]
     _emit(files, state, events)
     if isinstance(after, m.Done):
         verdict = _finish(files, state, pipeline, progress.state, entries)
@@ -368,138 +401,6 @@ def _end_turn(files: SessionFiles, state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# -- carrying the run across processes ------------------------------------------------------
-
-
-def _pipeline_state(state: dict[str, Any]) -> Any:
-    from phasegate.pipelines.state import PipelineState
-
-    return PipelineState.model_validate(state["pipeline_state"])
-
-
-def _progress(
-    files: SessionFiles,
-    state: dict[str, Any],
-    pipeline: Pipeline,
-    events: list[EventData],
-    entries: list[Entry] | None = None,
-) -> Any:
-    """The run's :class:`StageProgress` as the last process left it: its state, current
-    visit (start, baseline, tools, task gate) and recorded visits, saving into ``state``."""
-    from phasegate.pipelines.progress import StageProgress
-    from phasegate.pipelines.recorded import VisitLog
-    from phasegate.prompts.templates import PromptTemplates
-    from phasegate.recording.recorder import Recorder
-
-    class _SessionProgress(StageProgress):
-        visit_outcomes: tuple[Any, ...] = ()
-
-        def save(self) -> None:  # the session's state.json, written by the caller
-            state["pipeline_state"] = self.state.model_dump(mode="json")
-
-        def keep_baseline(self, baseline: WorkspaceSnapshot) -> None:
-            pass  # kept with the visit (_keep)
-
-    pstate = _pipeline_state(state)
-    visit = state.get("visit")
-    if visit is not None and entries is not None:
-        pstate.current.tools = dict(_tools(entries[int(visit["start"]) :], files))
-    recorder = Recorder(files.recording(state["run_id"]), page=None)
-    visits = VisitLog(recorder)
-    now_wall, now_mono = time.time(), time.monotonic()
-    for kept in state["visits"]:
-        baseline = WorkspaceSnapshot(kept["baseline"]) if kept["baseline"] is not None else None
-        visits.begin(kept["stage"], kept["name"], kept["visit"], kept["start"], baseline)
-        last = visits.visits[-1]
-        last.started = now_mono - (now_wall - float(kept["started"]))
-        last.checks, last.passed = int(kept["checks"]), kept["passed"]
-    baseline = WorkspaceSnapshot(visit["baseline"]) if visit is not None else None
-    progress = _SessionProgress(
-        pipeline, files.project, pstate, templates=PromptTemplates(), emit=events.append,
-        baseline=baseline, unobserved=[files.events_path], visits=visits,
-    )  # fmt: skip
-    if visit is not None:
-        progress.visit.start = int(visit["start"])
-        if progress.visit.gate is not None:
-            progress.visit.gate.restore(visit["gate"])
-        if entries is not None:
-            _place_changes(files, progress, entries)
-    original = progress.visit.check
-
-    async def check(entries: Any, current: WorkspaceSnapshot) -> Any:
-        found = await original(entries, current)
-        progress.visit_outcomes = found.outcomes
-        return found
-
-    progress.visit.check = check  # type: ignore[method-assign]  # noting the outcomes only
-    return progress
-
-
-def _place_changes(files: SessionFiles, progress: Any, entries: list[Entry]) -> None:
-    """A task stage's timeline: the disk's changes since the visit began, each after the call
-    that made it (the runner snapshots at each phase claim; a hook sees only the end)."""
-    from phasegate.tasks.transcript_file import changes_timeline
-
-    visit = progress.visit
-    if visit.gate is None:
-        return
-    diff = WorkspaceDiff.between(visit.baseline, progress.workspace.snapshot())
-    window = Transcript(entries=tuple(entries[visit.start :]))
-    visit.timeline = changes_timeline(window, diff, str(files.project))
-
-
-def _tools(entries: list[Entry], files: SessionFiles) -> Counter[str]:
-    """Successful calls per tool in ``entries`` (a refused call did not run)."""
-    names = {e.id: e.name for e in entries if isinstance(e, ToolCall)}
-    refused = {e.tool_use_id for e in entries if isinstance(e, ToolRefused)}
-    return Counter(
-        names[e.tool_use_id]
-        for e in entries
-        if isinstance(e, ToolResult) and e.ok and e.tool_use_id in names
-        and e.tool_use_id not in refused
-    )  # fmt: skip
-
-
-def _tools_called(
-    state: dict[str, Any], progress: Any, entries: list[Entry], events: list[EventData]
-) -> None:
-    """``tool.called`` for each call whose result arrived since the last stop."""
-    from phasegate.telemetry.events import ToolCalled
-
-    names = {e.id: e.name for e in entries if isinstance(e, ToolCall)}
-    refused = {e.tool_use_id for e in entries if isinstance(e, ToolRefused)}
-    seen = set(state["seen_results"])
-    for entry in entries:
-        if isinstance(entry, ToolResult) and entry.tool_use_id not in seen:
-            seen.add(entry.tool_use_id)
-            state["seen_results"].append(entry.tool_use_id)
-            if entry.tool_use_id not in refused:
-                events.append(ToolCalled(stage=progress.state.stage + 1,
-                                         tool=names.get(entry.tool_use_id),
-                                         tool_use_id=entry.tool_use_id, ok=entry.ok))  # fmt: skip
-
-
-def _keep(state: dict[str, Any], progress: Any) -> None:
-    """Write what the next process needs into ``state`` (saved by the caller)."""
-    state["pipeline_state"] = progress.state.model_dump(mode="json")
-    visit = progress.visit
-    state["visit"] = {
-        "start": visit.start,
-        "baseline": dict(visit.baseline.files),
-        "gate": visit.gate.counts() if visit.gate is not None else {},
-    }
-    now_wall, now_mono = time.time(), time.monotonic()
-    state["visits"] = [
-        {"stage": v.stage, "name": v.name, "visit": v.visit, "start": v.start,
-         "baseline": dict(v.baseline.files) if v.baseline is not None else None,
-         "started": now_wall - (now_mono - v.started), "checks": v.checks, "passed": v.passed}
-        for v in progress.visits.visits
-    ]  # fmt: skip
-    state["checks"] = state["checks"] + [
-        dataclasses.asdict(check) for check in progress.visits.recorder.checks
-    ]
-
-
 def _finish(
     files: SessionFiles,
     state: dict[str, Any],
@@ -511,7 +412,6 @@ def _finish(
 ) -> str:
     """Close the run: usage per stage, its report, ``pipeline.completed``, its recording."""
     from phasegate.evidence.usage_split import split_usage
-    from phasegate.pipelines.recorded import VisitLog
     from phasegate.pipelines.report import pipeline_report
     from phasegate.recording.model import IssueRecord, RecordingKind
     from phasegate.recording.recorder import Recorder
@@ -537,13 +437,7 @@ def _finish(
     )
     folder = files.recording(state["run_id"])
     recorder = Recorder(folder)
-    visits = VisitLog(recorder)
-    for kept in state["visits"]:
-        baseline = WorkspaceSnapshot(kept["baseline"]) if kept["baseline"] is not None else None
-        visits.begin(kept["stage"], kept["name"], kept["visit"], kept["start"], baseline)
-        last = visits.visits[-1]
-        last.started = time.monotonic() - (time.time() - float(kept["started"]))
-        last.checks, last.passed = int(kept["checks"]), kept["passed"]
+    visits = carried.visit_log(state, recorder)
     for check in state["checks"]:
         recorder.check(**{**check, "issues": tuple(IssueRecord(**i) for i in check["issues"])})
     final = WorkspaceObserver(

@@ -61,11 +61,7 @@ USAGE = {
     "judge": "/phasegate:judge TASK_FILE",
     "status": "/phasegate:status",
     "stop": "/phasegate:stop",
-    "pipeline": "/phasegate:pipeline FILE [ID=VALUE ...]",
-    "loop": "/phasegate:loop PROMPT --until CHECK [--until CHECK ...] [--max-iterations N]",
 }
-_FLOWS = ("pipeline", "loop")
-"""The kinds of gated work :mod:`.flows` owns (``task`` is this module's)."""
 
 
 class _Refused(Exception):
@@ -87,10 +83,6 @@ def command_main(command: str, args: list[str]) -> str:
         files = SessionFiles(project_dir(), session)
         if command == "run":
             return _run(files, args)
-        if command in _FLOWS:
-            from phasegate._plugin import flows
-
-            return flows.start(command, files, args)
         if command == "status":
             return _status(files)
         if command == "stop":
@@ -169,10 +161,6 @@ def _status(files: SessionFiles) -> str:
     state = files.read()
     if state is None:
         return "phasegate: no gated work in this session. Tell the user exactly this."
-    if state.get("kind") in _FLOWS:
-        from phasegate._plugin import flows
-
-        return flows.status(files, state)
     issues = "; ".join(f"{i['code']}: {i['message']}" for i in state.get("last_issues", []))
     left = int(state["max_attempts"]) - int(state["gate"].get("attempts", 0))
     return (
@@ -186,10 +174,6 @@ def _stop(files: SessionFiles) -> str:
     state = files.read()
     if state is None or state.get("status") != "running":
         return "phasegate: no gated work is running in this session. Tell the user exactly this."
-    if state.get("kind") in _FLOWS:
-        from phasegate._plugin import flows
-
-        return flows.stop(files, state)
     task = _task(Path(state["task_file"]), state["inputs"])
     _finish(files, state, task, None, stopped=True)
     return (
@@ -255,10 +239,6 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     state = files.read()
     if state is None or state.get("status") != "running":
         return None
-    if state.get("kind") in _FLOWS:  # a pipeline or a loop: its stage's policy
-        from phasegate._plugin import flows
-
-        return flows.refusal(files, state, hook_input)
     from phasegate.prompts.refusals import refusal_reason
     from phasegate.telemetry.events import CallRefused
     from phasegate.validators.protect import write_refusal
@@ -298,10 +278,6 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     state = files.read()
     if state is None or state.get("status") != "running":
         return None
-    if state.get("kind") in _FLOWS:  # a pipeline or a loop: its stage's checks
-        from phasegate._plugin import flows
-
-        return flows.on_stop(files, state, hook_input)
     from phasegate.recording.recorder import issue_records
     from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked

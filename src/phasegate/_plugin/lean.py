@@ -34,7 +34,7 @@ def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     if not policy.get("protect") and guarded != "all" and name not in (guarded or ()):
         return None
     try:
-        from phasegate._plugin.gated import refusal
+        from phasegate._plugin.dispatch import refusal
 
         reason = refusal(files, hook_input)
     except Exception as exc:  # fail closed: a policy that cannot be checked refuses
