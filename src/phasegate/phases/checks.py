@@ -215,10 +215,14 @@ def check_from_text(text: str) -> Check:
             f"{text!r} is not a check: write KIND: VALUE, KIND one of {', '.join(CHECK_KINDS)} "
             "(for example 'command: pytest -q' or 'said: DONE')"
         )
-    try:
-        settings = parse_data(value.strip(), json_syntax=False) if value.strip() else None
-    except ParseProblem as exc:
-        raise ValueError(f"{text!r}: its value {exc}") from None
+    given = value.strip()
+    if kind in ("command", "said") and not given.startswith(("[", "{")):
+        settings: object = given  # as typed: a promise, or words a shell would split
+    else:
+        try:
+            settings = parse_data(given, json_syntax=False) if given else None
+        except ParseProblem as exc:
+            raise ValueError(f"{text!r}: its value {exc}") from None
     if kind == "command" and isinstance(settings, str):
         import shlex
 
@@ -226,8 +230,6 @@ def check_from_text(text: str) -> Check:
             settings = shlex.split(settings)
         except ValueError as exc:
             raise ValueError(f"{text!r}: the command {exc}") from None
-    if kind == "said" and not value.strip().startswith("{"):
-        settings = value.strip()  # the promise as typed, not as YAML reads it
     try:
         return TypeAdapter(Check).validate_python({kind: settings})
     except ValidationError as exc:
