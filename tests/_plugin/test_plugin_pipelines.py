@@ -128,11 +128,15 @@ def test_a_pipeline_with_back_to_is_judged_as_phasegate_pipeline_run_judges_it(
     assert _names(log) == _names(events)
     (closing,) = [e for e in log if e["event"] == "pipeline.completed"]
     page = Path(closing["recording"])
-    shown = subprocess.run(
-        [sys.executable, "-m", "phasegate", "view", str(page)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert shown.returncode == 0, shown.stderr
+    for command, says in (
+        (["view", str(page)], "index"),
+        (["report", str(work / ".phasegate/events.jsonl")], "1 run from"),
+    ):
+        shown = subprocess.run(
+            [sys.executable, "-m", "phasegate", *command],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert shown.returncode == 0 and says in shown.stdout, shown.stderr
     assert (page / "index.html").is_file()
     recorded = [json.loads(line) for line in (page / "checks.jsonl").read_text().splitlines()]
     assert [c["accepted"] for c in recorded] == [True, False, False, True, True, True]
@@ -279,3 +283,32 @@ def test_a_loop_that_runs_out_of_iterations_is_rejected(
     assert [c["accepted"] for c in state["checks"]] == [False, False]
     closing = [m["content"] for m in session.messages if m.get("subtype") == "informational"][-1]
     assert "loop 'loop' rejected" in closing and "phasegate view" in closing
+
+
+def test_a_stage_with_a_phased_task_is_gated_by_its_phases_across_stops(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The bundled example's task as a stage: the lazy model's claim is refused with the
+    task gate's feedback (its counters carried to the next stop's process), the edit is
+    then accepted, as ``phasegate pipeline run`` judges the same model."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "fix-vulnerability"
+    shutil.copy(example / "task.yaml", tmp_path / "task.yaml")  # beside the pipeline file
+    pipeline = tmp_path / "fix.json"
+    pipeline.write_text(
+        json.dumps({"name": "fix", "stages": [{"name": "fix", "task": "task.yaml"}]})
+    )
+    script = load_script(example / "model.yaml")
+    work = tmp_path / "plugin"
+    shutil.copytree(example / "project", work)
+    server = scripted_model_server(script)
+    session = run_claude(f"/phasegate:pipeline {pipeline}", work, plugin_env(server))
+    assert session.code == 0, session.stderr
+    state = session_state(work, session.session_id)
+    direct = tmp_path / "direct"
+    shutil.copytree(example / "project", direct)
+    report, _, feedback = _direct(tmp_path, scripted_model_server, script, pipeline, direct)
+    assert state["status"] == report["verdict"] == "accepted"
+    assert _shape(state["report"]) == _shape(report)
+    assert [c["feedback"] for c in state["checks"]] == feedback
+    assert [c["accepted"] for c in state["checks"]] == [False, True]
+    assert "tool_not_used" in {i["code"] for i in state["checks"][0]["issues"]}

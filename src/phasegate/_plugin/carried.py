@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate._plugin.state import SessionFiles
 from phasegate.evidence.transcript import Entry, ToolCall, ToolRefused, ToolResult, Transcript
-from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.pipeline import Pipeline
 from phasegate.telemetry.events import EventData
 
@@ -98,9 +98,23 @@ def place_changes(files: SessionFiles, progress: StageProgress, entries: list[En
     visit = progress.visit
     if visit.gate is None:
         return
-    diff = WorkspaceDiff.between(visit.baseline, progress.workspace.snapshot())
+    before, now = visit.baseline, progress.workspace.snapshot()
+    diff = WorkspaceDiff.between(before, now)
     window = Transcript(entries=tuple(entries[visit.start :]))
-    visit.timeline = changes_timeline(window, diff, str(files.project))
+    placed = changes_timeline(window, diff, str(files.project))
+    # Its snapshots hold made-up values for the changed paths only; the check adds the real
+    # disk at the end, so each point is made the real disk as it was then.
+    unchanged = {path: value for path, value in before.files.items() if path not in diff.paths}
+
+    def real(snapshot: WorkspaceSnapshot) -> WorkspaceSnapshot:
+        return WorkspaceSnapshot(
+            {**unchanged, **{path: (before if value.startswith("before:") else now).files[path]
+                             for path, value in snapshot.files.items()}}
+        )  # fmt: skip
+
+    # The timeline's own points (it has no public reader of them), given their real values.
+    points = zip(placed._positions, placed._snapshots, strict=True)
+    visit.timeline = WorkspaceTimeline.of((position, real(s)) for position, s in points)
 
 
 def tools(entries: list[Entry]) -> Counter[str]:
