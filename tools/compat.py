@@ -73,6 +73,7 @@ SUBSET = [
     "tests/_plugin/test_plugin_subagents.py",
     "tests/_plugin/test_plugin_completion_tools.py",
     "tests/agents/test_claude_plugins.py",
+    "tests/_plugin/test_plugin_pipelines.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/agents/test_claude_sandbox.py",
     "tests/agents/test_claude_subagents.py",

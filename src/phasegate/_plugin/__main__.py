@@ -1,7 +1,8 @@
 """``python -m phasegate._plugin``: what the plugin's launcher runs.
 
 ``hook pre|post|stop`` reads the hook input (JSON) on stdin and prints the hook output;
-``run TASK_FILE [ID=VALUE ...]``, ``status``, ``stop``, ``judge TASK_FILE`` are the
+``run TASK_FILE [ID=VALUE ...]``, ``pipeline FILE [ID=VALUE ...]``, ``loop PROMPT --until
+CHECK``, ``status``, ``stop``, ``judge TASK_FILE`` are the
 commands the plugin's skills run (their output becomes the model's instruction); ``setup``
 says the runtime is ready; ``version`` prints phasegate's version; ``mcp`` serves the
 completion tools over stdio (:mod:`.mcp`).
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
     if command == "hook" and args == ["stop"]:
         hook_input = _hook_input()
         try:
-            from phasegate._plugin.gated import on_stop
+            from phasegate._plugin.dispatch import on_stop
 
             _print(on_stop(hook_input))
         except Exception as exc:  # never a loop: the turn ends, with one line saying why
@@ -71,14 +72,15 @@ def main(argv: list[str]) -> int:
         return 0
     if command == "setup":
         return 0
-    if command in ("run", "status", "stop", "judge"):
-        from phasegate._plugin.gated import command_main
+    if command in ("run", "status", "stop", "judge", "pipeline", "loop"):
+        from phasegate._plugin.dispatch import command_main
 
         print(command_main(command, args))
         return 0
     print(
         "usage: python -m phasegate._plugin (hook pre|post|stop | run TASK_FILE [ID=VALUE ...] "
-        "| status | stop | judge TASK_FILE | setup | version | mcp)",
+        "| pipeline FILE [ID=VALUE ...] | loop PROMPT --until CHECK | status | stop "
+        "| judge TASK_FILE | setup | version | mcp)",
         file=sys.stderr,
     )
     return 2

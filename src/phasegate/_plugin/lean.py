@@ -43,7 +43,7 @@ def before_tool(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     ):
         return _allowed() if name != raw else None
     try:
-        from phasegate._plugin.gated import refusal
+        from phasegate._plugin.dispatch import refusal
 
         reason = refusal(files, hook_input)
     except Exception as exc:  # fail closed: a policy that cannot be checked refuses

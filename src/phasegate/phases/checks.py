@@ -198,6 +198,47 @@ Check = Annotated[
 """One exit check of a stage."""
 
 
+def check_from_text(text: str) -> Check:
+    """One check written on one line, ``KIND: VALUE`` (``said: DONE``, ``file_exists: a.md``,
+    ``command: pytest -q``, ``min_lines: {path: a.md, n: 3}``): the value is read as YAML, as
+    in a pipeline file, and a ``command`` given as one string is split as a shell would split
+    it (no shell runs it). A :class:`ValueError` says what is wrong."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from phasegate._files import ParseProblem
+    from phasegate._files.parsing import parse_data
+
+    kind, colon, value = text.partition(":")
+    kind = kind.strip()
+    if not colon or kind not in CHECK_KINDS:
+        raise ValueError(
+            f"{text!r} is not a check: write KIND: VALUE, KIND one of {', '.join(CHECK_KINDS)} "
+            "(for example 'command: pytest -q' or 'said: DONE')"
+        )
+    given = value.strip()
+    if kind in ("command", "said") and not given.startswith(("[", "{")):
+        settings: object = given  # as typed: a promise, or words a shell would split
+    else:
+        try:
+            settings = parse_data(given, json_syntax=False) if given else None
+        except ParseProblem as exc:
+            raise ValueError(f"{text!r}: its value {exc}") from None
+    if kind == "command" and isinstance(settings, str):
+        import shlex
+
+        try:
+            settings = shlex.split(settings)
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: the command {exc}") from None
+    try:
+        return TypeAdapter(Check).validate_python({kind: settings})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"][1:])
+        problem = str(first["msg"]).removeprefix("Value error, ")
+        raise ValueError(f"{text!r}: {where + ': ' if where else ''}{problem}") from None
+
+
 def check_as_file(check: Check) -> dict[str, Any]:
     """``check`` as a pipeline file writes it: ``{kind: settings}``, or ``{kind: value}``
     when its only setting that differs from the default is the one a bare value stands for."""

@@ -12,6 +12,8 @@ timeout and cost cap still apply.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,7 +25,7 @@ from pydantic import (
 
 from phasegate._files import WholeNumber
 from phasegate.errors import UsageError
-from phasegate.phases.checks import Said, promise_text
+from phasegate.phases.checks import Check, Said, promise_text
 from phasegate.phases.pipeline import OnFail, Pipeline, Stage
 from phasegate.phases.sandbox import Sandbox
 
@@ -79,16 +81,31 @@ class Loop(BaseModel):
 
     def pipeline(self) -> Pipeline:
         """The one-stage pipeline that runs the loop."""
-        # The budget may pass what a pipeline file may ask of on_fail.retry: it is the loop's
-        # own iteration limit, validated above, so the bound for files does not apply.
-        on_fail = OnFail.model_construct(retry=self.iteration_budget - 1, back_to=None)
-        stage = Stage(
-            name=LOOP_STAGE,
-            prompt=self.prompt,
-            exit_when=(Said(text=self.promise),),
-            on_fail=on_fail,
+        return loop_pipeline(
+            self.prompt,
+            (Said(text=self.promise),),
+            self.iteration_budget,
+            name=self.name,
+            sandbox=self.sandbox,
         )
-        return Pipeline(name=self.name, stages=(stage,), max_revisions=0, sandbox=self.sandbox)
+
+
+def loop_pipeline(
+    prompt: str,
+    until: Sequence[Check],
+    iterations: int,
+    *,
+    name: str,
+    sandbox: Sandbox | None = None,
+) -> Pipeline:
+    """The one-stage pipeline a loop runs as: ``prompt`` until every check of ``until`` holds,
+    within ``iterations`` checks (the Claude Code plugin's ``/phasegate:loop`` runs one with any
+    exit checks, a :class:`Loop` with its promise), confined by ``sandbox`` when given."""
+    # The budget may pass what a pipeline file may ask of on_fail.retry: it is the loop's
+    # own iteration limit, validated by its caller, so the bound for files does not apply.
+    on_fail = OnFail.model_construct(retry=iterations - 1, back_to=None)
+    stage = Stage(name=LOOP_STAGE, prompt=prompt, exit_when=tuple(until), on_fail=on_fail)
+    return Pipeline(name=name, stages=(stage,), max_revisions=0, sandbox=sandbox)
 
 
 def make_loop(*, prompt: str, promise: str, max_iterations: int | None, name: str = "loop") -> Loop:

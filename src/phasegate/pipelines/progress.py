@@ -83,7 +83,7 @@ class StageProgress:
         record.tools = {}
         record.subagents = []
         baseline = self.workspace.snapshot()
-        save_baseline(self.workdir, baseline)
+        self.keep_baseline(baseline)
         self.visit = self._visit(at, baseline, {})
         if self.visits is not None:
             self.visits.begin(index, record.name, record.visits, at, baseline)
@@ -177,6 +177,11 @@ class StageProgress:
     def save(self) -> None:
         """Write the state file."""
         save_state(self.workdir, self.state)
+
+    def keep_baseline(self, baseline: WorkspaceSnapshot) -> None:
+        """Keep the snapshot the current stage started from, for a resume (the plugin keeps
+        it, and the state, in the session's own state instead: it overrides both)."""
+        save_baseline(self.workdir, baseline)
 
     # -- transitions ----------------------------------------------------------------------
     def _complete_stage(self, at: int) -> Checked:

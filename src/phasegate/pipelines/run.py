@@ -271,33 +271,16 @@ class PipelineRun(RunObserver):
         return not isinstance(self.conversation, m.Done)
 
     def _checked_tools(self) -> tuple[str, ...] | Literal["all"]:
-        """The calls to ask about before they run: all when a stage limits its tools, the
-        file-writing tools when a stage protects paths, else none."""
-        stages = self.pipeline.stages
-        if any(stage.allow_tools is not None for stage in stages):
-            return "all"
-        writes = any(stage.protect for stage in stages) or self._confined
-        return tuple(WRITE_TOOL_PATHS) if writes else ()
+        """The calls to ask about before they run (:func:`checked_tools`)."""
+        return checked_tools(self.pipeline)
 
     def before_tool(self, call: ToolCall) -> str | None:
         """Refuse a call the current stage's ``allow_tools`` does not name, or a write to a
         path it protects, recording the refusal; None lets it run."""
-        number, stage = self.state.stage + 1, self.pipeline.stages[self.state.stage]
-        if stage.allow_tools is not None and call.name not in stage.allow_tools:
-            allowed = ", ".join(stage.allow_tools) or "none of the runtime's tools"
-            reason = (
-                f"Refused: {call.name} is not allowed in stage {number} ({stage.name}), the "
-                f"current stage, which allows {allowed}. Nothing ran. Do the stage's work with "
-                "those tools; the next stage's tools are allowed once this stage's checks pass."
-            )
-        else:
-            protected = write_refusal(
-                call.name, call.input, stage.protect, str(self.workdir),
-                confined=self._confined,
-            )  # fmt: skip
-            if protected is None:
-                return None
-            reason = f"Refused: {protected}"
+        number = self.state.stage + 1
+        reason = stage_refusal(self.pipeline, self.state.stage, call, str(self.workdir))
+        if reason is None:
+            return None
         self.refused.add(call.id)
         self.state.current.refusals.append(
             RefusedCall(tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason)
@@ -374,11 +357,6 @@ class PipelineRun(RunObserver):
                 stage=self.state.stage + 1, tool=name, tool_use_id=result.tool_use_id, ok=result.ok
             )
         )
-
-    @property
-    def _confined(self) -> bool:
-        """Whether the run asks for a sandbox: its file tools are kept in the work directory."""
-        return self.pipeline.sandbox is not None and self.pipeline.sandbox.confined
 
     async def _confine(self) -> None:
         """Decide how the run is confined; its commands may change no path a stage protects
@@ -458,3 +436,37 @@ class PipelineRun(RunObserver):
         """``data`` as an event of this run."""
         run = self.state
         return RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
+
+
+def checked_tools(pipeline: Pipeline) -> tuple[str, ...] | Literal["all"]:
+    """The calls a pipeline's runner asks about before they run: all when a stage limits its
+    tools, the file-writing tools when a stage protects paths or the pipeline is confined,
+    else none."""
+    stages = pipeline.stages
+    if any(stage.allow_tools is not None for stage in stages):
+        return "all"
+    writes = any(stage.protect for stage in stages) or _confined(pipeline)
+    return tuple(WRITE_TOOL_PATHS) if writes else ()
+
+
+def _confined(pipeline: Pipeline) -> bool:
+    """Whether the pipeline asks for a sandbox: its file tools are kept in the work directory."""
+    return pipeline.sandbox is not None and pipeline.sandbox.confined
+
+
+def stage_refusal(pipeline: Pipeline, index: int, call: ToolCall, workdir: str) -> str | None:
+    """Why stage ``index`` (0-based, the current one) refuses ``call`` before it runs: a tool
+    its ``allow_tools`` does not name, or a write to a path it protects (or, confined, outside
+    the work directory); None lets it run."""
+    number, stage = index + 1, pipeline.stages[index]
+    if stage.allow_tools is not None and call.name not in stage.allow_tools:
+        allowed = ", ".join(stage.allow_tools) or "none of the runtime's tools"
+        return (
+            f"Refused: {call.name} is not allowed in stage {number} ({stage.name}), the "
+            f"current stage, which allows {allowed}. Nothing ran. Do the stage's work with "
+            "those tools; the next stage's tools are allowed once this stage's checks pass."
+        )
+    protected = write_refusal(
+        call.name, call.input, stage.protect, workdir, confined=_confined(pipeline)
+    )
+    return None if protected is None else f"Refused: {protected}"
