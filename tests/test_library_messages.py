@@ -1,8 +1,10 @@
 """The library speaks to Python callers: its messages never name a command-line flag or command.
 
 Advice about flags belongs to the command line, which adds it from ``error.option``. Every
-string in the library outside ``_cli/`` is read, docstrings excepted (they may describe the
-command line).
+string in the library outside ``_cli/`` and ``_plugin/`` is read, docstrings excepted (they may
+describe the command line). The plugin is an edge like the command line: its own commands
+(``/phasegate:loop PROMPT --until CHECK --max-iterations N``) take options of their own, and
+its usage text names them.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _offending(root: Path) -> list[str]:
     return [
         f"{file}:{line}: {text!r}"
         for file in sorted(root.rglob("*.py"))
-        if "_cli" not in file.relative_to(root).parts
+        if not {"_cli", "_plugin"} & set(file.relative_to(root).parts)
         for line, text in _message_strings(file)
         if not _ARGUMENT.fullmatch(text) and (_OUR_FLAGS.search(text) or _OUR_COMMANDS.search(text))
     ]

@@ -428,7 +428,7 @@ def answer_completion_tool(
             "this task completes phases by marker lines, not by this tool",
             "Print the PHASE N COMPLETE line the task's prompt gives instead.",
         )
-    entries = _entries(files, state, {}, pending=False)
+    entries = _logged_call(files, state, use_id)
     if use_id is None or not any(isinstance(e, ToolCall) and e.id == use_id for e in entries):
         return error_answer(
             attempted,
@@ -454,6 +454,26 @@ def answer_completion_tool(
         _emit(files, state, list(gate_checked(judgment, gate.attempts, "tool", short)))
     files.write(state)
     return check.answer
+
+
+LOG_WAIT_SECONDS = 5.0
+"""How long a completion tool's answer waits for the call to reach the session log: Claude
+Code writes its log lines a moment after it sends the call to the MCP server (2.1.332: the
+call after a tool result was seen missing from the log when asked, there a few ms later)."""
+
+
+def _logged_call(files: SessionFiles, state: dict[str, Any], use_id: str | None) -> list[Entry]:
+    """The session's entries once they hold the call ``use_id`` (read again until they do,
+    for at most :data:`LOG_WAIT_SECONDS`); as they are then, whether they hold it or not."""
+    import time
+
+    deadline = time.monotonic() + LOG_WAIT_SECONDS
+    while True:
+        entries = _entries(files, state, {}, pending=False)
+        found = any(isinstance(e, ToolCall) and e.id == use_id for e in entries)
+        if use_id is None or found or time.monotonic() >= deadline:
+            return entries
+        time.sleep(0.05)
 
 
 def _finish(
