@@ -19,6 +19,11 @@ The block cap: the CLI ends a turn after 8 Stop blocks in a row and a plugin can
 The gate counts its blocks in a row (``stop_hook_active`` false starts a new count) and
 stops blocking at :data:`BLOCKS_PER_TURN`, ending the turn with one message that says where
 the work stands; the next user message goes on from the state.
+
+One module past 500 lines on purpose: the commands, the tool policy and the Stop and
+completion-tool checks all read and write the same session state and rebuild the same run
+(task, entries, timeline, gate counters) from it; split, each piece would re-derive that
+run from the state on its own, which is the copy this module exists to avoid.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ as a CI artifact or served by ``phasegate serve``.
 
 Everything in a recording came from a model, a tool, a file or a task file, so every text is
 escaped (quotes too) wherever it appears, and is shown as text, never as markup.
+
+One module past 500 lines on purpose: the page is one document whose parts share one
+escaping rule, one stylesheet and one set of class names; split, the escaping that keeps
+untrusted text inert would be spread over files that must agree.
 """
 
 from __future__ import annotations
