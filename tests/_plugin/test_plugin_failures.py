@@ -89,11 +89,11 @@ def test_without_a_usable_python_the_session_goes_on_with_one_message_and_the_fi
     assert not (work / ".phasegate").exists()
 
 
-def test_a_killed_cli_resumed_with_resume_goes_on_from_the_saved_state(
+def _killed_mid_task(
     tmp_path: Path, scripted_model_server: ScriptedServerFactory
-) -> None:
-    """The CLI dies while the model answers; ``claude --resume`` continues the session and
-    its gated task, which the gate then accepts."""
+) -> tuple[Path, str, str]:
+    """A gated task started with ``/phasegate:run`` whose CLI is killed while the model
+    answers its second request: the project, the session's HOME and its session id."""
     work = _project(tmp_path)
     first = scripted_model_server(_script([{"tools": [{"Read": {"file_path": "app.py"}}]},
                                            {"hang": True}]))  # fmt: skip
@@ -103,12 +103,19 @@ def test_a_killed_cli_resumed_with_resume_goes_on_from_the_saved_state(
         wait_for_requests(first, 2)
     finally:
         process.kill()
-    killed = finish(process)
-    session_id = killed.session_id
+    return work, env["HOME"], finish(process).session_id
+
+
+def test_a_killed_cli_resumed_with_resume_goes_on_from_the_saved_state(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The CLI dies while the model answers; ``claude --resume`` continues the session and
+    its gated task, which the gate then accepts."""
+    work, home, session_id = _killed_mid_task(tmp_path, scripted_model_server)
     assert session_state(work, session_id)["status"] == "running"
 
     second = scripted_model_server(_script([{"tools": [EDIT]}, {"text": f"{MARKER}\n{GOOD_JSON}"}]))
-    resumed = run_claude("go on", work, plugin_env(second, env["HOME"]), "--resume", session_id)
+    resumed = run_claude("go on", work, plugin_env(second, home), "--resume", session_id)
     assert resumed.code == 0, resumed.stderr
     assert resumed.session_id == session_id
     state = session_state(work, session_id)
@@ -176,24 +183,15 @@ def test_a_gated_task_survives_compact_and_is_accepted_after_it(
 ) -> None:
     """``/compact`` in the middle of a gated task: the state and the session log keep what
     came before, and the next turns finish the task, judged on all of it."""
-    work = _project(tmp_path)
-    first = scripted_model_server(_script([{"tools": [{"Read": {"file_path": "app.py"}}]},
-                                           {"hang": True}]))  # fmt: skip
-    env = plugin_env(first)
-    process = start_claude(f"/phasegate:run {TASK}", work, env)
-    try:
-        wait_for_requests(first, 2)
-    finally:
-        process.kill()
-    session_id = finish(process).session_id
+    work, home, session_id = _killed_mid_task(tmp_path, scripted_model_server)
     compacting = scripted_model_server(_script([{"text": "Summary: reading app.py for the task."}]))
-    compacted = run_claude("/compact", work, plugin_env(compacting, env["HOME"]),
+    compacted = run_claude("/compact", work, plugin_env(compacting, home),
                            "--resume", session_id)  # fmt: skip
     assert compacted.code == 0, compacted.stderr
     assert any(m.get("subtype") == "compact_boundary" for m in compacted.messages)
     assert session_state(work, session_id)["status"] == "running"
     last = scripted_model_server(_script([{"tools": [EDIT]}, {"text": f"{MARKER}\n{GOOD_JSON}"}]))
-    resumed = run_claude("go on", work, plugin_env(last, env["HOME"]), "--resume", session_id)
+    resumed = run_claude("go on", work, plugin_env(last, home), "--resume", session_id)
     assert resumed.code == 0, resumed.stderr
     state = session_state(work, session_id)
     assert state["status"] == "accepted"
