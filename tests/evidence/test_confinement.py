@@ -57,6 +57,14 @@ def test_one_result_may_show_several_attempts_in_order() -> None:
     ]  # fmt: skip
 
 
+def test_replacing_a_protected_file_is_a_write_turned_away() -> None:
+    """A protected file is a read-only mount of its own: ``sed -i`` cannot rename over it."""
+    output = "sed: cannot rename ./sedAbc123: Device or resource busy\nrc=4"
+    (found,) = _found(*_bash("a", output, command="sed -i s/a/b/ setup.cfg"))
+    assert (found.blocked, found.target) == ("path", "sed -i s/a/b/ setup.cfg")
+    assert found.detail == "sed: cannot rename ./sedAbc123: Device or resource busy"
+
+
 def test_other_refusals_and_ordinary_output_are_no_attempt() -> None:
     protected = ToolRefused(tool_use_id="e", name="Edit", input="tests/a.py",
                             reason="Refused: tests/a.py is protected by `tests/**`")  # fmt: skip

@@ -8,7 +8,9 @@ Three kinds, each found in what the run recorded, never guessed from the command
   its file lay outside the work directory (a :class:`~phasegate.evidence.transcript.
   ToolRefused` entry whose reason is :data:`OUTSIDE_REFUSAL`'s);
 * ``path``: a shell command whose write the sandbox turned away (its result says
-  ``Read-only file system``: Claude Code 2.1.332 on Linux, docs/claude-code.md);
+  ``Read-only file system``, or ``Device or resource busy`` where it replaced a protected
+  file, which the sandbox mounts read-only: Claude Code 2.1.332 on Linux,
+  docs/claude-code.md);
 * ``host``: a connection the sandbox's proxy refused (Claude Code lists them after the
   command's output, ``<sandbox_violations>`` lines such as ``deny network-outbound
   example.com:443``).
@@ -48,6 +50,10 @@ OUTSIDE_REFUSAL = "is outside the work directory, and this run is confined to it
 
 READ_ONLY = "Read-only file system"
 """What a write outside the sandbox's writable folders fails with (Linux, bubblewrap)."""
+
+BUSY = "Device or resource busy"
+"""What replacing a protected file fails with in the sandbox (``sed -i``, ``mv`` over it): the
+file is a read-only mount of its own (Linux, bubblewrap)."""
 
 SANDBOXED_TOOLS = frozenset({"Bash"})
 """The tools whose commands run in Claude Code's sandbox (the file tools follow permission
@@ -100,7 +106,7 @@ def blocked_in(
     content = entry.content
     found: list[SandboxBlocked] = []
     for line in _VIOLATIONS.sub("", content).splitlines():
-        if READ_ONLY in line:
+        if READ_ONLY in line or BUSY in line:
             found.append(_entry("path", call.name, entry.tool_use_id, call.brief, line))
     for block in _VIOLATIONS.findall(content):
         for line in block.splitlines():
