@@ -46,7 +46,7 @@ def test_a_task_run_records_a_file_tool_refused_outside_as_it_is_refused(tmp_pat
     task = Task.model_validate({"name": "t", "phases": [
         {"name": "one", "instructions": "One."}, {"name": "two", "instructions": "Two."},
     ], "sandbox": "optional"})  # fmt: skip
-    replies = [
+    replies: list[dict[str, Any]] = [
         {"text": DONE},
         {"when": "user", "tools": [_write(outside)]},
         {"when": "tool_error", "text": "PHASE 2 COMPLETE: done"},
@@ -78,7 +78,7 @@ def test_a_pipeline_run_records_an_attempt_in_the_stage_it_was_made(tmp_path: Pa
         {"name": "one", "prompt": "Write one.md.", "exit_when": [{"file_exists": "one.md"}]},
         {"name": "two", "prompt": "Write two.md.", "exit_when": [{"file_exists": "two.md"}]},
     ]})  # fmt: skip
-    replies = [
+    replies: list[dict[str, Any]] = [
         {"contains": "Stage 1 of 2", "tools": [{"Write": {"file_path": "one.md", "content": "1"}}]},
         {"when": "tool_result", "text": "One."},
         {"contains": "Stage 2 of 2", "tools": [_write(outside)]},
