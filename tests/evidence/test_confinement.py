@@ -57,6 +57,15 @@ def test_one_result_may_show_several_attempts_in_order() -> None:
     ]  # fmt: skip
 
 
+def test_a_listed_denial_without_an_outbound_host_names_the_command() -> None:
+    """Seatbelt lists file denials too (``deny file-write-data PATH``), and network ones other
+    than outbound connections."""
+    output = ("<sandbox_violations>\ndeny file-write-data /etc/x\ndeny network-bind 0.0.0.0:80\n"
+              "</sandbox_violations>")  # fmt: skip
+    found = _found(*_bash("a", output, command="serve"))
+    assert [(b.blocked, b.target) for b in found] == [("path", "serve"), ("host", "serve")]
+
+
 def test_replacing_a_protected_file_is_a_write_turned_away() -> None:
     """A protected file is a read-only mount of its own: ``sed -i`` cannot rename over it."""
     output = "sed: cannot rename ./sedAbc123: Device or resource busy\nrc=4"

@@ -2,11 +2,11 @@
 
 Both record the transcript as it comes (with the time of each entry and the name behind
 each tool call id) and each attempt to leave the sandbox as it shows, record the prompts they
-send, run the agent under the retry policy and
-report retries as ``retry.scheduled`` events, bound the run by its timeout, and hand events
-to the sink. What differs (how a stop is judged, what a restarted session is told, what an
-event carries) is left to :meth:`RunObserver.restart_after`, :meth:`RunObserver.run_event`
-and the subclass's own observer methods.
+send, run the agent under the retry policy and report retries as ``retry.scheduled`` events,
+bound the run by its timeout, and hand events to the sink. What differs (how a stop is
+judged, what a restarted session is told, what an event carries) is left to
+:meth:`RunObserver.restart_after`, :meth:`RunObserver.run_event` and the subclass's own
+observer methods.
 """
 
 from __future__ import annotations

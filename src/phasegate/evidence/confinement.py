@@ -112,11 +112,10 @@ def blocked_in(
         for line in block.splitlines():
             if not line.strip():
                 continue
+            kind: BlockedKind = "host" if "network" in line else "path"
             outbound = _OUTBOUND.search(line)
-            if outbound is not None:
-                found.append(_entry("host", call.name, entry.tool_use_id, outbound[1], line))
-            else:
-                found.append(_entry("path", call.name, entry.tool_use_id, call.brief, line))
+            target = outbound[1] if outbound is not None else call.brief
+            found.append(_entry(kind, call.name, entry.tool_use_id, target, line))
     return tuple(found)
 
 
