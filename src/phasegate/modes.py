@@ -39,6 +39,7 @@ EventName = Literal[
     "phase.started",
     "tool.called",
     "tool.refused",
+    "sandbox.blocked",
     "phase.marker",
     "phase.gate",
     "phase.completed",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from phasegate._cli.output import progress_line
-from phasegate.telemetry.events import PipelineStarted, RunEvent, RunStarted
+from phasegate.evidence.transcript import SandboxBlocked
+from phasegate.telemetry.events import AttemptBlocked, PipelineStarted, RunEvent, RunStarted
 
 
 @pytest.mark.parametrize(("phases", "words"), [(1, "1 phase,"), (2, "2 phases,")])
@@ -42,3 +43,14 @@ def test_the_start_lines_name_the_agents_version_when_it_is_known() -> None:
 
     assert run_line == "▶ fix: 2 phases, mode gate, agent claude 2.1.332"
     assert pipeline_line == "▶ p: 2 stages, starting at stage 1, agent claude 2.1.332"
+
+
+def test_each_blocked_attempt_has_a_line_saying_what_was_kept_in() -> None:
+    """What a person watching a confined run sees the moment the sandbox keeps a call in."""
+    entry = SandboxBlocked(blocked="host", tool="Bash", tool_use_id="t", target="example.com:443",
+                           detail="deny network-outbound example.com:443")  # fmt: skip
+    data = AttemptBlocked.of(entry, phase=1)
+
+    line = progress_line(RunEvent(data=data, run_id="r", task="fix", mode="gate"))
+
+    assert line == "  ⊘ blocked by the sandbox (host): Bash example.com:443"

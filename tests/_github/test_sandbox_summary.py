@@ -29,6 +29,15 @@ def test_a_confined_run_names_its_hosts_and_each_blocked_attempt() -> None:
     assert "- host: ` Bash ` ` deny network-outbound e.com:443 `" in summary
 
 
+def test_what_an_attempt_went_for_is_shown_as_code_when_the_report_says() -> None:
+    summary = _summary(
+        SandboxOutcome(mode="on", confined=True),
+        Blocked(kind="file_tool", tool="Write", tool_use_id="w", target="/etc/`x`",
+                detail="Refused: /etc/x is outside"),
+    )  # fmt: skip
+    assert "- file_tool: ` Write ` `` /etc/`x` ``: ` Refused: /etc/x is outside `" in summary
+
+
 def test_an_optional_sandbox_that_could_not_run_is_a_warning() -> None:
     summary = _summary(SandboxOutcome(mode="optional", confined=False, unavailable="no bwrap"))
     assert "**Sandbox:** ⚠️ not confined: ` no bwrap `" in summary

@@ -9,6 +9,7 @@ when PHASEGATE_REQUIRE_SANDBOX=1 (as in CI)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import http.server
 import json
 import os
@@ -20,9 +21,11 @@ from typing import Any
 
 import pytest
 
-from phasegate import Loop, Pipeline, Task, UsageError, make_loop
+from phasegate import Loop, Pipeline, RunEvent, Task, UsageError, make_loop
 from phasegate.agents.claude.sandbox import sandbox_problem
-from phasegate.evidence.transcript import ToolRefused, ToolResult
+from phasegate.evidence.confinement import Blocked
+from phasegate.evidence.transcript import Entry, SandboxBlocked, ToolRefused, ToolResult
+from phasegate.recording.reading import read_recording
 from phasegate.running import RunOptions, run_definition
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
@@ -87,14 +90,37 @@ def _run(
     workdir: Path,
     replies: list[dict[str, Any]],
     options: RunOptions | None = None,
+    events: list[RunEvent] | None = None,
 ) -> Any:
+    """The run's report; its events go to ``events`` when given."""
     server = server_for(Script.model_validate({"replies": replies}))
     agent = server.claude_agent(timeout=120, request_timeout=30)
-    report = asyncio.run(
-        run_definition(definition, workdir, agent, options or RunOptions(retries=0))
-    )
+    options = options or RunOptions(retries=0)
+    if events is not None:
+        options = dataclasses.replace(options, on_event=events.append)
+    report = asyncio.run(run_definition(definition, workdir, agent, options))
     assert not server.unmatched, server.unmatched
     return report
+
+
+def _recorded(
+    entries: tuple[Entry, ...], events: list[RunEvent], blocked: tuple[Blocked, ...]
+) -> list[dict[str, Any]]:
+    """The ``sandbox.blocked`` lines of a run, once each is checked against the run's other
+    records of it: one ``blocked`` entry per line, in order, right after the refusal or the
+    result that shows it, and the report's list made of the same attempts."""
+    found = [e for e in entries if isinstance(e, SandboxBlocked)]
+    lines = [e.as_dict() for e in events if e.event == "sandbox.blocked"]
+    assert [(e.blocked, e.tool_use_id, e.target, e.detail) for e in found] == [
+        (line["kind"], line["tool_use_id"], line["target"], line["detail"]) for line in lines
+    ]
+    assert blocked == tuple(Blocked.of(e) for e in found)
+    for entry in found:
+        shown_by = entries[: entries.index(entry)]
+        before = next(e for e in reversed(shown_by) if not isinstance(e, SandboxBlocked))
+        assert isinstance(before, ToolRefused | ToolResult)
+        assert before.tool_use_id == entry.tool_use_id
+    return lines
 
 
 def _results(report: Any) -> list[str]:
@@ -105,21 +131,28 @@ def _results(report: Any) -> list[str]:
 def test_bash_writes_inside_the_work_directory_and_nowhere_else(
     scripted_model_server: ScriptedServerFactory, tmp_path: Path
 ) -> None:
+    """Each write turned away (outside, in a protected folder, on a protected file, in the
+    home folder) is one ``blocked`` entry and one ``sandbox.blocked`` line, in its phase."""
     work, outside = tmp_path / "work", tmp_path / "outside.txt"
     (work / "tests").mkdir(parents=True)
     (work / "tests" / "test_a.py").write_text("assert True\n")
+    (work / "setup.cfg").write_text("[tool]\n")
     replies = _bash(
         f"echo escaped > {outside}; echo rc=$?",
         "echo inside > inside.txt; echo rc=$?",
         "sed -i s/True/False/ tests/test_a.py; echo rc=$?",
         "echo pwned >> ~/.bashrc; echo rc=$?",
+        "sed -i s/tool/pwned/ setup.cfg; echo rc=$?",
     )
     replies.append({"when": "tool_result", "text": DONE})
-    report = _run(scripted_model_server, _task(protect=["tests/**"], sandbox="on"), work, replies)
+    task = _task(protect=["tests/**", "setup.cfg"], sandbox="on")
+    events: list[RunEvent] = []
+    report = _run(scripted_model_server, task, work, replies, events=events)
     assert not outside.exists()
     assert (work / "inside.txt").read_text() == "inside\n"
     assert (work / "tests" / "test_a.py").read_text() == "assert True\n"
-    escaped, inside, edited, home = _results(report)[:4]
+    assert (work / "setup.cfg").read_text() == "[tool]\n"
+    escaped, inside, edited, home, replaced = _results(report)[:5]
     assert "Read-only file system" in escaped and "rc=1" in escaped
     assert inside == "rc=0"
     assert "rc=0" not in edited  # sed could not replace the read-only file
@@ -127,11 +160,24 @@ def test_bash_writes_inside_the_work_directory_and_nowhere_else(
     assert report.verdict == "accepted"  # judged on its work: the attempt is on the record
     # tests/ is read-only whole: sed cannot even create its temporary file there.
     assert "Read-only file system" in home and "rc=1" in home
-    escape, protected, bashrc = report.blocked
+    # A protected file is a mount of its own: sed makes its temporary file, cannot rename it.
+    assert "Device or resource busy" in replaced and "rc=0" not in replaced
+    escape, protected, bashrc, protected_file = report.blocked
     assert bashrc.kind == "path" and ".bashrc" in bashrc.detail
     assert escape.kind == protected.kind == "path" and escape.tool == "Bash"
     assert str(outside) in escape.detail and "Read-only file system" in escape.detail
     assert "tests/" in protected.detail and "Read-only file system" in protected.detail
+    assert protected_file.kind == "path" and "Device or resource busy" in protected_file.detail
+    lines = _recorded(report.transcript.entries, events, report.blocked)
+    assert [(line["kind"], line["phase"], line["tool"]) for line in lines] == [
+        ("path", 1, "Bash")
+    ] * 4
+    assert [line["target"] for line in lines] == [
+        f"echo escaped > {outside}; echo rc=$?",
+        "sed -i s/True/False/ tests/test_a.py; echo rc=$?",
+        "echo pwned >> ~/.bashrc; echo rc=$?",
+        "sed -i s/tool/pwned/ setup.cfg; echo rc=$?",
+    ]
 
 
 def test_only_the_listed_hosts_answer(
@@ -148,7 +194,8 @@ def test_only_the_listed_hosts_answer(
     )
     replies.append({"when": "tool_result", "text": DONE})
     sandbox = {"mode": "on", "network": ["127.0.0.1"]}
-    report = _run(scripted_model_server, _task(sandbox=sandbox), work, replies)
+    events: list[RunEvent] = []
+    report = _run(scripted_model_server, _task(sandbox=sandbox), work, replies, events=events)
     allowed, refused = _results(report)[:2]
     assert "hello-from-local" in allowed
     assert "hello-from-local" not in refused
@@ -156,6 +203,10 @@ def test_only_the_listed_hosts_answer(
     assert "deny network-outbound localhost" in refused
     (blocked,) = report.blocked
     assert blocked.kind == "host" and f"localhost:{local_server}" in blocked.detail
+    (line,) = _recorded(report.transcript.entries, events, report.blocked)
+    assert (line["kind"], line["target"], line["phase"]) == (
+        "host", f"localhost:{local_server}", 1,
+    )  # fmt: skip
 
 
 def test_a_write_outside_the_work_directory_is_refused_before_it_runs(
@@ -167,13 +218,19 @@ def test_a_write_outside_the_work_directory_is_refused_before_it_runs(
         {"tools": [{"Write": {"file_path": str(outside), "content": "escaped"}}]},
         {"when": "tool_error", "text": DONE},
     ]
-    report = _run(scripted_model_server, _task(sandbox="on"), work, replies)
+    events: list[RunEvent] = []
+    report = _run(scripted_model_server, _task(sandbox="on"), work, replies, events=events)
     assert not outside.exists()
     (refusal,) = [e for e in report.transcript.entries if isinstance(e, ToolRefused)]
     assert refusal.name == "Write" and "outside the work directory" in refusal.reason
     assert not report.transcript.results_by_call()[refusal.tool_use_id].ok
     (blocked,) = report.blocked
     assert blocked.kind == "file_tool" and blocked.tool_use_id == refusal.tool_use_id
+    (line,) = _recorded(report.transcript.entries, events, report.blocked)
+    assert (line["kind"], line["tool"], line["target"]) == ("file_tool", "Write", str(outside))
+    names = [e.event for e in events]
+    # Recorded as the refusal is made, before the CLI hands the model its error.
+    assert names.index("sandbox.blocked") == names.index("tool.refused") + 1
 
 
 def test_without_bubblewrap_the_run_stops_before_any_model_request(
@@ -221,22 +278,40 @@ def test_the_command_line_exits_2_without_bubblewrap(tmp_path: Path) -> None:
 def test_a_pipeline_is_confined_in_every_session(
     scripted_model_server: ScriptedServerFactory, tmp_path: Path
 ) -> None:
+    """Every stage's session is confined; each attempt is recorded in the stage it was made
+    in (the recording's transcript holds the entries)."""
     work, outside = tmp_path / "work", tmp_path / "outside.txt"
     work.mkdir()
     pipeline = Pipeline.model_validate(
         {
             "name": "confined",
             "sandbox": "on",
-            "stages": [{"name": "only", "prompt": "Work.", "exit_when": [{"said": "finished"}]}],
+            "stages": [
+                {"name": "first", "prompt": "Start.", "exit_when": [{"said": "started"}]},
+                {"name": "second", "prompt": "Work.", "exit_when": [{"said": "finished"}]},
+            ],
         }
     )
-    replies = _bash(f"echo escaped > {outside}; echo rc=$?", "echo in > in.txt")
+    escape = {"Bash": {"command": f"echo escaped > {outside}; echo rc=$?"}}
+    replies: list[dict[str, Any]] = [
+        {"contains": "Stage 1 of 2", "text": "<promise>started</promise>"},
+        {"contains": "Stage 2 of 2", "tools": [escape]},
+        {"when": "tool_result", "tools": [{"Bash": {"command": "echo in > in.txt"}}]},
+    ]
     replies.append({"when": "tool_result", "text": "<promise>finished</promise>"})
-    report = _run(scripted_model_server, pipeline, work, replies)
+    events: list[RunEvent] = []
+    options = RunOptions(retries=0, record=tmp_path / "recording")
+    report = _run(scripted_model_server, pipeline, work, replies, options, events)
     assert not outside.exists() and (work / "in.txt").exists()
     assert report.sandbox is not None and report.sandbox.confined
     assert report.verdict == "accepted"
     assert [b.kind for b in report.blocked] == ["path"]
+    entries = tuple(read_recording(tmp_path / "recording").entries)
+    (line,) = _recorded(entries, events, report.blocked)
+    assert (line["kind"], line["stage"], line["isolation"]) == ("path", 2, "session")
+    assert "phase" not in line
+    (completed,) = [e.fields for e in events if e.event == "pipeline.completed"]
+    assert completed["blocked"] == 1
 
 
 def test_a_batch_unit_is_confined(tmp_path: Path) -> None:
@@ -270,35 +345,70 @@ def test_a_batch_unit_is_confined(tmp_path: Path) -> None:
     results = [e["content"] for e in transcript["entries"] if e.get("kind") == "tool_result"]
     assert "Read-only file system" in results[0]
     assert [b["kind"] for b in report["blocked"]] == ["path"]
+    recorded = [e for e in transcript["entries"] if e.get("kind") == "blocked"]
+    assert [(e["blocked"], e["tool_use_id"]) for e in recorded] == [
+        (b["kind"], b["tool_use_id"]) for b in report["blocked"]
+    ]
 
 
-def test_the_command_line_records_the_blocked_attempts_in_its_log_and_report(
+def test_every_view_of_a_command_line_run_counts_the_attempts_its_events_and_entries_record(
     tmp_path: Path,
 ) -> None:
-    """``run --sandbox``: ``run.completed`` counts the blocked attempts, and ``phasegate
-    report`` over its log shows them in its ``blocked`` column."""
+    """``run --sandbox --log-file --record --json``: a Write refused outside and a command's
+    write turned away are two ``sandbox.blocked`` lines and two ``blocked`` transcript entries,
+    and so many in the report's ``blocked``, ``run.completed``'s count, ``phasegate report``'s
+    column, the page's and the job summary's Sandbox section."""
     work, outside, log = tmp_path / "work", tmp_path / "outside.txt", tmp_path / "events.jsonl"
+    recording, work_report = tmp_path / "recording", tmp_path / "report.json"
     work.mkdir()
     task, script = tmp_path / "task.yaml", tmp_path / "script.json"
     task.write_text("name: t\nphases:\n  - name: work\n    instructions: Work.\n")
-    replies = _bash(f"echo escaped > {outside}; echo rc=$?")
-    replies.append({"when": "tool_result", "text": DONE})
+    replies: list[dict[str, Any]] = [
+        {"tools": [{"Write": {"file_path": str(outside), "content": "escaped"}}]},
+        {
+            "when": "tool_error",
+            "tools": [{"Bash": {"command": f"echo escaped > {outside}; echo rc=$?"}}],
+        },
+        {"when": "tool_result", "text": DONE},
+    ]
     script.write_text(json.dumps({"replies": replies}))
     done = phasegate(
         "run", task, "-w", work, "--sandbox", "--model-script", script, "-q", "--json",
-        "--log-file", log,
+        "--log-file", log, "--record", recording,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert not outside.exists()
-    assert [b["kind"] for b in json.loads(done.stdout)["blocked"]] == ["path"]
+    work_report.write_text(done.stdout)
+    blocked = json.loads(done.stdout)["blocked"]
     events = [json.loads(line) for line in log.read_text().splitlines()]
+    lines = [e for e in events if e["event"] == "sandbox.blocked"]
+    entries = [
+        json.loads(line)
+        for line in (recording / "transcript.jsonl").read_text().splitlines()
+        if json.loads(line)["kind"] == "blocked"
+    ]
+    assert (
+        [(b["kind"], b["tool_use_id"], b["target"]) for b in blocked]
+        == [(e["blocked"], e["tool_use_id"], e["target"]) for e in entries]
+        == [(line["kind"], line["tool_use_id"], line["target"]) for line in lines]
+    )
+    assert [b["kind"] for b in blocked] == ["file_tool", "path"]
     (completed,) = [e for e in events if e["event"] == "run.completed"]
-    assert completed["blocked"] == 1
+    assert completed["blocked"] == 2
     summary = json.loads(phasegate("report", log, "--format", "json").stdout)
-    assert [group["blocked"] for group in summary["groups"]] == [1]
+    assert [group["blocked"] for group in summary["groups"]] == [2]
     table = phasegate("report", log, env={**os.environ, "COLUMNS": "200"}).stdout
     assert re.search(r"┃ refused calls ┃ blocked ┃", table)
-    assert re.search(r"│ +0 │ +1 │", table)  # no refused call, one blocked attempt
+    assert re.search(r"│ +1 │ +2 │", table)  # the refused Write, and both attempts
+    assert "Blocked by the sandbox (2)" in (recording / "index.html").read_text()
+    step_summary, outputs = tmp_path / "step-summary.md", tmp_path / "outputs"
+    step_summary.touch()
+    outputs.touch()
+    runner = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path),
+              "GITHUB_STEP_SUMMARY": str(step_summary), "GITHUB_OUTPUT": str(outputs)}  # fmt: skip
+    github = phasegate("github", work_report, "--fail-on", "never", env={**os.environ, **runner})
+    assert github.returncode == 0, github.stderr
+    assert "**Blocked by the sandbox** (2)" in step_summary.read_text()
 
 
 def test_without_bubblewrap_a_pipeline_stops_before_any_model_request(

@@ -15,11 +15,13 @@ import pytest
 import structlog
 import yaml
 
-from phasegate import Runner, Task, UsageError
+from phasegate import Runner, Sandbox, Task, UsageError
 from phasegate._secrets import REDACTED, redact
 from phasegate.agents.retry import RetryPolicy
+from phasegate.evidence.transcript import SandboxBlocked
 from phasegate.modes import EventName
 from phasegate.telemetry.events import (
+    AttemptBlocked,
     EventData,
     PhaseStarted,
     RetryScheduled,
@@ -83,12 +85,14 @@ def test_every_event_the_runner_emits_is_documented_with_a_schema() -> None:
 def test_what_the_runner_writes_validates_against_the_documented_schemas(
     task: Task, project: Path, tmp_path: Path
 ) -> None:
-    """A recorded run with a retry, a summary refused before the work, tool completions,
-    feedback and an acceptance: every line valid, every event name present."""
+    """A recorded run in a sandbox with a retry, a summary refused before the work, a write
+    outside the work directory refused (an attempt to leave), tool completions, feedback and an
+    acceptance: every line valid, every event name present."""
     early: dict[str, Any] = {"submit_summary": {"summary": {"files_changed": []}}}
+    outside = {"Write": {"file_path": str(tmp_path / "outside.txt"), "content": "x"}}
     script = Script.model_validate({"replies": [
         {"error": {"status": 529}},
-        {"tools": [early]},
+        {"tools": [early, outside]},
         {"when": "tool_error", "text": "Fixing.", "tools": [EDIT]},
         {"when": "tool_result", "tools": [{"phase_complete": {"phase": 1, "note": "done"}}]},
         {"when": "tool_result", "text": "```json\n{\"files_changed\": []}\n```"},
@@ -98,7 +102,8 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
     with EventLog(file=log_file) as log:
         retry = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.02)
         runner = Runner(ScriptedAgent(script), on_event=log, retry=retry)
-        report = runner.run_sync(task, project, record=tmp_path / "recording")
+        confined = task.model_copy(update={"sandbox": Sandbox(mode="optional")})
+        report = runner.run_sync(confined, project, record=tmp_path / "recording")
 
     assert report.verdict == "accepted", report.issues
     schemas = documented_schemas()
@@ -237,6 +242,25 @@ def test_a_tool_call_names_its_phase_in_a_task_run_or_its_stage_in_a_pipeline_ne
     jsonschema.validate(line, schema)
     jsonschema.validate(pipeline_line, schema)
     for wrong in ({**line, "stage": 2}, {k: v for k, v in line.items() if k != "phase"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
+
+
+def test_a_blocked_attempt_names_its_phase_or_its_stage_and_keeps_its_lines_short() -> None:
+    """The sandbox.blocked schema requires exactly one of ``phase`` and ``stage``, and at most
+    300 characters of what was kept in and of the line that says so."""
+    schema = documented_schemas()["sandbox.blocked"]
+    deny = "deny network-outbound example.com:443"
+    entry = SandboxBlocked(
+        blocked="host", tool="Bash", tool_use_id="toolu_1", target="example.com:443", detail=deny
+    )
+    line = event(AttemptBlocked.of(entry, phase=1)).as_dict()
+    pipeline_line = {**event(AttemptBlocked.of(entry, stage=2)).as_dict(), "isolation": "session"}
+    jsonschema.validate(line, schema)
+    jsonschema.validate(pipeline_line, schema)
+    assert (line["kind"], line["target"]) == ("host", "example.com:443")
+    for wrong in ({**line, "stage": 2}, {k: v for k, v in line.items() if k != "phase"},
+                  {**line, "target": "x" * 301}):  # fmt: skip
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(wrong, schema)
 

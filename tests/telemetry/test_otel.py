@@ -11,7 +11,7 @@ import pytest
 
 from phasegate import OtelSink, RunEvent, Runner, Task, UsageError
 from phasegate.telemetry.events import PhaseCompleted, PhaseStarted, RunCompleted, RunStarted
-from phasegate.testing import ScriptedAgent, load_script
+from phasegate.testing import Script, ScriptedAgent, load_script
 from tests.helpers.scenarios import EXAMPLE
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def test_without_the_extra_nothing_of_opentelemetry_is_imported(tmp_path: Path) 
     code = (
         "import shutil, sys\n"
         "from phasegate import Runner, load_task\n"
-        "from phasegate.testing import ScriptedAgent, load_script\n"
+        "from phasegate.testing import Script, ScriptedAgent, load_script\n"
         f"shutil.copytree({str(EXAMPLE / 'project')!r}, {work!r})\n"
         f"agent = ScriptedAgent(load_script({str(EXAMPLE / 'model.yaml')!r}))\n"
         f"Runner(agent).run_sync(load_task({str(EXAMPLE / 'task.yaml')!r}), {work!r})\n"
@@ -177,3 +177,36 @@ def test_the_phase_and_run_spans_say_what_the_gate_added_to_their_input() -> Non
         assert spans["phase edit"][f"phasegate.overhead.{name}"] == phase[name]
         assert spans["invoke_agent t"][f"phasegate.overhead.{name}"] == run[name]
     assert "phasegate.overhead.tool_characters" not in spans["phase edit"]
+
+
+def test_each_blocked_attempt_is_an_event_on_the_run_span(tmp_path: Path) -> None:
+    """A Write outside the work directory of a run with a sandbox: ``sandbox.blocked`` on the
+    run's span, with what was kept in."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    work, outside = tmp_path / "work", tmp_path / "outside.txt"
+    work.mkdir()
+    task = Task.model_validate({"name": "t", "sandbox": "optional",
+                                "phases": [{"name": "work", "instructions": "Work."}]})  # fmt: skip
+    script = Script.model_validate({"replies": [
+        {"tools": [{"Write": {"file_path": str(outside), "content": "x"}}]},
+        {"when": "tool_error", "text": "PHASE 1 COMPLETE: done"},
+    ]})  # fmt: skip
+
+    Runner(ScriptedAgent(script), on_event=OtelSink(tracer_provider=tracer_provider)).run_sync(
+        task, work
+    )
+
+    (run,) = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent t"]
+    (blocked,) = [event for event in run.events if event.name == "sandbox.blocked"]
+    assert blocked.attributes is not None
+    attributes = blocked.attributes
+    assert (attributes["phasegate.kind"], attributes["phasegate.target"]) == (
+        "file_tool", str(outside),
+    )  # fmt: skip

@@ -169,6 +169,8 @@ def progress_line(event: RunEvent) -> str | None:
             return f"▶ {event.task}: {quantity(phases, 'phase')}, mode {event.mode}, agent {agent}"
         case e.ToolCalled(tool=tool, ok=ok):
             return f"  · {tool} {'ok' if ok else 'FAILED'}"
+        case e.AttemptBlocked(kind=kind, tool=tool, target=target):
+            return f"  ⊘ blocked by the sandbox ({kind}): {tool} {target}"
         case e.PhaseMarker(phase=phase, name=name, text=text, source=source):
             via = " (phase_complete)" if source == "tool" else ""
             return f"  ✎ phase {phase} ({name}) claimed complete{via}: {text}"

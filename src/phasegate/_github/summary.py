@@ -206,7 +206,9 @@ def _confinement(view: ReportView) -> list[str]:
     if view.blocked:
         lines += ["", f"**Blocked by the sandbox** ({len(view.blocked)})", ""]
         for blocked in view.blocked[:SHOWN_PROBLEMS]:
-            lines.append(f"- {blocked.kind}: {inline(blocked.tool)} {inline(blocked.detail)}")
+            target = f"{inline(blocked.target)}: " if blocked.target else ""
+            tool, detail = inline(blocked.tool), inline(blocked.detail)
+            lines.append(f"- {blocked.kind}: {tool} {target}{detail}")
         if len(view.blocked) > SHOWN_PROBLEMS:
             lines.append(f"- … and {len(view.blocked) - SHOWN_PROBLEMS} more (see the JSON report)")
     return ["\n".join(lines)]

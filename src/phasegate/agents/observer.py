@@ -1,11 +1,12 @@
 """What a task run and a pipeline run share as the agent's observer.
 
 Both record the transcript as it comes (with the time of each entry and the name behind
-each tool call id), record the prompts they send, run the agent under the retry policy and
-report retries as ``retry.scheduled`` events, bound the run by its timeout, and hand events
-to the sink. What differs (how a stop is judged, what a restarted session is told, what an
-event carries) is left to :meth:`RunObserver.restart_after`, :meth:`RunObserver.run_event`
-and the subclass's own observer methods.
+each tool call id) and each attempt to leave the sandbox as it shows, record the prompts they
+send, run the agent under the retry policy and report retries as ``retry.scheduled`` events,
+bound the run by its timeout, and hand events to the sink. What differs (how a stop is
+judged, what a restarted session is told, what an event carries) is left to
+:meth:`RunObserver.restart_after`, :meth:`RunObserver.run_event` and the subclass's own
+observer methods.
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ from phasegate.agents.protocol import (
 )
 from phasegate.agents.retry import RetryPolicy, retry_delay_ms
 from phasegate.errors import RunError, UsageError
+from phasegate.evidence.confinement import blocked_in
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
+    SandboxBlocked,
     SessionStart,
     ToolCall,
+    ToolRefused,
     ToolResult,
     UserText,
 )
@@ -41,7 +45,13 @@ from phasegate.phases.sandbox import Sandbox, SandboxOutcome
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.gate_text import gate_characters
 from phasegate.prompts.templates import PromptTemplates
-from phasegate.telemetry.events import EventData, EventSink, RetryScheduled, RunEvent
+from phasegate.telemetry.events import (
+    AttemptBlocked,
+    EventData,
+    EventSink,
+    RetryScheduled,
+    RunEvent,
+)
 
 _WORK = (AssistantText, ToolCall, ToolResult)
 
@@ -109,6 +119,18 @@ class RunObserver:
         is the gate's own text."""
         self.gate_text[len(self.entries)] = gate_characters(text, self.own_words)
         self.record(UserText(text=text))
+
+    def record_blocked(self, entry: ToolRefused | ToolResult) -> None:
+        """Record each attempt to leave the sandbox that ``entry`` (a refusal, or the result of
+        a call that ran) shows, right after it, and emit its ``sandbox.blocked`` event
+        (:meth:`blocked_event`); nothing when the run asked for no sandbox. What counts is
+        :func:`~phasegate.evidence.confinement.blocked_in`'s to say."""
+        if self.sandbox is None:
+            return
+        call = self.calls.get(entry.tool_use_id)
+        for found in blocked_in(entry, call, commands=self.sandbox.confined):
+            self.record(found)
+            self.emit(self.blocked_event(found))
 
     def tool_name(self, result: ToolResult) -> str | None:
         """The name of the tool whose result this is (None if its call was not seen)."""
@@ -230,6 +252,11 @@ class RunObserver:
 
     def restart_after(self, failure: str) -> None:
         """Set :attr:`request` for the attempt after ``failure`` (default: the same again)."""
+
+    def blocked_event(self, entry: SandboxBlocked) -> EventData:
+        """The ``sandbox.blocked`` event of ``entry`` (subclasses say in which phase or
+        stage)."""
+        return AttemptBlocked.of(entry)
 
     def emit(self, data: EventData) -> None:
         """Hand one event of this run to the sink, if there is one."""

@@ -1,5 +1,6 @@
-"""Attempts to leave the sandbox, as a transcript shows them: the one notion of "a confinement
-refusal" every view of a run reuses (the report's ``blocked``, docs/sandbox.md).
+"""Attempts to leave the sandbox: the one rule of what counts as one (:func:`blocked_in`), and
+the run's record of them (:func:`blocked_attempts`), which every view of a run reuses (the
+report's ``blocked``, docs/sandbox.md).
 
 Three kinds, each found in what the run recorded, never guessed from the command:
 
@@ -7,28 +8,42 @@ Three kinds, each found in what the run recorded, never guessed from the command
   its file lay outside the work directory (a :class:`~phasegate.evidence.transcript.
   ToolRefused` entry whose reason is :data:`OUTSIDE_REFUSAL`'s);
 * ``path``: a shell command whose write the sandbox turned away (its result says
-  ``Read-only file system``: Claude Code 2.1.332 on Linux, docs/claude-code.md);
+  ``Read-only file system``, or ``Device or resource busy`` where it replaced a protected
+  file, which the sandbox mounts read-only: Claude Code 2.1.332 on Linux,
+  docs/claude-code.md);
 * ``host``: a connection the sandbox's proxy refused (Claude Code lists them after the
   command's output, ``<sandbox_violations>`` lines such as ``deny network-outbound
   example.com:443``).
 
-What a command printed is the agent's own text: a command may print those words without
-being blocked. They only ever add to this record, which changes no verdict: a run whose
-attempts were all blocked is judged on its work like any other.
+The sandbox runs the shell tool's commands only (:data:`SANDBOXED_TOOLS`), so only their
+results are read for the last two, and only when the run's commands did run in it: a file
+another tool read may hold those words. What a command printed is the agent's own text all
+the same: a command may print them without being blocked. They only ever add to this record,
+which changes no verdict: a run whose attempts were all blocked is judged on its work like
+any other.
+
+A run that asked for a sandbox applies the rule to each refusal and each tool result as it
+arrives, and records what it finds as :class:`~phasegate.evidence.transcript.SandboxBlocked`
+entries right after it, with a ``sandbox.blocked`` event each
+(:meth:`phasegate.agents.observer.RunObserver.record_blocked`). The report's list is read back
+from those entries: the entries, the events and every count of a run agree.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from phasegate.evidence.transcript import Entry, ToolCall, ToolRefused, ToolResult
-
-BlockedKind = Literal["file_tool", "path", "host"]
-"""What was kept in: a file tool's write, a command's write, a command's connection."""
+from phasegate.evidence.transcript import (
+    BlockedKind,
+    Entry,
+    SandboxBlocked,
+    ToolCall,
+    ToolRefused,
+    ToolResult,
+)
 
 OUTSIDE_REFUSAL = "is outside the work directory, and this run is confined to it"
 """The words of every refusal of a file tool writing outside a confined run's work directory."""
@@ -36,10 +51,19 @@ OUTSIDE_REFUSAL = "is outside the work directory, and this run is confined to it
 READ_ONLY = "Read-only file system"
 """What a write outside the sandbox's writable folders fails with (Linux, bubblewrap)."""
 
+BUSY = "Device or resource busy"
+"""What replacing a protected file fails with in the sandbox (``sed -i``, ``mv`` over it): the
+file is a read-only mount of its own (Linux, bubblewrap)."""
+
+SANDBOXED_TOOLS = frozenset({"Bash"})
+"""The tools whose commands run in Claude Code's sandbox (the file tools follow permission
+rules instead: docs/sandbox.md)."""
+
 SHOWN = 300
 """Characters of a line a record keeps."""
 
 _VIOLATIONS = re.compile(r"<sandbox_violations>\s*(.*?)\s*</sandbox_violations>", re.S)
+_OUTBOUND = re.compile(r"network-outbound\s+(\S+)")
 
 
 class Blocked(BaseModel):
@@ -50,43 +74,62 @@ class Blocked(BaseModel):
     kind: BlockedKind
     tool: str
     tool_use_id: str
+    target: str = Field(
+        default="",
+        description="What was kept in: the file a file tool named, the command whose write "
+        "was turned away, the host a command tried to reach (empty in reports written before "
+        "it was recorded).",
+    )
     detail: str = Field(description="The line that says so: the refusal, the error, the deny.")
 
+    @classmethod
+    def of(cls, entry: SandboxBlocked) -> Blocked:
+        """The attempt a :class:`~phasegate.evidence.transcript.SandboxBlocked` entry records."""
+        return cls(kind=entry.blocked, tool=entry.tool, tool_use_id=entry.tool_use_id,
+                   target=entry.target, detail=entry.detail)  # fmt: skip
 
-def blocked_attempts(entries: Sequence[Entry]) -> tuple[Blocked, ...]:
-    """Every attempt to leave the sandbox in ``entries``, in order (see the module docstring)."""
-    names = {e.id: e.name for e in entries if isinstance(e, ToolCall)}
-    found: list[Blocked] = []
-    for entry in entries:
-        if isinstance(entry, ToolRefused) and OUTSIDE_REFUSAL in entry.reason:
-            found.append(
-                Blocked(kind="file_tool", tool=entry.name, tool_use_id=entry.tool_use_id,
-                        detail=_shown(entry.reason))
-            )  # fmt: skip
-        elif isinstance(entry, ToolResult):
-            tool = names.get(entry.tool_use_id, "")
-            found.extend(_in_result(entry, tool))
+
+def blocked_in(
+    entry: ToolRefused | ToolResult, call: ToolCall | None, *, commands: bool
+) -> tuple[SandboxBlocked, ...]:
+    """The attempts to leave the sandbox ``entry`` shows, in order (none, most often): a
+    refusal of a file tool outside the work directory; with ``commands`` (the run's commands
+    ran in the sandbox), each write a command's result says was turned away and each
+    connection its proxy refused. ``call``: the call a result answers (None: not seen, so
+    not known to be a command). See the module docstring."""
+    if isinstance(entry, ToolRefused):
+        if OUTSIDE_REFUSAL not in entry.reason:
+            return ()
+        return (_entry("file_tool", entry.name, entry.tool_use_id, entry.input, entry.reason),)
+    if not commands or call is None or call.name not in SANDBOXED_TOOLS:
+        return ()
+    content = entry.content
+    found: list[SandboxBlocked] = []
+    for line in _VIOLATIONS.sub("", content).splitlines():
+        if READ_ONLY in line or BUSY in line:
+            found.append(_entry("path", call.name, entry.tool_use_id, call.brief, line))
+    for block in _VIOLATIONS.findall(content):
+        for line in block.splitlines():
+            if not line.strip():
+                continue
+            kind: BlockedKind = "host" if "network" in line else "path"
+            outbound = _OUTBOUND.search(line)
+            target = outbound[1] if outbound is not None else call.brief
+            found.append(_entry(kind, call.name, entry.tool_use_id, target, line))
     return tuple(found)
 
 
-def _in_result(result: ToolResult, tool: str) -> list[Blocked]:
-    content = result.content
-    found: list[Blocked] = []
-    violations = _VIOLATIONS.findall(content)
-    outside = _VIOLATIONS.sub("", content)
-    for line in outside.splitlines():
-        if READ_ONLY in line:
-            found.append(_blocked("path", tool, result, line))
-    for block in violations:
-        for line in block.splitlines():
-            if line.strip():
-                kind: BlockedKind = "host" if "network" in line else "path"
-                found.append(_blocked(kind, tool, result, line))
-    return found
+def blocked_attempts(entries: Sequence[Entry]) -> tuple[Blocked, ...]:
+    """Every attempt to leave the sandbox a run recorded in ``entries``, in order: its
+    :class:`~phasegate.evidence.transcript.SandboxBlocked` entries."""
+    return tuple(Blocked.of(e) for e in entries if isinstance(e, SandboxBlocked))
 
 
-def _blocked(kind: BlockedKind, tool: str, result: ToolResult, line: str) -> Blocked:
-    return Blocked(kind=kind, tool=tool, tool_use_id=result.tool_use_id, detail=_shown(line))
+def _entry(
+    kind: BlockedKind, tool: str, tool_use_id: str, target: str, line: str
+) -> SandboxBlocked:
+    return SandboxBlocked(blocked=kind, tool=tool, tool_use_id=tool_use_id,
+                          target=_shown(target), detail=_shown(line))  # fmt: skip
 
 
 def _shown(text: str) -> str:

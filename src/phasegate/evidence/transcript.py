@@ -137,6 +137,30 @@ class ToolRefused(_Entry):
     """The phase (1-based) that was current, or None outside a phased task."""
 
 
+BlockedKind = Literal["file_tool", "path", "host"]
+"""What the sandbox kept in: a file tool's write, a command's write, a command's connection."""
+
+
+class SandboxBlocked(_Entry):
+    """The sandbox kept the call ``tool_use_id`` in: one attempt to leave it (docs/sandbox.md).
+
+    A run that asked for a sandbox records one right after the entry that shows it (the
+    call's :class:`ToolRefused`, or its :class:`ToolResult`), as that entry arrives; only
+    :func:`phasegate.evidence.confinement.blocked_in` makes them. ``target`` and ``detail``
+    are the agent's and the tool's own text, shortened to one printable line: data, never
+    a marker."""
+
+    kind: Literal["blocked"] = "blocked"
+    blocked: BlockedKind
+    tool: str
+    tool_use_id: str
+    target: str
+    """What was kept in: the file a file tool named, the command whose write was turned
+    away, the host (and port) a command tried to reach."""
+    detail: str
+    """The line that says so: the refusal, the command's error, the proxy's deny."""
+
+
 class Notice(_Entry):
     """Something the agent runtime said that is not model output (e.g. a synthetic
     ``API Error`` message). Never a marker, never JSON."""
@@ -236,6 +260,7 @@ Entry = Annotated[
     | ToolCall
     | ToolResult
     | ToolRefused
+    | SandboxBlocked
     | Notice
     | StopOverridden
     | TurnUsage

@@ -26,6 +26,7 @@ from phasegate.evidence.overhead import GateOverhead, split_overhead
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
+    SandboxBlocked,
     SessionStart,
     StopOverridden,
     ToolCall,
@@ -48,6 +49,7 @@ from phasegate.recording.model import RecordingKind, RunRecord
 from phasegate.recording.recorder import Recorder
 from phasegate.tasks.report import RefusedCall
 from phasegate.telemetry.events import (
+    AttemptBlocked,
     CallRefused,
     EventData,
     PipelineCompleted,
@@ -188,6 +190,7 @@ class PipelineRun(RunObserver):
         elif isinstance(entry, ToolResult):
             if entry.tool_use_id not in self.refused:  # a refused call did not run
                 self._tool_called(entry)
+                self.record_blocked(entry)
         elif isinstance(entry, StopOverridden):
             self.state.stop_overrides += 1
         elif isinstance(entry, AssistantText):
@@ -285,14 +288,14 @@ class PipelineRun(RunObserver):
         self.state.current.refusals.append(
             RefusedCall(tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason)
         )
-        self.record(
-            ToolRefused(tool_use_id=call.id, name=call.name, input=call.brief, reason=reason)
-        )
+        refused = ToolRefused(tool_use_id=call.id, name=call.name, input=call.brief, reason=reason)
+        self.record(refused)
         self.emit(
             CallRefused(
                 stage=number, tool=call.name, tool_use_id=call.id, input=call.brief, reason=reason
             )
         )
+        self.record_blocked(refused)
         return reason
 
     def restart_after(self, failure: str) -> None:
@@ -431,6 +434,10 @@ class PipelineRun(RunObserver):
         state.overhead = state.overhead + overhead.total
         self.progress.save()
         return split, overhead.total
+
+    def blocked_event(self, entry: SandboxBlocked) -> EventData:
+        """``sandbox.blocked`` in the stage the agent is in."""
+        return AttemptBlocked.of(entry, stage=self.state.stage + 1)
 
     def run_event(self, data: EventData) -> RunEvent:
         """``data`` as an event of this run."""

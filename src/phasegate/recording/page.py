@@ -2,11 +2,11 @@
 
 The page shows the run's header and totals, a timeline of its parts (phases, or stage
 visits), and for each part the conversation (prompts and feedback, the model's text with its
-``PHASE N COMPLETE:`` markers picked out, tool calls with their inputs and results, refusals),
-its gate checks (trigger, issues, the exact feedback) and its diff. Long blocks fold into
-``<details>``, so the page needs no script at all; the CSS is inline and the page's
-Content-Security-Policy forbids every fetch and every script, so it reads the same offline,
-as a CI artifact or served by ``phasegate serve``.
+``PHASE N COMPLETE:`` markers picked out, tool calls with their inputs and results, refusals,
+what the sandbox blocked), its gate checks (trigger, issues, the exact feedback) and its
+diff. Long blocks fold into ``<details>``, so the page needs no script at all; the CSS is
+inline and the page's Content-Security-Policy forbids every fetch and every script, so it
+reads the same offline, as a CI artifact or served by ``phasegate serve``.
 
 Everything in a recording came from a model, a tool, a file or a task file, so every text is
 escaped (quotes too) wherever it appears, and is shown as text, never as markup.
@@ -33,6 +33,7 @@ from phasegate.evidence.transcript import (
     AssistantText,
     Notice,
     RunResult,
+    SandboxBlocked,
     SessionStart,
     StopOverridden,
     ToolCall,
@@ -85,7 +86,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font-size: 1
 .user { border-left-color: #8c8c8c; } .feedback { border-left-color: #e45756; background: #fff7f6; }
 .assistant { border-left-color: #4c78a8; } .tool { border-left-color: #72b7b2; }
 .completion { border-left-color: #54a24b; background: #f5fbf3; }
-.refusal { border-left-color: #b3261e; background: #fff3f2; }
+.refusal, .blocked { border-left-color: #b3261e; background: #fff3f2; }
 .quiet { border-left-color: #e6e9ee; color: #555; font-size: 13px; }
 mark.marker { background: #fde68a; padding: 0 2px; font-weight: 600; }
 .result-error { background: #fff3f2; }
@@ -207,11 +208,19 @@ def _sandbox(recording: Recording) -> str:
     blocked = recording.report.get("blocked")
     items = [b for b in blocked if isinstance(b, dict)] if isinstance(blocked, list) else []
     lines = "".join(
-        f"<li>{_e(b.get('kind'))}: {_e(b.get('tool'))} <code>{_e(b.get('detail'))}</code></li>"
+        f"<li>{_e(b.get('kind'))}: {_e(b.get('tool'))} {_target(b)}<code>{_e(b.get('detail'))}"
+        "</code></li>"
         for b in items
     )
     listing = f"<p>Blocked by the sandbox ({len(items)}):</p><ul>{lines}</ul>" if items else ""
     return f'<section class="sandbox"><h2>Sandbox</h2><p>{_e(said)}</p>{listing}</section>'
+
+
+def _target(blocked: dict[str, Any]) -> str:
+    """What an attempt went for, when the report says (reports before it was recorded do
+    not)."""
+    target = blocked.get("target")
+    return f"<code>{_e(target)}</code>: " if isinstance(target, str) and target else ""
 
 
 def _timeline(recording: Recording) -> str:
@@ -344,6 +353,9 @@ def _entry(i: int, entry: Any, feedback: set[str]) -> str:
         where = f" in phase {entry.phase}" if entry.phase is not None else ""
         head = f"refused before it ran{where}: {entry.name} {entry.input}"
         return _block(i, "refusal", _e(head), f"<pre>{_e(entry.reason)}</pre>", raw_who=True)
+    if isinstance(entry, SandboxBlocked):
+        head = f"blocked by the sandbox ({entry.blocked}): {entry.tool} {entry.target}"
+        return _block(i, "blocked", head, f"<pre>{_e(entry.detail)}</pre>")
     if isinstance(entry, SessionStart):
         text = ", ".join(f"{k}: {v}" for k, v in (("model", entry.model), ("cwd", entry.cwd),
                                                    ("session", entry.session_id)) if v)  # fmt: skip

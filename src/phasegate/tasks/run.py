@@ -23,7 +23,14 @@ from typing import Any
 
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.errors import RunError
-from phasegate.evidence.transcript import Entry, ToolCall, ToolRefused, ToolResult, Transcript
+from phasegate.evidence.transcript import (
+    Entry,
+    SandboxBlocked,
+    ToolCall,
+    ToolRefused,
+    ToolResult,
+    Transcript,
+)
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
 from phasegate.phases.completion import COMPLETION_TOOLS
@@ -40,6 +47,7 @@ from phasegate.tasks.recorded import check_part, crashed_record, task_record
 from phasegate.tasks.report import RunReport
 from phasegate.tasks.request import first_request
 from phasegate.telemetry.events import (
+    AttemptBlocked,
     CallRefused,
     EventData,
     GateTrigger,
@@ -121,6 +129,7 @@ class TaskRun(RunObserver):
         if isinstance(entry, ToolResult):
             if entry.tool_use_id not in self.refused:  # a refused call did not run
                 self._emit_all(self.progress.tool_called(entry, self.tool_name(entry), position))
+                self.record_blocked(entry)
         elif self.settings.mode != "unstructured":
             claims = entry_claims(self.task, entry, position)
             if claims:
@@ -171,15 +180,10 @@ class TaskRun(RunObserver):
                 return None
             reason, phase = f"Refused: {protected}", current_phase(self.task, self.entries)
         self.refused.add(call.id)
-        self.record(
-            ToolRefused(
-                tool_use_id=call.id,
-                name=call.name,
-                input=call.brief,
-                reason=reason,
-                phase=phase,
-            )
+        refused = ToolRefused(
+            tool_use_id=call.id, name=call.name, input=call.brief, reason=reason, phase=phase
         )
+        self.record(refused)
         self.emit(
             CallRefused(
                 phase=phase,
@@ -189,6 +193,7 @@ class TaskRun(RunObserver):
                 reason=reason,
             )
         )
+        self.record_blocked(refused)
         return reason
 
     def restart_after(self, failure: str) -> None:
@@ -199,6 +204,10 @@ class TaskRun(RunObserver):
         text = self.settings.templates.render("resume.md", reason=failure)
         self.record_prompt(text)
         self.request = replace(self.request, prompt=text, resume=session)
+
+    def blocked_event(self, entry: SandboxBlocked) -> EventData:
+        """``sandbox.blocked`` in the phase current when ``entry`` was recorded."""
+        return AttemptBlocked.of(entry, phase=current_phase(self.task, self.entries))
 
     def run_event(self, data: EventData) -> RunEvent:
         """``data`` as an event of this run."""

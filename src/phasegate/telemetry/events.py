@@ -3,17 +3,18 @@
 Each event is one frozen dataclass named after what happened (``RunStarted``,
 ``StageChecked``, ``RunQueued``, ...), whose ``event`` class attribute is its name in the log
 (:data:`~phasegate.modes.EventName`); their fields are documented in ``docs/events.md``. The
-task-run events come first (``tool.called`` and ``retry.scheduled`` come in pipeline runs
-too), then the pipeline-run events, then the ones the HTTP service frames a run with:
-``run.queued`` when it is accepted, ``run.cancelled`` or ``run.interrupted`` when it ends
-early, and always a final ``done`` with the status the service gives it.
+task-run events come first (``tool.called``, ``tool.refused``, ``sandbox.blocked`` and
+``retry.scheduled`` come in pipeline runs too), then the pipeline-run events, then the ones
+the HTTP service frames a run with: ``run.queued`` when it is accepted, ``run.cancelled`` or
+``run.interrupted`` when it ends early, and always a final ``done`` with the status the
+service gives it.
 
 A :class:`RunEvent` carries one of them with the run's identity (``run_id``, ``task``,
 ``mode``, and ``isolation`` for a pipeline), a UTC timestamp and :data:`SCHEMA_VERSION`.
 Runners hand events to an :data:`EventSink`; the log turns them into JSON lines, the CLI into
 progress lines.
 
-One concept in one module (about 480 lines): every event and the record that carries it,
+One concept in one module (about 520 lines): every event and the record that carries it,
 so a new event is added, named and documented in one place.
 """
 
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from phasegate.evidence.transcript import Usage
+from phasegate.evidence.transcript import BlockedKind, SandboxBlocked, Usage
 from phasegate.modes import (
     DefinitionKind,
     EventName,
@@ -222,6 +223,40 @@ class CallRefused(EventFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttemptBlocked(EventFields):
+    """The sandbox kept a tool call in: one attempt to leave it, as the run records it
+    (a :class:`~phasegate.evidence.transcript.SandboxBlocked` entry, docs/sandbox.md).
+    ``phase`` in a task run (the one current then), ``stage`` in a pipeline run."""
+
+    event: ClassVar[EventName] = "sandbox.blocked"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    phase: int | None = None
+    stage: int | None = None
+    kind: BlockedKind
+    tool: str
+    tool_use_id: str
+    target: str
+    """What was kept in: a file, a command, a host (at most 300 characters)."""
+    detail: str
+    """The line that says so (at most 300 characters)."""
+
+    @classmethod
+    def of(
+        cls, entry: SandboxBlocked, *, phase: int | None = None, stage: int | None = None
+    ) -> AttemptBlocked:
+        """The event of the attempt ``entry`` records, in ``phase`` or ``stage``."""
+        return cls(
+            phase=phase,
+            stage=stage,
+            kind=entry.blocked,
+            tool=entry.tool,
+            tool_use_id=entry.tool_use_id,
+            target=entry.target,
+            detail=entry.detail,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RetryScheduled(EventFields):
     """A failed request (``source: claude-code``) or session (``source: phasegate``) is
     retried."""
@@ -400,6 +435,7 @@ EventData = (
     | PhaseStarted
     | ToolCalled
     | CallRefused
+    | AttemptBlocked
     | PhaseMarker
     | PhaseGateChecked
     | PhaseCompleted

@@ -20,6 +20,7 @@ from typing import Any
 
 from phasegate.errors import UsageError
 from phasegate.telemetry.events import (
+    AttemptBlocked,
     PhaseCompleted,
     PhaseGateChecked,
     PhaseMarker,
@@ -95,7 +96,9 @@ class OtelSink:
                     self._tool_errors.add(1, {**common, "gen_ai.tool.name": str(tool)})
                 if span is not None:
                     span.add_event(event.event, _attributes(event.fields), stamp)
-            case PhaseGateChecked() | PhaseMarker() | RetryScheduled() if span is not None:
+            case PhaseGateChecked() | PhaseMarker() | RetryScheduled() | AttemptBlocked() if (
+                span is not None
+            ):
                 span.add_event(event.event, _attributes(event.fields), stamp)
             case PhaseCompleted() as phase:
                 self._phase_completed(event.run_id, phase, stamp, span, common)
