@@ -342,7 +342,7 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     state = files.read()
     if state is None or state.get("status") != "running":
         return None
-    from phasegate.recording.recorder import issue_records
+    from phasegate.recording.model import issue_records
     from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked
     from phasegate.tasks.recorded import check_part
@@ -410,7 +410,7 @@ def answer_completion_tool(
     is found in that session's log (see :mod:`.mcp`)."""
     from phasegate.phases.completion import TOOL_SERVER, counts_tools
     from phasegate.prompts.completion_tools import error_answer
-    from phasegate.recording.recorder import issue_records
+    from phasegate.recording.model import issue_records
     from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked
     from phasegate.tasks.recorded import check_part
