@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -49,6 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fix-vulnerability"
 SESSION = "bench-0000-0000-0000-000000000001"
+OTHER = "other-0000-0000-0000-000000000001"
+"""A session of the same project with no gated work."""
 FIXED = "    return float(expression)  # only numbers\n"
 BUGGY = "    return eval(expression)  # runs any Python the user sends, not just arithmetic\n"
 CLAIM = (
@@ -99,10 +102,38 @@ def gated_project(folder: Path, *, edited: bool) -> tuple[Path, dict[str, str]]:
     return work, {k: json.dumps(v) if not isinstance(v, str) else v for k, v in stop.items()}
 
 
+def _environment(*, bytecode: bool, cache: Path) -> dict[str, str]:
+    """The hooks' environment: as an installed plugin runs them, with the modules' bytecode
+    cached (in ``cache``, filled by an untimed first round); ``bytecode`` False compiles
+    every phasegate module at every start, as under ``PYTHONDONTWRITEBYTECODE=1`` with
+    phasegate's sources on the path (an editable install)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH", "PYTHONPYCACHEPREFIX")}  # fmt: skip
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(cache)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15, help="runs of each (default 15)")
-    runs = parser.parse_args().runs
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="compile phasegate's modules at every start (no bytecode cache)",
+    )
+    parser.add_argument("--against", type=Path, metavar="SRC",
+                        help="another phasegate source folder (e.g. main's src/, from git "
+                        "archive) timed interleaved in the same run, as 'before'")  # fmt: skip
+    options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="phasegate-bench-hooks-") as scratch:
         failing_dir, passing_dir = Path(scratch, "failing"), Path(scratch, "passing")
         failing_dir.mkdir()
@@ -115,9 +146,10 @@ def main() -> None:
         def hook_input(work: Path, **fields: object) -> str:
             return json.dumps({"session_id": SESSION, "cwd": str(work), **fields})
 
-        def stop_input(fields: dict[str, str]) -> str:
-            return json.dumps({k: fields[k] if k in ("session_id", "transcript_path", "cwd",
+        def stop_input(fields: dict[str, str], session: str = SESSION) -> str:
+            return json.dumps({k: fields[k] if k in ("transcript_path", "cwd",
                                "hook_event_name", "last_assistant_message") else
+                               session if k == "session_id" else
                                json.loads(fields[k]) for k in fields})  # fmt: skip
 
         def reset(work: Path) -> None:
@@ -128,48 +160,68 @@ def main() -> None:
             shutil.rmtree(work / ".phasegate/recordings", ignore_errors=True)
 
         read = {"tool_name": "Read", "tool_input": {"file_path": "app.py"}, "tool_use_id": "t9"}
+        hook = ["-m", "phasegate._plugin", "hook"]
         cases: dict[str, tuple[list[str], str, Path | None]] = {
             "floor: python -c pass": (["-c", "pass"], "", None),
-            "pre, ungated": (["-m", "phasegate._plugin", "hook", "pre"],
-                             json.dumps({"session_id": "other-session-1", "cwd": str(failing),
-                                         **read}), None),
-            "pre, gated": (["-m", "phasegate._plugin", "hook", "pre"],
+            "pre, ungated": ([*hook, "pre"],
+                             json.dumps({"session_id": OTHER, "cwd": str(failing), **read}),
+                             None),
+            "pre, gated": ([*hook, "pre"],
                            hook_input(failing, hook_event_name="PreToolUse", **read), failing),
-            "post, gated": (["-m", "phasegate._plugin", "hook", "post"],
+            "post, gated": ([*hook, "post"],
                             hook_input(failing, hook_event_name="PostToolUse", **read), failing),
-            "stop, failing": (["-m", "phasegate._plugin", "hook", "stop"],
-                              stop_input(stop_failing), failing),
-            "stop, passing": (["-m", "phasegate._plugin", "hook", "stop"],
-                              stop_input(stop_passing), passing),
+            "stop, ungated": ([*hook, "stop"], stop_input(stop_failing, OTHER), None),
+            "stop, failing": ([*hook, "stop"], stop_input(stop_failing), failing),
+            "stop, passing": ([*hook, "stop"], stop_input(stop_passing), passing),
         }  # fmt: skip
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
-        for _ in range(runs):
+        env = _environment(bytecode=not options.no_bytecode, cache=Path(scratch, "bytecode"))
+        sides = {"after": env}
+        if options.against is not None:
+            sides["before"] = {**env, "PYTHONPATH": str(options.against.resolve())}
+        wall = {(side, name): [] for side in sides for name in cases}
+        cpu = {(side, name): [] for side in sides for name in cases}
+        load = os.getloadavg()
+        for run in range(options.runs + 1):  # the first round fills the bytecode cache
             for name, (args, stdin, work) in cases.items():
-                if work is not None:
-                    reset(work)
-                started = time.perf_counter()
-                out = subprocess.run(
-                    [sys.executable, *args],
-                    input=stdin,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                ).stdout
-                times[name].append((time.perf_counter() - started) * 1000)  # fmt: skip
-                if name == "stop, failing":
-                    assert '"decision": "block"' in out, out
-                if name == "stop, passing":
-                    assert "accepted" in out, out
-    floor = statistics.median(times["floor: python -c pass"])
+                for side, side_env in sides.items():
+                    if work is not None:
+                        reset(work)
+                    used, started = _children_cpu(), time.perf_counter()
+                    out = subprocess.run(
+                        [sys.executable, *args],
+                        input=stdin,
+                        env=side_env,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout
+                    if run:
+                        wall[side, name].append((time.perf_counter() - started) * 1000)
+                        cpu[side, name].append((_children_cpu() - used) * 1000)
+                    if name == "stop, failing":
+                        assert '"decision": "block"' in out, out
+                    if name == "stop, passing":
+                        assert "accepted" in out, out
+                    if name == "stop, ungated":
+                        assert out == "", out
+    load = (*load, *os.getloadavg())
     targets = {"pre": 50.0, "post": 50.0, "stop": 300.0}
-    print(f"{'entry point':<24}{'median ms':>10}{'- floor':>10}{'target':>9}")
-    for name, values in times.items():
-        median = statistics.median(values)
+    print(f"bytecode {'not cached' if options.no_bytecode else 'cached'}; {options.runs} runs; "
+          f"load average (1, 5, 15 min) {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before, "
+          f"{load[3]:.2f} {load[4]:.2f} {load[5]:.2f} after")  # fmt: skip
+    header = "".join(f"{side + ' ms':>13}{'- floor':>9}{'cpu ms':>8}" for side in sides)
+    print(f"{'entry point':<24}{header}{'target':>8}")
+    for name in cases:
+        line = ""
+        for side in sides:
+            floor = statistics.median(wall[side, "floor: python -c pass"])
+            median = statistics.median(wall[side, name])
+            over = (
+                f"{median - floor:>9.1f}" if name.startswith(("pre", "post", "stop")) else " " * 9
+            )
+            line += f"{median:>13.1f}{over}{statistics.median(cpu[side, name]):>8.1f}"
         target = targets.get(name.split(",")[0])
-        over = f"{median - floor:>10.1f}" if target is not None else f"{'':>10}"
-        print(f"{name:<24}{median:>10.1f}{over}{'' if target is None else f'{target:>9.0f}'}")
+        print(f"{name:<24}{line}{'' if target is None else f'{target:>8.0f}'}")
 
 
 if __name__ == "__main__":
