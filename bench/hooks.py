@@ -178,9 +178,9 @@ def main() -> None:
         sides = {"after": env}
         if options.against is not None:
             sides["before"] = {**env, "PYTHONPATH": str(options.against.resolve())}
-        wall = {(side, name): [] for side in sides for name in cases}
-        cpu = {(side, name): [] for side in sides for name in cases}
-        load = os.getloadavg()
+        wall: dict[tuple[str, str], list[float]] = {(s, n): [] for s in sides for n in cases}
+        cpu: dict[tuple[str, str], list[float]] = {(s, n): [] for s in sides for n in cases}
+        load_before = os.getloadavg()
         for run in range(options.runs + 1):  # the first round fills the bytecode cache
             for name, (args, stdin, work) in cases.items():
                 for side, side_env in sides.items():
@@ -204,7 +204,7 @@ def main() -> None:
                         assert "accepted" in out, out
                     if name == "stop, ungated":
                         assert out == "", out
-    load = (*load, *os.getloadavg())
+    load = (*load_before, *os.getloadavg())
     targets = {"pre": 50.0, "post": 50.0, "stop": 300.0}
     print(f"bytecode {'not cached' if options.no_bytecode else 'cached'}; {options.runs} runs; "
           f"load average (1, 5, 15 min) {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before, "

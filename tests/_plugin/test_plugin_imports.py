@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,7 +121,7 @@ def test_the_stop_hook_that_accepts_the_task_loads_its_report_and_page_and_nothi
     app.write_text(app.read_text().replace(BUGGY_LINE, FIXED_LINE))
     edit = {"file_path": str(app), "old_string": BUGGY_LINE, "new_string": FIXED_LINE}
     claim = f"{MARKER}\n\n{GOOD_JSON}"
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"role": "user", "content": f"phasegate run {state['run_id']}"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Edit",
                                            "input": edit}]},
