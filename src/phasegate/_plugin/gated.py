@@ -28,6 +28,7 @@ run from the state on its own, which is the copy this module exists to avoid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -606,9 +607,18 @@ def _entries(
 
 
 def _snapshot(files: SessionFiles) -> WorkspaceSnapshot:
+    """The work directory now; the files unchanged since the session's last snapshot are not
+    read again (their hashes kept in ``hashes.json``, a cache: one that cannot be written is
+    no failure)."""
     from phasegate.workspace.observer import WorkspaceObserver
 
-    return WorkspaceObserver(files.project, unobserved=[files.events_path]).snapshot()
+    observer = WorkspaceObserver(
+        files.project, unobserved=[files.events_path], hashes=files.read("hashes")
+    )
+    snapshot = observer.snapshot()
+    with contextlib.suppress(OSError, PhasegateError):
+        files.write(observer.hashes(), "hashes")
+    return snapshot
 
 
 def _timeline(files: SessionFiles, transcript: Transcript, start: WorkspaceSnapshot | None) -> Any:
