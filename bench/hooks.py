@@ -8,29 +8,62 @@ started by the real ``run`` command, and with a session log written as Claude Co
 * ``pre, ungated``: PreToolUse in a session with no gated task (every call of most sessions);
 * ``pre, gated``: PreToolUse for a call the task's policy does not guard (Read, no protect);
 * ``post, gated``: PostToolUse in a gated session (one evidence line appended);
+* ``stop, ungated``: Stop in a session of the same project with nothing gated (every turn of
+  most sessions);
 * ``stop, failing``: the gate rejects (the model claimed the fix without editing): feedback;
 * ``stop, passing``: the gate accepts: report, events and recording written.
 
 The floor is ``python -c pass`` with the same interpreter, measured in the same run,
-interleaved with the others. Printed: each median and its distance from the floor; the
-targets (issue 43) are pre and post within 50 ms of the floor, stop within 300 ms (this task
-runs no commands of its own). Nothing is asserted.
+interleaved with the others. The hooks run as an installed plugin runs them, with the
+modules' bytecode cached (a first, untimed round fills a cache in a temporary folder);
+``--no-bytecode`` compiles phasegate's modules at every start instead, as an editable install
+does under ``PYTHONDONTWRITEBYTECODE=1``. ``--against SRC`` times another phasegate source
+folder (``git archive main src | tar -x -C /tmp/main``, then ``--against /tmp/main/src``)
+interleaved in the same run, as "before". Printed: the load average before and after, each
+median (wall), its distance from the floor, and the median CPU time (user + system, which
+wanders less on a shared machine); the targets (issue 43) are pre and post within 50 ms of
+the floor, stop within 300 ms (this task runs no commands of its own). Nothing is asserted.
 
-Run with ``make bench`` or ``.venv/bin/python bench/hooks.py [--runs N]``.
+Run with ``make bench`` or ``.venv/bin/python bench/hooks.py [--runs N] [--no-bytecode]
+[--against SRC]``.
 
-Measured on the 2-core development machine (shared, noisy), 11 runs each: floor 12.5 ms;
-pre ungated +22.8 ms, pre gated (unguarded call) +23.5, post gated +25.1 (within the 50 ms
-target); stop failing +499 ms and stop passing +455 ms, over the 300 ms target: most of it is
-importing the core's pydantic models (the transcript entries, the task model) and jsonschema,
-which every gate check needs; an earlier run under heavier load gave +670 and +770 ms.
+Where a Stop's time goes (2026-11-27, main at 522a977, profiled with ``-X importtime``,
+cProfile and instruction counts under valgrind, which do not wander with the load): nearly
+all of it is importing. Once the modules are loaded, the check itself takes 10 to 17 ms
+(reading and validating the task file 4.5 ms, the session log, hashing the work directory,
+judging, writing the state, events and, on a pass, the report and recording 7.5 ms). Of
+the imports, in a failing task stop: pydantic's own machinery about 30% (its plugin loader
+imports ``importlib.metadata`` and scans every installed package's entry points, its types
+import ``secrets``/``hmac``/``_hashlib``), building phasegate's pydantic models about 20%
+(the transcript entries, the task with its inputs and phases), jsonschema with referencing,
+attrs and rpds 12% (this task has an output schema), PyYAML 5% (a YAML task file), the event
+dataclasses 4%, the validators 6%. A pipeline stop (prd-to-code's first stage, failing or
+handing over) costs the same. Without cached bytecode, compiling phasegate's modules adds
+about 150 ms to every gated stop: the earlier figures (+459 and +584 ms) were measured so.
 
-jsonschema and referencing now load with the first schema checked (not at import). Measured
-on 2026-11-27 with the machine under heavy shared load (floor 29 ms), a failing Stop, main
-against this change interleaved in one run, 9 runs each (/tmp script, not kept): the example
-task (it has an output schema) 1565 -> 1194 ms, a task with no schema 1209 -> 999 ms. The
-load makes both figures far above the unloaded ones above, and the schema case's gain is
-mostly noise (it still imports jsonschema); the schema-less one drops ~0.1 s of imports
-(jsonschema, referencing, rpds, attrs), which ``-X importtime`` shows directly.
+What changed: a Stop with nothing running in its session reads the state and leaves on the
+standard library (it imported the whole gate: 978M instructions, now 111M, against 40M for
+``python -c pass``); a failing stop no longer imports the recorder (``issue_records`` lives
+with ``IssueRecord``) nor the stage checks and their models (only a pipeline stage's
+``protect`` outcome needs them), and nothing on a stop imports ``urllib.request`` (with
+``http.client``, ``email`` and ``ssl``): instructions 1419M -> 1333M failing, 1561M ->
+1488M passing. A task's stops keep the work directory's hashes (``hashes.json``), so a stop
+reads only the files that changed: this 1-file project shows nothing, a 739-file one
+(phasegate's own tree) takes 23 ms instead of 78 ms per snapshot. Tried and not kept:
+pydantic's ``defer_build`` on every model (1419M -> 1408M: a stop validates the task and the
+transcript, so their models are built anyway).
+
+Measured on the 2-core shared machine, bytecode cached, 21 runs, main interleaved as
+"before" (load average 1.41 before, 1.86 after the run; the bench itself is one of them):
+floor 14.4 ms; pre ungated +22.3 ms, pre gated +24.2, post gated +23.6 (before: +24.1,
++24.2, +27.9); stop ungated +27.5 (before +328.3); stop failing +401.2 (before +435.2);
+stop passing +481.8 (before +455.8). Earlier runs the same evening, 15 runs, load 1.1 to 1.5:
+stop failing +320.7 and +342.0 (before +361.3 and +336.7), stop passing +373.6 and +369.2
+(before +390.2 and +382.3): the load moves these medians by more than the 6% the change
+saves, which the instruction counts show. Without cached bytecode (load 1.37): stop failing
++363.9 (before +442.6), passing +448.7 (before +468.5). The 300 ms target is not met: what is
+left is the import of pydantic, jsonschema, PyYAML and the core's models and events, which
+the gate needs (see docs/plugin.md, "Hook latency").
 """
 
 from __future__ import annotations
