@@ -54,16 +54,17 @@ pydantic's ``defer_build`` on every model (1419M -> 1408M: a stop validates the 
 transcript, so their models are built anyway).
 
 Measured on the 2-core shared machine, bytecode cached, 21 runs, main interleaved as
-"before" (load average 1.41 before, 1.86 after the run; the bench itself is one of them):
-floor 14.4 ms; pre ungated +22.3 ms, pre gated +24.2, post gated +23.6 (before: +24.1,
-+24.2, +27.9); stop ungated +27.5 (before +328.3); stop failing +401.2 (before +435.2);
-stop passing +481.8 (before +455.8). Earlier runs the same evening, 15 runs, load 1.1 to 1.5:
-stop failing +320.7 and +342.0 (before +361.3 and +336.7), stop passing +373.6 and +369.2
-(before +390.2 and +382.3): the load moves these medians by more than the 6% the change
-saves, which the instruction counts show. Without cached bytecode (load 1.37): stop failing
-+363.9 (before +442.6), passing +448.7 (before +468.5). The 300 ms target is not met: what is
-left is the import of pydantic, jsonschema, PyYAML and the core's models and events, which
-the gate needs (see docs/plugin.md, "Hook latency").
+"before", in the quietest window of the evening (load average 0.89 before the run, 1.03
+after: the bench itself): floor 13.1 ms; pre ungated +19.4 ms, pre gated +18.6, post gated
++19.7 (before: +20.0, +18.3, +19.5); stop ungated +19.6 (before +219.9); stop failing +303.8
+(before +337.1); stop passing +359.1 (before +382.6). Other runs the same evening, load 1.1
+to 1.9: stop failing +320.7, +342.0, +401.2 (before +361.3, +336.7, +435.2), stop passing
++373.6, +369.2, +481.8 (before +390.2, +382.3, +455.8): the load moves these medians by more
+than the 6% the change saves, which the instruction counts show. Without cached bytecode
+(``--no-bytecode``, load 1.37): stop failing +363.9 (before +442.6), passing +448.7 (before
++468.5). The 300 ms target is not met (failing is at it in a quiet window, passing about 60
+ms over): what is left is importing pydantic, jsonschema, PyYAML and the core's models and
+events, which the gate needs (docs/plugin.md, "Hook latency").
 """
 
 from __future__ import annotations
