@@ -8,29 +8,63 @@ started by the real ``run`` command, and with a session log written as Claude Co
 * ``pre, ungated``: PreToolUse in a session with no gated task (every call of most sessions);
 * ``pre, gated``: PreToolUse for a call the task's policy does not guard (Read, no protect);
 * ``post, gated``: PostToolUse in a gated session (one evidence line appended);
+* ``stop, ungated``: Stop in a session of the same project with nothing gated (every turn of
+  most sessions);
 * ``stop, failing``: the gate rejects (the model claimed the fix without editing): feedback;
 * ``stop, passing``: the gate accepts: report, events and recording written.
 
 The floor is ``python -c pass`` with the same interpreter, measured in the same run,
-interleaved with the others. Printed: each median and its distance from the floor; the
-targets (issue 43) are pre and post within 50 ms of the floor, stop within 300 ms (this task
-runs no commands of its own). Nothing is asserted.
+interleaved with the others. The hooks run as an installed plugin runs them, with the
+modules' bytecode cached (a first, untimed round fills a cache in a temporary folder);
+``--no-bytecode`` compiles phasegate's modules at every start instead, as an editable install
+does under ``PYTHONDONTWRITEBYTECODE=1``. ``--against SRC`` times another phasegate source
+folder (``git archive main src | tar -x -C /tmp/main``, then ``--against /tmp/main/src``)
+interleaved in the same run, as "before". Printed: the load average before and after, each
+median (wall), its distance from the floor, and the median CPU time (user + system, which
+wanders less on a shared machine); the targets (issue 43) are pre and post within 50 ms of
+the floor, stop within 300 ms (this task runs no commands of its own). Nothing is asserted.
 
-Run with ``make bench`` or ``.venv/bin/python bench/hooks.py [--runs N]``.
+Run with ``make bench`` or ``.venv/bin/python bench/hooks.py [--runs N] [--no-bytecode]
+[--against SRC]``.
 
-Measured on the 2-core development machine (shared, noisy), 11 runs each: floor 12.5 ms;
-pre ungated +22.8 ms, pre gated (unguarded call) +23.5, post gated +25.1 (within the 50 ms
-target); stop failing +499 ms and stop passing +455 ms, over the 300 ms target: most of it is
-importing the core's pydantic models (the transcript entries, the task model) and jsonschema,
-which every gate check needs; an earlier run under heavier load gave +670 and +770 ms.
+Where a Stop's time goes (2026-11-27, main at 522a977, profiled with ``-X importtime``,
+cProfile and instruction counts under valgrind, which do not wander with the load): nearly
+all of it is importing. Once the modules are loaded, the check itself takes 10 to 17 ms
+(reading and validating the task file 4.5 ms, the session log, hashing the work directory,
+judging, writing the state, events and, on a pass, the report and recording 7.5 ms). Of
+the imports, in a failing task stop: pydantic's own machinery about 30% (its plugin loader
+imports ``importlib.metadata`` and scans every installed package's entry points, its types
+import ``secrets``/``hmac``/``_hashlib``), building phasegate's pydantic models about 20%
+(the transcript entries, the task with its inputs and phases), jsonschema with referencing,
+attrs and rpds 12% (this task has an output schema), PyYAML 5% (a YAML task file), the event
+dataclasses 4%, the validators 6%. A pipeline stop (prd-to-code's first stage, failing or
+handing over) costs the same. Without cached bytecode, compiling phasegate's modules adds
+about 150 ms to every gated stop: the earlier figures (+459 and +584 ms) were measured so.
 
-jsonschema and referencing now load with the first schema checked (not at import). Measured
-on 2026-11-27 with the machine under heavy shared load (floor 29 ms), a failing Stop, main
-against this change interleaved in one run, 9 runs each (/tmp script, not kept): the example
-task (it has an output schema) 1565 -> 1194 ms, a task with no schema 1209 -> 999 ms. The
-load makes both figures far above the unloaded ones above, and the schema case's gain is
-mostly noise (it still imports jsonschema); the schema-less one drops ~0.1 s of imports
-(jsonschema, referencing, rpds, attrs), which ``-X importtime`` shows directly.
+What changed: a Stop with nothing running in its session reads the state and leaves on the
+standard library (it imported the whole gate: 978M instructions, now 111M, against 40M for
+``python -c pass``); a failing stop no longer imports the recorder (``issue_records`` lives
+with ``IssueRecord``) nor the stage checks and their models (only a pipeline stage's
+``protect`` outcome needs them), and nothing on a stop imports ``urllib.request`` (with
+``http.client``, ``email`` and ``ssl``): instructions 1419M -> 1333M failing, 1561M ->
+1488M passing. A task's stops keep the work directory's hashes (``hashes.json``), so a stop
+reads only the files that changed: this 1-file project shows nothing, a 739-file one
+(phasegate's own tree) takes 23 ms instead of 78 ms per snapshot. Tried and not kept:
+pydantic's ``defer_build`` on every model (1419M -> 1408M: a stop validates the task and the
+transcript, so their models are built anyway).
+
+Measured on the 2-core shared machine, bytecode cached, 21 runs, main interleaved as
+"before", in the quietest window of the evening (load average 0.89 before the run, 1.03
+after: the bench itself): floor 13.1 ms; pre ungated +19.4 ms, pre gated +18.6, post gated
++19.7 (before: +20.0, +18.3, +19.5); stop ungated +19.6 (before +219.9); stop failing +303.8
+(before +337.1); stop passing +359.1 (before +382.6). Other runs the same evening, load 1.1
+to 1.9: stop failing +320.7, +342.0, +401.2 (before +361.3, +336.7, +435.2), stop passing
++373.6, +369.2, +481.8 (before +390.2, +382.3, +455.8): the load moves these medians by more
+than the 6% the change saves, which the instruction counts show. Without cached bytecode
+(``--no-bytecode``, load 1.37): stop failing +363.9 (before +442.6), passing +448.7 (before
++468.5). The 300 ms target is not met (failing is at it in a quiet window, passing about 60
+ms over): what is left is importing pydantic, jsonschema, PyYAML and the core's models and
+events, which the gate needs (docs/plugin.md, "Hook latency").
 """
 
 from __future__ import annotations
@@ -38,6 +72,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -49,6 +84,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fix-vulnerability"
 SESSION = "bench-0000-0000-0000-000000000001"
+OTHER = "other-0000-0000-0000-000000000001"
+"""A session of the same project with no gated work."""
 FIXED = "    return float(expression)  # only numbers\n"
 BUGGY = "    return eval(expression)  # runs any Python the user sends, not just arithmetic\n"
 CLAIM = (
@@ -99,10 +136,38 @@ def gated_project(folder: Path, *, edited: bool) -> tuple[Path, dict[str, str]]:
     return work, {k: json.dumps(v) if not isinstance(v, str) else v for k, v in stop.items()}
 
 
+def _environment(*, bytecode: bool, cache: Path) -> dict[str, str]:
+    """The hooks' environment: as an installed plugin runs them, with the modules' bytecode
+    cached (in ``cache``, filled by an untimed first round); ``bytecode`` False compiles
+    every phasegate module at every start, as under ``PYTHONDONTWRITEBYTECODE=1`` with
+    phasegate's sources on the path (an editable install)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAUDE_PROJECT_DIR", "PYTHONPATH", "PYTHONPYCACHEPREFIX")}  # fmt: skip
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(cache)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15, help="runs of each (default 15)")
-    runs = parser.parse_args().runs
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="compile phasegate's modules at every start (no bytecode cache)",
+    )
+    parser.add_argument("--against", type=Path, metavar="SRC",
+                        help="another phasegate source folder (e.g. main's src/, from git "
+                        "archive) timed interleaved in the same run, as 'before'")  # fmt: skip
+    options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="phasegate-bench-hooks-") as scratch:
         failing_dir, passing_dir = Path(scratch, "failing"), Path(scratch, "passing")
         failing_dir.mkdir()
@@ -115,9 +180,10 @@ def main() -> None:
         def hook_input(work: Path, **fields: object) -> str:
             return json.dumps({"session_id": SESSION, "cwd": str(work), **fields})
 
-        def stop_input(fields: dict[str, str]) -> str:
-            return json.dumps({k: fields[k] if k in ("session_id", "transcript_path", "cwd",
+        def stop_input(fields: dict[str, str], session: str = SESSION) -> str:
+            return json.dumps({k: fields[k] if k in ("transcript_path", "cwd",
                                "hook_event_name", "last_assistant_message") else
+                               session if k == "session_id" else
                                json.loads(fields[k]) for k in fields})  # fmt: skip
 
         def reset(work: Path) -> None:
@@ -128,48 +194,68 @@ def main() -> None:
             shutil.rmtree(work / ".phasegate/recordings", ignore_errors=True)
 
         read = {"tool_name": "Read", "tool_input": {"file_path": "app.py"}, "tool_use_id": "t9"}
+        hook = ["-m", "phasegate._plugin", "hook"]
         cases: dict[str, tuple[list[str], str, Path | None]] = {
             "floor: python -c pass": (["-c", "pass"], "", None),
-            "pre, ungated": (["-m", "phasegate._plugin", "hook", "pre"],
-                             json.dumps({"session_id": "other-session-1", "cwd": str(failing),
-                                         **read}), None),
-            "pre, gated": (["-m", "phasegate._plugin", "hook", "pre"],
+            "pre, ungated": ([*hook, "pre"],
+                             json.dumps({"session_id": OTHER, "cwd": str(failing), **read}),
+                             None),
+            "pre, gated": ([*hook, "pre"],
                            hook_input(failing, hook_event_name="PreToolUse", **read), failing),
-            "post, gated": (["-m", "phasegate._plugin", "hook", "post"],
+            "post, gated": ([*hook, "post"],
                             hook_input(failing, hook_event_name="PostToolUse", **read), failing),
-            "stop, failing": (["-m", "phasegate._plugin", "hook", "stop"],
-                              stop_input(stop_failing), failing),
-            "stop, passing": (["-m", "phasegate._plugin", "hook", "stop"],
-                              stop_input(stop_passing), passing),
+            "stop, ungated": ([*hook, "stop"], stop_input(stop_failing, OTHER), None),
+            "stop, failing": ([*hook, "stop"], stop_input(stop_failing), failing),
+            "stop, passing": ([*hook, "stop"], stop_input(stop_passing), passing),
         }  # fmt: skip
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
-        for _ in range(runs):
+        env = _environment(bytecode=not options.no_bytecode, cache=Path(scratch, "bytecode"))
+        sides = {"after": env}
+        if options.against is not None:
+            sides["before"] = {**env, "PYTHONPATH": str(options.against.resolve())}
+        wall: dict[tuple[str, str], list[float]] = {(s, n): [] for s in sides for n in cases}
+        cpu: dict[tuple[str, str], list[float]] = {(s, n): [] for s in sides for n in cases}
+        load_before = os.getloadavg()
+        for run in range(options.runs + 1):  # the first round fills the bytecode cache
             for name, (args, stdin, work) in cases.items():
-                if work is not None:
-                    reset(work)
-                started = time.perf_counter()
-                out = subprocess.run(
-                    [sys.executable, *args],
-                    input=stdin,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                ).stdout
-                times[name].append((time.perf_counter() - started) * 1000)  # fmt: skip
-                if name == "stop, failing":
-                    assert '"decision": "block"' in out, out
-                if name == "stop, passing":
-                    assert "accepted" in out, out
-    floor = statistics.median(times["floor: python -c pass"])
+                for side, side_env in sides.items():
+                    if work is not None:
+                        reset(work)
+                    used, started = _children_cpu(), time.perf_counter()
+                    out = subprocess.run(
+                        [sys.executable, *args],
+                        input=stdin,
+                        env=side_env,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout
+                    if run:
+                        wall[side, name].append((time.perf_counter() - started) * 1000)
+                        cpu[side, name].append((_children_cpu() - used) * 1000)
+                    if name == "stop, failing":
+                        assert '"decision": "block"' in out, out
+                    if name == "stop, passing":
+                        assert "accepted" in out, out
+                    if name == "stop, ungated":
+                        assert out == "", out
+    load = (*load_before, *os.getloadavg())
     targets = {"pre": 50.0, "post": 50.0, "stop": 300.0}
-    print(f"{'entry point':<24}{'median ms':>10}{'- floor':>10}{'target':>9}")
-    for name, values in times.items():
-        median = statistics.median(values)
+    print(f"bytecode {'not cached' if options.no_bytecode else 'cached'}; {options.runs} runs; "
+          f"load average (1, 5, 15 min) {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before, "
+          f"{load[3]:.2f} {load[4]:.2f} {load[5]:.2f} after")  # fmt: skip
+    header = "".join(f"{side + ' ms':>13}{'- floor':>9}{'cpu ms':>8}" for side in sides)
+    print(f"{'entry point':<24}{header}{'target':>8}")
+    for name in cases:
+        line = ""
+        for side in sides:
+            floor = statistics.median(wall[side, "floor: python -c pass"])
+            median = statistics.median(wall[side, name])
+            over = (
+                f"{median - floor:>9.1f}" if name.startswith(("pre", "post", "stop")) else " " * 9
+            )
+            line += f"{median:>13.1f}{over}{statistics.median(cpu[side, name]):>8.1f}"
         target = targets.get(name.split(",")[0])
-        over = f"{median - floor:>10.1f}" if target is not None else f"{'':>10}"
-        print(f"{name:<24}{median:>10.1f}{over}{'' if target is None else f'{target:>9.0f}'}")
+        print(f"{name:<24}{line}{'' if target is None else f'{target:>8.0f}'}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The plugin's hook entry points import only what they use (``python -X importtime`` in a
-subprocess, as the launcher starts them): a hook is a new process on every tool call."""
+subprocess, as the launcher starts them): a hook is a new process on every tool call, and
+the Stop hook runs at the end of every turn of every session (``bench/hooks.py`` times them)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers.scenarios import EXAMPLE
+from tests.helpers.imports import imports_of
+from tests.helpers.scenarios import BUGGY_LINE, EXAMPLE, FIXED_LINE, GOOD_JSON, MARKER
 
 SESSION = "imports-0000-0000-0000-000000000001"
 
@@ -24,16 +27,30 @@ REPORTS = ("phasegate.tasks.report", "phasegate.pipelines.report", "phasegate.re
 """The pydantic models of reports, and the page renderer: only a finished run needs them."""
 
 
+NOT_AT_A_STOP = ("phasegate.validators.stage_checks", "phasegate.phases.checks",
+                 "phasegate.pipelines", "phasegate._plugin.flows", "urllib.request",
+                 "http.client")  # fmt: skip
+"""What a task's Stop hook never loads: a pipeline's stage checks (with the check models) and
+its runner, and ``urllib.request`` (reading a schema's file URI needs ``urllib.parse`` only)."""
+
+GATE = ("pydantic", "yaml", "jsonschema", "phasegate.evidence", "phasegate.phases",
+        "phasegate.validators", "phasegate.tasks", "phasegate.telemetry",
+        "phasegate._plugin.gated", "phasegate._plugin.flows")  # fmt: skip
+"""The gate and what it is built on: none of it loads for a session with nothing gated."""
+
+
+def _stop(hook_input: Mapping[str, object], env: dict[str, str]) -> tuple[set[str], str]:
+    """The modules a Stop hook imported for ``hook_input``, and what it printed."""
+    done = imports_of("-m", "phasegate._plugin", "hook", "stop", stdin=json.dumps(hook_input),
+                      env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return set(done.modules), done.stdout
+
+
 def _imported(args: list[str], hook_input: Mapping[str, object], env: dict[str, str]) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "phasegate._plugin", *args],
-        input=json.dumps(hook_input), env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return {
-        line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
+    done = imports_of("-m", "phasegate._plugin", *args, stdin=json.dumps(hook_input), env=env)
+    assert done.returncode == 0, done.stderr
+    return set(done.modules)
 
 
 @pytest.fixture
@@ -75,7 +92,8 @@ def test_the_stop_hook_loads_the_gate_but_no_sdk_cli_libraries_or_reports_while_
     gated: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     """Stop, gate failing (nothing done yet): the gate and its validators, and none of the
-    SDK, the command line's libraries, the report models or the page renderer."""
+    SDK, the command line's libraries, the report models, the recorder or the page
+    renderer (only a finished run writes a recording), nor a pipeline's stage checks."""
     work, env = gated
     log = tmp_path / "session.jsonl"
     prompt = json.loads((work / ".phasegate/plugin" / SESSION / "state.json").read_text())
@@ -84,9 +102,69 @@ def test_the_stop_hook_loads_the_gate_but_no_sdk_cli_libraries_or_reports_while_
     stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
             "hook_event_name": "Stop", "stop_hook_active": False,
             "last_assistant_message": "Done."}  # fmt: skip
-    modules = _imported(["hook", "stop"], stop, env)
+    modules, out = _stop(stop, env)
+    assert json.loads(out)["decision"] == "block"
     assert "phasegate.validators.judge" in modules
-    assert not _within(modules, (*NEVER, *REPORTS))
+    recorder = ("phasegate.recording.recorder", "phasegate.recording.files")
+    assert not _within(modules, (*NEVER, *REPORTS, *recorder, *NOT_AT_A_STOP))
+
+
+def test_the_stop_hook_that_accepts_the_task_loads_its_report_and_page_and_nothing_more(
+    gated: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Stop, gate passing (the fix made and claimed): the report, the recorder and the page
+    renderer load, since the run ends here; still no SDK, command line library, pipeline
+    report or stage check."""
+    work, env = gated
+    state = json.loads((work / ".phasegate/plugin" / SESSION / "state.json").read_text())
+    app = work / "app.py"
+    app.write_text(app.read_text().replace(BUGGY_LINE, FIXED_LINE))
+    edit = {"file_path": str(app), "old_string": BUGGY_LINE, "new_string": FIXED_LINE}
+    claim = f"{MARKER}\n\n{GOOD_JSON}"
+    lines: list[dict[str, Any]] = [
+        {"role": "user", "content": f"phasegate run {state['run_id']}"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Edit",
+                                           "input": edit}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "ok"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": claim}]},
+    ]  # fmt: skip
+    log = tmp_path / "session.jsonl"
+    log.write_text("".join(json.dumps({"type": m["role"], "cwd": str(work), "uuid": str(i),
+                   "message": m | ({"id": f"msg_{i}", "model": "m", "type": "message"}
+                                   if m["role"] == "assistant" else {})}) + "\n"
+                   for i, m in enumerate(lines)))  # fmt: skip
+    stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": claim}  # fmt: skip
+    modules, out = _stop(stop, env)
+    assert "accepted" in json.loads(out)["systemMessage"]
+    assert {"phasegate.tasks.report", "phasegate.recording.page"} <= modules
+    assert not _within(modules, (*NEVER, "phasegate.pipelines.report", *NOT_AT_A_STOP))
+
+
+@pytest.mark.parametrize("session", ["other-0000-0000-0000-000000000002", SESSION])
+def test_a_stop_with_nothing_running_in_its_session_loads_no_gate_nor_pydantic(
+    gated: tuple[Path, dict[str, str]], tmp_path: Path, session: str
+) -> None:
+    """The Stop hook at the end of every turn of a session with nothing gated (another
+    session of the gated project; this session once its task is stopped) answers from the
+    session's state alone: no gate, no model, no pydantic, and says nothing."""
+    work, env = gated
+    if session == SESSION:
+        ended = subprocess.run([sys.executable, "-m", "phasegate._plugin", "stop"], env=env,
+                               capture_output=True, text=True, check=True)  # fmt: skip
+        assert "is stopped" in ended.stdout
+    log = tmp_path / "session.jsonl"
+    log.write_text(json.dumps({"type": "user", "cwd": str(work), "message": {"role": "user",
+                   "content": "hello"}}) + "\n")  # fmt: skip
+    stop = {"session_id": session, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "Done."}  # fmt: skip
+    modules, out = _stop(stop, env)
+    assert out == ""
+    assert "phasegate._plugin.dispatch" in modules
+    assert not _within(modules, (*GATE, *NEVER, *REPORTS))
 
 
 def test_the_mcp_server_starts_and_lists_its_tools_on_the_standard_library_alone(

@@ -1,14 +1,20 @@
-"""Snapshots from disk: what is observed, what is skipped, and fast edits are not missed."""
+"""Snapshots from disk: what is observed, what is skipped, fast edits are not missed, and
+hashes handed to a later process."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from phasegate.evidence.workspace import WorkspaceDiff
+from phasegate.workspace.contents import FileContents
 from phasegate.workspace.observer import WorkspaceObserver
 
 
@@ -135,3 +141,62 @@ def test_files_claude_code_writes_for_itself_are_no_change(
     diff = WorkspaceDiff.between(before, observer.snapshot())
 
     assert diff.added == (".claude/settings.json", "a.md")
+
+
+def _aged(path: Path, text: str) -> Path:
+    """``path`` written with ``text`` and dated ten seconds back, so its hash may be cached."""
+    path.write_text(text)
+    past = time.time() - 10
+    os.utime(path, (past, past))
+    return path
+
+
+def test_hashes_handed_to_a_new_observer_spare_reading_unchanged_files_only(
+    tmp_path: Path,
+) -> None:
+    """An observer in a later process reuses the hashes of files whose size and times are
+    unchanged (a planted digest shows it did not read the file) and reads a changed one."""
+    _aged(tmp_path / "same.txt", "same")
+    changed = _aged(tmp_path / "changed.txt", "before")
+    first = WorkspaceObserver(tmp_path)
+    first.snapshot()
+    handed = json.loads(json.dumps(first.hashes()))  # as the plugin keeps it: a JSON file
+    assert set(handed) == {"same.txt", "changed.txt"}
+    handed["same.txt"][4] = "f" * 64
+    changed.write_text("after!")
+    snapshot = WorkspaceObserver(tmp_path, hashes=handed).snapshot()
+    assert snapshot.files["same.txt"] == "f" * 64
+    assert snapshot.files["changed.txt"] == hashlib.sha256(b"after!").hexdigest()
+
+
+def test_a_fresh_edit_is_never_handed_over(tmp_path: Path) -> None:
+    """A file modified in the last two seconds is not cached, so not handed over either."""
+    (tmp_path / "new.txt").write_text("new")
+    observer = WorkspaceObserver(tmp_path)
+    observer.snapshot()
+    assert observer.hashes() == {}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["f" * 64, [1, 2, 3], [True, 1, 1, 1, "f" * 64], [1, 2, 3, 4, 5], None, {"size": 4}],
+)
+def test_handed_over_hashes_of_another_shape_are_ignored(tmp_path: Path, entry: object) -> None:
+    """The hashes come from a file in the project: an entry that is not [size, mtime_ns,
+    ctime_ns, inode, digest] is read from disk instead, never trusted nor a crash."""
+    _aged(tmp_path / "a.txt", "a")
+    snapshot = WorkspaceObserver(tmp_path, hashes={"a.txt": entry}).snapshot()
+    assert snapshot.files["a.txt"] == hashlib.sha256(b"a").hexdigest()
+
+
+def test_an_observer_that_keeps_contents_reads_every_file_whatever_it_was_handed(
+    tmp_path: Path,
+) -> None:
+    """A recording wants the bytes of each file, so handed-over hashes are not used."""
+    _aged(tmp_path / "a.txt", "a")
+    first = WorkspaceObserver(tmp_path)
+    first.snapshot()
+    handed = {path: [*entry[:4], "f" * 64] for path, entry in first.hashes().items()}
+    contents = FileContents()
+    snapshot = WorkspaceObserver(tmp_path, hashes=handed, contents=contents).snapshot()
+    assert snapshot.files["a.txt"] == hashlib.sha256(b"a").hexdigest()

@@ -50,10 +50,13 @@ def command_main(command: str, args: list[str]) -> str:
 
 
 def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
-    """The Stop hook of whatever gated work the session has."""
+    """The Stop hook of whatever gated work the session has: None, on the standard library
+    alone, when nothing runs in it (every turn of most sessions ends here)."""
     files = _session_files(hook_input)
-    state = _flow_state(files)
-    if files is not None and state is not None and state.get("status") == "running":
+    state = files.read() if files is not None else None
+    if files is None or state is None or state.get("status") != "running":
+        return None
+    if state.get("kind") in FLOWS:
         from phasegate._plugin.flows import on_stop as flow_stop
 
         return flow_stop(files, state, hook_input)

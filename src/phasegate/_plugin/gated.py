@@ -28,6 +28,7 @@ run from the state on its own, which is the copy this module exists to avoid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -342,7 +343,7 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     state = files.read()
     if state is None or state.get("status") != "running":
         return None
-    from phasegate.recording.recorder import issue_records
+    from phasegate.recording.model import issue_records
     from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked
     from phasegate.tasks.recorded import check_part
@@ -410,7 +411,7 @@ def answer_completion_tool(
     is found in that session's log (see :mod:`.mcp`)."""
     from phasegate.phases.completion import TOOL_SERVER, counts_tools
     from phasegate.prompts.completion_tools import error_answer
-    from phasegate.recording.recorder import issue_records
+    from phasegate.recording.model import issue_records
     from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked
     from phasegate.tasks.recorded import check_part
@@ -606,9 +607,18 @@ def _entries(
 
 
 def _snapshot(files: SessionFiles) -> WorkspaceSnapshot:
+    """The work directory now; the files unchanged since the session's last snapshot are not
+    read again (their hashes kept in ``hashes.json``, a cache: one that cannot be written is
+    no failure)."""
     from phasegate.workspace.observer import WorkspaceObserver
 
-    return WorkspaceObserver(files.project, unobserved=[files.events_path]).snapshot()
+    observer = WorkspaceObserver(
+        files.project, unobserved=[files.events_path], hashes=files.read("hashes")
+    )
+    snapshot = observer.snapshot()
+    with contextlib.suppress(OSError, PhasegateError):
+        files.write(observer.hashes(), "hashes")
+    return snapshot
 
 
 def _timeline(files: SessionFiles, transcript: Transcript, start: WorkspaceSnapshot | None) -> Any:

@@ -2,7 +2,9 @@
 
 Everything lives under the project's ``.phasegate/`` folder: ``plugin/<session id>/`` holds
 ``state.json`` (the gated work: kind, definition, gate counters, blocks in a row),
-``policy.json`` (what the PreToolUse hook needs, written once by ``run``) and
+``policy.json`` (what the PreToolUse hook needs, written once by ``run``), ``hashes.json``
+(the work directory's file hashes by size and times, so a stop reads only the files that
+changed: :class:`~phasegate.workspace.observer.WorkspaceObserver`) and
 ``evidence.jsonl`` (one line per tool call the hooks saw, append-only); the events go to
 ``.phasegate/events.jsonl`` and recordings to ``.phasegate/recordings/<run id>/``.
 
@@ -55,6 +57,10 @@ class SessionFiles:
         return self.folder / "policy.json"
 
     @property
+    def hashes_path(self) -> Path:
+        return self.folder / "hashes.json"
+
+    @property
     def evidence_path(self) -> Path:
         return self.folder / "evidence.jsonl"
 
@@ -66,9 +72,13 @@ class SessionFiles:
         """The recording folder of run ``run_id``."""
         return self.root / RECORDINGS_DIR / run_id
 
+    def _path(self, which: str) -> Path:
+        return {"state": self.state_path, "policy": self.policy_path}.get(which, self.hashes_path)
+
     def read(self, which: str = "state") -> dict[str, Any] | None:
-        """``state.json`` or ``policy.json`` (``which``), or None when missing or unreadable."""
-        path = self.state_path if which == "state" else self.policy_path
+        """``state.json``, ``policy.json`` or ``hashes.json`` (``which``), or None when
+        missing or unreadable."""
+        path = self._path(which)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -76,12 +86,12 @@ class SessionFiles:
         return data if isinstance(data, dict) else None
 
     def write(self, data: dict[str, Any], which: str = "state") -> None:
-        """Replace ``state.json`` or ``policy.json`` atomically, confined to the project's
-        ``.phasegate/`` (a linked folder on the way is refused)."""
+        """Replace ``state.json``, ``policy.json`` or ``hashes.json`` atomically, confined to
+        the project's ``.phasegate/`` (a linked folder on the way is refused)."""
         from phasegate._files.atomic import write_atomic
         from phasegate._files.confined import inside_folder
 
-        path = self.state_path if which == "state" else self.policy_path
+        path = self._path(which)
         inside_folder(self.project, f"{STATE_DIR}/{PLUGIN_DIR}/{self.session_id}")
         write_atomic(path, json.dumps(data, indent=1).encode(), inside=self.project)
 

@@ -31,12 +31,12 @@ steps every schema goes through at load, and change together with the dialects s
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
-from urllib.request import url2pathname
 
 from pydantic import ValidationInfo
 
@@ -306,11 +306,22 @@ def _fetch(uri: str, root: Path | None, read: SchemaReader, *, spent: int) -> An
         raise _NotLocal(uri)
     if spent >= MAX_SCHEMA_FILES:
         raise ValueError(f"more than {MAX_SCHEMA_FILES} schema files are referenced")
-    path = confined_path(Path(url2pathname(parts.path)), root, what="the schema file")
+    path = confined_path(Path(_file_path(parts.path)), root, what="the schema file")
     data = read(path)
     if not isinstance(data, dict | bool):
         raise ValueError(f"{path} holds a {type(data).__name__}, not a JSON Schema")
     return data
+
+
+def _file_path(url_path: str) -> str:
+    """The local path of a ``file:`` URI's path part, as ``urllib.request.url2pathname``
+    reads it, without importing ``urllib.request`` (it loads ``http.client``, ``email`` and
+    ``ssl``: a plugin hook that loads a task would pay for them at every stop)."""
+    if os.name == "nt":
+        from nturl2path import url2pathname
+
+        return url2pathname(url_path)
+    return unquote(url_path)
 
 
 class _NotLocal(ValueError):
@@ -372,7 +383,7 @@ def _names(origin_uri: str, fetched: dict[str, Any], root: Path | None) -> dict[
     base = root.resolve() if root is not None else None
     names = {}
     for uri in (origin_uri, *fetched):
-        path = Path(url2pathname(urlsplit(uri).path))
+        path = Path(_file_path(urlsplit(uri).path))
         if base is not None and path.is_relative_to(base):
             names[uri] = "file:///" + quote(path.relative_to(base).as_posix())
         else:

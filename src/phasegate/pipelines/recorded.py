@@ -22,8 +22,14 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.pipelines.machine import Checked
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.visit import StageCheck
-from phasegate.recording.model import IssueRecord, PartRecord, RecordingKind, RunRecord
-from phasegate.recording.recorder import Recorder, issue_records
+from phasegate.recording.model import (
+    IssueRecord,
+    PartRecord,
+    RecordingKind,
+    RunRecord,
+    issue_records,
+)
+from phasegate.recording.recorder import Recorder
 
 
 @dataclass(slots=True)

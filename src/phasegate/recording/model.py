@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.telemetry.events import GateTrigger
+
+if TYPE_CHECKING:
+    from phasegate.validators.issues import Issue
 
 RECORDING_VERSION = 1
 """The version of the folder's format (``recording_version`` in ``recording.json``)."""
@@ -28,6 +32,14 @@ class IssueRecord:
     def as_dict(self) -> dict[str, Any]:
         """The issue as a line of ``checks.jsonl`` holds it."""
         return {"code": self.code, "phase": self.phase, "message": self.message}
+
+
+def issue_records(issues: Iterable[Issue]) -> tuple[IssueRecord, ...]:
+    """A judgment's issues as a check records them."""
+    return tuple(
+        IssueRecord(code=issue.code.value, phase=issue.phase, message=issue.message)
+        for issue in issues
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,7 +21,6 @@ from phasegate.recording.files import recording_files
 from phasegate.recording.folder import PageWriter, usable_folder, write_folder
 from phasegate.recording.model import CheckRecord, IssueRecord, RunRecord
 from phasegate.telemetry.events import GateTrigger
-from phasegate.validators.issues import Issue
 from phasegate.workspace.contents import FileContents
 
 
@@ -102,14 +101,6 @@ class Recorder:
                 stacklevel=3,
             )
             return None
-
-
-def issue_records(issues: Iterable[Issue]) -> tuple[IssueRecord, ...]:
-    """A judgment's issues as a check records them."""
-    return tuple(
-        IssueRecord(code=issue.code.value, phase=issue.phase, message=issue.message)
-        for issue in issues
-    )
 
 
 def _version() -> str | None:

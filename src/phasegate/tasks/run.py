@@ -38,8 +38,8 @@ from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer, definition_characters
 from phasegate.prompts.gate_text import task_words
 from phasegate.prompts.refusals import refusal_reason
-from phasegate.recording.model import RunRecord
-from phasegate.recording.recorder import Recorder, issue_records
+from phasegate.recording.model import RunRecord, issue_records
+from phasegate.recording.recorder import Recorder
 from phasegate.tasks.assembly import RunFacts, assemble_report, verdict_of
 from phasegate.tasks.gate import GateDecision, PhaseGate
 from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked

@@ -22,7 +22,8 @@ from phasegate.evidence.claude_code_files import written_by_claude_code
 from phasegate.evidence.transcript import RunResult, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.phases.model import Task
-from phasegate.recording.recorder import Recorder, issue_records
+from phasegate.recording.model import issue_records
+from phasegate.recording.recorder import Recorder
 from phasegate.tasks.assembly import RunFacts, assemble_report
 from phasegate.tasks.call_phases import CallPhases
 from phasegate.tasks.gate import PhaseGate

@@ -32,13 +32,16 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from phasegate._files.globs import glob_matches
 from phasegate.evidence.confinement import OUTSIDE_REFUSAL
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.validators.issues import Issue, IssueCode, shorten
 from phasegate.validators.paths import is_windows_path, relative_to_workdir
-from phasegate.validators.stage_checks import CheckOutcome, listing
+
+if TYPE_CHECKING:
+    from phasegate.validators.stage_checks import CheckOutcome
 
 WRITE_TOOL_PATHS: Mapping[str, str] = {
     "Edit": "file_path",
@@ -187,12 +190,18 @@ def protected_issues(
 
 def describe_protect(globs: Sequence[str]) -> str:
     """What a stage's ``protect`` requires, worded like a stage check's description."""
+    # Imported here, as below: a task's gate uses the rest of this module, and the stage
+    # checks (with the check models) would add to every plugin Stop hook's start-up.
+    from phasegate.validators.stage_checks import listing
+
     return f"nothing matching {listing([f'`{g}`' for g in globs])} is added, modified or deleted"
 
 
 def protect_outcome(globs: Sequence[str], diff: WorkspaceDiff, workdir: str) -> CheckOutcome:
     """The exit check of a stage with ``protect``: no path a glob protects was added,
     modified or deleted during the stage (``diff``)."""
+    from phasegate.validators.stage_checks import CheckOutcome, listing
+
     changed = protected_changes(diff.paths, globs, workdir)
     description = describe_protect(globs)
     if not changed:

@@ -11,7 +11,10 @@ everything git ignores. Symbolic links are recorded by their target, never follo
 
 Hashes are cached by (size, mtime, ctime, inode), except for files modified in the last two
 seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its old mtime
-(the same "racy" problem git solves the same way).
+(the same "racy" problem git solves the same way). A process that snapshots the same
+directory again later (the plugin's Stop hook, a new process at every stop) hands the cache
+over with :meth:`WorkspaceObserver.hashes` and the ``hashes`` argument: unchanged files are
+then not read again.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from phasegate._files.confined import blocked_at
@@ -59,7 +62,10 @@ class WorkspaceObserver:
     ``unobserved``: files phasegate itself writes while the agent works (an event log); those
     inside the work directory, however they are reached, are never part of a snapshot.
     ``contents``: where to keep the text of the files hashed, for a recording's diffs
-    (:mod:`phasegate.workspace.contents`; None keeps nothing).
+    (:mod:`phasegate.workspace.contents`; None keeps nothing). ``hashes``: what
+    :meth:`hashes` returned in an earlier process for this directory, to reuse; entries not
+    of that shape are ignored, and so is all of it when ``contents`` is given (it wants the
+    bytes of every file, so each is read once in this process).
     """
 
     def __init__(
@@ -68,6 +74,7 @@ class WorkspaceObserver:
         *,
         unobserved: Iterable[str | Path] = (),
         contents: FileContents | None = None,
+        hashes: Mapping[str, object] | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
         self.contents = contents
@@ -78,7 +85,14 @@ class WorkspaceObserver:
             for folder in own_folders_inside(str(self.workdir), environment_roots(os.environ))
         )
         self._cache: dict[str, tuple[_StatKey, str]] = {}
+        if hashes is not None and contents is None:
+            self._cache = _handed_over(hashes)
         self._in_git = is_git_work_tree(self.workdir)
+
+    def hashes(self) -> dict[str, list[int | str]]:
+        """The hashes a later observer of this directory may reuse (its ``hashes``), as JSON
+        data: ``{path: [size, mtime_ns, ctime_ns, inode, sha256]}``."""
+        return {path: [*key, digest] for path, (key, digest) in self._cache.items()}
 
     def snapshot(self) -> WorkspaceSnapshot:
         """Hash every observed file now."""
@@ -148,6 +162,19 @@ class WorkspaceObserver:
             return blocked_at(self.workdir, folder) is not None
         except OSError:
             return True
+
+
+def _handed_over(hashes: Mapping[str, object]) -> dict[str, tuple[_StatKey, str]]:
+    """The entries of an earlier :meth:`WorkspaceObserver.hashes` that have its shape (the
+    data comes from a file: anything else is left out, never trusted)."""
+    cache: dict[str, tuple[_StatKey, str]] = {}
+    for path, entry in hashes.items():
+        if not isinstance(entry, list) or len(entry) != 5 or not isinstance(entry[4], str):
+            continue
+        size, mtime, ctime, inode = entry[:4]
+        if all(type(value) is int for value in (size, mtime, ctime, inode)):
+            cache[path] = ((size, mtime, ctime, inode), entry[4])
+    return cache
 
 
 def _file_digest(path: Path, keep: bytearray | None = None) -> str:
