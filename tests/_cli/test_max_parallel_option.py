@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -41,7 +42,7 @@ def test_a_pipeline_runs_with_max_parallel_given(tmp_path: Path) -> None:
     (tmp_path / "three.yaml").write_text(yaml.safe_dump(THREE))
     work = tmp_path / "work"
     work.mkdir()
-    replies = []
+    replies: list[dict[str, Any]] = []
     for name in ("one", "two", "three"):
         replies.append({"contains": f"Stage {len(replies) // 2 + 1} of 3: {name}",
                         "tools": [write_step(name)]})  # fmt: skip
