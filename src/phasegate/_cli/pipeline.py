@@ -94,7 +94,8 @@ def check_command(
     file_format: Format = "auto",
     workdir: OptionalWorkdir = None,
 ) -> None:
-    """Validate a pipeline file and print each stage's prompt (runs no agent)."""
+    """Validate a pipeline file and print each stage's prompt (runs no agent), then (on
+    stderr) its stages as a graph: levels, branches, joins."""
     from phasegate.prompts.stages import stage_prompt
     from phasegate.prompts.templates import PromptTemplates
 
@@ -102,6 +103,8 @@ def check_command(
     templates = PromptTemplates(prompts_dir)
     for index in range(len(pipeline.stages)):
         print_result(stage_prompt(pipeline, index, templates) + "\n")
+    for line in pipeline.graph.outline(pipeline.max_parallel):
+        typer.echo(line, err=True)
     typer.echo(
         f"{pipeline_file}: valid pipeline {pipeline.name!r} with {len(pipeline.stages)} stage(s)",
         err=True,
