@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from phasegate._cli.output import progress_line
+from phasegate._cli.output import format_pipeline, progress_line
 from phasegate.evidence.transcript import SandboxBlocked
+from phasegate.phases.pipeline import pipeline_from_mapping
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.state import stage_records
 from phasegate.telemetry.events import AttemptBlocked, PipelineStarted, RunEvent, RunStarted
 
 
@@ -54,3 +57,38 @@ def test_each_blocked_attempt_has_a_line_saying_what_was_kept_in() -> None:
     line = progress_line(RunEvent(data=data, run_id="r", task="fix", mode="gate"))
 
     assert line == "  ⊘ blocked by the sandbox (host): Bash example.com:443"
+
+
+def report_of(*stages: dict[str, object]) -> PipelineReport:
+    """The report of a pipeline holding ``stages`` that has not run."""
+    pipeline = pipeline_from_mapping({"name": "p", "stages": [
+        {"prompt": "Go.", "exit_when": [{"file_exists": "x"}], **stage} for stage in stages
+    ]})  # fmt: skip
+    return PipelineReport(
+        pipeline="p", run_id="r", agent="scripted", isolation="session", verdict="running",
+        success=False, stages=tuple(stage_records(pipeline)), sessions=0, duration_ms=0,
+        state_file="s",
+    )  # fmt: skip
+
+
+def test_the_printed_report_names_each_stage_s_branch_when_there_are_several() -> None:
+    """plan, then api and web forked from it: each stage line says its branch."""
+    text = format_pipeline(
+        report_of({"name": "plan"}, {"name": "api", "needs": ["plan"]},
+                  {"name": "web", "needs": ["plan"]})
+    )  # fmt: skip
+
+    lines = [line for line in text.splitlines() if line.startswith("  stage ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "  stage 1 plan [branch plan]",
+        "  stage 2 api [branch api]",
+        "  stage 3 web [branch web]",
+    ]
+
+
+def test_the_printed_report_of_a_sequential_pipeline_names_no_branch() -> None:
+    """One branch: the lines read as they always have."""
+    text = format_pipeline(report_of({"name": "a"}, {"name": "b"}))
+
+    assert "  stage 2 b: pending after 0 check(s)" in text
+    assert "branch" not in text
