@@ -21,7 +21,8 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "path", ["/etc/passwd", "../escaped.txt", "src/../../escaped.txt", "outside-link/x.txt"]
+    "path",
+    ["/etc/passwd", "../escaped.txt", "src/../../escaped.txt", "outside-link/x.txt", "~/.bashrc"],
 )
 def test_a_write_outside_the_work_directory_is_refused_when_confined(work: Path, path: str) -> None:
     reason = write_refusal("Write", {"file_path": path}, (), str(work), confined=True)

@@ -59,10 +59,14 @@ def test_a_path_inside_the_work_directory_becomes_relative_posix(path: str, expe
         "/srv",
         "",
         "   ",
+        "~",
+        "~/.bashrc",
+        " ~/.ssh/id_rsa",
     ],
 )
 def test_a_path_outside_the_work_directory_normalizes_to_none(path: str) -> None:
-    """Absolute paths elsewhere, ../ escapes, a sibling with a shared prefix, and blanks."""
+    """Absolute paths elsewhere, ../ escapes, a sibling with a shared prefix, blanks, and
+    the home folder (Claude Code expands ``~/`` before it opens the file)."""
     assert relative_to_workdir(path, WORKDIR) is None
 
 
@@ -103,6 +107,7 @@ def test_a_windows_path_inside_a_windows_work_directory_becomes_relative_posix(
         "/etc/passwd",
         "..\\secret.txt",
         "C:/Users/x/proj/../../y/a.md",
+        "~\\.ssh\\config",
     ],
 )
 def test_a_path_outside_a_windows_work_directory_normalizes_to_none(path: str) -> None:

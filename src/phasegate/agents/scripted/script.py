@@ -21,7 +21,8 @@ a model that reacts to errors and feedback::
 
 The next reply is the first one, at or after the current position, whose ``when`` and
 ``contains`` hold; the position then moves past it. Paths in tool inputs are relative to the
-work directory; each runtime makes them absolute where it needs to.
+work directory (but ``~/...``, from the home folder, as Claude Code reads it); each runtime
+makes them absolute where it needs to.
 
 A subagent (Claude Code's Agent, formerly Task, tool) holds a conversation of its own,
 interleaved with the main one when it runs in the background. A reply with ``agent: D``
