@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,7 +138,7 @@ def test_a_process_left_in_the_background_ends_with_its_command(
     ``run_in_background`` command runs on after its call, in the sandbox all the same."""
     work, outside = project
     late = f"sleep 2; echo late > {outside}/late.txt; echo late > late_in.txt"
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"Bash": {"command": f"nohup sh -c '{late}' > /dev/null 2>&1 & echo started"}},
         {"Bash": {"command": f"setsid sh -c '{late.replace('late_in', 'late_setsid')}' "
                              "> /dev/null 2>&1 < /dev/null & echo started"}},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,8 +50,8 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _notebook() -> dict[str, object]:
-    cell = {"cell_type": "code", "id": "c1", "metadata": {}, "source": "1", "outputs": [],
-            "execution_count": None}  # fmt: skip
+    cell: dict[str, object] = {"cell_type": "code", "id": "c1", "metadata": {}, "source": "1",
+                               "outputs": [], "execution_count": None}  # fmt: skip
     return {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
@@ -60,7 +61,7 @@ def test_no_file_tool_writes_outside_however_the_path_is_spelled(
     """``~/.bashrc`` too: Claude Code expands it to the home folder before the hook sees it."""
     work, outside = project
     book = str(outside / "book.ipynb")
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"Write": {"file_path": "~/.bashrc", "content": "pwned"}},
         {"Write": {"file_path": "../outside/up.txt", "content": "x"}},
         {"Write": {"file_path": str(outside / "absolute.txt"), "content": "x"}},
@@ -105,7 +106,7 @@ def test_no_file_tool_writes_a_protected_path_however_it_is_spelled(
     """On a case-sensitive file system ``Tests/test_a.py`` is another file: written, and the
     protected one left alone."""
     work, _ = project
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"Write": {"file_path": f"{work}/./tests/test_a.py", "content": "x"}},
         {"Write": {"file_path": f"{work}//tests//test_a.py", "content": "x"}},
         {"Read": {"file_path": "setup.cfg"}},
@@ -137,7 +138,7 @@ def test_a_subagent_is_confined_too(
     scripted_model_server: ScriptedServerFactory, project: tuple[Path, Path]
 ) -> None:
     work, outside = project
-    replies = [
+    replies: list[dict[str, Any]] = [
         {"tools": [{"Task": {"description": "escape", "prompt": "Write outside.",
                              "subagent_type": "general-purpose", "run_in_background": False}}]},
         {"agent": "escape", "tools": [{"Write": {"file_path": str(outside / "sub.txt"),
@@ -175,7 +176,7 @@ def test_no_tool_reaches_a_host_not_listed_even_when_the_project_settings_allow_
                         "filesystem": {"allowWrite": [str(outside)]}},
         }  # fmt: skip
         (work / ".claude" / "settings.json").write_text(json.dumps(settings))
-        steps = [
+        steps: list[dict[str, Any]] = [
             {"WebFetch": {"url": f"{url}/webfetch", "prompt": "Read it."}},
             {"Monitor": {"command": f"curl -sS --noproxy '' {url}/monitor", "description": "m"}},
             {"Bash": {"command": f"curl -sS -m 5 --noproxy '' {url}/curl; touch {outside}/t"}},
