@@ -189,3 +189,23 @@ def test_no_tool_reaches_a_host_not_listed_even_when_the_project_settings_allow_
         assert server.hits == []
     assert files_under(outside) == []
     assert [b.kind for b in report.blocked] == ["path", "host", "host"]
+
+
+def test_a_link_made_in_the_same_reply_is_seen_when_the_write_is_judged(
+    scripted_model_server: ScriptedServerFactory, project: tuple[Path, Path]
+) -> None:
+    """One reply: a command links a folder of the work directory to one outside, then a
+    Write goes through the link. Claude Code runs the two in order and asks the hook just
+    before the Write, so the link is on disk when it is judged: refused."""
+    work, outside = project
+    replies: list[dict[str, Any]] = [
+        {"tools": [{"Bash": {"command": f"ln -s {outside} made"}},
+                   {"Write": {"file_path": "made/raced.txt", "content": "x"}}]},
+        {"text": "PHASE 1 COMPLETE: done"},
+    ]  # fmt: skip
+    events: list[RunEvent] = []
+    report = run_scripted(scripted_model_server, confined_task(), work, replies, events=events)
+    assert (work / "made").is_symlink()
+    assert files_under(outside) == ["book.ipynb"]
+    lines = recorded(report.transcript.entries, events, report.blocked)
+    assert [(line["kind"], line["tool"]) for line in lines] == [("file_tool", "Write")]

@@ -260,6 +260,19 @@ def test_any_tool_but_a_reading_one_outside_fails_the_gate(
     assert find_reads_outside(windows, calls, WINDOWS_WORKDIR) == []
 
 
+def test_a_write_to_the_home_folder_fails_the_gate(
+    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair
+) -> None:
+    """A transcript keeps the path as the model wrote it: ``~/.bashrc`` is the home
+    folder's file (Claude Code expands it), not one in the work directory."""
+    transcript = make_transcript(tool_pair("Write", path="~/.bashrc"))
+    windows, calls = phase_windows(fix_task, transcript), tool_calls(transcript)
+
+    (issue,) = check_paths_inside(windows, calls, WORKDIR)
+
+    assert issue.code is IssueCode.PATH_OUTSIDE_WORKDIR and issue.provided == "~/.bashrc"
+
+
 def test_a_blank_path_names_nothing_outside(
     fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair
 ) -> None:
