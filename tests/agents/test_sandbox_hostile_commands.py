@@ -156,3 +156,20 @@ def test_a_process_left_in_the_background_ends_with_its_command(
     _unchanged(work)
     assert report.verdict == "accepted"
     recorded(report.transcript.entries, events, report.blocked)
+
+
+def test_a_protected_path_made_during_the_run_is_the_gates_to_catch(
+    scripted_model_server: ScriptedServerFactory, tmp_path: Path
+) -> None:
+    """Only what exists when the session starts is read-only: a command can make a file a
+    glob protects (here under a folder that did not exist), and the gate rejects the run for
+    it, as it rejects any change of a protected path."""
+    work = tmp_path / "work"
+    work.mkdir()
+    replies = bash("mkdir -p tests && echo x > tests/test_new.py; echo rc=$?")
+    replies.append({"when": "user", "text": "PHASE 1 COMPLETE: done"})
+    report = run_scripted(scripted_model_server, confined_task(protect=["tests/**"]), work, replies)
+    assert results(report)[0] == "rc=0"
+    assert report.verdict == "rejected"
+    assert "protected_path_changed" in {i.code for i in report.issues}
+    assert report.blocked == ()
