@@ -173,3 +173,22 @@ def test_a_protected_path_made_during_the_run_is_the_gates_to_catch(
     assert report.verdict == "rejected"
     assert "protected_path_changed" in {i.code for i in report.issues}
     assert report.blocked == ()
+
+
+def test_a_git_config_the_agent_plants_never_runs_outside_the_sandbox(
+    scripted_model_server: ScriptedServerFactory, tmp_path: Path
+) -> None:
+    """In a work directory that is no repository, a command makes one (Claude Code keeps
+    ``.git/config`` read-only only in a repository that exists when the session starts) and
+    names a program for git to start (``core.fsmonitor``). The next run there lists its files
+    with git, outside the sandbox: it never starts that program."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    plant = f"git init -q . && git config core.fsmonitor 'touch {outside}/pwned; false'"
+    first = run_scripted(scripted_model_server, confined_task(), work, bash(plant, "echo a > a"))
+    assert first.verdict == "accepted"
+    assert "fsmonitor" in (work / ".git" / "config").read_text()
+    second = run_scripted(scripted_model_server, confined_task(), work, bash("echo b > b"))
+    assert second.verdict == "accepted"
+    assert files_under(outside) == []
