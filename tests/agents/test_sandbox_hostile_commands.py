@@ -7,6 +7,7 @@ entry, a ``sandbox.blocked`` event, the report's ``blocked`` (docs/sandbox.md)."
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from phasegate import RunEvent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.helpers.cli import phasegate
 from tests.helpers.sandboxed import (
     bash,
     calls,
@@ -192,3 +194,34 @@ def test_a_git_config_the_agent_plants_never_runs_outside_the_sandbox(
     second = run_scripted(scripted_model_server, confined_task(), work, bash("echo b > b"))
     assert second.verdict == "accepted"
     assert files_under(outside) == []
+
+
+def test_phasegates_own_record_in_the_work_directory_is_read_only_to_commands(
+    tmp_path: Path,
+) -> None:
+    """The event log phasegate writes into the work directory (``--log-file``) cannot be
+    rewritten, emptied or removed by a command, so every view counts what was recorded."""
+    work, log = tmp_path / "work", tmp_path / "work" / "events.jsonl"
+    work.mkdir()
+    task, script = tmp_path / "task.yaml", tmp_path / "script.json"
+    task.write_text("name: t\nphases:\n  - name: work\n    instructions: Work.\n")
+    forged = '{"event": "run.completed", "blocked": 0}'
+    commands = [
+        f"echo '{forged}' >> events.jsonl; echo rc=$?",
+        "truncate -s 0 events.jsonl; echo rc=$?",
+        "rm -f events.jsonl",
+        "mv events.jsonl old.jsonl",
+    ]
+    script.write_text(json.dumps({"replies": bash(*commands)}))
+    done = phasegate(
+        "run", task, "-w", work, "--sandbox", "--model-script", script, "-q", "--json",
+        "--log-file", log,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert forged not in log.read_text()
+    assert events[0]["event"] == "run.started"
+    lines = [e for e in events if e["event"] == "sandbox.blocked"]
+    assert len(lines) == len(commands) == len(json.loads(done.stdout)["blocked"])
+    (completed,) = [e for e in events if e["event"] == "run.completed"]
+    assert completed["blocked"] == len(commands)

@@ -365,7 +365,7 @@ class PipelineRun(RunObserver):
         """Decide how the run is confined; its commands may change no path a stage protects
         (the gate judges each stage's own globs)."""
         globs = dict.fromkeys(glob for stage in self.pipeline.stages for glob in stage.protect)
-        await self.confine(self.pipeline.sandbox, tuple(globs))
+        await self.confine(self.pipeline.sandbox, tuple(globs), self.workdir)
 
     def _emit_started(self, *, resumed: bool) -> None:
         self.emit(

@@ -253,7 +253,7 @@ class TaskRun(RunObserver):
 
     async def _run(self) -> RunReport:
         await self.learn_agent_version()
-        await self.confine(self.task.sandbox, self.task.protect)
+        await self.confine(self.task.sandbox, self.task.protect, self.workdir)
         self.emit(
             RunStarted(
                 agent=self.agent.name,
