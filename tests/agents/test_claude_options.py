@@ -114,7 +114,8 @@ def test_phasegates_own_files_in_the_work_directory_are_read_only_when_they_exis
     own = (tmp_path / "events.jsonl", tmp_path / ".phasegate")
     confinement = Confinement(own=own)
     chosen = options_for(AgentRequest(prompt="w", workdir=tmp_path, confinement=confinement))
-    assert chosen.sandbox["filesystem"] == {"denyWrite": [str(tmp_path.resolve() / "events.jsonl")]}
+    settings = dict(chosen.sandbox or {})
+    assert settings["filesystem"] == {"denyWrite": [str(tmp_path.resolve() / "events.jsonl")]}
 
 
 def test_an_unconfined_request_leaves_the_cli_sandbox_alone(tmp_path: Path) -> None:

@@ -200,7 +200,8 @@ def test_phasegates_own_record_in_the_work_directory_is_read_only_to_commands(
     tmp_path: Path,
 ) -> None:
     """The event log phasegate writes into the work directory (``--log-file``) cannot be
-    rewritten, emptied or removed by a command, so every view counts what was recorded."""
+    rewritten, emptied or removed by a command, nor written by a file tool, so every view
+    counts what was recorded."""
     work, log = tmp_path / "work", tmp_path / "work" / "events.jsonl"
     work.mkdir()
     task, script = tmp_path / "task.yaml", tmp_path / "script.json"
@@ -212,7 +213,9 @@ def test_phasegates_own_record_in_the_work_directory_is_read_only_to_commands(
         "rm -f events.jsonl",
         "mv events.jsonl old.jsonl",
     ]
-    script.write_text(json.dumps({"replies": bash(*commands)}))
+    steps = [{"Bash": {"command": command}} for command in commands]
+    steps.append({"Write": {"file_path": "events.jsonl", "content": forged}})
+    script.write_text(json.dumps({"replies": calls(*steps)}))
     done = phasegate(
         "run", task, "-w", work, "--sandbox", "--model-script", script, "-q", "--json",
         "--log-file", log,
@@ -225,3 +228,5 @@ def test_phasegates_own_record_in_the_work_directory_is_read_only_to_commands(
     assert len(lines) == len(commands) == len(json.loads(done.stdout)["blocked"])
     (completed,) = [e for e in events if e["event"] == "run.completed"]
     assert completed["blocked"] == len(commands)
+    (refused,) = [e for e in events if e["event"] == "tool.refused"]
+    assert refused["tool"] == "Write" and "phasegate's own record" in refused["reason"]

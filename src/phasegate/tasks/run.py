@@ -175,6 +175,7 @@ class TaskRun(RunObserver):
             protected = write_refusal(
                 call.name, call.input, self.task.protect, str(self.workdir),
                 confined=self.task.sandbox is not None and self.task.sandbox.confined,
+                own=[str(p) for p in self.confinement.own] if self.confinement else (),
             )  # fmt: skip
             if protected is None:
                 return None
