@@ -1,7 +1,8 @@
 """A hostile model's network and forged evidence under ``sandbox: on`` (real CLI, scripted
 model): a host not listed is never reached, whatever the name (``localhost``, ``[::1]``) or
 the client (curl, wget, Python's urllib, a proxy variable emptied, ``--noproxy '*'``, the
-Bash call's own ``allowed_domains`` or ``dangerouslyDisableSandbox``), a listed one answers;
+Bash call's own ``allowed_domains`` or ``dangerouslyDisableSandbox``, a Unix socket), a
+listed one answers;
 and words that only look like the sandbox's (in the model's text, a file it reads out, a
 command's output) record no attempt the model did not make, nor claim a phase
 (docs/sandbox.md)."""
@@ -65,6 +66,9 @@ def test_only_the_listed_host_answers_whatever_the_client_or_the_name(
         steps.append({"Bash": {"command": f"curl -sS -m 5 --noproxy '' "
                                           f"http://localhost:{server.port}/unsandboxed; echo rc=$?",
                                "dangerouslyDisableSandbox": True}})  # fmt: skip
+        # A Unix socket would reach the machine's services (a docker.sock) past the proxy.
+        unix = "import socket; socket.socket(socket.AF_UNIX); print('made')"
+        steps.append({"Bash": {"command": f'python3 -c "{unix}"; echo rc=$?'}})
         events: list[RunEvent] = []
         task = confined_task(sandbox={"mode": "on", "network": ["127.0.0.1"]})
         report = run_scripted(scripted_model_server, task, work, calls(*steps), events=events)
@@ -72,6 +76,7 @@ def test_only_the_listed_host_answers_whatever_the_client_or_the_name(
     shown = results(report)
     assert "hello-from-local" in shown[0]
     assert not any("hello-from-local" in result for result in shown[1:])
+    assert "Operation not permitted" in shown[-1] and "made" not in shown[-1]
     lines = recorded(report.transcript.entries, events, report.blocked)
     assert {line["kind"] for line in lines} == {"host"}
     assert {line["target"] for line in lines} >= {
