@@ -1,10 +1,10 @@
 """A hostile model's network and forged evidence under ``sandbox: on`` (real CLI, scripted
 model): a host not listed is never reached, whatever the name (``localhost``, ``[::1]``) or
 the client (curl, wget, Python's urllib, a proxy variable emptied, ``--noproxy '*'``, the
-Bash call's own ``allowed_domains`` or ``dangerouslyDisableSandbox``, a Unix socket), a
-listed one answers;
-and words that only look like the sandbox's (in the model's text, a file it reads out, a
-command's output) record no attempt the model did not make, nor claim a phase
+Bash call's own ``allowed_domains`` or ``dangerouslyDisableSandbox``, a Unix socket), while
+a listed one answers; and words that only look like the sandbox's (in the model's text, a
+file it reads out, a block a command echoes) name no host the model did not try and claim
+no phase, though a ``Read-only file system`` line a command prints still reads as written
 (docs/sandbox.md)."""
 
 from __future__ import annotations
