@@ -155,6 +155,7 @@ def test_a_process_left_in_the_background_ends_with_its_command(
     assert files_under(outside) == []
     assert not (work / "late_in.txt").exists() and not (work / "late_setsid.txt").exists()
     assert (work / "bg_in.txt").read_text() == "bg\n"
+    assert report.files_changed == ["bg_in.txt"]  # in the run's record of its changes
     _unchanged(work)
     assert report.verdict == "accepted"
     recorded(report.transcript.entries, events, report.blocked)
