@@ -76,6 +76,7 @@ SUBSET = [
     "tests/_plugin/test_plugin_pipelines.py",
     "tests/agents/test_claude_tool_policy.py",
     "tests/agents/test_claude_sandbox.py",
+    "tests/agents/test_sandbox_hostile_network.py",
     "tests/agents/test_claude_subagents.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",

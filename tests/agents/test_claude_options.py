@@ -105,6 +105,19 @@ def test_a_confined_request_turns_on_the_cli_sandbox_with_no_way_out(tmp_path: P
     }
 
 
+def test_phasegates_own_files_in_the_work_directory_are_read_only_when_they_exist(
+    tmp_path: Path,
+) -> None:
+    """Its event log and state folder: a missing one is left out (the CLI would keep it
+    from being made, by phasegate too)."""
+    (tmp_path / "events.jsonl").write_text("")
+    own = (tmp_path / "events.jsonl", tmp_path / ".phasegate")
+    confinement = Confinement(own=own)
+    chosen = options_for(AgentRequest(prompt="w", workdir=tmp_path, confinement=confinement))
+    settings = dict(chosen.sandbox or {})
+    assert settings["filesystem"] == {"denyWrite": [str(tmp_path.resolve() / "events.jsonl")]}
+
+
 def test_an_unconfined_request_leaves_the_cli_sandbox_alone(tmp_path: Path) -> None:
     assert options_for(AgentRequest(prompt="w", workdir=tmp_path)).sandbox is None
 

@@ -9,63 +9,45 @@ when PHASEGATE_REQUIRE_SANDBOX=1 (as in CI)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import http.server
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from phasegate import Loop, Pipeline, RunEvent, Task, UsageError, make_loop
-from phasegate.agents.claude.sandbox import sandbox_problem
-from phasegate.evidence.confinement import Blocked
-from phasegate.evidence.transcript import Entry, SandboxBlocked, ToolRefused, ToolResult
+from phasegate import Pipeline, RunEvent, UsageError, make_loop
+from phasegate.evidence.transcript import ToolRefused
 from phasegate.recording.reading import read_recording
 from phasegate.running import RunOptions, run_definition
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.cli import phasegate
+from tests.helpers.sandboxed import (
+    DONE,
+    confined_task,
+    recorded,
+    require_sandbox,
+    results,
+    run_scripted,
+)
+from tests.helpers.sandboxed import local_server as serving
 
 pytestmark = pytest.mark.cli
-
-REQUIRED = os.environ.get("PHASEGATE_REQUIRE_SANDBOX") == "1"
-DONE = "PHASE 1 COMPLETE: done"
 
 
 @pytest.fixture(autouse=True)
 def _sandbox_here() -> None:
-    problem = sandbox_problem()
-    if problem is None:
-        return
-    if REQUIRED:
-        pytest.fail(f"PHASEGATE_REQUIRE_SANDBOX=1 but {problem}: `make sandbox-tools`")
-    pytest.skip(f"Claude Code's sandbox cannot run here: {problem} (`make sandbox-tools`)")
+    require_sandbox()
 
 
 @pytest.fixture
 def local_server() -> Iterator[int]:
     """An HTTP server on 127.0.0.1 answering ``hello-from-local``; its port."""
-
-    class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"hello-from-local")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    with serving() as server:
+        yield server.port
 
 
 def _bash(*commands: str) -> list[dict[str, Any]]:
@@ -76,56 +58,6 @@ def _bash(*commands: str) -> list[dict[str, Any]]:
             reply["when"] = "tool_result"
         replies.append(reply)
     return replies
-
-
-def _task(**fields: Any) -> Task:
-    return Task.model_validate(
-        {"name": "confined", "phases": [{"name": "work", "instructions": "Work."}], **fields}
-    )
-
-
-def _run(
-    server_for: ScriptedServerFactory,
-    definition: Task | Pipeline | Loop,
-    workdir: Path,
-    replies: list[dict[str, Any]],
-    options: RunOptions | None = None,
-    events: list[RunEvent] | None = None,
-) -> Any:
-    """The run's report; its events go to ``events`` when given."""
-    server = server_for(Script.model_validate({"replies": replies}))
-    agent = server.claude_agent(timeout=120, request_timeout=30)
-    options = options or RunOptions(retries=0)
-    if events is not None:
-        options = dataclasses.replace(options, on_event=events.append)
-    report = asyncio.run(run_definition(definition, workdir, agent, options))
-    assert not server.unmatched, server.unmatched
-    return report
-
-
-def _recorded(
-    entries: tuple[Entry, ...], events: list[RunEvent], blocked: tuple[Blocked, ...]
-) -> list[dict[str, Any]]:
-    """The ``sandbox.blocked`` lines of a run, once each is checked against the run's other
-    records of it: one ``blocked`` entry per line, in order, right after the refusal or the
-    result that shows it, and the report's list made of the same attempts."""
-    found = [e for e in entries if isinstance(e, SandboxBlocked)]
-    lines = [e.as_dict() for e in events if e.event == "sandbox.blocked"]
-    assert [(e.blocked, e.tool_use_id, e.target, e.detail) for e in found] == [
-        (line["kind"], line["tool_use_id"], line["target"], line["detail"]) for line in lines
-    ]
-    assert blocked == tuple(Blocked.of(e) for e in found)
-    for entry in found:
-        shown_by = entries[: entries.index(entry)]
-        before = next(e for e in reversed(shown_by) if not isinstance(e, SandboxBlocked))
-        assert isinstance(before, ToolRefused | ToolResult)
-        assert before.tool_use_id == entry.tool_use_id
-    return lines
-
-
-def _results(report: Any) -> list[str]:
-    assert report.transcript is not None
-    return [e.content for e in report.transcript.entries if isinstance(e, ToolResult)]
 
 
 def test_bash_writes_inside_the_work_directory_and_nowhere_else(
@@ -145,14 +77,14 @@ def test_bash_writes_inside_the_work_directory_and_nowhere_else(
         "sed -i s/tool/pwned/ setup.cfg; echo rc=$?",
     )
     replies.append({"when": "tool_result", "text": DONE})
-    task = _task(protect=["tests/**", "setup.cfg"], sandbox="on")
+    task = confined_task(protect=["tests/**", "setup.cfg"], sandbox="on")
     events: list[RunEvent] = []
-    report = _run(scripted_model_server, task, work, replies, events=events)
+    report = run_scripted(scripted_model_server, task, work, replies, events=events)
     assert not outside.exists()
     assert (work / "inside.txt").read_text() == "inside\n"
     assert (work / "tests" / "test_a.py").read_text() == "assert True\n"
     assert (work / "setup.cfg").read_text() == "[tool]\n"
-    escaped, inside, edited, home, replaced = _results(report)[:5]
+    escaped, inside, edited, home, replaced = results(report)[:5]
     assert "Read-only file system" in escaped and "rc=1" in escaped
     assert inside == "rc=0"
     assert "rc=0" not in edited  # sed could not replace the read-only file
@@ -168,7 +100,7 @@ def test_bash_writes_inside_the_work_directory_and_nowhere_else(
     assert str(outside) in escape.detail and "Read-only file system" in escape.detail
     assert "tests/" in protected.detail and "Read-only file system" in protected.detail
     assert protected_file.kind == "path" and "Device or resource busy" in protected_file.detail
-    lines = _recorded(report.transcript.entries, events, report.blocked)
+    lines = recorded(report.transcript.entries, events, report.blocked)
     assert [(line["kind"], line["phase"], line["tool"]) for line in lines] == [
         ("path", 1, "Bash")
     ] * 4
@@ -195,15 +127,17 @@ def test_only_the_listed_hosts_answer(
     replies.append({"when": "tool_result", "text": DONE})
     sandbox = {"mode": "on", "network": ["127.0.0.1"]}
     events: list[RunEvent] = []
-    report = _run(scripted_model_server, _task(sandbox=sandbox), work, replies, events=events)
-    allowed, refused = _results(report)[:2]
+    report = run_scripted(
+        scripted_model_server, confined_task(sandbox=sandbox), work, replies, events=events
+    )
+    allowed, refused = results(report)[:2]
     assert "hello-from-local" in allowed
     assert "hello-from-local" not in refused
     assert "blocked by network allowlist" in refused
     assert "deny network-outbound localhost" in refused
     (blocked,) = report.blocked
     assert blocked.kind == "host" and f"localhost:{local_server}" in blocked.detail
-    (line,) = _recorded(report.transcript.entries, events, report.blocked)
+    (line,) = recorded(report.transcript.entries, events, report.blocked)
     assert (line["kind"], line["target"], line["phase"]) == (
         "host", f"localhost:{local_server}", 1,
     )  # fmt: skip
@@ -219,14 +153,16 @@ def test_a_write_outside_the_work_directory_is_refused_before_it_runs(
         {"when": "tool_error", "text": DONE},
     ]
     events: list[RunEvent] = []
-    report = _run(scripted_model_server, _task(sandbox="on"), work, replies, events=events)
+    report = run_scripted(
+        scripted_model_server, confined_task(sandbox="on"), work, replies, events=events
+    )
     assert not outside.exists()
     (refusal,) = [e for e in report.transcript.entries if isinstance(e, ToolRefused)]
     assert refusal.name == "Write" and "outside the work directory" in refusal.reason
     assert not report.transcript.results_by_call()[refusal.tool_use_id].ok
     (blocked,) = report.blocked
     assert blocked.kind == "file_tool" and blocked.tool_use_id == refusal.tool_use_id
-    (line,) = _recorded(report.transcript.entries, events, report.blocked)
+    (line,) = recorded(report.transcript.entries, events, report.blocked)
     assert (line["kind"], line["tool"], line["target"]) == ("file_tool", "Write", str(outside))
     names = [e.event for e in events]
     # Recorded as the refusal is made, before the CLI hands the model its error.
@@ -242,7 +178,7 @@ def test_without_bubblewrap_the_run_stops_before_any_model_request(
     server = scripted_model_server(Script.model_validate({"replies": [{"text": DONE}]}))
     agent = server.claude_agent(timeout=60)
     with pytest.raises(UsageError, match="bubblewrap") as raised:
-        asyncio.run(run_definition(_task(sandbox="on"), work, agent))
+        asyncio.run(run_definition(confined_task(sandbox="on"), work, agent))
     assert raised.value.option == "sandbox"
     assert server.requests == []
 
@@ -258,7 +194,9 @@ def test_optional_without_bubblewrap_runs_unconfined_and_says_so(
     for program in ("bash", "sh"):
         (bin_dir / program).symlink_to(f"/bin/{program}")
     monkeypatch.setenv("PATH", str(bin_dir))
-    report = _run(scripted_model_server, _task(sandbox="optional"), work, [{"text": DONE}])
+    report = run_scripted(
+        scripted_model_server, confined_task(sandbox="optional"), work, [{"text": DONE}]
+    )
     assert report.verdict == "accepted"
     assert report.sandbox is not None and not report.sandbox.confined
     assert "bubblewrap" in (report.sandbox.unavailable or "")
@@ -301,13 +239,13 @@ def test_a_pipeline_is_confined_in_every_session(
     replies.append({"when": "tool_result", "text": "<promise>finished</promise>"})
     events: list[RunEvent] = []
     options = RunOptions(retries=0, record=tmp_path / "recording")
-    report = _run(scripted_model_server, pipeline, work, replies, options, events)
+    report = run_scripted(scripted_model_server, pipeline, work, replies, options, events)
     assert not outside.exists() and (work / "in.txt").exists()
     assert report.sandbox is not None and report.sandbox.confined
     assert report.verdict == "accepted"
     assert [b.kind for b in report.blocked] == ["path"]
     entries = tuple(read_recording(tmp_path / "recording").entries)
-    (line,) = _recorded(entries, events, report.blocked)
+    (line,) = recorded(entries, events, report.blocked)
     assert (line["kind"], line["stage"], line["isolation"]) == ("path", 2, "session")
     assert "phase" not in line
     (completed,) = [e.fields for e in events if e.event == "pipeline.completed"]
@@ -465,7 +403,9 @@ def test_a_loop_takes_the_callers_switch(
     loop = make_loop(prompt="Work.", promise="finished", max_iterations=2)
     replies = _bash(f"echo escaped > {outside}; echo rc=$?")
     replies.append({"when": "tool_result", "text": "<promise>finished</promise>"})
-    report = _run(scripted_model_server, loop, work, replies, RunOptions(retries=0, sandbox="on"))
+    report = run_scripted(
+        scripted_model_server, loop, work, replies, RunOptions(retries=0, sandbox="on")
+    )
     assert not outside.exists()
     assert report.sandbox is not None and report.sandbox.confined
     assert [b.kind for b in report.blocked] == ["path"]

@@ -21,7 +21,8 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "path", ["/etc/passwd", "../escaped.txt", "src/../../escaped.txt", "outside-link/x.txt"]
+    "path",
+    ["/etc/passwd", "../escaped.txt", "src/../../escaped.txt", "outside-link/x.txt", "~/.bashrc"],
 )
 def test_a_write_outside_the_work_directory_is_refused_when_confined(work: Path, path: str) -> None:
     reason = write_refusal("Write", {"file_path": path}, (), str(work), confined=True)
@@ -64,3 +65,19 @@ def test_the_read_only_paths_are_what_protect_matches_folders_whole(tmp_path: Pa
     assert protected_paths(("tests/**/*.py",), str(tmp_path)) == [
         str(root / "tests" / "unit" / "test_a.py")
     ]
+
+
+def test_phasegates_own_files_are_refused_when_confined(work: Path) -> None:
+    """Its event log, and anything in its state folder, by name or through a link."""
+    (work / "events.jsonl").write_text("")
+    (work / "state-link").symlink_to(work / ".phasegate")
+    own = [str(work / "events.jsonl"), str(work / ".phasegate")]
+    for path in ("events.jsonl", str(work / "events.jsonl"), ".phasegate/pipeline-state.json",
+                 "state-link/x.json"):  # fmt: skip
+        reason = write_refusal("Write", {"file_path": path}, (), str(work), confined=True, own=own)
+        assert reason is not None and "phasegate's own record" in reason, path
+    assert (
+        write_refusal("Write", {"file_path": "src/a.py"}, (), str(work), confined=True, own=own)
+        is None
+    )
+    assert write_refusal("Write", {"file_path": "events.jsonl"}, (), str(work), own=own) is None

@@ -59,10 +59,14 @@ def test_a_path_inside_the_work_directory_becomes_relative_posix(path: str, expe
         "/srv",
         "",
         "   ",
+        "~",
+        "~/.bashrc",
+        " ~/.ssh/id_rsa",
     ],
 )
 def test_a_path_outside_the_work_directory_normalizes_to_none(path: str) -> None:
-    """Absolute paths elsewhere, ../ escapes, a sibling with a shared prefix, and blanks."""
+    """Absolute paths elsewhere, ../ escapes, a sibling with a shared prefix, blanks, and
+    the home folder (Claude Code expands ``~/`` before it opens the file)."""
     assert relative_to_workdir(path, WORKDIR) is None
 
 
@@ -103,6 +107,7 @@ def test_a_windows_path_inside_a_windows_work_directory_becomes_relative_posix(
         "/etc/passwd",
         "..\\secret.txt",
         "C:/Users/x/proj/../../y/a.md",
+        "~\\.ssh\\config",
     ],
 )
 def test_a_path_outside_a_windows_work_directory_normalizes_to_none(path: str) -> None:
@@ -253,6 +258,19 @@ def test_any_tool_but_a_reading_one_outside_fails_the_gate(
 
     assert issue.code is IssueCode.PATH_OUTSIDE_WORKDIR
     assert find_reads_outside(windows, calls, WINDOWS_WORKDIR) == []
+
+
+def test_a_write_to_the_home_folder_fails_the_gate(
+    fix_task: Task, make_transcript: TranscriptOf, tool_pair: ToolPair
+) -> None:
+    """A transcript keeps the path as the model wrote it: ``~/.bashrc`` is the home
+    folder's file (Claude Code expands it), not one in the work directory."""
+    transcript = make_transcript(tool_pair("Write", path="~/.bashrc"))
+    windows, calls = phase_windows(fix_task, transcript), tool_calls(transcript)
+
+    (issue,) = check_paths_inside(windows, calls, WORKDIR)
+
+    assert issue.code is IssueCode.PATH_OUTSIDE_WORKDIR and issue.provided == "~/.bashrc"
 
 
 def test_a_blank_path_names_nothing_outside(

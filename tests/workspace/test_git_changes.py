@@ -211,3 +211,19 @@ def test_a_work_tree_named_by_the_environment_is_still_seen(
     monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))
     assert is_git_work_tree(tmp_path)
+
+
+def test_the_repositorys_own_fsmonitor_program_is_never_started(tmp_path: Path) -> None:
+    """A repository's config can name a program for ``git ls-files`` and ``git status`` to
+    start (``core.fsmonitor``); an agent can write it in a repository it made: phasegate's
+    own git commands (a snapshot, disk changes since a revision) never start it."""
+    repo = _repo(tmp_path / "repo", {"a.txt": "a\n"})
+    started = tmp_path / "started"
+    _git(repo, "config", "core.fsmonitor", f"touch {started}; false")
+    _write(repo, {"a.txt": "b\n", "new.txt": "x\n"})
+    assert is_git_work_tree(repo)
+    assert sorted(WorkspaceObserver(repo).snapshot().files) == ["a.txt", "new.txt"]
+    assert disk_changes_since(repo) == WorkspaceDiff(added=("new.txt",), modified=("a.txt",))
+    assert not started.exists()
+    subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, check=False)
+    assert started.exists()  # as git itself would, for anyone else

@@ -41,6 +41,7 @@ from phasegate.evidence.transcript import (
     ToolResult,
     UserText,
 )
+from phasegate.modes import STATE_DIR
 from phasegate.phases.sandbox import Sandbox, SandboxOutcome
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.gate_text import gate_characters
@@ -178,12 +179,15 @@ class RunObserver:
             self.agent_version = await asyncio.to_thread(agent_version, self.agent)
         return self.agent_version
 
-    async def confine(self, sandbox: Sandbox | None, read_only: tuple[str, ...]) -> None:
+    async def confine(
+        self, sandbox: Sandbox | None, read_only: tuple[str, ...], workdir: Path
+    ) -> None:
         """Decide how the run is confined, before anything starts: a sandbox that is ``on``
         and cannot run here raises :class:`~phasegate.errors.UsageError` (what to install);
         an ``optional`` one runs unconfined and :attr:`sandbox` says why. ``read_only``: the
-        globs the definition protects. The agent is asked in a thread (it may start
-        programs to tell)."""
+        globs the definition protects; phasegate's own files in ``workdir`` (its state
+        folder, the files :attr:`ObserverSettings.unobserved`) are read-only too. The agent
+        is asked in a thread (it may start programs to tell)."""
         if sandbox is None or not sandbox.confined:
             self.sandbox = None if sandbox is None else SandboxOutcome(mode="off", confined=False)
             return
@@ -200,7 +204,9 @@ class RunObserver:
             unavailable=problem,
         )  # fmt: skip
         if problem is None:
-            self.confinement = Confinement(network=sandbox.network, read_only=read_only)
+            own = (workdir / STATE_DIR, *self.settings.unobserved)
+            inside = tuple(p for p in own if p.resolve().is_relative_to(workdir.resolve()))
+            self.confinement = Confinement(network=sandbox.network, read_only=read_only, own=inside)
 
     async def run_agent(self) -> None:
         """Run :attr:`request`; after a transient failure, restart it as

@@ -46,6 +46,10 @@ class Confinement:
 
     network: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
+    own: tuple[Path, ...] = ()
+    """phasegate's own record of the run inside the work directory (a pipeline's state
+    folder, the event log it writes there): read-only to commands too, as the gate reads
+    it and the agent must not rewrite it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,7 +13,9 @@ Three kinds, each found in what the run recorded, never guessed from the command
   docs/claude-code.md);
 * ``host``: a connection the sandbox's proxy refused (Claude Code lists them after the
   command's output, ``<sandbox_violations>`` lines such as ``deny network-outbound
-  example.com:443``).
+  example.com:443``). Only the block that ends the result is Claude Code's: it appends it
+  after everything the command printed (2.1.332), so a block the command printed earlier, by
+  ``echo`` or from a file it reads out, is the command's own text and counts for nothing.
 
 The sandbox runs the shell tool's commands only (:data:`SANDBOXED_TOOLS`), so only their
 results are read for the last two, and only when the run's commands did run in it: a file
@@ -62,7 +64,7 @@ rules instead: docs/sandbox.md)."""
 SHOWN = 300
 """Characters of a line a record keeps."""
 
-_VIOLATIONS = re.compile(r"<sandbox_violations>\s*(.*?)\s*</sandbox_violations>", re.S)
+_OPEN, _CLOSE = "<sandbox_violations>", "</sandbox_violations>"
 _OUTBOUND = re.compile(r"network-outbound\s+(\S+)")
 
 
@@ -103,20 +105,33 @@ def blocked_in(
         return (_entry("file_tool", entry.name, entry.tool_use_id, entry.input, entry.reason),)
     if not commands or call is None or call.name not in SANDBOXED_TOOLS:
         return ()
-    content = entry.content
+    output, violations = _appended(entry.content)
     found: list[SandboxBlocked] = []
-    for line in _VIOLATIONS.sub("", content).splitlines():
+    for line in output.splitlines():
         if READ_ONLY in line or BUSY in line:
             found.append(_entry("path", call.name, entry.tool_use_id, call.brief, line))
-    for block in _VIOLATIONS.findall(content):
-        for line in block.splitlines():
-            if not line.strip():
-                continue
-            kind: BlockedKind = "host" if "network" in line else "path"
-            outbound = _OUTBOUND.search(line)
-            target = outbound[1] if outbound is not None else call.brief
-            found.append(_entry(kind, call.name, entry.tool_use_id, target, line))
+    for line in violations:
+        kind: BlockedKind = "host" if "network" in line else "path"
+        outbound = _OUTBOUND.search(line)
+        target = outbound[1] if outbound is not None else call.brief
+        found.append(_entry(kind, call.name, entry.tool_use_id, target, line))
     return tuple(found)
+
+
+def _appended(content: str) -> tuple[str, list[str]]:
+    """A command's result split into what the command printed and the lines of the
+    ``<sandbox_violations>`` block Claude Code appended after it: the block that ends the
+    result, its tags on lines of their own (none: the whole result is the command's)."""
+    body = content.rstrip()
+    if not body.endswith(_CLOSE):
+        return content, []
+    start = body.rfind(_OPEN + "\n")
+    if start < 0 or (start > 0 and body[start - 1] != "\n"):
+        return content, []
+    inside = body[start + len(_OPEN) : -len(_CLOSE)]
+    if _OPEN in inside or _CLOSE in inside:
+        return content, []
+    return body[:start], [line for line in inside.splitlines() if line.strip()]
 
 
 def blocked_attempts(entries: Sequence[Entry]) -> tuple[Blocked, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -281,7 +281,8 @@ class PipelineRun(RunObserver):
         """Refuse a call the current stage's ``allow_tools`` does not name, or a write to a
         path it protects, recording the refusal; None lets it run."""
         number = self.state.stage + 1
-        reason = stage_refusal(self.pipeline, self.state.stage, call, str(self.workdir))
+        own = [str(p) for p in self.confinement.own] if self.confinement else []
+        reason = stage_refusal(self.pipeline, self.state.stage, call, str(self.workdir), own)
         if reason is None:
             return None
         self.refused.add(call.id)
@@ -365,7 +366,7 @@ class PipelineRun(RunObserver):
         """Decide how the run is confined; its commands may change no path a stage protects
         (the gate judges each stage's own globs)."""
         globs = dict.fromkeys(glob for stage in self.pipeline.stages for glob in stage.protect)
-        await self.confine(self.pipeline.sandbox, tuple(globs))
+        await self.confine(self.pipeline.sandbox, tuple(globs), self.workdir)
 
     def _emit_started(self, *, resumed: bool) -> None:
         self.emit(
@@ -461,10 +462,12 @@ def _confined(pipeline: Pipeline) -> bool:
     return pipeline.sandbox is not None and pipeline.sandbox.confined
 
 
-def stage_refusal(pipeline: Pipeline, index: int, call: ToolCall, workdir: str) -> str | None:
+def stage_refusal(
+    pipeline: Pipeline, index: int, call: ToolCall, workdir: str, own: Sequence[str] = ()
+) -> str | None:
     """Why stage ``index`` (0-based, the current one) refuses ``call`` before it runs: a tool
     its ``allow_tools`` does not name, or a write to a path it protects (or, confined, outside
-    the work directory); None lets it run."""
+    the work directory or on ``own``, phasegate's own files there); None lets it run."""
     number, stage = index + 1, pipeline.stages[index]
     if stage.allow_tools is not None and call.name not in stage.allow_tools:
         allowed = ", ".join(stage.allow_tools) or "none of the runtime's tools"
@@ -474,6 +477,6 @@ def stage_refusal(pipeline: Pipeline, index: int, call: ToolCall, workdir: str) 
             "those tools; the next stage's tools are allowed once this stage's checks pass."
         )
     protected = write_refusal(
-        call.name, call.input, stage.protect, workdir, confined=_confined(pipeline)
+        call.name, call.input, stage.protect, workdir, confined=_confined(pipeline), own=own
     )
     return None if protected is None else f"Refused: {protected}"

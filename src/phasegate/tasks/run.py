@@ -175,6 +175,7 @@ class TaskRun(RunObserver):
             protected = write_refusal(
                 call.name, call.input, self.task.protect, str(self.workdir),
                 confined=self.task.sandbox is not None and self.task.sandbox.confined,
+                own=[str(p) for p in self.confinement.own] if self.confinement else (),
             )  # fmt: skip
             if protected is None:
                 return None
@@ -253,7 +254,7 @@ class TaskRun(RunObserver):
 
     async def _run(self) -> RunReport:
         await self.learn_agent_version()
-        await self.confine(self.task.sandbox, self.task.protect)
+        await self.confine(self.task.sandbox, self.task.protect, self.workdir)
         self.emit(
             RunStarted(
                 agent=self.agent.name,

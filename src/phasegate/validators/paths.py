@@ -2,7 +2,8 @@
 
 Everything is compared as POSIX paths relative to the work directory: ``./src/a.py``,
 ``src//a.py`` and ``/work/dir/src/a.py`` are all ``src/a.py``. A path that leaves the work
-directory (absolute elsewhere, or climbing out with ``..``) normalizes to ``None``.
+directory (absolute elsewhere, climbing out with ``..``, or starting at the home folder with
+``~/``, which Claude Code expands) normalizes to ``None``.
 
 A work directory with a drive letter (``C:\\Users\\x\\proj``) was recorded on Windows: there
 both separators count, drive letters and names compare case-insensitively, a path on another
@@ -75,7 +76,7 @@ def _cached_relative(path: str, workdir: str) -> str | None:
 def _relative(path: str, workdir: str) -> str | None:
     """:func:`relative_to_workdir`, worked out."""
     cleaned = path.strip()
-    if not cleaned:
+    if not cleaned or _from_home(cleaned):
         return None
     if is_windows_path(workdir):
         return _windows_relative(cleaned, workdir.strip())
@@ -90,6 +91,12 @@ def _relative(path: str, workdir: str) -> str | None:
     relative = joined[len(root.rstrip("/")) + 1 :]
     # Only a relative work directory ("..") leaves ".." in what follows it: that climbs out.
     return None if ".." in relative.split("/") else relative
+
+
+def _from_home(path: str) -> bool:
+    """Whether ``path`` starts at the home folder: Claude Code expands ``~`` and ``~/`` (and
+    ``~\\`` on Windows) before it opens a file, whatever the working directory."""
+    return path == "~" or path.startswith(("~/", "~\\"))
 
 
 def _posix_normpath(path: str) -> str:

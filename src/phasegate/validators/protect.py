@@ -84,11 +84,13 @@ def write_refusal(
     workdir: str,
     *,
     confined: bool = False,
+    own: Sequence[str] = (),
 ) -> str | None:
     """Why a call of ``tool_name`` is refused, when it is a file-writing tool (Edit,
     MultiEdit, Write, NotebookEdit) whose path a glob protects, or, when the run is
     ``confined`` (a sandbox: docs/sandbox.md), whose path lies outside ``workdir`` (through
-    links too) or is not a path at all; None otherwise.
+    links too), is not a path at all, or is (or lies in) one of ``own``, phasegate's own
+    record of the run in the work directory (absolute paths); None otherwise.
 
     The text names the path as the model wrote it (shortened, control characters escaped),
     the glob or the work directory, and what to do instead.
@@ -98,7 +100,7 @@ def write_refusal(
         return None
     value = tool_input.get(key)
     if confined:
-        outside = _outside_refusal(value, workdir)
+        outside = _outside_refusal(value, workdir) or _own_refusal(value, workdir, own)
         if outside is not None:
             return outside
     if not isinstance(value, str) or not globs:
@@ -128,6 +130,27 @@ def _outside_refusal(value: object, workdir: str) -> str | None:
         f"{_shown(value)} {OUTSIDE_REFUSAL} (sandbox): nothing was written. Write only files "
         "inside the work directory."
     )
+
+
+def _own_refusal(value: object, workdir: str, own: Sequence[str]) -> str | None:
+    """Why a confined run's file tool may not write ``value``: it is, or lies in, one of
+    phasegate's own files (``own``), by name or through a link."""
+    if not own or not isinstance(value, str) or is_windows_path(workdir):
+        return None
+    relative = relative_to_workdir(value, workdir)
+    if relative is None:
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        real = os.path.realpath(os.path.join(workdir, relative))
+        for path in own:
+            mine = os.path.realpath(path)
+            if real == mine or real.startswith(mine.rstrip(os.sep) + os.sep):
+                return (
+                    f"{_shown(value)} is phasegate's own record of this run (its event log "
+                    "or state): nothing was written. Leave it alone, and write your work "
+                    "elsewhere in the work directory."
+                )
+    return None
 
 
 _ANY_NAME = "\x01"

@@ -21,6 +21,7 @@ from pathlib import Path
 from phasegate.errors import UsageError
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.workspace.observer import (
+    git_in,
     in_skipped_dir,
     is_git_work_tree,
     paths_inside,
@@ -128,7 +129,7 @@ def _git(workdir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
         return subprocess.run(
-            ["git", "-C", str(workdir), *args],
+            git_in(workdir, *args),
             capture_output=True,
             timeout=_TIMEOUT_SECONDS,
             check=False,

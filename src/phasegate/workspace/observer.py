@@ -192,13 +192,26 @@ def _file_digest(path: Path, keep: bytearray | None = None) -> str:
     return hasher.hexdigest()
 
 
+GIT_SAFETY = ("-c", "core.fsmonitor=false")
+"""What phasegate puts before every git command it runs in a work directory. A repository's
+own config may name a program for git to start (``core.fsmonitor``: ``git ls-files`` and
+``git status`` run it), and an agent confined to the work directory can write that config (a
+repository it made with ``git init``): phasegate runs git outside any sandbox, so never that
+program (docs/sandbox.md)."""
+
+
+def git_in(workdir: Path, *args: str) -> list[str]:
+    """The command line of ``git args`` run in ``workdir``, with :data:`GIT_SAFETY`."""
+    return ["git", *GIT_SAFETY, "-C", str(workdir), *args]
+
+
 def is_git_work_tree(workdir: Path) -> bool:
     """Whether ``workdir`` is inside a git work tree (False if git is missing or fails)."""
     if not _may_be_in_git(workdir):
         return False  # no need to start git to hear it say no
     try:
         done = subprocess.run(
-            ["git", "-C", str(workdir), "rev-parse", "--is-inside-work-tree"],
+            git_in(workdir, "rev-parse", "--is-inside-work-tree"),
             capture_output=True,
             text=True,
             timeout=_GIT_CHECK_SECONDS,
@@ -222,16 +235,7 @@ def _git_files(workdir: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files below ``workdir`` (None if git fails)."""
     try:
         done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(workdir),
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
+            git_in(workdir, "ls-files", "-z", "--cached", "--others", "--exclude-standard"),
             capture_output=True,
             timeout=_GIT_LIST_SECONDS,
             check=False,

@@ -155,23 +155,26 @@ def test_the_last_message_decides_which_reply_fits(
 
 
 def test_relative_paths_become_absolute_in_the_work_directory() -> None:
+    """But a path from the home folder, which Claude Code expands itself."""
     tools = [
         {"Edit": {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}},
         {"Read": {"file_path": "/etc/hostname"}},
         {"Write": {"file_path": "../outside.txt", "content": "x"}},
         {"Bash": {"command": "cat app.py"}},
+        {"Write": {"file_path": "~/.bashrc", "content": "x"}},
     ]
     with ScriptedModelServer(script({"text": "Fixing", "tools": tools})) as server:
         message = sse_message(call(server, request_body(user("Fix"))).body)
     assert message["stop_reason"] == "tool_use"
-    assert [block["type"] for block in message["content"]] == ["text"] + ["tool_use"] * 4
+    assert [block["type"] for block in message["content"]] == ["text"] + ["tool_use"] * 5
     uses = message["content"][1:]
-    assert [use["id"] for use in uses] == [f"toolu_scripted_000{i}" for i in range(1, 5)]
+    assert [use["id"] for use in uses] == [f"toolu_scripted_000{i}" for i in range(1, 6)]
     assert [use["input"].get("file_path") for use in uses] == [
         "/work/project/src/app.py",
         "/etc/hostname",
         "/work/outside.txt",
         None,
+        "~/.bashrc",
     ]
     assert uses[3]["input"] == {"command": "cat app.py"}
 

@@ -108,7 +108,8 @@ def _namespaces_problem(bwrap: str) -> str | None:
 def sandbox_settings(confinement: Confinement, workdir: Path) -> dict[str, Any]:
     """The ``sandbox`` settings of a session confined as ``confinement`` says in
     ``workdir``: commands confined with no way out, allowed without asking (they cannot
-    leave), the protected paths read-only, the network closed but to the listed hosts. The
+    leave), the protected paths and phasegate's own files there read-only, the network
+    closed but to the listed hosts. The
     runner asked :func:`sandbox_problem` before (an ``optional`` sandbox that cannot run
     gets no confinement), so a sandbox that still fails to start fails the command: never
     unconfined by surprise."""
@@ -120,6 +121,9 @@ def sandbox_settings(confinement: Confinement, workdir: Path) -> dict[str, Any]:
         "network": {"allowedDomains": list(confinement.network)},
     }
     read_only = protected_paths(confinement.read_only, str(workdir))
+    # Only what exists: the CLI keeps a missing path from being made, which would keep
+    # phasegate's own folder from being made later too.
+    read_only += [os.path.realpath(p) for p in confinement.own if os.path.lexists(p)]
     if read_only:
         settings["filesystem"] = {"denyWrite": read_only}
     return settings

@@ -346,11 +346,14 @@ _ELSEWHERE = (
 
 
 def _absolute(arguments: dict[str, Any], workdir: str | None) -> dict[str, Any]:
-    """Tool input with relative file paths resolved against the CLI's working directory."""
+    """Tool input with relative file paths resolved against the CLI's working directory; a
+    path from the home folder (``~/...``) is left as written, for the CLI to expand."""
     resolved = dict(arguments)
     for key in PATH_KEYS:
         value = resolved.get(key)
-        if workdir is not None and isinstance(value, str) and not os.path.isabs(value):
+        if workdir is None or not isinstance(value, str) or value.startswith("~"):
+            continue
+        if not os.path.isabs(value):
             resolved[key] = os.path.normpath(os.path.join(workdir, value))
     return resolved
 

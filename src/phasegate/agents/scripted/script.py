@@ -22,8 +22,9 @@ a model that reacts to errors and feedback::
 The next reply is the first one, at or after the current position, whose ``when`` and
 ``contains`` hold; the position then moves past it. A reply's ``delay`` (seconds) holds its
 answer that long, as a model that takes time to think; the model server keeps answering other
-requests (another session's) meanwhile. Paths in tool inputs are relative to the
-work directory; each runtime makes them absolute where it needs to.
+requests (another session's) meanwhile. Paths in tool inputs are relative to the work directory
+(but ``~/...``, from the home folder, as Claude Code reads it); each runtime makes them absolute
+where it needs to.
 
 A subagent (Claude Code's Agent, formerly Task, tool) holds a conversation of its own,
 interleaved with the main one when it runs in the background. A reply with ``agent: D``
