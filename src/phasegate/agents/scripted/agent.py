@@ -76,6 +76,7 @@ class ScriptedAgent:
         self._cursor: ScriptCursor | None = None
         self._calls = 0
         self._refused = 0
+        self._forks = 0
 
     @property
     def unmatched(self) -> list[Unmatched]:
@@ -90,7 +91,12 @@ class ScriptedAgent:
         if self._cursor is None or (request.resume is None and not self.continue_script):
             self._cursor, self._calls = ScriptCursor(self.script), 0
         cursor = self._cursor
-        observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id="scripted"))
+        # A fork goes on from the resumed session's place in the script, under an id of its own.
+        session_id = "scripted"
+        if request.fork and request.resume is not None:
+            self._forks += 1
+            session_id = f"scripted-fork-{self._forks}"
+        observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id=session_id))
         self._refused = 0
         try:
             await self._replay(request, observer, cursor)
