@@ -31,12 +31,10 @@ from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import inside_folder, remove_inside
 from phasegate.errors import RunError
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.modes import STATE_DIR
+from phasegate.modes import BRANCHES_DIR, STATE_DIR
 from phasegate.workspace.merge import FileConflict, FileMerge, merge_file
 from phasegate.workspace.observer import WorkspaceObserver, is_git_work_tree
 
-BRANCHES_DIR = f"{STATE_DIR}/branches"
-"""Where branch directories live, relative to the pipeline's work directory."""
 FORKS_DIR = f"{BRANCHES_DIR}/.forks"
 """Where fork points are described (and, outside git, copied)."""
 FORK_REF = "refs/phasegate/forks/"

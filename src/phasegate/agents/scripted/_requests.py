@@ -11,9 +11,11 @@ the hook's own words. The recorded requests in ``tests/fixtures/cli_requests/`` 
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import Any
 
 from phasegate.agents.scripted.script import LastInput
+from phasegate.modes import BRANCHES_DIR
 
 _WORKDIR = re.compile(r"^ - Primary working directory: (.+?)\s*$", re.MULTILINE)
 _REMINDER = re.compile(r"<system-reminder>(.*?)</system-reminder>", re.DOTALL)
@@ -99,6 +101,17 @@ def first_user_text(body: dict[str, Any]) -> str:
         if message.get("role") == "user":
             return _text_of(message.get("content"))
     return ""
+
+
+def branch_of(where: str | None) -> str | None:
+    """The pipeline branch whose folder (``.phasegate/branches/NAME``) the path ``where``
+    lies in, or None."""
+    if where is None:
+        return None
+    parts = PurePath(where).parts
+    marker = tuple(BRANCHES_DIR.split("/"))
+    found = [i for i in range(len(parts) - 2) if parts[i : i + 2] == marker]
+    return parts[found[-1] + 2] if found else None
 
 
 def workdir(body: dict[str, Any]) -> str | None:

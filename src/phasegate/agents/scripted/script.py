@@ -121,6 +121,12 @@ class Reply(BaseModel):
         description="Use this reply only in the conversation of the subagent whose Agent "
         "(Task) call had this description; without it, only in the main conversation.",
     )
+    branch: str | None = Field(
+        default=None,
+        description="Use this reply only in the conversation of a pipeline branch: a session "
+        "working in that branch's folder (.phasegate/branches/BRANCH); without it, only in a "
+        "session working anywhere else.",
+    )
     text: str | None = None
     tools: tuple[ToolStep, ...] = ()
     error: HttpFault | None = Field(
@@ -197,7 +203,8 @@ class Unmatched:
 
 def conditions(reply: Reply) -> str:
     """A reply's ``when`` and ``contains``, as a script file writes them."""
-    parts = [f"agent: {reply.agent!r}"] if reply.agent is not None else []
+    parts = [f"branch: {reply.branch!r}"] if reply.branch is not None else []
+    parts += [f"agent: {reply.agent!r}"] if reply.agent is not None else []
     if reply.when is not None:
         parts.append(f"when: {reply.when}")
     if reply.contains is not None:
@@ -211,13 +218,18 @@ class ScriptCursor:
 
     def __init__(self, script: Script) -> None:
         self._replies = script.replies
-        self._positions: dict[str | None, int] = {}
-        """Where each conversation stands (None: the main one; else a subagent's)."""
+        self._positions: dict[tuple[str | None, str | None], int] = {}
+        """Where each conversation stands, by (branch, subagent); None: the main one."""
         self.unmatched: list[Unmatched] = []
         """Every request that no reply left matched, in order."""
 
     def next_reply(
-        self, last: LastInput, last_text: str = "", *, agent: str | None = None
+        self,
+        last: LastInput,
+        last_text: str = "",
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
     ) -> Reply | None:
         """The first reply of ``agent``'s conversation at or after its position that
         matches, or None when none is left.
@@ -226,13 +238,14 @@ class ScriptCursor:
         request is then the last entry of :attr:`unmatched`; so is a subagent's request for
         which the script has no reply at all.
         """
-        position = self._positions.get(agent, 0)
+        key = (branch, agent)
+        position = self._positions.get(key, 0)
         for index in range(position, len(self._replies)):
             reply = self._replies[index]
-            if reply.agent == agent and reply.matches(last, last_text):
-                self._positions[agent] = index + 1
+            if (reply.branch, reply.agent) == key and reply.matches(last, last_text):
+                self._positions[key] = index + 1
                 return reply
-        mine = [i for i, reply in enumerate(self._replies) if reply.agent == agent]
+        mine = [i for i, r in enumerate(self._replies) if (r.branch, r.agent) == key]
         left = [i for i in mine if i >= position]
         if left or (agent is not None and not mine):
             text = " ".join(last_text.split())
@@ -250,12 +263,15 @@ class ScriptCursor:
             )
         return None
 
-    def left_for(self, agent: str | None) -> bool:
-        """Whether replies are left for ``agent``'s conversation (None: the main one)."""
-        position = self._positions.get(agent, 0)
-        return any(r.agent == agent for r in self._replies[position:])
+    def left_for(self, agent: str | None, branch: str | None = None) -> bool:
+        """Whether replies are left for ``agent``'s conversation (None: the main one) in
+        ``branch`` (None: outside any pipeline branch)."""
+        key = (branch, agent)
+        position = self._positions.get(key, 0)
+        return any((r.branch, r.agent) == key for r in self._replies[position:])
 
     @property
     def exhausted(self) -> bool:
         """True when every reply has been used or skipped, in every conversation."""
-        return not any(self.left_for(agent) for agent in {r.agent for r in self._replies})
+        keys = {(r.branch, r.agent) for r in self._replies}
+        return not any(self.left_for(agent, branch) for branch, agent in keys)
