@@ -51,6 +51,7 @@ from phasegate.phases.ralph import RalphState as RalphState
 from phasegate.phases.ralph import read_ralph_state as read_ralph_state
 from phasegate.phases.sandbox import Sandbox as Sandbox
 from phasegate.phases.sandbox import SandboxOutcome as SandboxOutcome
+from phasegate.phases.stage_graph import StageGraph as StageGraph
 from phasegate.pipelines.loop import LoopReport as LoopReport
 from phasegate.pipelines.loop import LoopRunner as LoopRunner
 from phasegate.pipelines.report import PipelineReport as PipelineReport

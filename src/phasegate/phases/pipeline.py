@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -65,6 +65,7 @@ from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_rep
 from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
 from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import base_dir, files_root, named_file
+from phasegate.phases.stage_graph import StageGraph
 from phasegate.phases.workdir_paths import ProtectGlob
 
 
@@ -176,10 +177,24 @@ class Stage(BaseModel):
         # Left out of dumps when null, so digests of pipelines saved before it existed match.
         exclude_if=lambda allow_tools: allow_tools is None,
     )
+    needs: tuple[str, ...] | None = Field(
+        default=None,
+        description="The stages this one waits for (before or after it in the file); null: "
+        "the stage before it (the first stage: none); []: it starts at once. Stages whose "
+        "needs are accepted run at the same time, each branch in its own session and work "
+        "directory (see phasegate.phases.stage_graph).",
+        # Left out of dumps when null, so digests of pipelines saved before it existed match.
+        exclude_if=lambda needs: needs is None,
+    )
 
     @field_validator("allow_tools", mode="before")
     @classmethod
     def _allowed_as_list(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("needs", mode="before")
+    @classmethod
+    def _needs_as_list(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
 
     @field_validator("task", mode="before")
@@ -254,8 +269,17 @@ class Stage(BaseModel):
         return self
 
 
+OnConflict = Literal["join", "fail"]
+"""What a merge conflict at a join does: ``join`` hands it to the joining stage as a gate
+issue naming the files and hunks; ``fail`` fails the pipeline."""
+OnBranchFailure = Literal["stop", "finish"]
+"""What a rejected branch does to the branches still running: ``stop`` stops them, ``finish``
+lets them finish; either way the pipeline fails."""
+
+
 class Pipeline(BaseModel):
-    """Ordered stages run by one agent, each gated on its exit checks."""
+    """Stages run by one agent, each gated on its exit checks: one after another, or (with
+    ``needs``) independent stages at the same time, each branch in its own session."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -286,13 +310,33 @@ class Pipeline(BaseModel):
         # Left out of dumps when not written, so digests of definitions saved before it match.
         exclude_if=lambda sandbox: sandbox is None,
     )
+    max_parallel: WholeNumber | None = Field(
+        default=None,
+        ge=1,
+        description="The most stages that run at the same time; null: as many as the stages' "
+        "needs allow.",
+        # Left out of dumps when null, so digests of pipelines saved before it existed match.
+        exclude_if=lambda max_parallel: max_parallel is None,
+    )
+    on_conflict: OnConflict = Field(
+        default="join",
+        description="A merge conflict at a join: join (a gate issue the joining stage "
+        "resolves) or fail (the pipeline fails).",
+        exclude_if=lambda on_conflict: on_conflict == "join",
+    )
+    on_branch_failure: OnBranchFailure = Field(
+        default="stop",
+        description="A rejected branch: stop the branches still running, or let them finish; "
+        "the pipeline fails either way.",
+        exclude_if=lambda on_branch_failure: on_branch_failure == "stop",
+    )
 
     @field_validator("stages")
     @classmethod
     def _stages_are_consistent(cls, stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
         names = [stage.name for stage in stages]
         refuse_repeated_names("stage", names)
-        for position, stage in enumerate(stages):
+        for stage in stages:
             target = stage.on_fail.back_to
             if target is None:
                 continue
@@ -301,11 +345,8 @@ class Pipeline(BaseModel):
                     f"stage {stage.name!r}: on_fail.back_to names {target!r}, which is not a "
                     f"stage; stages: {', '.join(names)}"
                 )
-            if names.index(target) >= position:
-                raise ValueError(
-                    f"stage {stage.name!r}: on_fail.back_to must name an earlier stage, "
-                    f"not {target!r} (a stage retries itself with on_fail.retry)"
-                )
+        # needs, cycles, and back_to within a branch (an earlier stage of the same branch)
+        StageGraph.of_stages(stages)
         return stages
 
     @model_validator(mode="after")
@@ -372,6 +413,11 @@ class Pipeline(BaseModel):
         per_visit = sum(stage.on_fail.retry + 1 for stage in self.stages)
         revisable = any(stage.on_fail.back_to is not None for stage in self.stages)
         return ((self.max_revisions if revisable else 0) + 1) * per_visit
+
+    @property
+    def graph(self) -> StageGraph:
+        """The stages as a graph: what each needs, the levels, the branches."""
+        return StageGraph.of(self)
 
     @property
     def stage_names(self) -> tuple[str, ...]:
