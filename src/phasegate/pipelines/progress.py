@@ -9,6 +9,7 @@ conversation's state machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +20,8 @@ from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.pipelines.machine import Checked
 from phasegate.pipelines.recorded import VisitLog
 from phasegate.pipelines.state import (
+    BASELINE_FILE,
+    STATE_FILE,
     CheckResult,
     PipelineState,
     Revision,
@@ -40,6 +43,18 @@ from phasegate.validators.tools import CallRecord
 from phasegate.workspace.observer import WorkspaceObserver
 
 
+@dataclass(frozen=True, slots=True)
+class StateFiles:
+    """Where a run keeps its state: in ``root``'s state folder, files ``state`` and
+    ``baseline``; ``saved`` is told after each save (a parallel run's branch part: the run's
+    own state follows)."""
+
+    root: Path
+    state: str = STATE_FILE
+    baseline: str = BASELINE_FILE
+    saved: Callable[[], None] | None = None
+
+
 class StageProgress:
     """Moves a run's state from stage to stage, saving it and emitting stage events."""
 
@@ -54,8 +69,11 @@ class StageProgress:
         baseline: WorkspaceSnapshot | None = None,
         unobserved: Sequence[Path] = (),
         visits: VisitLog | None = None,
+        files: StateFiles | None = None,
     ) -> None:
         self.pipeline = pipeline
+        self.files = files or StateFiles(workdir)
+        """Where the state and baseline are kept."""
         self.workdir = workdir
         self.state = state
         self.templates = templates
@@ -176,12 +194,15 @@ class StageProgress:
 
     def save(self) -> None:
         """Write the state file."""
-        save_state(self.workdir, self.state)
+        files = self.files
+        save_state(files.root, self.state, files.state)
+        if files.saved is not None:
+            files.saved()
 
     def keep_baseline(self, baseline: WorkspaceSnapshot) -> None:
         """Keep the snapshot the current stage started from, for a resume (the plugin keeps
         it, and the state, in the session's own state instead: it overrides both)."""
-        save_baseline(self.workdir, baseline)
+        save_baseline(self.files.root, baseline, self.files.baseline)
 
     # -- transitions ----------------------------------------------------------------------
     def _complete_stage(self, at: int) -> Checked:
@@ -240,7 +261,7 @@ class StageProgress:
         record.duration_ms += self.visit.elapsed_ms()
         self.emit(
             StageCompleted(
-                stage=record.index,
+                stage=self.state.stage + 1,
                 name=record.name,
                 status=record.status,
                 attempts=record.attempts,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +39,7 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
 from phasegate.pipelines import machine as m
-from phasegate.pipelines.progress import StageProgress
+from phasegate.pipelines.progress import StageProgress, StateFiles
 from phasegate.pipelines.recorded import VisitLog
 from phasegate.pipelines.report import PipelineReport, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
@@ -64,6 +65,22 @@ PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchPart:
+    """What makes a run one part of a branch of a parallel pipeline
+    (:mod:`~phasegate.pipelines.parallel`): its ``branch``, where its state is kept
+    (``files``), and how its first session opens: continuing session ``resume`` (``fork``:
+    under a new id) with ``preamble`` before the first stage's prompt. Its events carry the
+    branch and the stages' numbers in the whole pipeline; the run's own events
+    (``pipeline.started``, ``pipeline.completed``) are the parallel run's to send."""
+
+    branch: str
+    files: StateFiles
+    resume: str | None = None
+    fork: bool = False
+    preamble: str = ""
+
+
 class PipelineRun(RunObserver):
     """Drives one call of ``PipelineRunner.run`` or ``resume`` to its report."""
 
@@ -78,8 +95,11 @@ class PipelineRun(RunObserver):
         recorder: Recorder | None = None,
         recorded_as: RecordingKind = "pipeline",
         reshape: Callable[[PipelineReport], PipelineReport] | None = None,
+        part: BranchPart | None = None,
     ) -> None:
         super().__init__(settings)
+        self.part = part
+        """The branch part this run is (None: a whole pipeline run)."""
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
@@ -99,6 +119,7 @@ class PipelineRun(RunObserver):
             baseline=baseline,
             unobserved=settings.unobserved,
             visits=self.visits,
+            files=part.files if part is not None else None,
         )
         self.conversation: m.State = m.Done()
         self.entry_stages: list[int] = []
@@ -152,8 +173,13 @@ class PipelineRun(RunObserver):
         await self._confine()
         self._emit_started(resumed=False)
         first = self.progress.begin_stage(0, len(self.entries))
+        part = self.part
+        if part is not None and part.preamble:
+            first = f"{part.preamble}\n\n{first}"
         self.conversation = m.Working(first)
         self.record_prompt(first)
+        if part is not None and part.resume is not None:
+            return await self._drive(self._new_request(first, resume=part.resume, fork=part.fork))
         return await self._drive(self._new_request(first, resume=None))
 
     async def _resume(self) -> PipelineReport:
@@ -173,6 +199,10 @@ class PipelineRun(RunObserver):
             record, baseline = state.current, self.progress.visit.baseline
             self.visits.begin(state.stage, record.name, record.visits, len(self.entries), baseline)
         self.record_prompt(prompt)
+        part = self.part
+        if state.session_id is None and part is not None and part.resume is not None:
+            # Killed before its forked session started: fork again from the same point.
+            return await self._drive(self._new_request(prompt, resume=part.resume, fork=part.fork))
         return await self._drive(self._new_request(prompt, resume=state.session_id))
 
     # -- AgentObserver --------------------------------------------------------------------
@@ -321,12 +351,13 @@ class PipelineRun(RunObserver):
                 pass  # the instruction is in the transcript already
         return self._new_request(prompt, resume=action.resume)
 
-    def _new_request(self, prompt: str, *, resume: str | None) -> AgentRequest:
+    def _new_request(self, prompt: str, *, resume: str | None, fork: bool = False) -> AgentRequest:
         """A request of this run: every session may be handed all the run's checks."""
         return AgentRequest(
             prompt=prompt,
             workdir=self.workdir,
             resume=resume,
+            fork=fork,
             toolset=self.pipeline.toolset,
             confinement=self.confinement,
             check_before=self._checked_tools(),
@@ -432,10 +463,29 @@ class PipelineRun(RunObserver):
         self.progress.save()
         return split, overhead.total
 
+    def emit(self, data: EventData) -> None:
+        """Hand one event to the sink; a branch part leaves the run's own to the parallel run."""
+        if self.part is not None and isinstance(data, PipelineStarted | PipelineCompleted):
+            return
+        super().emit(data)
+
     def run_event(self, data: EventData) -> RunEvent:
-        """``data`` as an event of this run."""
+        """``data`` as an event of this run (a branch part's: its stages numbered in the whole
+        pipeline, and its branch)."""
         run = self.state
-        return RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
+        branch = None
+        if self.part is not None:
+            branch = self.part.branch
+            number = {i + 1: record.index for i, record in enumerate(run.stages)}
+            renumbered: dict[str, int] = {}
+            for key in ("stage", "to_stage"):
+                value = getattr(data, key, None)
+                if isinstance(value, int) and value in number:
+                    renumbered[key] = number[value]
+            data = replace(data, **renumbered)  # type: ignore[arg-type]
+        return RunEvent(
+            data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation, branch=branch
+        )
 
 
 def checked_tools(pipeline: Pipeline) -> tuple[str, ...] | Literal["all"]:

@@ -17,7 +17,7 @@ from typing import Any
 from phasegate.agents.scripted.script import LastInput
 from phasegate.modes import BRANCHES_DIR
 
-_WORKDIR = re.compile(r"^ - Primary working directory: (.+?)\s*$", re.MULTILINE)
+_WORKDIR = re.compile(r"^ - Primary working directory: (.+?)(?: \(was .+\))?\s*$", re.MULTILINE)
 _REMINDER = re.compile(r"<system-reminder>(.*?)</system-reminder>", re.DOTALL)
 # The line that starts a hook's output inside a reminder ("Stop hook feedback:" and so on).
 _HOOK_OUTPUT = re.compile(r"^[A-Za-z]+ hook feedback:\n", re.MULTILINE)
@@ -118,14 +118,17 @@ def workdir(body: dict[str, Any]) -> str | None:
     """The CLI's working directory, named in its environment section.
 
     Depending on the model, that section sits in the ``system`` field, in a system-role
-    message, or in a ``<system-reminder>`` of the first user message: all are searched.
+    message, or in a ``<system-reminder>`` of the first user message: all are searched, the
+    latest first. A session forked into another directory (a pipeline branch) carries its
+    parent's section in its history and a later one naming the new directory
+    (``Primary working directory: NEW (was OLD)``, Claude Code 2.1.332): the later one wins.
     """
-    sources: list[object] = [body.get("system")]
-    sources += [message.get("content") for message in _messages(body)]
+    sources: list[object] = [message.get("content") for message in _messages(body)][::-1]
+    sources.append(body.get("system"))
     for source in sources:
-        for block in _blocks(source):
+        for block in reversed(_blocks(source)):
             text = block.get("text")
-            match = _WORKDIR.search(text) if isinstance(text, str) else None
-            if match:
-                return match.group(1)
+            found = _WORKDIR.findall(text) if isinstance(text, str) else []
+            if found:
+                return str(found[-1])
     return None

@@ -1,0 +1,96 @@
+"""Pipelines whose stages run in branches: forked sessions in their own work directories,
+joined on evidence. Each test runs with the in-process scripted agent and with the real
+Claude Code CLI against the scripted model server (``agent_kind``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.helpers.pipelines import FinishedPipeline
+
+RunPipeline = Callable[..., FinishedPipeline]
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"Write": {"file_path": path, "content": content}}
+
+
+def _stage(name: str, needs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    stage: dict[str, Any] = {
+        "name": name,
+        "prompt": f"Write {name}.txt.",
+        "exit_when": [{"file_exists": f"{name}.txt"}],
+        **extra,
+    }
+    if needs is not None:
+        stage["needs"] = needs
+    return stage
+
+
+FAN_OUT = {
+    "name": "fan-out",
+    "stages": [
+        _stage("plan"),
+        _stage("backend", ["plan"]),
+        _stage("frontend", ["plan"]),
+        _stage("docs", ["plan"]),
+        {
+            "name": "integrate",
+            "needs": ["backend", "frontend", "docs"],
+            "prompt": "Check every part is there and write integrate.txt.",
+            "exit_when": [
+                {"file_exists": "integrate.txt"},
+                {"file_exists": "backend.txt"},
+                {"file_exists": "frontend.txt"},
+                {"file_exists": "docs.txt"},
+            ],
+        },
+    ],
+}
+
+
+def _replies(branch: str | None, name: str, content: str | None = None) -> list[dict[str, Any]]:
+    """A stage's work: write its file, then say it is done."""
+    key = {"branch": branch} if branch is not None else {}
+    return [
+        {**key, "tools": [_write(f"{name}.txt", content or f"{name} done\n")]},
+        {**key, "text": f"{name} is written."},
+    ]
+
+
+FAN_OUT_REPLIES = [
+    *_replies(None, "plan", "the plan\n"),
+    *_replies("backend", "backend"),
+    *_replies("frontend", "frontend"),
+    *_replies("docs", "docs"),
+    *_replies("backend", "integrate"),  # the join continues its first need's branch
+]
+
+
+def test_branches_run_forked_and_their_work_is_merged_for_the_join(
+    run_pipeline: RunPipeline, agent_kind: str
+) -> None:
+    """plan, then three branches forked from it, then a join that sees all their files; the
+    work directory ends with everything and no branch folder is left."""
+    run = run_pipeline(FAN_OUT, FAN_OUT_REPLIES)
+    report = run.report
+    assert report.verdict == "accepted", report.error
+    assert [s.status for s in report.stages] == ["accepted"] * 5
+    for name in ("plan", "backend", "frontend", "docs", "integrate"):
+        assert (run.workdir / f"{name}.txt").exists(), name
+    assert not (run.workdir / ".phasegate" / "branches" / "backend").exists()
+    started = [e for e in run.events if e.event == "stage.started"]
+    by_stage = {e.fields["name"]: (e.fields["stage"], e.branch) for e in started}
+    assert by_stage == {
+        "plan": (1, "plan"),
+        "backend": (2, "backend"),
+        "frontend": (3, "frontend"),
+        "docs": (4, "docs"),
+        "integrate": (5, "backend"),
+    }
+    assert [e.event for e in run.events].count("pipeline.started") == 1
+    assert [e.event for e in run.events].count("pipeline.completed") == 1
+    if agent_kind == "claude":
+        joined = next(t for t in run.instructions if "integrate" in t and "joins" in t)
+        assert "branch frontend" in joined and "frontend.txt" in joined
