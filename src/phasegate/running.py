@@ -44,6 +44,8 @@ class RunOptions:
     (``docs/recordings.md``; None: not recorded). ``sandbox``: confine the agent (``on``,
     ``optional``) or not (``off``) whatever the definition's ``sandbox:`` says (None: as it
     says); ``sandbox_default``: the mode when neither says (docs/sandbox.md).
+    ``max_parallel``: a pipeline's most stages at once, over its ``max_parallel`` (None: as
+    the pipeline says).
     """
 
     mode: Mode = "gate"
@@ -56,6 +58,7 @@ class RunOptions:
     record: str | Path | None = None
     sandbox: SandboxMode | None = None
     sandbox_default: SandboxMode = "off"
+    max_parallel: int | None = None
 
     def retry_policy(self) -> RetryPolicy:
         """The retry policy ``timeout`` and ``retries`` describe."""

@@ -9,7 +9,8 @@ import pytest
 
 from phasegate.batches.loading import load_batch
 from phasegate.batches.sources import CopySource, GitSource
-from phasegate.errors import BatchFileError, TaskFileError
+from phasegate.errors import BatchFileError, TaskFileError, UsageError
+from phasegate.phases.pipeline import Pipeline
 from tests.helpers.batches import WriteBatch
 
 ITEM = {"task": "example/task.yaml", "workdir": "example/project"}
@@ -206,3 +207,27 @@ def test_a_required_input_whose_condition_the_defaults_fail_is_not_refused(
     task.write_text(text.replace("default: calm", "default: strict"))
     with pytest.raises(BatchFileError, match=r"required inputs without a default \(reviewer\)"):
         load_batch(batch)
+
+
+def test_max_parallel_bounds_every_pipeline_of_a_batch_and_leaves_unit_ids_alone(
+    write_batch: WriteBatch, tmp_path: Path
+) -> None:
+    """The caller's bound replaces each pipeline's; tasks and unit ids are untouched."""
+    (tmp_path / "p.yaml").write_text(
+        "name: p\nmax_parallel: 4\nstages:\n"
+        "  - {name: a, prompt: Do it., exit_when: [{file_exists: a.md}]}\n"
+    )
+    path = write_batch([ITEM, {"pipeline": "p.yaml", "workdir": "example/project"}])
+    plain = load_batch(path)
+    bounded = load_batch(path, max_parallel=2)
+
+    pipeline = bounded.definitions["p"]
+    assert isinstance(pipeline, Pipeline) and pipeline.max_parallel == 2
+    assert bounded.definitions["example"] == plain.definitions["example"]
+    assert [u.id for u in bounded.units] == [u.id for u in plain.units]
+
+
+def test_a_max_parallel_below_one_is_refused(write_batch: WriteBatch) -> None:
+    """Zero stages at once would run nothing."""
+    with pytest.raises(UsageError, match="max_parallel must be at least 1, not 0"):
+        load_batch(write_batch([ITEM]), max_parallel=0)

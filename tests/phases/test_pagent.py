@@ -228,3 +228,92 @@ def test_a_stage_protect_survives_the_conversion_to_yaml() -> None:
     again = pipeline_from_mapping(yaml.safe_load(pipeline_yaml(pipeline)))
     assert again.stages[0].protect == ("tests/**",)
     assert again.digest() == pipeline.digest()
+
+
+def test_a_pagent_stage_s_depends_on_or_needs_become_its_needs(work: Path) -> None:
+    """pagent v1's key (depends_on) or phasegate's (needs): qa and implementer both wait for
+    architect, verifier for both; a stage without either waits for the one before it."""
+    stages = json.loads(pagent_file(work).read_text())["stages"]
+    stages[1]["depends_on"] = ["architect"]
+    stages[2]["needs"] = ["architect"]
+    stages[3]["depends_on"] = ["qa", "implementer"]
+    pipeline = load_pipeline_file(pagent_file(work, stages=stages), workdir=work)
+
+    assert [stage.needs for stage in pipeline.stages] == [
+        None,
+        ("architect",),
+        ("architect",),
+        ("qa", "implementer"),
+    ]
+    assert pipeline.graph.levels() == (("architect",), ("qa", "implementer"), ("verifier",))
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "problem"),
+    [
+        ({"depends_on": ["architect"], "needs": ["architect"]}, "stages.1", "not both"),
+        ({"depends_on": "architect"}, "stages.1.depends_on", "must be a list of stage names"),
+        ({"needs": [1]}, "stages.1.needs", "must be a list of stage names"),
+        ({"depends_on": ["architekt"]}, "stages.1.needs", "needs 'architekt', which is not"),
+        ({"depends_on": ["verifier"]}, "stages.1.needs", "need each other in a cycle"),
+    ],
+    ids=["both", "not-a-list", "not-names", "unknown", "cycle"],
+)
+def test_bad_pagent_dependencies_are_refused_naming_the_stage(
+    work: Path, change: dict[str, Any], field: str, problem: str
+) -> None:
+    """Exit code 2, the file, the field and the stage."""
+    stages = json.loads(pagent_file(work).read_text())["stages"]
+    stages[1].update(change)
+    with pytest.raises(PipelineFileError) as caught:
+        load_pipeline_file(pagent_file(work, stages=stages), workdir=work)
+    assert caught.value.exit_code == 2
+    assert caught.value.field == field
+    assert "'qa'" in caught.value.problem and problem in caught.value.problem
+
+
+def test_the_converted_yaml_writes_needs_only_where_it_is_not_the_stage_before(
+    work: Path,
+) -> None:
+    """qa needs architect (the stage before): left out; implementer and verifier written."""
+    stages = json.loads(pagent_file(work).read_text())["stages"]
+    stages[1]["depends_on"] = ["architect"]
+    stages[2]["depends_on"] = ["architect"]
+    stages[3]["depends_on"] = ["implementer", "qa"]
+    pipeline = load_pipeline_file(pagent_file(work, stages=stages), workdir=work)
+
+    text = pipeline_yaml(pipeline)
+    written = yaml.safe_load(text)["stages"]
+
+    assert [stage.get("needs") for stage in written] == [
+        None,
+        None,
+        ["architect"],
+        ["qa", "implementer"],
+    ]
+    assert "  needs: [architect]\n" in text
+    again = pipeline_from_mapping(yaml.safe_load(text))
+    assert again.graph.levels() == pipeline.graph.levels()
+    assert [again.graph.needs(n) for n in again.stage_names] == [
+        pipeline.graph.needs(n) for n in pipeline.stage_names
+    ]
+
+
+def test_the_parallel_settings_survive_the_conversion_to_yaml_and_defaults_are_left_out() -> None:
+    """max_parallel, on_conflict and on_branch_failure are written only when set."""
+    stages = [
+        {"name": "a", "prompt": "Go.", "exit_when": [{"file_exists": "a"}]},
+        {"name": "b", "prompt": "Go.", "exit_when": [{"file_exists": "b"}], "needs": []},
+    ]
+    plain = pipeline_from_mapping({"name": "p", "stages": stages})
+    bounded = pipeline_from_mapping(
+        {"name": "p", "stages": stages, "max_parallel": 2, "on_conflict": "fail",
+         "on_branch_failure": "finish"}
+    )  # fmt: skip
+
+    assert not {"max_parallel", "on_conflict", "on_branch_failure"} & set(
+        yaml.safe_load(pipeline_yaml(plain))
+    )
+    again = pipeline_from_mapping(yaml.safe_load(pipeline_yaml(bounded)))
+    assert again == bounded
+    assert again.digest() == bounded.digest()

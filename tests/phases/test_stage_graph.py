@@ -328,3 +328,37 @@ def test_back_to_a_later_stage_of_the_same_branch_is_refused(tmp_path: Path) -> 
 
     assert error.field == "stages"
     assert "stage 'b': on_fail.back_to must name an earlier stage, not 'c'" in error.problem
+
+
+# --- outline ---------------------------------------------------------------------------
+
+
+def test_the_outline_of_a_sequential_pipeline_is_one_line() -> None:
+    """No levels to show: the stages one after another."""
+    assert graph(stage("a"), stage("b")).outline() == (
+        "sequential: 2 stage(s) one after another in one session (a -> b)",
+    )
+
+
+def test_the_outline_shows_each_level_with_branches_forks_and_joins() -> None:
+    """A level per line; each stage says how it starts; the bound is shown when given."""
+    assert diamond().outline(max_parallel=2) == (
+        "3 level(s), 4 branch(es), at most 2 at once; a stage starts once every stage it "
+        "needs is accepted, so the stages of a level can run at once:",
+        "  level 1: plan (main line)",
+        "  level 2: backend (new branch, forked from plan), frontend (new branch, forked from "
+        "plan), docs (new branch, forked from plan)",
+        "  level 3: integrate (joins backend, frontend, docs on branch backend)",
+    )
+
+
+def test_the_outline_names_continued_branches_and_fresh_sessions() -> None:
+    """A sole dependent continues its need's branch; needs: [] starts fresh."""
+    lines = graph(
+        stage("a"), stage("b", needs=["a"]), stage("c", needs=["a"]), stage("d", needs=[])
+    ).outline()
+
+    assert lines[1] == "  level 1: a (main line), d (new branch, fresh session)"
+    assert lines[2] == "  level 2: b (new branch, forked from a), c (new branch, forked from a)"
+    chain = graph(stage("a"), stage("b", needs=[]), stage("c", needs=["b"])).outline()
+    assert chain[2] == "  level 2: c (continues branch b after b)"

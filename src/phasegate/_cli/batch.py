@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from phasegate._cli.metrics_report import write_report
-from phasegate._cli.options import CliPath, SandboxSwitch, sandbox_mode
+from phasegate._cli.options import CliPath, MaxParallel, SandboxSwitch, sandbox_mode
 from phasegate._cli.output import print_result
 from phasegate._cli.wiring import same_file
 from phasegate.errors import UsageError
@@ -227,6 +227,7 @@ def batch_run(
     ] = None,
     cli_path: CliPath = None,
     sandbox: SandboxSwitch = None,
+    max_parallel: MaxParallel = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
     ] = False,
@@ -257,6 +258,7 @@ def batch_run(
         batch_file,
         model_script=model_script.resolve() if model_script else None,
         sandbox=sandbox_mode(sandbox),
+        max_parallel=max_parallel,
     )
     engine = _executor(executor, address, cpus_per_unit or 1.0)
     try:

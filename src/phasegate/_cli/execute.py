@@ -27,6 +27,7 @@ from phasegate._cli.options import (
     LogFormatChoice,
     MaxAttempts,
     MaxCost,
+    MaxParallel,
     Model,
     ModelScript,
     OutputOptions,
@@ -90,6 +91,7 @@ def execute(
     log_format: LogFormatChoice = "json",
     record: Record = None,
     sandbox: SandboxSwitch = None,
+    max_parallel: MaxParallel = None,
 ) -> None:
     """Run a planned task or pipeline with the answers to its questions; JSON lines on stdout.
 
@@ -138,6 +140,7 @@ def execute(
                     _digest_of(model_script or script),
                     # Only a recorded run adds its folder: the digests of others stay as they were.
                     *([str(folder)] if folder is not None else []),
+                    *([f"max_parallel={max_parallel}"] if max_parallel is not None else []),
                 ],
             }
         )
@@ -166,7 +169,7 @@ def execute(
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
             prompts_dir=prompts_dir, record=folder, sandbox=agent_options.sandbox_mode,
-            sandbox_default=sandbox_default(),
+            sandbox_default=sandbox_default(), max_parallel=max_parallel,
             on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
         )  # fmt: skip
         chosen = build_agent(stack, agent_options)

@@ -57,6 +57,14 @@ CliPath = Annotated[
 Retries = Annotated[
     int, typer.Option(min=0, help="Session restarts after a transient failure (API, crash).")
 ]
+MaxParallel = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Pipelines: the most stages that run at once (default: the pipeline's "
+        "max_parallel, else as many as the stages' needs allow).",
+    ),
+]
 RunMode = Annotated[Mode, typer.Option(help="How the task is run and judged.")]
 MaxAttempts = Annotated[int, typer.Option(min=1, help="Gate checks per run (gate mode).")]
 RunTimeout = Annotated[

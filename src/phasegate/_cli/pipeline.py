@@ -25,6 +25,7 @@ from phasegate._cli.options import (
     JsonOutput,
     LogFile,
     MaxCost,
+    MaxParallel,
     Model,
     ModelScript,
     OutputOptions,
@@ -93,7 +94,8 @@ def check_command(
     file_format: Format = "auto",
     workdir: OptionalWorkdir = None,
 ) -> None:
-    """Validate a pipeline file and print each stage's prompt (runs no agent)."""
+    """Validate a pipeline file and print each stage's prompt (runs no agent), then (on
+    stderr) its stages as a graph: levels, branches, joins."""
     from phasegate.prompts.stages import stage_prompt
     from phasegate.prompts.templates import PromptTemplates
 
@@ -101,6 +103,8 @@ def check_command(
     templates = PromptTemplates(prompts_dir)
     for index in range(len(pipeline.stages)):
         print_result(stage_prompt(pipeline, index, templates) + "\n")
+    for line in pipeline.graph.outline(pipeline.max_parallel):
+        typer.echo(line, err=True)
     typer.echo(
         f"{pipeline_file}: valid pipeline {pipeline.name!r} with {len(pipeline.stages)} stage(s)",
         err=True,
@@ -137,6 +141,7 @@ def run_command(
     file_format: Format = "auto",
     record: Record = None,
     sandbox: SandboxSwitch = None,
+    max_parallel: MaxParallel = None,
 ) -> None:
     """Run a pipeline: each stage's exit checks gate the next stage.
 
@@ -152,6 +157,7 @@ def run_command(
         OutputOptions(quiet=quiet, log_file=log_file, record=record),
         isolation=isolation, retries=retries, prompts_dir=prompts_dir, files_root=files_root,
         file_format=file_format, json_output=json_output, restart=restart,
+        max_parallel=max_parallel,
     )  # fmt: skip
 
 
@@ -175,6 +181,7 @@ def resume_command(
     file_format: Format = "auto",
     record: Record = None,
     sandbox: SandboxSwitch = None,
+    max_parallel: MaxParallel = None,
 ) -> None:
     """Continue an interrupted pipeline run from the stage it was in.
 
@@ -190,6 +197,7 @@ def resume_command(
         OutputOptions(quiet=quiet, log_file=log_file, record=record),
         isolation=None, retries=retries, prompts_dir=prompts_dir, files_root=files_root,
         file_format=file_format, json_output=json_output, resume=True,
+        max_parallel=max_parallel,
     )  # fmt: skip
 
 
@@ -278,6 +286,7 @@ def _run_and_finish(
     json_output: bool,
     restart: bool = False,
     resume: bool = False,
+    max_parallel: int | None = None,
 ) -> None:
     """Load the pipeline, refuse a log over its inputs, run it (or resume it, in the isolation
     its state records: ``isolation`` None) and print the report."""
@@ -291,7 +300,7 @@ def _run_and_finish(
     refuse_log_over_inputs(output.log_file, inputs)
     output = dataclasses.replace(output, record=recording_folder(output.record))
     report = _run(pipeline, workdir, agent, output, isolation, retries, prompts_dir,
-                  restart=restart, resume=resume)  # fmt: skip
+                  restart=restart, resume=resume, max_parallel=max_parallel)  # fmt: skip
     print_recording(output.record)
     finish(report, json_output=json_output, human=format_pipeline)
 
@@ -307,6 +316,7 @@ def _run(
     *,
     restart: bool = False,
     resume: bool = False,
+    max_parallel: int | None = None,
 ) -> PipelineReport:
     """The run (or resumed run) the options describe, with its model server and log open while
     it runs."""
@@ -317,6 +327,7 @@ def _run(
             isolation=isolation, timeout=agent.timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, output), record=output.record,
             sandbox=agent.sandbox_mode, sandbox_default=sandbox_default(),
+            max_parallel=max_parallel,
         )  # fmt: skip
         built = build_agent(stack, agent, continue_script=isolation == "process")
         return asyncio.run(

@@ -18,7 +18,7 @@ from phasegate.batches.model import DEFAULT_TIMEOUT, BatchFile, BatchItem, ItemS
 from phasegate.batches.outcome import AgentFactory, UnitJob
 from phasegate.batches.sources import WorkdirSource, resolve_source
 from phasegate.batches.units import Unit, unit_id, unit_sandbox
-from phasegate.errors import BatchFileError
+from phasegate.errors import BatchFileError, UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.phases.conditions import applicability
 from phasegate.phases.loading import load_task
@@ -53,13 +53,18 @@ def load_batch(
     *,
     model_script: str | Path | None = None,
     sandbox: SandboxMode | None = None,
+    max_parallel: int | None = None,
 ) -> Batch:
     """Read and check a batch file (YAML or JSON) and expand it into units.
 
     ``model_script``: items that name no model script (nor their defaults) replay this one
     with phasegate's offline scripted model. ``sandbox``: every unit confined (``on``,
     ``optional``) or not (``off``), whatever the file and the definitions say.
+    ``max_parallel``: every pipeline runs at most this many stages at once, whatever its
+    ``max_parallel`` says (a unit's id does not depend on it: it changes no result).
     """
+    if max_parallel is not None and max_parallel < 1:
+        raise UsageError(f"max_parallel must be at least 1, not {max_parallel}")
     file = Path(path)
     written = validate_model(BatchFile, read_mapping(file, BatchFileError), path=file,
                              error=BatchFileError)  # fmt: skip
@@ -79,6 +84,8 @@ def load_batch(
             definition = loader.definition(item, definition_file)
             definitions[name] = definition
             units.extend(loader.units(name, definition_file, definition))
+            if isinstance(definition, Pipeline) and max_parallel is not None:
+                definitions[name] = definition.model_copy(update={"max_parallel": max_parallel})
     return Batch(
         name=written.name or file.stem,
         path=file.resolve(),

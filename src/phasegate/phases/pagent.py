@@ -12,6 +12,11 @@ a phasegate :class:`~phasegate.phases.pipeline.Stage`:
   text during the stage, where pagent greps the whole transcript (so a promise written into
   a file and read back, or said in an earlier stage, would pass there and not here).
 
+A stage may name the stages it waits for, as ``depends_on`` (the key pagent's first, Go
+version gave each agent in its config, from which it ran "dependency levels" in parallel) or
+``needs``: a list of stage names, which becomes the stage's ``needs`` (one of the two, not
+both). Without either a stage waits for the one before it, as pagent runs them.
+
 An unknown condition kind, an option another kind owns and a stage without a condition are
 refused, naming the stage: pagent lets each of them pass. So is a top-level key pagent
 never writes. ``prompt_file`` is read relative
@@ -62,7 +67,8 @@ _TOP_KEYS = (
     "description",
 )
 # What pagent's setup writes and its hook adds, and the two keys read for the name.
-_STAGE_KEYS = ("name", "prompt", "prompt_file", "exit_when")
+_STAGE_KEYS = ("name", "prompt", "prompt_file", "exit_when", "depends_on", "needs")
+_NEEDS_KEYS = ("depends_on", "needs")
 
 
 def is_pagent(data: Mapping[str, Any], *, file: Path | None = None) -> bool:
@@ -166,6 +172,18 @@ def _stage(
     if prd_path is not None and isinstance(stage.get("prompt"), str):
         stage["prompt"] = stage["prompt"].replace("PRD_PATH", prd_path)
     stage["exit_when"] = exit_checks(source, f"{where}.exit_when", raw.get("exit_when"), label)
+    given = [key for key in _NEEDS_KEYS if key in raw]
+    if len(given) > 1:
+        raise PipelineFileError(
+            source, where, f"{label}: give depends_on or needs (the same thing), not both"
+        )
+    if given:
+        needs = raw[given[0]]
+        if not isinstance(needs, list) or not all(isinstance(n, str) for n in needs):
+            raise PipelineFileError(
+                source, f"{where}.{given[0]}", f"{label}: must be a list of stage names"
+            )
+        stage["needs"] = needs
     return stage
 
 

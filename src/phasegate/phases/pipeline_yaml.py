@@ -2,8 +2,9 @@
 
 Prompts are written inline (a multi-line prompt as a literal block), checks in their file
 form (:func:`~phasegate.phases.checks.check_as_file`), settings only where they differ from
-the defaults. Loading the text again gives an equal pipeline; a stage that runs a phased
-``task`` has it written inline.
+the defaults: a stage's ``needs`` only where it is not the stage before it. Loading the text
+again gives a pipeline that runs the same (equal, but for ``needs`` written as the default);
+a stage that runs a phased ``task`` has it written inline.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import yaml
 
 from phasegate.phases.checks import check_as_file
 from phasegate.phases.pipeline import DEFAULT_MAX_REVISIONS, OnFail, Pipeline, Stage
+from phasegate.phases.stage_graph import StageGraph
 
 
 def pipeline_as_file(pipeline: Pipeline) -> dict[str, Any]:
@@ -23,8 +25,24 @@ def pipeline_as_file(pipeline: Pipeline) -> dict[str, Any]:
         data["description"] = pipeline.description
     if pipeline.max_revisions != DEFAULT_MAX_REVISIONS:
         data["max_revisions"] = pipeline.max_revisions
-    data["stages"] = [_stage(stage) for stage in pipeline.stages]
+    if pipeline.max_parallel is not None:
+        data["max_parallel"] = pipeline.max_parallel
+    if pipeline.on_conflict != "join":
+        data["on_conflict"] = pipeline.on_conflict
+    if pipeline.on_branch_failure != "stop":
+        data["on_branch_failure"] = pipeline.on_branch_failure
+    graph = pipeline.graph
+    data["stages"] = [
+        _stage(stage, _needs(graph, pipeline.stage_names, index))
+        for index, stage in enumerate(pipeline.stages)
+    ]
     return data
+
+
+def _needs(graph: StageGraph, names: tuple[str, ...], index: int) -> list[str] | None:
+    """The stage's needs, or None where they are the default (the stage before it)."""
+    needs = graph.needs(names[index])
+    return None if needs == names[index - 1 : index] else list(needs)
 
 
 def pipeline_yaml(pipeline: Pipeline, *, header: str = "") -> str:
@@ -40,8 +58,10 @@ def pipeline_yaml(pipeline: Pipeline, *, header: str = "") -> str:
     return comments + body
 
 
-def _stage(stage: Stage) -> dict[str, Any]:
+def _stage(stage: Stage, needs: list[str] | None) -> dict[str, Any]:
     data: dict[str, Any] = {"name": stage.name}
+    if needs is not None:
+        data["needs"] = _FlowList(needs)
     if stage.prompt is not None:
         data["prompt"] = stage.prompt
     if stage.task is not None:
@@ -75,6 +95,10 @@ class _Flow(dict[str, Any]):
     """A mapping written in flow style."""
 
 
+class _FlowList(list[str]):
+    """A list written in flow style: ``needs: [plan]``."""
+
+
 class _Dumper(yaml.SafeDumper):
     """Safe YAML, with multi-line strings as literal blocks (prompts stay readable)."""
 
@@ -90,5 +114,10 @@ def _flow(dumper: yaml.SafeDumper, value: _Flow) -> yaml.MappingNode:
     return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=True)
 
 
+def _flow_list(dumper: yaml.SafeDumper, value: _FlowList) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
 _Dumper.add_representer(str, _text)
 _Dumper.add_representer(_Flow, _flow)
+_Dumper.add_representer(_FlowList, _flow_list)

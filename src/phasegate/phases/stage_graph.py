@@ -186,6 +186,39 @@ class StageGraph:
         """The stages on ``branch``, in the order they run."""
         return tuple(name for name in self.order() if self._branch[name] == branch)
 
+    def outline(self, max_parallel: int | None = None) -> tuple[str, ...]:
+        """The graph as lines of text, a level per line: each stage with its branch, where a
+        branch forks from and what a join merges, so a user sees what runs at once
+        (``max_parallel``: the pipeline's bound, shown when given)."""
+        if self.sequential:
+            return (
+                f"sequential: {len(self.names)} stage(s) one after another in one session "
+                f"({' -> '.join(self.names)})",
+            )
+        levels = self.levels()
+        bound = f", at most {max_parallel} at once" if max_parallel is not None else ""
+        lines = [
+            f"{len(levels)} level(s), {len(self.branches)} branch(es){bound}; a stage starts "
+            "once every stage it needs is accepted, so the stages of a level can run at once:"
+        ]
+        for number, level in enumerate(levels, start=1):
+            lines.append(f"  level {number}: {', '.join(self._shown(n) for n in level)}")
+        return tuple(lines)
+
+    def _shown(self, name: str) -> str:
+        needs = self._needs[name]
+        if self.is_join(name):
+            how = f"joins {', '.join(needs)} on branch {self._branch[name]}"
+        elif not self.starts_branch(name):
+            how = f"continues branch {self._branch[name]} after {needs[0]}"
+        elif needs:
+            how = f"new branch, forked from {needs[0]}"
+        elif name == self.names[0]:
+            how = "main line"
+        else:
+            how = "new branch, fresh session"
+        return f"{name} ({how})"
+
     def _branch_rule(self, name: str) -> str:
         needs = self._needs[name]
         if len(needs) > 1:  # a join continues its main line (needs are in file order)
