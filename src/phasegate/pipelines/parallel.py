@@ -329,6 +329,13 @@ class ParallelRun:
                     write_conflicts=self.pipeline.on_conflict == "join",
                 )
                 outcomes.append(outcome)
+                if not outcome.written:
+                    files = "; ".join(f"{c.path} ({c.reason})" for c in outcome.conflicts)
+                    raise _MergeRefused(
+                        f"merging branch {branch} into {part.branch} for stage {first} "
+                        f"conflicts in {files}; on_conflict is fail, so nothing was written. "
+                        "Set on_conflict: join to hand conflicts to the joining stage"
+                    )
                 record.merged.append(branch)
                 record.conflicts += [c.path for c in outcome.conflicts]
         needs = self.graph.needs(first)
@@ -369,6 +376,10 @@ class ParallelRun:
         record = self._record(first)
         try:
             report = task.result()
+        except _MergeRefused as refused:
+            record.status, record.error, record.stage = "rejected", str(refused), first
+            self._save()
+            return False
         except Exception as exc:  # the part's run failed outright: this run fails too
             record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
             self._save()
@@ -408,6 +419,8 @@ class ParallelRun:
             ran_on = [r.branch for r in state.branches if r.status == "accepted"]
             stopped = [r.branch for r in state.branches if r.status == "stopped"]
             why = f"branch {record.branch} (stage {record.stage or first}) {record.status}"
+            if record.conflicts or "on_conflict is fail" in (record.error or ""):
+                why = f"stage {first} could not start"
             if record.error:
                 why += f": {record.error}"
             how = self.pipeline.on_branch_failure
@@ -567,6 +580,10 @@ class ParallelRun:
             self.settings.on_event(
                 RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
             )
+
+
+class _MergeRefused(Exception):
+    """A join's merge conflicts and the pipeline says ``on_conflict: fail``."""
 
 
 def _conflict_json(conflict: FileConflict) -> dict[str, object]:
