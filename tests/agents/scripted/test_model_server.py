@@ -321,6 +321,61 @@ def test_close_releases_a_hanging_request_promptly() -> None:
     server.close()  # closing twice is harmless
 
 
+def test_a_delayed_reply_is_held_while_another_session_s_request_is_answered() -> None:
+    """Parallel sessions share one server: a slow answer holds only its own request, and
+    close() releases it at once."""
+    server = ScriptedModelServer(
+        script(
+            {"contains": "backend", "text": "Backend done.", "delay": 600},
+            {"contains": "frontend", "text": "Frontend done."},
+        )
+    ).start()
+    answers: list[HttpAnswer] = []
+    failures: list[BaseException] = []
+
+    def ask_backend() -> None:
+        try:
+            answers.append(call(server, request_body(user("Stage backend"), stream=False)))
+        except (OSError, http.client.HTTPException) as error:
+            failures.append(error)
+
+    slow = threading.Thread(target=ask_backend)
+    slow.start()
+    deadline = time.monotonic() + 10
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    fast = call(server, request_body(user("Stage frontend"), stream=False))
+
+    assert fast.status == 200
+    assert json.loads(fast.body)["content"][0]["text"] == "Frontend done."
+    assert slow.is_alive() and not answers  # the backend's answer is still held
+    closer = threading.Thread(target=server.close)
+    closer.start()
+    closer.join(timeout=5)
+    slow.join(timeout=5)
+    assert not closer.is_alive() and not slow.is_alive()
+    assert not answers and len(failures) == 1  # released by close, unanswered
+
+
+def test_a_delayed_reply_is_answered_once_its_delay_has_passed() -> None:
+    """The answer is the reply's, as without a delay; so is a delayed HTTP fault."""
+    server = ScriptedModelServer(
+        script(
+            {"text": "Thought about it.", "delay": 0.05},
+            {"error": {"status": 529}, "delay": 0.05},
+        )
+    )
+    with server:
+        answer = call(server, request_body(user("Fix"), stream=False))
+        fault = call(server, request_body(user("Fix"), assistant("x"), user("more"), stream=False))
+
+    assert answer.status == 200
+    assert json.loads(answer.body)["content"][0]["text"] == "Thought about it."
+    assert fault.status == 529
+    assert [record.reply.delay for record in server.requests if record.reply] == [0.05, 0.05]
+
+
 def test_env_points_the_cli_at_the_server_offline(tmp_path: Path) -> None:
     with ScriptedModelServer(script({"text": "x"})) as server:
         env = server.env(home=tmp_path, max_retries=2, timeout_ms=5000)
@@ -455,6 +510,56 @@ def test_a_scripted_edit_changes_the_file_on_disk(
     ]
     assert server.exhausted
     check_transcript("edit_then_json.jsonl", run, project, server)
+
+
+@pytest.mark.cli
+def test_two_cli_sessions_are_answered_at_once_while_one_waits_on_a_delay(
+    claude_cli_path: Path, scripted_model_server: ScriptedServerFactory, tmp_path: Path
+) -> None:
+    """The CLI waits for a slow answer (within API_TIMEOUT_MS) and a second CLI session on
+    the same server finishes meanwhile: parallel stages need both."""
+    server = scripted_model_server(
+        script(
+            {"contains": "slow one", "text": "Slow done.", "delay": 600},
+            {"contains": "quick one", "text": "Quick done."},
+        )
+    )
+    slow_work, quick_work = tmp_path / "slow" / "work", tmp_path / "quick" / "work"
+    slow_work.mkdir(parents=True)
+    quick_work.mkdir(parents=True)
+    env = {"PATH": os.environ.get("PATH", ""), **server.env(home=tmp_path / "slow" / "home")}
+    command = [str(claude_cli_path), "-p", "the slow one", "--output-format", "stream-json",
+               "--verbose", "--setting-sources", ""]  # fmt: skip
+    slow = subprocess.Popen(
+        command, cwd=slow_work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not server.main_requests() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.main_requests(), "the slow session never asked"
+
+        quick = run_cli(claude_cli_path, server, quick_work, prompt="the quick one")
+
+        assert quick.returncode == 0, quick.stderr
+        assert quick.result["result"] == "Quick done."
+        assert slow.poll() is None  # still waiting on its delayed answer
+    finally:
+        slow.kill()
+        slow.wait(timeout=10)
+
+
+@pytest.mark.cli
+def test_the_cli_takes_a_delayed_answer_as_any_other(
+    claude_cli_path: Path, scripted_model_server: ScriptedServerFactory, project: Path
+) -> None:
+    """A delay below API_TIMEOUT_MS is a slow model, not a failure: no retry, one request."""
+    server = scripted_model_server(script({"text": "Thought it over.", "delay": 1.5}))
+    run = run_cli(claude_cli_path, server, project)
+
+    assert run.returncode == 0, run.stderr
+    assert run.result["result"] == "Thought it over."
+    assert [(r.last, r.status) for r in server.main_requests()] == [("start", 200)]
 
 
 @pytest.mark.cli

@@ -55,6 +55,35 @@ def test_true_where_seconds_belong_is_refused_not_taken_as_one(tmp_path: Path) -
     assert error.problem == "must be a number, not true (true or false)"
 
 
+@pytest.mark.parametrize(
+    ("delay", "problem"),
+    [
+        ("-1", "Input should be greater than or equal to 0"),
+        ("soon", "must be a number"),
+        ("true", "must be a number, not true"),
+        ("3601", "Input should be less than or equal to 3600"),
+    ],
+    ids=["negative", "text", "boolean", "past-an-hour"],
+)
+def test_a_bad_delay_is_refused_naming_the_reply(tmp_path: Path, delay: str, problem: str) -> None:
+    """A delay is seconds, a number from 0 to 3600."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"replies:\n  - text: hi\n  - text: later\n    delay: {delay}\n")
+
+    error = script_error(path)
+
+    assert error.field == "replies.1.delay"
+    assert problem in error.problem
+
+
+def test_a_delay_is_seconds_whole_or_not_and_defaults_to_none(tmp_path: Path) -> None:
+    """0.25 and 2 both load; a reply without one waits 0 s."""
+    path = tmp_path / "s.yaml"
+    path.write_text("replies:\n  - {text: a, delay: 0.25}\n  - {text: b, delay: 2}\n  - text: c\n")
+
+    assert [reply.delay for reply in load_script(path).replies] == [0.25, 2.0, 0.0]
+
+
 def test_an_alias_bomb_in_a_script_is_refused(tmp_path: Path) -> None:
     """A billion tool inputs from ten lines: refused at the node budget."""
     lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]

@@ -21,6 +21,8 @@ class Response:
     body: bytes
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0
+    """Seconds to hold the response before sending it (this request's thread only)."""
 
 
 Answer = Callable[[str, str, "dict[str, Any] | None"], "Response | None"]
@@ -122,7 +124,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, body: dict[str, Any] | None) -> None:
         owner = self.server.owner
         response = owner._answer(self.command, self.path, body)
-        if response is None:
+        # Waiting on the close event, not sleeping: close() releases a delayed answer at once.
+        if response is None or (response.delay > 0 and owner._closed.wait(response.delay)):
             owner._closed.wait()
             self.close_connection = True
             return

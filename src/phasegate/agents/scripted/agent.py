@@ -16,6 +16,7 @@ refused attempts end it with ``error_max_structured_output_retries``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,8 @@ class ScriptedAgent:
                 )
             if reply is not None:
                 turns += 1
+                if reply.delay:
+                    await asyncio.sleep(reply.delay)  # as slow as the model server would be
                 if reply.text:
                     observer.on_entry(AssistantText(text=reply.text))
                 if reply.tools:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -288,7 +288,7 @@ class ScriptedModelServer:
         if reply is not None and reply.hang:
             return None
         if reply is not None and reply.error is not None:
-            return _fault(reply.error)
+            return replace(_fault(reply.error), delay=reply.delay)
         blocks: list[dict[str, Any]] = []
         if reply is None or reply.text is not None or not reply.tools:
             if unmatched is not None:
@@ -315,7 +315,10 @@ class ScriptedModelServer:
             )
         self._counters["main"] += 1
         stop: _wire.StopReason = "tool_use" if reply is not None and reply.tools else "end_turn"
-        return _message_response(f"msg_scripted_{self._counters['main']:04d}", body, blocks, stop)
+        response = _message_response(
+            f"msg_scripted_{self._counters['main']:04d}", body, blocks, stop
+        )
+        return replace(response, delay=reply.delay) if reply is not None else response
 
     def _side_response(self, method: str, path: str, body: dict[str, Any] | None) -> Response:
         route = _requests.route(path)

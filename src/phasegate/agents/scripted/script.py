@@ -20,7 +20,9 @@ a model that reacts to errors and feedback::
         text: '{"files_changed": ["app.py"], "description": "..."}'
 
 The next reply is the first one, at or after the current position, whose ``when`` and
-``contains`` hold; the position then moves past it. Paths in tool inputs are relative to the
+``contains`` hold; the position then moves past it. A reply's ``delay`` (seconds) holds its
+answer that long, as a model that takes time to think; the model server keeps answering other
+requests (another session's) meanwhile. Paths in tool inputs are relative to the
 work directory; each runtime makes them absolute where it needs to.
 
 A subagent (Claude Code's Agent, formerly Task, tool) holds a conversation of its own,
@@ -62,6 +64,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from phasegate._files import Number, WholeNumber, read_mapping, validate_model
 from phasegate.errors import ScriptFileError
 from phasegate.phases.completion import full_tool_name
+
+MAX_DELAY = 3600.0
+"""The longest ``delay`` a reply may ask for, in seconds."""
 
 LastInput = Literal["start", "tool_result", "tool_error", "user"]
 """What the latest request to the model holds: the first prompt, tool results (all ok or at
@@ -133,6 +138,13 @@ class Reply(BaseModel):
         default=None, description="Answer this request with an HTTP error (model server)."
     )
     hang: bool = Field(default=False, description="Never answer this request (model server).")
+    delay: Number = Field(
+        default=0.0,
+        ge=0,
+        le=MAX_DELAY,
+        description="Seconds to wait before answering, as a slow model would; other requests "
+        "(a parallel session's) are answered meanwhile.",
+    )
 
     @model_validator(mode="after")
     def _says_something(self) -> Reply:
