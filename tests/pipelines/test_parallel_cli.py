@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +65,7 @@ def _run(
 
 
 SHARED = "one\ntwo\nthree\n"
+NO_MARKERS = [sys.executable, "-c", "import sys; sys.exit('<<<<<<<' in open('shared.txt').read())"]
 
 
 def _conflicting(on_conflict: str) -> dict[str, Any]:
@@ -80,19 +80,8 @@ def _conflicting(on_conflict: str) -> dict[str, Any]:
                 "name": "join",
                 "needs": ["left", "right"],
                 "prompt": "Bring the two sides together.",
-                "exit_when": [
-                    {"file_exists": "join.txt"},
-                    {
-                        "command": {
-                            "argv": [
-                                sys.executable,
-                                "-c",
-                                "import sys; sys.exit('<<<<<<<' in open('shared.txt').read())",
-                            ]
-                        }
-                    },
-                ],
-            },  # fmt: skip
+                "exit_when": [{"file_exists": "join.txt"}, {"command": {"argv": NO_MARKERS}}],
+            },
         ],
     }
 
@@ -260,7 +249,7 @@ LEVEL = {
 
 
 @pytest.fixture
-def killed_mid_level(tmp_path: Path, work: Path) -> Iterator[Path]:
+def killed_mid_level(tmp_path: Path, work: Path) -> Path:
     """A run killed (SIGKILL, its process group) once ``fast`` is accepted while ``slow``
     waits on the model; the folder that served as the CLI's home (its saved sessions)."""
     home = tmp_path / "home"
@@ -285,7 +274,7 @@ def killed_mid_level(tmp_path: Path, work: Path) -> Iterator[Path]:
         finally:
             os.killpg(runner.pid, signal.SIGKILL)
             runner.wait()
-    yield home
+    return home
 
 
 def _fast_accepted_and_slow_waiting(work: Path, server: ScriptedModelServer) -> bool:
