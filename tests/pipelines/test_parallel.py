@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from phasegate import Pipeline
+from phasegate.phases.stage_graph import StageGraph
+from phasegate.pipelines.parallel import one_after_another
 from tests.helpers.pipelines import FinishedPipeline
 
 RunPipeline = Callable[..., FinishedPipeline]
@@ -94,3 +97,42 @@ def test_branches_run_forked_and_their_work_is_merged_for_the_join(
     if agent_kind == "claude":
         joined = next(t for t in run.instructions if "integrate" in t and "joins" in t)
         assert "branch frontend" in joined and "frontend.txt" in joined
+
+
+def test_a_single_session_runs_the_stages_in_the_graphs_order_one_after_another() -> None:
+    """Where nothing can fork (the plugin, in the user's own session), a stage needed by an
+    earlier one in the file runs first, and each stage then needs the one before it."""
+    pipeline = Pipeline.model_validate(
+        {
+            "name": "out-of-order",
+            "stages": [
+                _stage("join", ["b", "a"]),
+                _stage("a", []),
+                _stage("b", ["a"]),
+            ],
+        }
+    )
+    ordered = one_after_another(pipeline)
+    assert [s.name for s in ordered.stages] == ["a", "b", "join"]
+    assert StageGraph.of(ordered).sequential
+    plain = Pipeline.model_validate({"name": "plain", "stages": [_stage("x"), _stage("y")]})
+    assert one_after_another(plain) is plain
+
+
+def test_process_isolation_gives_each_stage_of_a_branch_its_own_session(
+    run_pipeline: RunPipeline,
+) -> None:
+    """Branches still fork; inside a branch, each further stage starts a session of its own."""
+    pipeline = {
+        "name": "isolated",
+        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("a2"), _stage("b", ["plan"]),
+                   _stage("join", ["a2", "b"])],
+    }  # fmt: skip
+    replies = [*_replies(None, "plan"), *_replies("a", "a"), *_replies("a", "a2"),
+               *_replies("b", "b"), *_replies("a", "join")]  # fmt: skip
+    run = run_pipeline(pipeline, replies, isolation="process")
+    assert run.report.verdict == "accepted", run.report.error
+    assert run.report.sessions == 4 + 1, "four parts, and a2 in a session of its own"
+    assert {b.first: b.status for b in run.report.branches} == dict.fromkeys(
+        ["plan", "a", "b", "join"], "accepted"
+    )

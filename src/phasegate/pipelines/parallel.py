@@ -119,6 +119,18 @@ def parts_of(graph: StageGraph) -> tuple[Part, ...]:
     return tuple(Part(graph.branch_of(first), tuple(names)) for first, names in stages.items())
 
 
+def one_after_another(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` with its stages in the graph's order, each needing the one before it: how
+    a single session with no forking (the plugin's, in the user's own session) runs a
+    pipeline with branches. A sequential pipeline comes back as it is."""
+    graph = StageGraph.of(pipeline)
+    if graph.sequential:
+        return pipeline
+    by_name = {stage.name: stage for stage in pipeline.stages}
+    stages = [by_name[name].model_copy(update={"needs": None}) for name in graph.order()]
+    return pipeline.model_copy(update={"stages": stages})
+
+
 class ParallelRun:
     """Drives one call of ``PipelineRunner.run`` or ``resume`` of a pipeline whose stages run
     in branches, to its report."""
