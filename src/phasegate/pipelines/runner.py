@@ -133,6 +133,7 @@ class PipelineRunner:
             stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
         )
         if not StageGraph.of(pipeline).sequential:
+            _refuse_recording(recorder)
             return await self._parallel(pipeline, root, state, stop).start()
         return await self._run(pipeline, root, state, stop, recorder).start()
 
@@ -177,6 +178,7 @@ class PipelineRunner:
             )
         _refuse_unwritable(root)
         if state.branches:
+            _refuse_recording(recorder)
             return await self._parallel(pipeline, root, state, stop).resume()
         baseline = load_baseline(root)
         return await self._run(pipeline, root, state, stop, recorder, baseline).resume()
@@ -245,6 +247,16 @@ class PipelineRunner:
     ) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
         return asyncio.run(self.resume(pipeline, workdir, inputs=inputs, record=record))
+
+
+def _refuse_recording(recorder: Recorder | None) -> None:
+    """Refuse to record a run of a pipeline with branches (its recording is not written yet)."""
+    if recorder is not None:
+        raise UsageError(
+            "a pipeline whose stages run in branches (needs:) cannot be recorded yet; run it "
+            "without a recording folder",
+            option="record",
+        )
 
 
 def _refuse_unwritable(root: Path) -> None:
