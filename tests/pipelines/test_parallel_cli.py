@@ -318,3 +318,39 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
     assert report.resumes == 1
     for name in ("plan", "fast", "slow", "join"):
         assert (work / f"{name}.txt").exists()
+
+
+def _git(where: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(where), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout
+
+
+def test_in_a_git_work_tree_branches_are_worktrees_of_the_uncommitted_state(work: Path) -> None:
+    """The branches see the plan stage's uncommitted file; the user's index and branch are
+    untouched, and no worktree or fork ref is left once the run is accepted."""
+    (work / "README.md").write_text("project\n")
+    _git(work, "init", "-q")
+    _git(work, "add", "README.md")
+    _git(work, "commit", "-qm", "start")
+    (work / "README.md").write_text("project, changed and not committed\n")
+    pipeline = {
+        "name": "in-git",
+        "stages": [
+            _stage("plan"),
+            _stage(
+                "a", ["plan"], exit_when=[{"file_exists": "a.txt"}, {"file_exists": "plan.txt"}]
+            ),
+            _stage("b", ["plan"]),
+            _stage("join", ["a", "b"]),
+        ],
+    }
+    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert report.branches[1].workdir == str(work / ".phasegate" / "branches" / "a")
+    assert sorted(p.name for p in work.glob("*.txt")) == ["a.txt", "b.txt", "join.txt", "plan.txt"]
+    assert _git(work, "status", "--porcelain", "--untracked-files=no") == " M README.md\n"
+    assert _git(work, "for-each-ref", "refs/phasegate/") == ""
+    assert len(_git(work, "worktree", "list").splitlines()) == 1
+    assert _git(work, "log", "--oneline").count("\n") == 1, "no commit on the user's branch"

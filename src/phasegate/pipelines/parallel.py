@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from phasegate.agents.observer import ObserverSettings
+from phasegate.agents.protocol import agent_version
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.phases.pipeline import Pipeline, Stage
@@ -186,10 +187,11 @@ class ParallelRun:
 
     # -- the loop of parts ----------------------------------------------------------------
     async def _drive(self, *, resumed: bool) -> PipelineReport:
+        self.agent_version = await asyncio.to_thread(agent_version, self.settings.agent)
         self._emit(
             PipelineStarted(
                 agent=self.settings.agent.name,
-                agent_version=None,
+                agent_version=self.agent_version,
                 workdir=str(self.root),
                 stages=len(self.pipeline.stages),
                 stage=self.state.stage + 1,
@@ -498,9 +500,12 @@ class ParallelRun:
         main = [self.sub_states[r.first] for r in state.branches if r.first in self.sub_states]
         state.session_id = next((s.session_id for s in reversed(main) if s.session_id), None)
         self._save()
+        last = self._part_of(self.graph.order()[-1]).first
+        self.final_message = self._record(last).summary
         report = pipeline_report(
             state,
             agent=self.settings.agent.name,
+            agent_version=self.agent_version,
             state_file=state_path(self.root),
             final_message=self.final_message,
         )
