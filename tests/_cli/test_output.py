@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from phasegate._cli.output import progress_line
+from phasegate._cli.output import format_pipeline, progress_line
+from phasegate.phases.pipeline import pipeline_from_mapping
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.state import stage_records
 from phasegate.telemetry.events import PipelineStarted, RunEvent, RunStarted
 
 
@@ -42,3 +45,38 @@ def test_the_start_lines_name_the_agents_version_when_it_is_known() -> None:
 
     assert run_line == "▶ fix: 2 phases, mode gate, agent claude 2.1.332"
     assert pipeline_line == "▶ p: 2 stages, starting at stage 1, agent claude 2.1.332"
+
+
+def report_of(*stages: dict[str, object]) -> PipelineReport:
+    """The report of a pipeline holding ``stages`` that has not run."""
+    pipeline = pipeline_from_mapping({"name": "p", "stages": [
+        {"prompt": "Go.", "exit_when": [{"file_exists": "x"}], **stage} for stage in stages
+    ]})  # fmt: skip
+    return PipelineReport(
+        pipeline="p", run_id="r", agent="scripted", isolation="session", verdict="running",
+        success=False, stages=tuple(stage_records(pipeline)), sessions=0, duration_ms=0,
+        state_file="s",
+    )  # fmt: skip
+
+
+def test_the_printed_report_names_each_stage_s_branch_when_there_are_several() -> None:
+    """plan, then api and web forked from it: each stage line says its branch."""
+    text = format_pipeline(
+        report_of({"name": "plan"}, {"name": "api", "needs": ["plan"]},
+                  {"name": "web", "needs": ["plan"]})
+    )  # fmt: skip
+
+    lines = [line for line in text.splitlines() if line.startswith("  stage ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "  stage 1 plan [branch plan]",
+        "  stage 2 api [branch api]",
+        "  stage 3 web [branch web]",
+    ]
+
+
+def test_the_printed_report_of_a_sequential_pipeline_names_no_branch() -> None:
+    """One branch: the lines read as they always have."""
+    text = format_pipeline(report_of({"name": "a"}, {"name": "b"}))
+
+    assert "  stage 2 b: pending after 0 check(s)" in text
+    assert "branch" not in text

@@ -38,6 +38,7 @@ RUN_HERE = {
     ("README.md", 1): "fix-vulnerability: ACCEPTED (gate, 2 gate check(s))\n",
     ("README.md", 2): "fix-vulnerability: ACCEPTED (gate, 2 gate check(s))\n",
     ("docs/pipelines.md", 0): "prd-to-code: ACCEPTED (session isolation, 1 session(s), ",
+    ("docs/pipelines.md", 1): "3 level(s), 4 branch(es), at most 3 at once; a stage starts ",
 }
 
 

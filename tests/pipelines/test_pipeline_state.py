@@ -14,6 +14,7 @@ import pytest
 from phasegate.errors import PipelineStateError, RunError, UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR
+from phasegate.phases.pipeline import pipeline_from_mapping
 from phasegate.pipelines.state import (
     BASELINE_FILE,
     STATE_FILE,
@@ -26,6 +27,7 @@ from phasegate.pipelines.state import (
     load_state,
     save_baseline,
     save_state,
+    stage_records,
     state_path,
 )
 from tests.helpers.read_only import read_only
@@ -381,3 +383,34 @@ def test_saving_where_the_state_directory_is_a_file_is_a_run_error(tmp_path: Pat
 
     with pytest.raises(RunError, match="cannot write"):
         save_state(tmp_path, make_state())
+
+
+def test_a_new_run_s_records_carry_each_stage_s_branch_and_needs() -> None:
+    """From the stage graph: plan on the main line, api and web forked from it, join on
+    api's branch; the saved state keeps them."""
+    pipeline = pipeline_from_mapping({"name": "p", "stages": [
+        {"name": n, "prompt": "Go.", "exit_when": [{"file_exists": "x"}], **extra}
+        for n, extra in [("plan", {}), ("api", {"needs": ["plan"]}), ("web", {"needs": ["plan"]}),
+                         ("join", {"needs": ["web", "api"]})]
+    ]})  # fmt: skip
+
+    records = stage_records(pipeline)
+
+    assert [(r.index, r.name, r.branch, r.needs, r.status) for r in records] == [
+        (1, "plan", "plan", [], "pending"),
+        (2, "api", "api", ["plan"], "pending"),
+        (3, "web", "web", ["plan"], "pending"),
+        (4, "join", "api", ["api", "web"], "pending"),
+    ]
+
+
+def test_a_state_written_before_branches_loads_with_no_branch_or_needs(tmp_path: Path) -> None:
+    """A run started by an older phasegate resumes: its records say null."""
+    save_state(tmp_path, make_state())
+    path = state_path(tmp_path)
+    data = json.loads(path.read_text())
+    for record in data["stages"]:
+        del record["branch"], record["needs"]
+    path.write_text(json.dumps(data))
+
+    assert [(r.branch, r.needs) for r in load_state(tmp_path).stages] == [(None, None)] * 2

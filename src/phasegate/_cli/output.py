@@ -274,10 +274,13 @@ def format_pipeline(report: PipelineReport) -> str:
         f"{report.pipeline}: {report.verdict.upper()} ({report.isolation} isolation, {sessions}, "
         f"{duration(report.duration_ms)})"
     ]
+    # Branches only where there are several: a sequential pipeline's lines stay as they were.
+    branched = len({stage.branch for stage in report.stages}) > 1
     for stage in report.stages:
         visits = f", {stage.visits} visits" if stage.visits > 1 else ""
+        branch = f" [branch {stage.branch}]" if branched and stage.branch is not None else ""
         lines.append(
-            f"  stage {stage.index} {stage.name}: {stage.status} after {stage.attempts} "
+            f"  stage {stage.index} {stage.name}{branch}: {stage.status} after {stage.attempts} "
             f"check(s){visits}, {duration(stage.duration_ms)}; {usage_text(stage.usage)}"
         )
         if not stage.overhead.is_zero:

@@ -180,7 +180,7 @@ def _definition(files: SessionFiles, definition: dict[str, Any]) -> Pipeline:
 
 def _begin(files: SessionFiles, kind: str, pipeline: Pipeline, definition: dict[str, Any]) -> str:
     from phasegate.pipelines.run import checked_tools
-    from phasegate.pipelines.state import PipelineState, StageRecord
+    from phasegate.pipelines.state import PipelineState, stage_records
     from phasegate.telemetry.events import PipelineStarted, new_run_id
 
     run_id = new_run_id()
@@ -189,7 +189,7 @@ def _begin(files: SessionFiles, kind: str, pipeline: Pipeline, definition: dict[
         digest=pipeline.digest(),
         run_id=run_id,
         isolation="session",
-        stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
+        stages=stage_records(pipeline),
     )
     state: dict[str, Any] = {
         "kind": kind,

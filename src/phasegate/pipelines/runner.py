@@ -40,10 +40,10 @@ from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.run import PipelineRun
 from phasegate.pipelines.state import (
     PipelineState,
-    StageRecord,
     load_baseline,
     load_state,
     refuse_to_overwrite,
+    stage_records,
     state_folder,
     state_path,
 )
@@ -130,7 +130,7 @@ class PipelineRunner:
             digest=pipeline.digest(),
             run_id=run_id or new_run_id(),
             isolation=self.isolation,
-            stages=[StageRecord(index=i + 1, name=s.name) for i, s in enumerate(pipeline.stages)],
+            stages=stage_records(pipeline),
         )
         if not StageGraph.of(pipeline).sequential:
             _refuse_recording(recorder)

@@ -29,6 +29,7 @@ from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
+from phasegate.phases.pipeline import Pipeline
 from phasegate.tasks.report import RefusedCall
 from phasegate.validators.subagents import SubagentWork
 
@@ -60,6 +61,16 @@ class StageRecord(BaseModel):
 
     index: int = Field(description="1-based position in the pipeline.")
     name: str
+    branch: str | None = Field(
+        default=None,
+        description="The branch the stage runs on: the name of the stage that started it "
+        "(docs/pipelines.md); null in a state written before branches.",
+    )
+    needs: list[str] | None = Field(
+        default=None,
+        description="The stages it waits for, defaults applied (the stage before it unless "
+        "the pipeline says); null in a state written before needs.",
+    )
     status: StageStatus = "pending"
     attempts: int = Field(default=0, description="Exit checks run, over all visits.")
     visit_attempts: int = Field(default=0, description="Exit checks run in the current visit.")
@@ -92,6 +103,21 @@ class StageRecord(BaseModel):
         description="The part of tools (and of the failed calls) each subagent made in the "
         "current visit, with the files its editing calls named; the rest is the main agent's.",
     )
+
+
+def stage_records(pipeline: Pipeline) -> list[StageRecord]:
+    """A new run's records of ``pipeline``'s stages: each pending, with its branch and
+    needs from the stage graph."""
+    graph = pipeline.graph
+    return [
+        StageRecord(
+            index=index,
+            name=stage.name,
+            branch=graph.branch_of(stage.name),
+            needs=list(graph.needs(stage.name)),
+        )
+        for index, stage in enumerate(pipeline.stages, start=1)
+    ]
 
 
 class Revision(BaseModel):

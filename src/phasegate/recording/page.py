@@ -1,7 +1,9 @@
 """A run's page: one self-contained HTML document made from its recording folder.
 
 The page shows the run's header and totals, a timeline of its parts (phases, or stage
-visits), and for each part the conversation (prompts and feedback, the model's text with its
+visits), for a pipeline whose stages run in parallel its stages as a graph (a column per
+level, each stage with its branch and what it needs, and the tokens and cost of each branch),
+and for each part the conversation (prompts and feedback, the model's text with its
 ``PHASE N COMPLETE:`` markers picked out, tool calls with their inputs and results, refusals),
 its gate checks (trigger, issues, the exact feedback) and its diff. Long blocks fold into
 ``<details>``, so the page needs no script at all; the CSS is inline and the page's
@@ -22,6 +24,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ from phasegate.evidence.transcript import (
 from phasegate.metrics.formatting import MISSING, duration, quantity, usd
 from phasegate.phases.completion import COMPLETION_TOOLS, PHASE_COMPLETE, SUBMIT_SUMMARY
 from phasegate.phases.markers import find_markers
+from phasegate.phases.stage_graph import StageGraph
 from phasegate.recording.reading import CheckSeen, PartSeen, Recording, read_recording
 from phasegate.validators.subagents import SubagentWork
 
@@ -101,6 +105,11 @@ summary .brief { font-family: ui-monospace, Menlo, Consolas, monospace; font-siz
 .diff .add { background: #e6ffec; } .diff .del { background: #ffebe9; }
 .diff .hunk { color: #6f42c1; background: #f6f0ff; } .diff .file { font-weight: 600; }
 .note { color: #8a4b00; }
+.levels { display: flex; gap: 12px; align-items: flex-start; overflow-x: auto; }
+.level { flex: 0 0 auto; min-width: 160px; }
+.node { background: #fff; border: 1px solid #dde1e6; border-left: 4px solid #4c78a8;
+        border-radius: 4px; margin: 6px 0; padding: 4px 10px; font-size: 13px; }
+.node .needs { color: #666; }
 """
 
 
@@ -150,6 +159,7 @@ def page_html(recording: Recording) -> str:
 {_header(recording)}
 {_sandbox(recording)}
 {_timeline(recording)}
+{_stage_graph(recording)}
 {sections}
 {_unowned(recording)}
 {_cut(recording)}
@@ -234,6 +244,135 @@ def _timeline(recording: Recording) -> str:
                                              "tokens in / out", "cost", "time", ""))  # fmt: skip
     return (f'<h2 id="timeline">Timeline</h2><table class="timeline"><thead><tr>{head}</tr>'
             f"</thead><tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
+
+
+class _OnFail:
+    back_to = None  # a report does not say where a stage goes back to; no check needs it
+
+
+_NO_BACK_TO = _OnFail()
+
+
+@dataclass(frozen=True, slots=True)
+class _ReportedStage:
+    """A stage as ``report.json`` lists it, for the graph (read from disk: checked)."""
+
+    name: str
+    needs: tuple[str, ...]
+    branch: str
+    status: str
+    usage: dict[str, Any]
+
+    @property
+    def on_fail(self) -> _OnFail:
+        """Nowhere to go back to, as far as the graph is concerned."""
+        return _NO_BACK_TO
+
+
+def _reported_stages(recording: Recording) -> list[_ReportedStage] | None:
+    """The report's stages with their branch and needs; None for a report without them
+    (a task's, or a pipeline's written before branches) or of another shape."""
+    stages = recording.report.get("stages")
+    if recording.kind != "pipeline" or not isinstance(stages, list):
+        return None
+    found = []
+    for stage in stages:
+        if not isinstance(stage, dict):
+            return None
+        name, branch, needs = stage.get("name"), stage.get("branch"), stage.get("needs")
+        usage = stage.get("usage")
+        if not (isinstance(name, str) and isinstance(branch, str) and isinstance(needs, list)
+                and all(isinstance(n, str) for n in needs)):  # fmt: skip
+            return None
+        found.append(_ReportedStage(name=name, needs=tuple(needs), branch=branch,
+                                    status=str(stage.get("status")),
+                                    usage=usage if isinstance(usage, dict) else {}))  # fmt: skip
+    return found
+
+
+def _stage_graph(recording: Recording) -> str:
+    """A pipeline's stages as a graph, when they did not all run one after another: a
+    column per level, each stage with its branch, status and needs, then each branch's tokens
+    and cost (the branches' rows add up to the stages', and with what no stage owns to the
+    run's). Nothing for a sequential pipeline or a report that does not say."""
+    stages = _reported_stages(recording)
+    if not stages:
+        return ""
+    try:
+        graph = StageGraph.of_stages(stages)
+    except ValueError:  # names repeated, unknown or in a cycle: not a report phasegate wrote
+        return ""
+    if graph.sequential:
+        return ""
+    by_name = {stage.name: stage for stage in stages}
+    columns = []
+    for number, level in enumerate(graph.levels(), start=1):
+        nodes = "".join(_graph_node(by_name[name], graph) for name in level)
+        columns.append(f'<div class="level" data-level="{number}"><h3>Level {number}</h3>'
+                       f"{nodes}</div>")  # fmt: skip
+    rows = []
+    for branch in graph.branches:
+        names = [s.name for s in stages if s.branch == branch]
+        usage = _usage_sum([by_name[n].usage for n in names])
+        rows.append(_usage_row(f"branch {branch}", ", ".join(names), usage, branch=branch))
+    every = _usage_sum([s.usage for s in stages])
+    rows.append(_usage_row("all stages", str(len(stages)), every))
+    for label, key in (("no stage", "unattributed_usage"), ("run", "usage")):
+        reported = recording.report.get(key)
+        rows.append(_usage_row(label, "", reported if isinstance(reported, dict) else {}))
+    head = "".join(f"<th>{h}</th>" for h in ("", "stages", "tokens in / out", "cost"))
+    return (
+        '<section id="graph"><h2>Stages as a graph</h2><p>A column per level: a stage starts '
+        "once every stage it needs is accepted, each branch in its own session and work "
+        "directory; a join merges the branches it needs into its own.</p>"
+        f'<div class="levels">{"".join(columns)}</div>'
+        f'<table class="branches"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+        "</tbody></table></section>"
+    )
+
+
+def _graph_node(stage: _ReportedStage, graph: StageGraph) -> str:
+    needs = graph.needs(stage.name)
+    if graph.is_join(stage.name):
+        how = f"joins {', '.join(graph.joins(stage.name))} into branch {stage.branch}"
+    elif graph.starts_branch(stage.name):
+        fork = graph.forks_from(stage.name)
+        how = f"starts branch {stage.branch}" + (f", forked from {fork}" if fork else "")
+    else:
+        how = f"continues branch {stage.branch}"
+    arrow = f"← needs {', '.join(needs)}" if needs else "needs nothing"
+    return (
+        f'<div class="node" data-stage="{_e(stage.name)}" data-branch="{_e(stage.branch)}">'
+        f"<strong>{_e(stage.name)}</strong> "
+        f'<span class="status {_e(stage.status)}">{_e(stage.status)}</span><br>{_e(how)}<br>'
+        f'<span class="needs">{_e(arrow)}</span></div>'
+    )
+
+
+def _usage_sum(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Token counts added; cost added, None when no share has one."""
+
+    def number(usage: dict[str, Any], key: str) -> float:
+        value = usage.get(key)
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    costs = [u.get("cost_usd") for u in usages]
+    return {
+        "input_tokens": sum(int(number(u, "input_tokens")) for u in usages),
+        "output_tokens": sum(int(number(u, "output_tokens")) for u in usages),
+        "cost_usd": None if all(c is None for c in costs)
+        else sum(number(u, "cost_usd") for u in usages),
+    }  # fmt: skip
+
+
+def _usage_row(label: str, stages: str, usage: dict[str, Any], branch: str | None = None) -> str:
+    cost = usage.get("cost_usd")
+    attribute = f' data-branch="{_e(branch)}"' if branch is not None else ""
+    return (
+        f"<tr{attribute}><td>{_e(label)}</td><td>{_e(stages)}</td>"
+        f"<td>{_e(usage.get('input_tokens'))} / {_e(usage.get('output_tokens'))}</td>"
+        f"<td>{_e(usd(cost if isinstance(cost, int | float) else None))}</td></tr>"
+    )
 
 
 def _part_noun(recording: Recording) -> str:
