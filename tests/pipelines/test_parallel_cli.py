@@ -354,3 +354,35 @@ def test_in_a_git_work_tree_branches_are_worktrees_of_the_uncommitted_state(work
     assert _git(work, "for-each-ref", "refs/phasegate/") == ""
     assert len(_git(work, "worktree", "list").splitlines()) == 1
     assert _git(work, "log", "--oneline").count("\n") == 1, "no commit on the user's branch"
+
+
+def test_a_join_going_back_to_its_branchs_earlier_stage_redoes_it_after_the_merge(
+    work: Path,
+) -> None:
+    """``back_to`` from a join to the stage before it on its branch: that stage runs again in
+    the join's session and directory (the merged branch's files there), then the join again."""
+    pipeline = {
+        "name": "join-revising",
+        "stages": [
+            _stage("plan"),
+            _stage("a", ["plan"]),
+            _stage("b", ["plan"]),
+            _stage("join", ["a", "b"], on_fail={"retry": 0, "back_to": "a"}),
+        ],
+    }
+    replies = [
+        *_work(None, "plan"),
+        *_work("a", "a"),
+        *_work("b", "b"),
+        {"branch": "a", "contains": "joins", "text": "Not yet."},  # the join fails: back to a
+        {"branch": "a", "when": "user", "tools": [_write("a.txt", "a, redone with b.txt\n")]},
+        {"branch": "a", "text": "a redone."},
+        *_work("a", "join"),
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert [(r.from_stage, r.to_stage) for r in report.revisions] == [("join", "a")]
+    assert {s.name: s.visits for s in report.stages} == {"plan": 1, "a": 2, "b": 1, "join": 2}
+    assert (work / "a.txt").read_text() == "a, redone with b.txt\n"
+    assert (work / "b.txt").exists() and (work / "join.txt").exists()
+    assert_usage_adds_up(report.model_dump(mode="json"))

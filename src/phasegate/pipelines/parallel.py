@@ -45,7 +45,7 @@ from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import agent_version
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
-from phasegate.phases.pipeline import Pipeline, Stage
+from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
 from phasegate.pipelines.report import PipelineReport, pipeline_report
@@ -299,7 +299,7 @@ class ParallelRun:
             digest=self.state.digest,
             run_id=self.state.run_id,
             isolation=self.state.isolation,
-            stages=[StageRecord(index=self.index[n] + 1, name=n) for n in part.stages],
+            stages=[self._stage(name) for name in self._line(part)],
         )
         self.sub_states[first] = sub
         self._link(sub)
@@ -308,7 +308,7 @@ class ParallelRun:
         self._save()
         opening = BranchPart(
             branch=part.branch, files=self._files(first), resume=resume, fork=resume is not None,
-            preamble=preamble,
+            preamble=preamble, start=self._line(part).index(first),
         )  # fmt: skip
         run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub, part=opening)
         return await run.start()
@@ -401,7 +401,7 @@ class ParallelRun:
         sub = self.sub_states[first]
         record.session_id = sub.session_id
         record.summary = report.final_message or record.summary
-        record.attempts = sum(r.attempts for r in sub.stages)
+        record.attempts = sum(self._stage(name).attempts for name in self.parts[first].stages)
         if self.pipeline.stages and sub.stages:
             record.stage = sub.current.name
         if report.verdict != "accepted":
@@ -576,20 +576,23 @@ class ParallelRun:
         if point is not None and branch != self.main_line:
             close_branch(self.root, point)
 
+    def _line(self, part: Part) -> tuple[str, ...]:
+        """The stages of ``part``'s branch up to its last: earlier parts' (accepted already,
+        and where a ``back_to`` of this part may go), then its own."""
+        line = self.graph.stages_of(part.branch)
+        return line[: line.index(part.last) + 1]
+
     def _sub_pipeline(self, part: Part) -> Pipeline:
-        """The pipeline of ``part``'s stages alone (a ``back_to`` outside it dropped)."""
-        stages = [self._part_stage(self.pipeline.stages[self.index[n]], part) for n in part.stages]
+        """The pipeline ``part`` runs: its branch's stages up to its last, each needing the one
+        before it (a part starts at its first, :meth:`_line`)."""
+        line = self._line(part)
+        stages = [
+            self.pipeline.stages[self.index[name]].model_copy(update={"needs": None})
+            for name in line
+        ]
         return self.pipeline.model_copy(
             update={"name": f"{self.pipeline.name}, branch {part.branch}", "stages": stages}
         )
-
-    @staticmethod
-    def _part_stage(stage: Stage, part: Part) -> Stage:
-        back_to = stage.on_fail.back_to
-        update: dict[str, object] = {"needs": None}
-        if back_to is not None and back_to not in part.stages:
-            update["on_fail"] = stage.on_fail.model_copy(update={"back_to": None})
-        return stage.model_copy(update=update)
 
     def _emit(self, data: EventData) -> None:
         if self.settings.on_event is not None:

@@ -79,6 +79,9 @@ class BranchPart:
     resume: str | None = None
     fork: bool = False
     preamble: str = ""
+    start: int = 0
+    """The stage (0-based) it starts at: a later part of a branch runs the branch's earlier
+    stages too, already accepted, so its ``back_to`` may name them."""
 
 
 class PipelineRun(RunObserver):
@@ -172,8 +175,8 @@ class PipelineRun(RunObserver):
         await self.learn_agent_version()
         await self._confine()
         self._emit_started(resumed=False)
-        first = self.progress.begin_stage(0, len(self.entries))
         part = self.part
+        first = self.progress.begin_stage(part.start if part else 0, len(self.entries))
         if part is not None and part.preamble:
             first = f"{part.preamble}\n\n{first}"
         self.conversation = m.Working(first)
