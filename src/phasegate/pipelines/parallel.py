@@ -30,6 +30,12 @@ Each part keeps its state in a file of its own (``.phasegate/parts/FIRST.json``)
 state file lists the parts (:class:`~phasegate.pipelines.state.BranchRecord`) and holds
 every stage's record, so a killed run resumes each unfinished part in its own session, and
 accepted parts are never run again.
+
+It is one piece past 500 lines because the scheduling loop, the joins and the state of the
+parts read and write the same records in one order (a part's acceptance forks its
+dependents, a join's merge is recorded before its session starts, the run's state follows
+every part's save); the pure parts live elsewhere (the graph in ``phases/stage_graph.py``,
+merges in ``workspace/merge.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from pathlib import Path
 
 from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import agent_version
+from phasegate.errors import RunError
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.phases.pipeline import Pipeline
@@ -208,6 +215,7 @@ class ParallelRun:
                         for first in self._ready(set(running.values())):
                             if len(running) >= self.bound:
                                 break
+                            self.stops.setdefault(first, asyncio.Event())
                             running[asyncio.create_task(self._run_part(first))] = first
                     if not running:
                         break
@@ -229,7 +237,11 @@ class ParallelRun:
             for task in running:
                 task.cancel()
         if self.state.status == "running":
-            self._finish(failed)
+            try:
+                self._finish(failed)
+            except (RunError, OSError) as exc:
+                self.state.status = "error"
+                self.state.error = f"cannot merge the branches into the work directory: {exc}"
         return self._report()
 
     async def _settle(
@@ -415,9 +427,14 @@ class ParallelRun:
             return False
         record.status = "accepted"
         part = self.parts[first]
-        for dependent in self.graph.dependents(part.last):
-            if self.graph.forks_from(dependent) == part.last:
-                capture_fork_point(self._workdir_of(part.branch), self.root, dependent)
+        try:
+            for dependent in self.graph.dependents(part.last):
+                if self.graph.forks_from(dependent) == part.last:
+                    capture_fork_point(self._workdir_of(part.branch), self.root, dependent)
+        except (RunError, OSError) as exc:
+            record.status, record.error = "error", f"cannot fork the branches after it: {exc}"
+            self._save()
+            return False
         if self.graph.is_join(first):
             for branch in record.merged:
                 self._close(branch)
@@ -574,7 +591,8 @@ class ParallelRun:
     def _close(self, branch: str, point: ForkPoint | None = None) -> None:
         point = point or load_fork_point(self.root, branch)
         if point is not None and branch != self.main_line:
-            close_branch(self.root, point)
+            with contextlib.suppress(RunError, OSError):  # what is left is only left behind
+                close_branch(self.root, point)
 
     def _line(self, part: Part) -> tuple[str, ...]:
         """The stages of ``part``'s branch up to its last: earlier parts' (accepted already,

@@ -8,6 +8,11 @@ Transient failures are retried by the retry policy alone (in :class:`RunObserver
 recorded run (``recorder``) notes each visit and check
 (:class:`~phasegate.pipelines.recorded.VisitLog`) and writes its recording when this call
 ends, however it ends.
+
+It is one piece past 500 lines: the observer's callbacks, the loop of sessions and the
+accounting of one run share its state (the transcript's stage positions, the refusals, the
+conversation); a branch of a parallel pipeline is this same run, told by a
+:class:`BranchPart` where it keeps its state and how its first session opens.
 """
 
 from __future__ import annotations
