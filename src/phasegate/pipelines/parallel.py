@@ -163,6 +163,7 @@ class ParallelRun:
         self.index = {stage.name: i for i, stage in enumerate(pipeline.stages)}
         self.sub_states: dict[str, PipelineState] = {}
         self.stops: dict[str, asyncio.Event] = {}
+        self._marks: dict[str, object] = {}
         self.started = time.monotonic()
         self.agent_version: str | None = None
         self.final_message: str | None = None
@@ -551,8 +552,20 @@ class ParallelRun:
             self.root,
             state=f"{PARTS_DIR}/{name}.json",
             baseline=f"{PARTS_DIR}/{name}-baseline.json",
-            saved=self._save,
+            saved=lambda: self._part_saved(first),
         )
+
+    def _part_saved(self, first: str) -> None:
+        """A part saved its own state: the run's follows when the part's stage, a status or
+        its session changed (a tool call alone changes neither: resume reads the parts'
+        own files, so rewriting the run's file at every call would only slow the parts)."""
+        sub = self.sub_states.get(first)
+        if sub is None:
+            return
+        mark = (sub.stage, sub.session_id, tuple(r.status for r in sub.stages), sub.status)
+        if self._marks.get(first) != mark:
+            self._marks[first] = mark
+            self._save()
 
     def _load_part(self, record: BranchRecord) -> None:
         """Take a started part's own state back in (a resume)."""
