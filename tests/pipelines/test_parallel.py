@@ -136,3 +136,20 @@ def test_process_isolation_gives_each_stage_of_a_branch_its_own_session(
     assert {b.first: b.status for b in run.report.branches} == dict.fromkeys(
         ["plan", "a", "b", "join"], "accepted"
     )
+
+
+def test_a_script_without_branch_replies_serves_the_branches_by_their_stage_prompts(
+    run_pipeline: RunPipeline,
+) -> None:
+    """Replies told apart by ``contains`` alone: each branch reads the one list from where
+    the main conversation stood when it forked, so the order its requests come in does not
+    matter; each stage's prompt numbers it in the whole pipeline."""
+    replies: list[dict[str, Any]] = []
+    for number, name in enumerate(("plan", "backend", "frontend", "docs", "integrate"), 1):
+        replies.append({"contains": f"Stage {number} of 5: {name}",
+                        "tools": [_write(f"{name}.txt", f"{name}\n")]})  # fmt: skip
+        replies.append({"when": "tool_result", "text": f"{name} done."})
+    run = run_pipeline(FAN_OUT, replies)
+    assert run.report.verdict == "accepted", run.report.error
+    for name in ("plan", "backend", "frontend", "docs", "integrate"):
+        assert (run.workdir / f"{name}.txt").read_text() == f"{name}\n"

@@ -298,6 +298,7 @@ class ParallelRun:
             baseline = load_baseline(self.root, files.baseline)
             opening = BranchPart(
                 branch=part.branch,
+                whole=self.pipeline,
                 files=files,
                 resume=record.forked_from,
                 fork=record.forked_from is not None,
@@ -320,7 +321,8 @@ class ParallelRun:
         self.state.stage = self.index[first]
         self._save()
         opening = BranchPart(
-            branch=part.branch, files=self._files(first), resume=resume, fork=resume is not None,
+            branch=part.branch, whole=self.pipeline, files=self._files(first), resume=resume,
+            fork=resume is not None,
             preamble=preamble, start=self._line(part).index(first),
         )  # fmt: skip
         run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub, part=opening)

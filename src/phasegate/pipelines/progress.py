@@ -70,8 +70,12 @@ class StageProgress:
         unobserved: Sequence[Path] = (),
         visits: VisitLog | None = None,
         files: StateFiles | None = None,
+        whole: Pipeline | None = None,
     ) -> None:
         self.pipeline = pipeline
+        self.whole = whole or pipeline
+        """The pipeline the prompts number stages in: a branch part's stages are told their
+        place in the whole pipeline (``Stage 3 of 5``), not in the part."""
         self.files = files or StateFiles(workdir)
         """Where the state and baseline are kept."""
         self.workdir = workdir
@@ -107,7 +111,7 @@ class StageProgress:
             self.visits.begin(index, record.name, record.visits, at, baseline)
         self.save()
         self.emit(StageStarted(stage=index + 1, name=record.name, visit=record.visits))
-        return stage_prompt(self.pipeline, index, self.templates)
+        return stage_prompt(self.whole, self._in_whole(index), self.templates)
 
     async def check(
         self, entries: Sequence[Entry], trigger: Literal["stop", "end"]
@@ -166,7 +170,8 @@ class StageProgress:
     def recap(self, reason: str) -> str:
         """The prompt that tells a continued or fresh session where the run stands."""
         done = [r.name for r in self.state.stages if r.status == "accepted"]
-        return resume_prompt(self.pipeline, self.state.stage, done, reason, self.templates)
+        at = self._in_whole(self.state.stage)
+        return resume_prompt(self.whole, at, done, reason, self.templates)
 
     def finish(self, status: PipelineStatus, error: str | None = None) -> None:
         """End the run with ``status`` (and ``error``) and save it."""
@@ -236,7 +241,13 @@ class StageProgress:
             )
         )
         self.begin_stage(target, at)
-        prompt = revision_prompt(self.pipeline, failed, target, check.outcomes, self.templates)
+        prompt = revision_prompt(
+            self.whole,
+            self._in_whole(failed),
+            self._in_whole(target),
+            check.outcomes,
+            self.templates,
+        )
         return self._next(prompt, at)
 
     def _next(self, prompt: str, at: int) -> Checked:
@@ -244,6 +255,12 @@ class StageProgress:
         if self.state.isolation == "process":
             return Checked("hand_over", at, prompt)
         return Checked("instruct", at, prompt)
+
+    def _in_whole(self, index: int) -> int:
+        """Stage ``index`` of this run's pipeline, as a position in :attr:`whole`."""
+        if self.whole is self.pipeline:
+            return index
+        return self.whole.index_of(self.pipeline.stages[index].name)
 
     def _visit(self, at: int, baseline: WorkspaceSnapshot, tools: Mapping[str, int]) -> StageVisit:
         return StageVisit(

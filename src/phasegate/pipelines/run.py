@@ -84,6 +84,8 @@ class BranchPart:
     resume: str | None = None
     fork: bool = False
     preamble: str = ""
+    whole: Pipeline | None = None
+    """The whole pipeline, which its prompts number the stages in."""
     start: int = 0
     """The stage (0-based) it starts at: a later part of a branch runs the branch's earlier
     stages too, already accepted, so its ``back_to`` may name them."""
@@ -128,6 +130,7 @@ class PipelineRun(RunObserver):
             unobserved=settings.unobserved,
             visits=self.visits,
             files=part.files if part is not None else None,
+            whole=part.whole if part is not None else None,
         )
         self.conversation: m.State = m.Done()
         self.entry_stages: list[int] = []
