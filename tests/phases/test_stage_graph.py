@@ -362,3 +362,21 @@ def test_the_outline_names_continued_branches_and_fresh_sessions() -> None:
     assert lines[2] == "  level 2: b (new branch, forked from a), c (new branch, forked from a)"
     chain = graph(stage("a"), stage("b", needs=[]), stage("c", needs=["b"])).outline()
     assert chain[2] == "  level 2: c (continues branch b after b)"
+
+
+def test_stages_built_by_other_callers_are_refused_for_repeats_and_unknown_back_to() -> None:
+    """A Pipeline says so first; any other caller (a report read from disk) gets an error,
+    never a wrong graph or an endless order."""
+
+    class OnFail:
+        def __init__(self, back_to: str | None) -> None:
+            self.back_to = back_to
+
+    class Plain:
+        def __init__(self, name: str, needs: tuple[str, ...], back_to: str | None = None):
+            self.name, self.needs, self.on_fail = name, needs, OnFail(back_to)
+
+    with pytest.raises(ValueError, match="stage names must be unique; repeated: a"):
+        StageGraph.of_stages([Plain("a", ()), Plain("a", ())])
+    with pytest.raises(ValueError, match=r"on_fail\.back_to names 'z', which is not a stage"):
+        StageGraph.of_stages([Plain("a", ()), Plain("b", ("a",), back_to="z")])

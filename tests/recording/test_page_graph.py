@@ -108,5 +108,6 @@ def test_a_sequential_an_older_or_a_malformed_report_adds_no_graph(tmp_path: Pat
     sequential = [stage("a", "a", [], 1), stage("b", "a", ["a"], 1)]
     older = [{k: v for k, v in s.items() if k not in ("branch", "needs")} for s in DIAMOND]
     cycle = [stage("a", "a", ["b"], 1), stage("b", "b", ["a"], 1)]
-    for number, stages in enumerate([sequential, older, cycle, "x", [1], None]):
+    repeated = [stage("a", "a", [], 1), stage("a", "a", [], 1), stage("b", "b", [], 1)]
+    for number, stages in enumerate([sequential, older, cycle, repeated, "x", [1], None]):
         assert 'id="graph"' not in page(tmp_path / str(number), stages), stages

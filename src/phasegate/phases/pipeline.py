@@ -19,6 +19,12 @@ failing may send the pipeline back to an earlier stage with the failure as feedb
           - command: {argv: [python, -m, pytest, -q], timeout: 120}
         on_fail: {retry: 2, back_to: architect}
 
+A stage waits for the one before it unless its ``needs`` names the stages it waits for
+(``needs: []``: none); stages whose needs are accepted run at the same time, each branch in
+its own session and work directory, bounded by ``max_parallel``. The graph, its branch rule
+and its load errors (an unknown need, a cycle, a ``back_to`` into another branch) live in
+:mod:`phasegate.phases.stage_graph`.
+
 :func:`load_pipeline` reads such a file; ``prompt_file``, ``task`` and schema paths in it are
 relative to the file.
 

@@ -84,12 +84,25 @@ class StageGraph:
 
     @classmethod
     def of_stages(cls, stages: Sequence[GraphStage]) -> StageGraph:
-        """The graph of ``stages`` (names already unique and ``back_to`` targets known).
+        """The graph of ``stages``, in file order.
 
         Raises :class:`~phasegate._files.models.LocatedValueError` located at the stage's
-        index (``2.needs``, ``3.on_fail.back_to``) for a load error, naming the stages.
+        index (``2.needs``, ``3.on_fail.back_to``) for a load error, naming the stages. (A
+        :class:`~phasegate.Pipeline` refuses repeated names and unknown ``back_to`` targets
+        first, in its own words; they are refused here too, for any other caller.)
         """
         names = tuple(stage.name for stage in stages)
+        for index, stage in enumerate(stages):
+            if names.index(stage.name) != index:
+                raise LocatedValueError(
+                    f"stage names must be unique; repeated: {stage.name}", location=(index,)
+                )
+            if stage.on_fail.back_to is not None and stage.on_fail.back_to not in names:
+                raise LocatedValueError(
+                    f"stage {stage.name!r}: on_fail.back_to names {stage.on_fail.back_to!r}, "
+                    f"which is not a stage; stages: {', '.join(names)}",
+                    location=(index, "on_fail", "back_to"),
+                )
         needs: dict[str, tuple[str, ...]] = {}
         for index, stage in enumerate(stages):
             needs[stage.name] = _checked_needs(stage, index, names)
