@@ -5,6 +5,7 @@ Claude Code CLI against the scripted model server (``agent_kind``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from phasegate import Pipeline
@@ -153,3 +154,26 @@ def test_a_script_without_branch_replies_serves_the_branches_by_their_stage_prom
     assert run.report.verdict == "accepted", run.report.error
     for name in ("plan", "backend", "frontend", "docs", "integrate"):
         assert (run.workdir / f"{name}.txt").read_text() == f"{name}\n"
+
+
+def test_a_recorded_run_with_branches_keeps_its_report_and_a_part_per_stage(
+    tmp_path: Path,
+) -> None:
+    """The recording holds the report and each stage's status, tokens and time; the page is
+    written (the branches' transcripts and diffs are not kept yet, and each part says so)."""
+    from phasegate import PipelineRunner
+    from phasegate.recording.reading import read_recording
+    from phasegate.testing import Script, ScriptedAgent
+
+    work, folder = tmp_path / "work", tmp_path / "recording"
+    work.mkdir()
+    agent = ScriptedAgent(Script.model_validate({"replies": FAN_OUT_REPLIES}))
+    report = PipelineRunner(agent).run_sync(Pipeline.model_validate(FAN_OUT), work, record=folder)
+    assert report.verdict == "accepted", report.error
+    recording = read_recording(folder)
+    assert [(p.name, p.status) for p in recording.parts] == [
+        (name, "accepted") for name in ("plan", "backend", "frontend", "docs", "integrate")
+    ]
+    assert all(p.diff is None and "branch" in (p.diff_note or "") for p in recording.parts)
+    assert sum(p.output_tokens for p in recording.parts) == report.usage.output_tokens
+    assert (folder / "index.html").is_file()

@@ -51,7 +51,7 @@ from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import agent_version
 from phasegate.errors import RunError
 from phasegate.evidence.overhead import GateOverhead
-from phasegate.evidence.transcript import Usage
+from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
@@ -66,6 +66,8 @@ from phasegate.pipelines.state import (
     save_state,
     state_path,
 )
+from phasegate.recording.model import PartRecord, RunRecord
+from phasegate.recording.recorder import Recorder
 from phasegate.telemetry.events import (
     EventData,
     PipelineCompleted,
@@ -151,8 +153,12 @@ class ParallelRun:
         state: PipelineState,
         *,
         max_parallel: int | None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.settings = settings
+        self.recorder = recorder
+        """Where to write the run's recording when it ends (its stages and report; the
+        branches' transcripts and diffs are not recorded yet)."""
         self.pipeline = pipeline
         self.root = root
         self.state = state
@@ -243,7 +249,10 @@ class ParallelRun:
             except (RunError, OSError) as exc:
                 self.state.status = "error"
                 self.state.error = f"cannot merge the branches into the work directory: {exc}"
-        return self._report()
+        report = self._report()
+        if self.recorder is not None:
+            self.recorder.finish(_recording(report))
+        return report
 
     async def _settle(
         self,
@@ -633,6 +642,41 @@ class ParallelRun:
             self.settings.on_event(
                 RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
             )
+
+
+def _recording(report: PipelineReport) -> RunRecord:
+    """A parallel run's recording: its report, and a part per stage that ran (its status,
+    attempts, tokens and time); the branches' transcripts and diffs are not kept yet."""
+    parts = tuple(
+        PartRecord(
+            kind="stage",
+            index=stage.index,
+            name=stage.name,
+            visit=stage.visits,
+            status=stage.status,
+            attempts=stage.attempts,
+            start=0,
+            end=0,
+            usage=stage.usage,
+            duration_ms=stage.duration_ms,
+            no_diff=f"stage {stage.name} ran on branch {stage.branch or stage.name}, in a "
+            "session and work directory of its own; a branch's transcript and diff are not "
+            "recorded yet",
+        )
+        for stage in report.stages
+        if stage.visits
+    )
+    return RunRecord(
+        kind="pipeline",
+        name=report.pipeline,
+        run_id=report.run_id,
+        verdict=report.verdict,
+        mode=PIPELINE_MODE,
+        report_json=report.model_dump_json(indent=2),
+        transcript=Transcript(entries=()),
+        parts=parts,
+        total=report.usage,
+    )
 
 
 class _MergeRefused(Exception):

@@ -133,8 +133,7 @@ class PipelineRunner:
             stages=stage_records(pipeline),
         )
         if not StageGraph.of(pipeline).sequential:
-            _refuse_recording(recorder)
-            return await self._parallel(pipeline, root, state, stop).start()
+            return await self._parallel(pipeline, root, state, stop, recorder).start()
         return await self._run(pipeline, root, state, stop, recorder).start()
 
     async def resume(
@@ -178,8 +177,7 @@ class PipelineRunner:
             )
         _refuse_unwritable(root)
         if state.branches:
-            _refuse_recording(recorder)
-            return await self._parallel(pipeline, root, state, stop).resume()
+            return await self._parallel(pipeline, root, state, stop, recorder).resume()
         baseline = load_baseline(root)
         return await self._run(pipeline, root, state, stop, recorder, baseline).resume()
 
@@ -205,11 +203,18 @@ class PipelineRunner:
         )
 
     def _parallel(
-        self, pipeline: Pipeline, root: Path, state: PipelineState, stop: asyncio.Event | None
+        self,
+        pipeline: Pipeline,
+        root: Path,
+        state: PipelineState,
+        stop: asyncio.Event | None,
+        recorder: Recorder | None,
     ) -> ParallelRun:
-        """The run of a pipeline whose stages run in branches (not recorded)."""
+        """The run of a pipeline whose stages run in branches."""
         bound = self.max_parallel if self.max_parallel is not None else pipeline.max_parallel
-        return ParallelRun(self._settings(stop), pipeline, root, state, max_parallel=bound)
+        return ParallelRun(
+            self._settings(stop), pipeline, root, state, max_parallel=bound, recorder=recorder
+        )
 
     def _settings(self, stop: asyncio.Event | None = None) -> ObserverSettings:
         """The settings as they stand now, fixed for one run."""
@@ -247,16 +252,6 @@ class PipelineRunner:
     ) -> PipelineReport:
         """:meth:`resume` for code that is not async."""
         return asyncio.run(self.resume(pipeline, workdir, inputs=inputs, record=record))
-
-
-def _refuse_recording(recorder: Recorder | None) -> None:
-    """Refuse to record a run of a pipeline with branches (its recording is not written yet)."""
-    if recorder is not None:
-        raise UsageError(
-            "a pipeline whose stages run in branches (needs:) cannot be recorded yet; run it "
-            "without a recording folder",
-            option="record",
-        )
 
 
 def _refuse_unwritable(root: Path) -> None:
