@@ -52,6 +52,7 @@ from phasegate.agents.protocol import agent_version
 from phasegate.errors import RunError
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.modes import BRANCHES_DIR
 from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
@@ -76,6 +77,7 @@ from phasegate.telemetry.events import (
     usage_fields,
 )
 from phasegate.workspace.branches import (
+    FORKS_DIR,
     ForkPoint,
     MergeOutcome,
     capture_fork_point,
@@ -505,6 +507,9 @@ class ParallelRun:
             for record in state.branches:
                 if record.first == record.branch and record.branch not in merged:
                     self._close(record.branch)
+            for empty in (FORKS_DIR, BRANCHES_DIR):  # left only when something is in them
+                with contextlib.suppress(OSError):
+                    (self.root / empty).rmdir()
         if conflicts:
             state.status = "rejected"
             state.error = (
