@@ -96,6 +96,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/hooks.py
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/parallel.py
 	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/serve.py
 	$(BIN)/python bench/overhead.py --profile

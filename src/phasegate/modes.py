@@ -33,6 +33,9 @@ STATE_DIR = ".phasegate"
 """The folder phasegate keeps its own files in, inside a work directory or the service's root:
 pipeline state and baselines, kept execute results, the service's runs and token. Snapshots,
 copies and the planner's facts leave it out."""
+BRANCHES_DIR = f"{STATE_DIR}/branches"
+"""Where a pipeline's branches work, one folder each named after the branch, relative to
+the pipeline's work directory (the scripted model server tells their conversations apart by it)."""
 
 EventName = Literal[
     "run.started",

@@ -167,6 +167,7 @@ async def run_definition(
     pipelines = PipelineRunner(
         agent, isolation=options.isolation, prompts_dir=options.prompts_dir,
         on_event=options.on_event, retry=retry, timeout=options.timeout,
+        max_parallel=options.max_parallel,
     )  # fmt: skip
     if resume:
         return await pipelines.resume(

@@ -155,3 +155,13 @@ def test_a_confined_cli_gets_a_temporary_folder_its_proxy_sockets_fit_in(tmp_pat
     unconfined = query_options(claude_agent_sdk, settings, free, hooks={}, mcp_servers={},
                                stderr=lambda _: None)  # fmt: skip
     assert unconfined.env["TMPDIR"] == str(long)
+
+
+def test_a_fork_resumes_the_session_into_a_new_one(tmp_path: Path) -> None:
+    """``fork`` reaches the SDK as ``fork_session``, and only with a session to resume."""
+    forked = options_for(AgentRequest(prompt="go", workdir=tmp_path, resume="s1", fork=True))
+    assert (forked.resume, forked.fork_session) == ("s1", True)
+    alone = options_for(AgentRequest(prompt="go", workdir=tmp_path, fork=True))
+    assert (alone.resume, alone.fork_session) == (None, False)
+    resumed = options_for(AgentRequest(prompt="go", workdir=tmp_path, resume="s1"))
+    assert resumed.fork_session is False

@@ -170,10 +170,12 @@ def _definition(files: SessionFiles, definition: dict[str, Any]) -> Pipeline:
         return loop_pipeline(loop["prompt"], checks, int(loop["max_iterations"]), name="loop")
     from phasegate.phases.filled import pipeline_with_values
     from phasegate.phases.pagent import load_pipeline_file
+    from phasegate.pipelines.parallel import one_after_another
 
     file = Path(definition["file"])
     pipeline = load_pipeline_file(file, workdir=files.project)
-    return pipeline_with_values(pipeline, definition["inputs"])
+    # One session cannot fork: stages with needs run in the graph's order, one at a time.
+    return one_after_another(pipeline_with_values(pipeline, definition["inputs"]))
 
 
 def _begin(files: SessionFiles, kind: str, pipeline: Pipeline, definition: dict[str, Any]) -> str:

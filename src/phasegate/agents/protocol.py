@@ -62,6 +62,10 @@ class AgentRequest:
     """Extra environment for the agent process, where there is one."""
     resume: str | None = None
     """A session id to continue (after a transient failure), where the agent supports it."""
+    fork: bool = False
+    """With ``resume``: continue that session's history under a new session id, leaving the
+    resumed session as it was (Claude Code: ``fork_session``), so several branches of a
+    pipeline can each go their own way from one conversation."""
     tools: tuple[ToolSpec, ...] = ()
     """Completion tools to offer the model; calls go to :meth:`AgentObserver.on_tool_call`."""
     output_schema: dict[str, Any] | None = None

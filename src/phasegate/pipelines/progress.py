@@ -9,6 +9,7 @@ conversation's state machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +20,8 @@ from phasegate.phases.pipeline import Pipeline, Stage
 from phasegate.pipelines.machine import Checked
 from phasegate.pipelines.recorded import VisitLog
 from phasegate.pipelines.state import (
+    BASELINE_FILE,
+    STATE_FILE,
     CheckResult,
     PipelineState,
     Revision,
@@ -40,6 +43,18 @@ from phasegate.validators.tools import CallRecord
 from phasegate.workspace.observer import WorkspaceObserver
 
 
+@dataclass(frozen=True, slots=True)
+class StateFiles:
+    """Where a run keeps its state: in ``root``'s state folder, files ``state`` and
+    ``baseline``; ``saved`` is told after each save (a parallel run's branch part: the run's
+    own state follows)."""
+
+    root: Path
+    state: str = STATE_FILE
+    baseline: str = BASELINE_FILE
+    saved: Callable[[], None] | None = None
+
+
 class StageProgress:
     """Moves a run's state from stage to stage, saving it and emitting stage events."""
 
@@ -54,8 +69,15 @@ class StageProgress:
         baseline: WorkspaceSnapshot | None = None,
         unobserved: Sequence[Path] = (),
         visits: VisitLog | None = None,
+        files: StateFiles | None = None,
+        whole: Pipeline | None = None,
     ) -> None:
         self.pipeline = pipeline
+        self.whole = whole or pipeline
+        """The pipeline the prompts number stages in: a branch part's stages are told their
+        place in the whole pipeline (``Stage 3 of 5``), not in the part."""
+        self.files = files or StateFiles(workdir)
+        """Where the state and baseline are kept."""
         self.workdir = workdir
         self.state = state
         self.templates = templates
@@ -89,7 +111,7 @@ class StageProgress:
             self.visits.begin(index, record.name, record.visits, at, baseline)
         self.save()
         self.emit(StageStarted(stage=index + 1, name=record.name, visit=record.visits))
-        return stage_prompt(self.pipeline, index, self.templates)
+        return stage_prompt(self.whole, self._in_whole(index), self.templates)
 
     async def check(
         self, entries: Sequence[Entry], trigger: Literal["stop", "end"]
@@ -148,7 +170,8 @@ class StageProgress:
     def recap(self, reason: str) -> str:
         """The prompt that tells a continued or fresh session where the run stands."""
         done = [r.name for r in self.state.stages if r.status == "accepted"]
-        return resume_prompt(self.pipeline, self.state.stage, done, reason, self.templates)
+        at = self._in_whole(self.state.stage)
+        return resume_prompt(self.whole, at, done, reason, self.templates)
 
     def finish(self, status: PipelineStatus, error: str | None = None) -> None:
         """End the run with ``status`` (and ``error``) and save it."""
@@ -176,12 +199,15 @@ class StageProgress:
 
     def save(self) -> None:
         """Write the state file."""
-        save_state(self.workdir, self.state)
+        files = self.files
+        save_state(files.root, self.state, files.state)
+        if files.saved is not None:
+            files.saved()
 
     def keep_baseline(self, baseline: WorkspaceSnapshot) -> None:
         """Keep the snapshot the current stage started from, for a resume (the plugin keeps
         it, and the state, in the session's own state instead: it overrides both)."""
-        save_baseline(self.workdir, baseline)
+        save_baseline(self.files.root, baseline, self.files.baseline)
 
     # -- transitions ----------------------------------------------------------------------
     def _complete_stage(self, at: int) -> Checked:
@@ -215,7 +241,13 @@ class StageProgress:
             )
         )
         self.begin_stage(target, at)
-        prompt = revision_prompt(self.pipeline, failed, target, check.outcomes, self.templates)
+        prompt = revision_prompt(
+            self.whole,
+            self._in_whole(failed),
+            self._in_whole(target),
+            check.outcomes,
+            self.templates,
+        )
         return self._next(prompt, at)
 
     def _next(self, prompt: str, at: int) -> Checked:
@@ -223,6 +255,12 @@ class StageProgress:
         if self.state.isolation == "process":
             return Checked("hand_over", at, prompt)
         return Checked("instruct", at, prompt)
+
+    def _in_whole(self, index: int) -> int:
+        """Stage ``index`` of this run's pipeline, as a position in :attr:`whole`."""
+        if self.whole is self.pipeline:
+            return index
+        return self.whole.index_of(self.pipeline.stages[index].name)
 
     def _visit(self, at: int, baseline: WorkspaceSnapshot, tools: Mapping[str, int]) -> StageVisit:
         return StageVisit(
@@ -240,7 +278,7 @@ class StageProgress:
         record.duration_ms += self.visit.elapsed_ms()
         self.emit(
             StageCompleted(
-                stage=record.index,
+                stage=self.state.stage + 1,
                 name=record.name,
                 status=record.status,
                 attempts=record.attempts,

@@ -16,7 +16,7 @@ from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
 from phasegate.phases.sandbox import SandboxOutcome
-from phasegate.pipelines.state import PipelineState, Revision, StageRecord
+from phasegate.pipelines.state import BranchRecord, PipelineState, Revision, StageRecord
 from phasegate.tasks.report import SCHEMA_VERSION, exit_code_of
 
 
@@ -54,6 +54,13 @@ class PipelineReport(BaseModel):
     success: bool
     stages: tuple[StageRecord, ...]
     revisions: tuple[Revision, ...] = ()
+    branches: tuple[BranchRecord, ...] = Field(
+        default=(),
+        description="A pipeline with branches (needs:): each part of a branch with its "
+        "status (stopped: another branch's failure stopped it), work directory, sessions and "
+        "merges (docs/pipelines.md). Left out for a pipeline whose stages run one after another.",
+        exclude_if=lambda branches: not branches,
+    )
     sessions: int = Field(description="Agent sessions started, over all resumes.")
     resumes: int = 0
     stop_overrides: int = Field(
@@ -133,6 +140,7 @@ def pipeline_report(
         success=state.status == "accepted",
         stages=tuple(record.model_copy() for record in state.stages),
         revisions=tuple(state.revisions),
+        branches=tuple(record.model_copy() for record in state.branches),
         sessions=state.sessions,
         resumes=state.resumes,
         stop_overrides=state.stop_overrides,

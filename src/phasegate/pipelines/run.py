@@ -8,6 +8,11 @@ Transient failures are retried by the retry policy alone (in :class:`RunObserver
 recorded run (``recorder``) notes each visit and check
 (:class:`~phasegate.pipelines.recorded.VisitLog`) and writes its recording when this call
 ends, however it ends.
+
+It is one piece past 500 lines: the observer's callbacks, the loop of sessions and the
+accounting of one run share its state (the transcript's stage positions, the refusals, the
+conversation); a branch of a parallel pipeline is this same run, told by a
+:class:`BranchPart` where it keeps its state and how its first session opens.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +45,7 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
 from phasegate.phases.pipeline import Pipeline
 from phasegate.pipelines import machine as m
-from phasegate.pipelines.progress import StageProgress
+from phasegate.pipelines.progress import StageProgress, StateFiles
 from phasegate.pipelines.recorded import VisitLog
 from phasegate.pipelines.report import PipelineReport, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
@@ -66,6 +72,27 @@ PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchPart:
+    """What makes a run one part of a branch of a parallel pipeline
+    (:mod:`~phasegate.pipelines.parallel`): its ``branch``, where its state is kept
+    (``files``), and how its first session opens: continuing session ``resume`` (``fork``:
+    under a new id) with ``preamble`` before the first stage's prompt. Its events carry the
+    branch and the stages' numbers in the whole pipeline; the run's own events
+    (``pipeline.started``, ``pipeline.completed``) are the parallel run's to send."""
+
+    branch: str
+    files: StateFiles
+    resume: str | None = None
+    fork: bool = False
+    preamble: str = ""
+    whole: Pipeline | None = None
+    """The whole pipeline, which its prompts number the stages in."""
+    start: int = 0
+    """The stage (0-based) it starts at: a later part of a branch runs the branch's earlier
+    stages too, already accepted, so its ``back_to`` may name them."""
+
+
 class PipelineRun(RunObserver):
     """Drives one call of ``PipelineRunner.run`` or ``resume`` to its report."""
 
@@ -80,8 +107,11 @@ class PipelineRun(RunObserver):
         recorder: Recorder | None = None,
         recorded_as: RecordingKind = "pipeline",
         reshape: Callable[[PipelineReport], PipelineReport] | None = None,
+        part: BranchPart | None = None,
     ) -> None:
         super().__init__(settings)
+        self.part = part
+        """The branch part this run is (None: a whole pipeline run)."""
         self.pipeline = pipeline
         self.workdir = workdir
         self.state = state
@@ -101,6 +131,8 @@ class PipelineRun(RunObserver):
             baseline=baseline,
             unobserved=settings.unobserved,
             visits=self.visits,
+            files=part.files if part is not None else None,
+            whole=part.whole if part is not None else None,
         )
         self.conversation: m.State = m.Done()
         self.entry_stages: list[int] = []
@@ -153,9 +185,14 @@ class PipelineRun(RunObserver):
         await self.learn_agent_version()
         await self._confine()
         self._emit_started(resumed=False)
-        first = self.progress.begin_stage(0, len(self.entries))
+        part = self.part
+        first = self.progress.begin_stage(part.start if part else 0, len(self.entries))
+        if part is not None and part.preamble:
+            first = f"{part.preamble}\n\n{first}"
         self.conversation = m.Working(first)
         self.record_prompt(first)
+        if part is not None and part.resume is not None:
+            return await self._drive(self._new_request(first, resume=part.resume, fork=part.fork))
         return await self._drive(self._new_request(first, resume=None))
 
     async def _resume(self) -> PipelineReport:
@@ -175,6 +212,10 @@ class PipelineRun(RunObserver):
             record, baseline = state.current, self.progress.visit.baseline
             self.visits.begin(state.stage, record.name, record.visits, len(self.entries), baseline)
         self.record_prompt(prompt)
+        part = self.part
+        if state.session_id is None and part is not None and part.resume is not None:
+            # Killed before its forked session started: fork again from the same point.
+            return await self._drive(self._new_request(prompt, resume=part.resume, fork=part.fork))
         return await self._drive(self._new_request(prompt, resume=state.session_id))
 
     # -- AgentObserver --------------------------------------------------------------------
@@ -325,12 +366,13 @@ class PipelineRun(RunObserver):
                 pass  # the instruction is in the transcript already
         return self._new_request(prompt, resume=action.resume)
 
-    def _new_request(self, prompt: str, *, resume: str | None) -> AgentRequest:
+    def _new_request(self, prompt: str, *, resume: str | None, fork: bool = False) -> AgentRequest:
         """A request of this run: every session may be handed all the run's checks."""
         return AgentRequest(
             prompt=prompt,
             workdir=self.workdir,
             resume=resume,
+            fork=fork,
             toolset=self.pipeline.toolset,
             confinement=self.confinement,
             check_before=self._checked_tools(),
@@ -440,10 +482,29 @@ class PipelineRun(RunObserver):
         """``sandbox.blocked`` in the stage the agent is in."""
         return AttemptBlocked.of(entry, stage=self.state.stage + 1)
 
+    def emit(self, data: EventData) -> None:
+        """Hand one event to the sink; a branch part leaves the run's own to the parallel run."""
+        if self.part is not None and isinstance(data, PipelineStarted | PipelineCompleted):
+            return
+        super().emit(data)
+
     def run_event(self, data: EventData) -> RunEvent:
-        """``data`` as an event of this run."""
+        """``data`` as an event of this run (a branch part's: its stages numbered in the whole
+        pipeline, and its branch)."""
         run = self.state
-        return RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
+        branch = None
+        if self.part is not None:
+            branch = self.part.branch
+            number = {i + 1: record.index for i, record in enumerate(run.stages)}
+            renumbered: dict[str, int] = {}
+            for key in ("stage", "to_stage"):
+                value = getattr(data, key, None)
+                if isinstance(value, int) and value in number:
+                    renumbered[key] = number[value]
+            data = replace(data, **renumbered)  # type: ignore[arg-type]
+        return RunEvent(
+            data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation, branch=branch
+        )
 
 
 def checked_tools(pipeline: Pipeline) -> tuple[str, ...] | Literal["all"]:

@@ -34,6 +34,8 @@ from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import ISOLATIONS, STATE_DIR, Isolation
 from phasegate.phases.filled import pipeline_with_values
 from phasegate.phases.pipeline import Pipeline
+from phasegate.phases.stage_graph import StageGraph
+from phasegate.pipelines.parallel import ParallelRun
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.run import PipelineRun
 from phasegate.pipelines.state import (
@@ -60,7 +62,9 @@ class PipelineRunner:
     :class:`~phasegate.telemetry.events.RunEvent`; ``retry`` bounds session restarts
     after transient failures; ``timeout`` (seconds) bounds one call of :meth:`run` or
     :meth:`resume`. Neither the state in ``.phasegate`` nor the files the sink writes (its
-    ``output_files``) count as the agent's work.
+    ``output_files``) count as the agent's work. ``max_parallel`` bounds the stages of a
+    pipeline with branches (``needs:``) that run at once, over the pipeline's own
+    ``max_parallel`` (docs/pipelines.md).
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class PipelineRunner:
         on_event: EventSink | None = None,
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
+        max_parallel: int | None = None,
     ) -> None:
         if isolation not in ISOLATIONS:
             raise UsageError(
@@ -84,6 +89,9 @@ class PipelineRunner:
         self.on_event = on_event
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        self.max_parallel = max_parallel
+        """The most stages of a parallel pipeline that run at once, over the file's
+        ``max_parallel`` (None: the file's)."""
         self._recorded_as: RecordingKind = "pipeline"
         self._reshape: Callable[[PipelineReport], PipelineReport] | None = None
         """What a :class:`~phasegate.LoopRunner` records its runs as, and makes of a report."""
@@ -124,6 +132,8 @@ class PipelineRunner:
             isolation=self.isolation,
             stages=stage_records(pipeline),
         )
+        if not StageGraph.of(pipeline).sequential:
+            return await self._parallel(pipeline, root, state, stop, recorder).start()
         return await self._run(pipeline, root, state, stop, recorder).start()
 
     async def resume(
@@ -165,8 +175,10 @@ class PipelineRunner:
                 "Start the pipeline over for a new run",
                 option="restart",
             )
-        baseline = load_baseline(root)
         _refuse_unwritable(root)
+        if state.branches:
+            return await self._parallel(pipeline, root, state, stop, recorder).resume()
+        baseline = load_baseline(root)
         return await self._run(pipeline, root, state, stop, recorder, baseline).resume()
 
     def _run(
@@ -188,6 +200,20 @@ class PipelineRunner:
             recorder=recorder,
             recorded_as=self._recorded_as,
             reshape=self._reshape,
+        )
+
+    def _parallel(
+        self,
+        pipeline: Pipeline,
+        root: Path,
+        state: PipelineState,
+        stop: asyncio.Event | None,
+        recorder: Recorder | None,
+    ) -> ParallelRun:
+        """The run of a pipeline whose stages run in branches."""
+        bound = self.max_parallel if self.max_parallel is not None else pipeline.max_parallel
+        return ParallelRun(
+            self._settings(stop), pipeline, root, state, max_parallel=bound, recorder=recorder
         )
 
     def _settings(self, stop: asyncio.Event | None = None) -> ObserverSettings:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -130,6 +130,38 @@ class Revision(BaseModel):
     failures: list[str] = Field(description="Why: the failed checks, as sent to the agent.")
 
 
+BranchStatus = Literal["pending", "running", "accepted", "rejected", "stopped", "error"]
+"""How a part of a branch stands: ``stopped`` when another branch's failure stopped it."""
+
+
+class BranchRecord(BaseModel):
+    """One part of a branch of a parallel pipeline run: the stages it runs in one session, from
+    the stage that starts the branch or from a join (which starts a new part of the branch it
+    continues), to the last before the next join."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    branch: str = Field(description="The branch: the name of the stage that started it.")
+    first: str = Field(description="The part's first stage (a branch's first, or a join).")
+    stages: list[str]
+    status: BranchStatus = "pending"
+    stage: str | None = Field(default=None, description="The stage it is in, or was last in.")
+    workdir: str | None = Field(default=None, description="Where it works.")
+    session_id: str | None = Field(default=None, description="Its latest agent session.")
+    forked_from: str | None = Field(
+        default=None, description="The session it was forked from (None: a fresh session)."
+    )
+    attempts: int = Field(default=0, description="Exit checks run over its stages.")
+    merged: list[str] = Field(
+        default_factory=list, description="A join's: the branches merged into its work directory."
+    )
+    conflicts: list[str] = Field(
+        default_factory=list, description="A join's: the files its merges left in conflict."
+    )
+    summary: str | None = Field(default=None, description="The agent's last word in it.")
+    error: str | None = None
+
+
 class PipelineState(BaseModel):
     """Everything a resume needs, and everything the report says."""
 
@@ -144,6 +176,11 @@ class PipelineState(BaseModel):
     stage: int = Field(default=0, description="0-based index of the current stage.")
     stages: list[StageRecord]
     revisions: list[Revision] = Field(default_factory=list)
+    branches: list[BranchRecord] = Field(
+        default_factory=list,
+        description="A parallel run's branch parts, in the order they start (empty for a "
+        "pipeline whose stages run one after another).",
+    )
     session_id: str | None = Field(default=None, description="The latest agent session.")
     sessions: int = Field(default=0, description="Agent sessions started, over all resumes.")
     resumes: int = Field(default=0, description="Times the run was resumed.")
@@ -181,17 +218,18 @@ def state_path(workdir: Path) -> Path:
     return workdir / STATE_DIR / STATE_FILE
 
 
-def save_state(workdir: Path, state: PipelineState) -> None:
-    """Write ``state`` atomically (stamping ``updated_at``)."""
+def save_state(workdir: Path, state: PipelineState, name: str = STATE_FILE) -> None:
+    """Write ``state`` atomically (stamping ``updated_at``); ``name``: the file in the state
+    folder (a parallel run keeps each branch part's state in a file of its own)."""
     state.updated_at = _now()
-    _write_atomic(workdir, STATE_FILE, state.model_dump_json(indent=2).encode())
+    _write_atomic(workdir, name, state.model_dump_json(indent=2).encode())
 
 
-def load_state(workdir: Path) -> PipelineState:
-    """Read the state file; anything but a whole, valid state is a
-    :class:`~phasegate.errors.PipelineStateError` saying what to do."""
-    path = state_path(workdir)
-    data = _read_json(workdir, STATE_FILE, what="pipeline state")
+def load_state(workdir: Path, name: str = STATE_FILE) -> PipelineState:
+    """Read the state file (``name`` in the state folder); anything but a whole, valid state
+    is a :class:`~phasegate.errors.PipelineStateError` saying what to do."""
+    path = workdir / STATE_DIR / name
+    data = _read_json(workdir, name, what="pipeline state")
     if isinstance(data, dict) and data.get("state_version") not in (None, STATE_VERSION):
         raise PipelineStateError(
             path,
@@ -241,15 +279,15 @@ def refuse_to_overwrite(root: Path) -> None:
         )
 
 
-def save_baseline(workdir: Path, snapshot: WorkspaceSnapshot) -> None:
+def save_baseline(workdir: Path, snapshot: WorkspaceSnapshot, name: str = BASELINE_FILE) -> None:
     """Keep the snapshot the current stage started from, for a resume."""
-    _write_atomic(workdir, BASELINE_FILE, json.dumps(dict(snapshot.files)).encode())
+    _write_atomic(workdir, name, json.dumps(dict(snapshot.files)).encode())
 
 
-def load_baseline(workdir: Path) -> WorkspaceSnapshot:
+def load_baseline(workdir: Path, name: str = BASELINE_FILE) -> WorkspaceSnapshot:
     """The snapshot the current stage started from (a PipelineStateError if unusable)."""
-    path = workdir / STATE_DIR / BASELINE_FILE
-    data = _read_json(workdir, BASELINE_FILE, what="stage baseline")
+    path = workdir / STATE_DIR / name
+    data = _read_json(workdir, name, what="stage baseline")
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):

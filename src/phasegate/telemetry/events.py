@@ -472,6 +472,9 @@ class RunEvent:
     """The mode the run was gated in; ``judge`` for a judged transcript."""
     isolation: Isolation | None = None
     """In a pipeline run: ``session`` or ``process``; None in a task run."""
+    branch: str | None = None
+    """In a pipeline whose stages run in branches: the branch of the stage the event is about
+    (the name of the stage that started it); None elsewhere, and for the run's own events."""
     timestamp: str = field(default_factory=_now)
     schema_version: int = SCHEMA_VERSION
 
@@ -496,6 +499,8 @@ class RunEvent:
         }
         if self.isolation is not None:
             common["isolation"] = self.isolation
+        if self.branch is not None:
+            common["branch"] = self.branch
         common["schema_version"] = self.schema_version
         return {**common, **self.fields}
 

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from phasegate import AgentError, AgentRequest, ScriptFileError
-from phasegate.evidence.transcript import Entry, RunResult, ToolCall, ToolResult
+from phasegate.evidence.transcript import (
+    AssistantText,
+    Entry,
+    RunResult,
+    SessionStart,
+    ToolCall,
+    ToolResult,
+)
 from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 from phasegate.testing import Script, ScriptedAgent, load_script
 from tests.helpers.read_only import read_only
@@ -301,3 +308,20 @@ def test_five_refused_structured_outputs_end_the_session_with_the_runtime_error(
     assert isinstance(last, RunResult)
     assert (last.is_error, last.subtype) == (True, "error_max_structured_output_retries")
     assert recorder.stops == 0
+
+
+def test_a_forked_session_goes_on_from_the_parents_place_under_a_new_id(tmp_path: Path) -> None:
+    """``fork`` with ``resume``: the script continues where the parent left it, and the
+    session reports an id of its own; each fork gets another."""
+    agent = ScriptedAgent(
+        Script.model_validate({"replies": [{"text": "planned"}, {"text": "branched"}]})
+    )
+    parent, fork, second = _Recorder(), _Recorder(), _Recorder()
+    asyncio.run(agent.run(AgentRequest(prompt="plan", workdir=tmp_path), parent))
+    forked = AgentRequest(prompt="go", workdir=tmp_path, resume="scripted", fork=True)
+    asyncio.run(agent.run(forked, fork))
+    asyncio.run(agent.run(forked, second))
+    ids = [e.session_id for r in (parent, fork, second) for e in r.entries
+           if isinstance(e, SessionStart)]  # fmt: skip
+    assert ids == ["scripted", "scripted-fork-1", "scripted-fork-2"]
+    assert [e.text for e in fork.entries if isinstance(e, AssistantText)] == ["branched"]

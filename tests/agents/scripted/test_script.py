@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phasegate import PhasegateError, ScriptFileError
-from phasegate.testing import load_script
+from phasegate.agents.scripted.script import ScriptCursor
+from phasegate.testing import Script, load_script
 from tests.helpers.fuzz import bounded_memory, hostile_text
 
 yaml_values = st.recursive(
@@ -122,3 +123,23 @@ def test_any_shape_of_script_raises_only_phasegate_errors(
     text = yaml.safe_dump(value) if as_yaml else json.dumps(value)
     path.write_text("[" * depth + text + "]" * depth, encoding="utf-8")
     _only_phasegate_errors(path)
+
+
+def test_each_branch_keeps_its_own_place_and_an_unnamed_branch_shares_the_main_list() -> None:
+    script = Script.model_validate(
+        {
+            "replies": [
+                {"text": "main 1"},
+                {"branch": "a", "text": "a 1"},
+                {"branch": "a", "text": "a 2"},
+                {"text": "main 2"},
+            ]
+        }
+    )
+    cursor = ScriptCursor(script)
+    said = [
+        reply.text if (reply := cursor.next_reply("user", branch=branch)) else None
+        for branch in ("a", None, "b", "a", "a")
+    ]
+    assert said == ["a 1", "main 1", "main 2", "a 2", None]
+    assert cursor.exhausted

@@ -119,6 +119,7 @@ def query_options(
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
         resume=request.resume,
+        fork_session=request.fork and request.resume is not None,
         stderr=stderr,
         mcp_servers=mcp_servers,
         allowed_tools=[full_tool_name(spec.name) for spec in request.tools],

@@ -11,11 +11,13 @@ the hook's own words. The recorded requests in ``tests/fixtures/cli_requests/`` 
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import Any
 
 from phasegate.agents.scripted.script import LastInput
+from phasegate.modes import BRANCHES_DIR
 
-_WORKDIR = re.compile(r"^ - Primary working directory: (.+?)\s*$", re.MULTILINE)
+_WORKDIR = re.compile(r"^ - Primary working directory: (.+?)(?: \(was .+\))?\s*$", re.MULTILINE)
 _REMINDER = re.compile(r"<system-reminder>(.*?)</system-reminder>", re.DOTALL)
 # The line that starts a hook's output inside a reminder ("Stop hook feedback:" and so on).
 _HOOK_OUTPUT = re.compile(r"^[A-Za-z]+ hook feedback:\n", re.MULTILINE)
@@ -101,18 +103,32 @@ def first_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def branch_of(where: str | None) -> str | None:
+    """The pipeline branch whose folder (``.phasegate/branches/NAME``) the path ``where``
+    lies in, or None."""
+    if where is None:
+        return None
+    parts = PurePath(where).parts
+    marker = tuple(BRANCHES_DIR.split("/"))
+    found = [i for i in range(len(parts) - 2) if parts[i : i + 2] == marker]
+    return parts[found[-1] + 2] if found else None
+
+
 def workdir(body: dict[str, Any]) -> str | None:
     """The CLI's working directory, named in its environment section.
 
     Depending on the model, that section sits in the ``system`` field, in a system-role
-    message, or in a ``<system-reminder>`` of the first user message: all are searched.
+    message, or in a ``<system-reminder>`` of the first user message: all are searched, the
+    latest first. A session forked into another directory (a pipeline branch) carries its
+    parent's section in its history and a later one naming the new directory
+    (``Primary working directory: NEW (was OLD)``, Claude Code 2.1.332): the later one wins.
     """
-    sources: list[object] = [body.get("system")]
-    sources += [message.get("content") for message in _messages(body)]
+    sources: list[object] = [message.get("content") for message in _messages(body)][::-1]
+    sources.append(body.get("system"))
     for source in sources:
-        for block in _blocks(source):
+        for block in reversed(_blocks(source)):
             text = block.get("text")
-            match = _WORKDIR.search(text) if isinstance(text, str) else None
-            if match:
-                return match.group(1)
+            found = _WORKDIR.findall(text) if isinstance(text, str) else []
+            if found:
+                return str(found[-1])
     return None

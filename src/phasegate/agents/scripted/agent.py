@@ -26,6 +26,7 @@ import jsonschema
 from phasegate._files.confined import OutsideFolderError, resolve_inside
 from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP
 from phasegate.agents.protocol import AgentObserver, AgentRequest
+from phasegate.agents.scripted._requests import branch_of
 from phasegate.agents.scripted.script import (
     UNMATCHED_PREFIX,
     LastInput,
@@ -77,6 +78,7 @@ class ScriptedAgent:
         self._cursor: ScriptCursor | None = None
         self._calls = 0
         self._refused = 0
+        self._forks = 0
 
     @property
     def unmatched(self) -> list[Unmatched]:
@@ -88,10 +90,17 @@ class ScriptedAgent:
         workdir = request.workdir.resolve()
         # Resuming continues the script where the failed session left it, as a real session
         # would continue its conversation; a fresh run starts the script over.
-        if self._cursor is None or (request.resume is None and not self.continue_script):
+        branch = branch_of(str(workdir))
+        fresh = request.resume is None and not self.continue_script and branch is None
+        if self._cursor is None or fresh:
             self._cursor, self._calls = ScriptCursor(self.script), 0
         cursor = self._cursor
-        observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id="scripted"))
+        # A fork goes on from the resumed session's place in the script, under an id of its own.
+        session_id = "scripted"
+        if request.fork and request.resume is not None:
+            self._forks += 1
+            session_id = f"scripted-fork-{self._forks}"
+        observer.on_entry(SessionStart(cwd=str(workdir), model="scripted", session_id=session_id))
         self._refused = 0
         try:
             await self._replay(request, observer, cursor)
@@ -101,12 +110,13 @@ class ScriptedAgent:
     async def _replay(
         self, request: AgentRequest, observer: AgentObserver, cursor: ScriptCursor
     ) -> None:
+        branch = branch_of(str(request.workdir.resolve()))
         last: LastInput = "start" if request.resume is None else "user"
         last_text = request.prompt
         turns = 0
         while True:
-            reply = cursor.next_reply(last, last_text)
-            if reply is None and cursor.left_for(None):
+            reply = cursor.next_reply(last, last_text, branch=branch)
+            if reply is None and cursor.left_for(None, branch):
                 # Said, not skipped in silence: the transcript shows why the script stopped.
                 observer.on_entry(
                     AssistantText(text=f"{UNMATCHED_PREFIX} {cursor.unmatched[-1].describe()}")

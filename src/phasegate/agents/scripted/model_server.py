@@ -249,7 +249,8 @@ class ScriptedModelServer:
                 response: Response | None = _fault(self.fail_all)
             elif body is not None and last is not None:
                 seen = len(self._cursor.unmatched)
-                reply = self._cursor.next_reply(last, last_text, agent=agent)
+                branch = _requests.branch_of(_requests.workdir(body))
+                reply = self._cursor.next_reply(last, last_text, agent=agent, branch=branch)
                 if len(self._cursor.unmatched) > seen:
                     unmatched = self._cursor.unmatched[-1]
                 response = self._main_response(reply, body, unmatched)

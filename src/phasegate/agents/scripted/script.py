@@ -26,6 +26,13 @@ requests (another session's) meanwhile. Paths in tool inputs are relative to the
 (but ``~/...``, from the home folder, as Claude Code reads it); each runtime makes them absolute
 where it needs to.
 
+A pipeline's branches (``needs:``) run sessions at once, each in its own folder
+(``.phasegate/branches/BRANCH``). A reply with ``branch: B`` answers only the sessions
+working in branch B's folder, each branch keeping its own place in the script, so the order
+in which their requests arrive does not change which reply each gets; a branch the script
+has no ``branch:`` reply for shares the main list (in arrival order, with ``contains``
+telling the stages apart).
+
 A subagent (Claude Code's Agent, formerly Task, tool) holds a conversation of its own,
 interleaved with the main one when it runs in the background. A reply with ``agent: D``
 answers only the conversation of the subagent whose Agent call the script made with
@@ -127,6 +134,12 @@ class Reply(BaseModel):
         description="Use this reply only in the conversation of the subagent whose Agent "
         "(Task) call had this description; without it, only in the main conversation.",
     )
+    branch: str | None = Field(
+        default=None,
+        description="Use this reply only in the conversation of a pipeline branch: a session "
+        "working in that branch's folder (.phasegate/branches/BRANCH); without it, only in a "
+        "session working anywhere else, or in a branch the script has no reply for.",
+    )
     text: str | None = None
     tools: tuple[ToolStep, ...] = ()
     error: HttpFault | None = Field(
@@ -210,7 +223,8 @@ class Unmatched:
 
 def conditions(reply: Reply) -> str:
     """A reply's ``when`` and ``contains``, as a script file writes them."""
-    parts = [f"agent: {reply.agent!r}"] if reply.agent is not None else []
+    parts = [f"branch: {reply.branch!r}"] if reply.branch is not None else []
+    parts += [f"agent: {reply.agent!r}"] if reply.agent is not None else []
     if reply.when is not None:
         parts.append(f"when: {reply.when}")
     if reply.contains is not None:
@@ -224,28 +238,37 @@ class ScriptCursor:
 
     def __init__(self, script: Script) -> None:
         self._replies = script.replies
-        self._positions: dict[str | None, int] = {}
-        """Where each conversation stands (None: the main one; else a subagent's)."""
+        self._positions: dict[tuple[str | None, str | None], int] = {}
+        """Where each conversation stands, by (branch, subagent); None: the main one."""
+        self._furthest: dict[tuple[str | None, str | None], int] = {}
+        """How far into each list of replies (by their branch and agent) any conversation got."""
         self.unmatched: list[Unmatched] = []
         """Every request that no reply left matched, in order."""
 
     def next_reply(
-        self, last: LastInput, last_text: str = "", *, agent: str | None = None
+        self,
+        last: LastInput,
+        last_text: str = "",
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
     ) -> Reply | None:
-        """The first reply of ``agent``'s conversation at or after its position that
-        matches, or None when none is left.
+        """The first reply of ``agent``'s conversation (in ``branch``) at or after its
+        position that matches, or None when none is left.
 
         None while replies are left (not :attr:`exhausted`) means none of them matches: the
         request is then the last entry of :attr:`unmatched`; so is a subagent's request for
         which the script has no reply at all.
         """
-        position = self._positions.get(agent, 0)
+        key, replies = self._conversation(branch, agent)
+        position = self._positions.get(key, 0)
         for index in range(position, len(self._replies)):
             reply = self._replies[index]
-            if reply.agent == agent and reply.matches(last, last_text):
-                self._positions[agent] = index + 1
+            if (reply.branch, reply.agent) == replies and reply.matches(last, last_text):
+                self._positions[key] = index + 1
+                self._furthest[replies] = max(self._furthest.get(replies, 0), index + 1)
                 return reply
-        mine = [i for i, reply in enumerate(self._replies) if reply.agent == agent]
+        mine = [i for i, r in enumerate(self._replies) if (r.branch, r.agent) == replies]
         left = [i for i in mine if i >= position]
         if left or (agent is not None and not mine):
             text = " ".join(last_text.split())
@@ -263,12 +286,37 @@ class ScriptCursor:
             )
         return None
 
-    def left_for(self, agent: str | None) -> bool:
-        """Whether replies are left for ``agent``'s conversation (None: the main one)."""
-        position = self._positions.get(agent, 0)
-        return any(r.agent == agent for r in self._replies[position:])
+    def left_for(self, agent: str | None, branch: str | None = None) -> bool:
+        """Whether replies are left for ``agent``'s conversation (None: the main one) in
+        ``branch`` (None: outside any pipeline branch)."""
+        key, replies = self._conversation(branch, agent)
+        position = self._positions.get(key, 0)
+        return any((r.branch, r.agent) == replies for r in self._replies[position:])
+
+    def _conversation(
+        self, branch: str | None, agent: str | None
+    ) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
+        """Where a request's conversation keeps its place, and which replies it reads: a
+        branch the script has ``branch:`` replies for reads those; any other branch reads
+        the main list from its own place, which starts where the main conversation stood
+        when the branch sent its first request (a script written without ``branch:`` then
+        serves branches running at once, ``contains`` telling their stages apart)."""
+        if branch is None or any(r.branch == branch for r in self._replies):
+            return (branch, agent), (branch, agent)
+        key = (f"\0{branch}", agent)
+        if key not in self._positions:
+            self._positions[key] = self._positions.get((None, agent), 0)
+        return key, (None, agent)
 
     @property
     def exhausted(self) -> bool:
         """True when every reply has been used or skipped, in every conversation."""
-        return not any(self.left_for(agent) for agent in {r.agent for r in self._replies})
+        lists = {(r.branch, r.agent) for r in self._replies}
+        return all(
+            not any(
+                (r.branch, r.agent) == replies
+                for r in self._replies[max(self._positions.get(replies, 0),
+                                           self._furthest.get(replies, 0)):]
+            )
+            for replies in lists
+        )  # fmt: skip

@@ -1,0 +1,179 @@
+"""Pipelines whose stages run in branches: forked sessions in their own work directories,
+joined on evidence. Each test runs with the in-process scripted agent and with the real
+Claude Code CLI against the scripted model server (``agent_kind``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from phasegate import Pipeline
+from phasegate.phases.stage_graph import StageGraph
+from phasegate.pipelines.parallel import one_after_another
+from tests.helpers.pipelines import FinishedPipeline
+
+RunPipeline = Callable[..., FinishedPipeline]
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"Write": {"file_path": path, "content": content}}
+
+
+def _stage(name: str, needs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    stage: dict[str, Any] = {
+        "name": name,
+        "prompt": f"Write {name}.txt.",
+        "exit_when": [{"file_exists": f"{name}.txt"}],
+        **extra,
+    }
+    if needs is not None:
+        stage["needs"] = needs
+    return stage
+
+
+FAN_OUT = {
+    "name": "fan-out",
+    "stages": [
+        _stage("plan"),
+        _stage("backend", ["plan"]),
+        _stage("frontend", ["plan"]),
+        _stage("docs", ["plan"]),
+        {
+            "name": "integrate",
+            "needs": ["backend", "frontend", "docs"],
+            "prompt": "Check every part is there and write integrate.txt.",
+            "exit_when": [
+                {"file_exists": "integrate.txt"},
+                {"file_exists": "backend.txt"},
+                {"file_exists": "frontend.txt"},
+                {"file_exists": "docs.txt"},
+            ],
+        },
+    ],
+}
+
+
+def _replies(branch: str | None, name: str, content: str | None = None) -> list[dict[str, Any]]:
+    """A stage's work: write its file, then say it is done."""
+    key = {"branch": branch} if branch is not None else {}
+    return [
+        {**key, "tools": [_write(f"{name}.txt", content or f"{name} done\n")]},
+        {**key, "text": f"{name} is written."},
+    ]
+
+
+FAN_OUT_REPLIES = [
+    *_replies(None, "plan", "the plan\n"),
+    *_replies("backend", "backend"),
+    *_replies("frontend", "frontend"),
+    *_replies("docs", "docs"),
+    *_replies("backend", "integrate"),  # the join continues its first need's branch
+]
+
+
+def test_branches_run_forked_and_their_work_is_merged_for_the_join(
+    run_pipeline: RunPipeline, agent_kind: str
+) -> None:
+    """plan, then three branches forked from it, then a join that sees all their files; the
+    work directory ends with everything and no branch folder is left."""
+    run = run_pipeline(FAN_OUT, FAN_OUT_REPLIES)
+    report = run.report
+    assert report.verdict == "accepted", report.error
+    assert [s.status for s in report.stages] == ["accepted"] * 5
+    for name in ("plan", "backend", "frontend", "docs", "integrate"):
+        assert (run.workdir / f"{name}.txt").exists(), name
+    assert not (run.workdir / ".phasegate" / "branches").exists(), "nothing left behind"
+    started = [e for e in run.events if e.event == "stage.started"]
+    by_stage = {e.fields["name"]: (e.fields["stage"], e.branch) for e in started}
+    assert by_stage == {
+        "plan": (1, "plan"),
+        "backend": (2, "backend"),
+        "frontend": (3, "frontend"),
+        "docs": (4, "docs"),
+        "integrate": (5, "backend"),
+    }
+    assert [e.event for e in run.events].count("pipeline.started") == 1
+    assert [e.event for e in run.events].count("pipeline.completed") == 1
+    if agent_kind == "claude":
+        joined = next(t for t in run.instructions if "integrate" in t and "joins" in t)
+        assert "branch frontend" in joined and "frontend.txt" in joined
+
+
+def test_a_single_session_runs_the_stages_in_the_graphs_order_one_after_another() -> None:
+    """Where nothing can fork (the plugin, in the user's own session), a stage needed by an
+    earlier one in the file runs first, and each stage then needs the one before it."""
+    pipeline = Pipeline.model_validate(
+        {
+            "name": "out-of-order",
+            "stages": [
+                _stage("join", ["b", "a"]),
+                _stage("a", []),
+                _stage("b", ["a"]),
+            ],
+        }
+    )
+    ordered = one_after_another(pipeline)
+    assert [s.name for s in ordered.stages] == ["a", "b", "join"]
+    assert StageGraph.of(ordered).sequential
+    plain = Pipeline.model_validate({"name": "plain", "stages": [_stage("x"), _stage("y")]})
+    assert one_after_another(plain) is plain
+
+
+def test_process_isolation_gives_each_stage_of_a_branch_its_own_session(
+    run_pipeline: RunPipeline,
+) -> None:
+    """Branches still fork; inside a branch, each further stage starts a session of its own."""
+    pipeline = {
+        "name": "isolated",
+        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("a2"), _stage("b", ["plan"]),
+                   _stage("join", ["a2", "b"])],
+    }  # fmt: skip
+    replies = [*_replies(None, "plan"), *_replies("a", "a"), *_replies("a", "a2"),
+               *_replies("b", "b"), *_replies("a", "join")]  # fmt: skip
+    run = run_pipeline(pipeline, replies, isolation="process")
+    assert run.report.verdict == "accepted", run.report.error
+    assert run.report.sessions == 4 + 1, "four parts, and a2 in a session of its own"
+    assert {b.first: b.status for b in run.report.branches} == dict.fromkeys(
+        ["plan", "a", "b", "join"], "accepted"
+    )
+
+
+def test_a_script_without_branch_replies_serves_the_branches_by_their_stage_prompts(
+    run_pipeline: RunPipeline,
+) -> None:
+    """Replies told apart by ``contains`` alone: each branch reads the one list from where
+    the main conversation stood when it forked, so the order its requests come in does not
+    matter; each stage's prompt numbers it in the whole pipeline."""
+    replies: list[dict[str, Any]] = []
+    for number, name in enumerate(("plan", "backend", "frontend", "docs", "integrate"), 1):
+        replies.append({"contains": f"Stage {number} of 5: {name}",
+                        "tools": [_write(f"{name}.txt", f"{name}\n")]})  # fmt: skip
+        replies.append({"when": "tool_result", "text": f"{name} done."})
+    run = run_pipeline(FAN_OUT, replies)
+    assert run.report.verdict == "accepted", run.report.error
+    for name in ("plan", "backend", "frontend", "docs", "integrate"):
+        assert (run.workdir / f"{name}.txt").read_text() == f"{name}\n"
+
+
+def test_a_recorded_run_with_branches_keeps_its_report_and_a_part_per_stage(
+    tmp_path: Path,
+) -> None:
+    """The recording holds the report and each stage's status, tokens and time; the page is
+    written (the branches' transcripts and diffs are not kept yet, and each part says so)."""
+    from phasegate import PipelineRunner
+    from phasegate.recording.reading import read_recording
+    from phasegate.testing import Script, ScriptedAgent
+
+    work, folder = tmp_path / "work", tmp_path / "recording"
+    work.mkdir()
+    agent = ScriptedAgent(Script.model_validate({"replies": FAN_OUT_REPLIES}))
+    report = PipelineRunner(agent).run_sync(Pipeline.model_validate(FAN_OUT), work, record=folder)
+    assert report.verdict == "accepted", report.error
+    recording = read_recording(folder)
+    assert [(p.name, p.status) for p in recording.parts] == [
+        (name, "accepted") for name in ("plan", "backend", "frontend", "docs", "integrate")
+    ]
+    assert all(p.diff is None and "branch" in (p.diff_note or "") for p in recording.parts)
+    assert sum(p.output_tokens for p in recording.parts) == report.usage.output_tokens
+    assert (folder / "index.html").is_file()

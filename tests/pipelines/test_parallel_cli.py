@@ -1,0 +1,388 @@
+"""Branches through the real Claude Code CLI against the scripted model server: conflicts
+handed to the join or failing the run, a rejected branch stopping the others or letting
+them finish, back_to inside a branch, and a run killed with SIGKILL in the middle of a level
+resumed branch by branch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phasegate import Pipeline, PipelineRunner, RunEvent
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.state import load_state
+from phasegate.testing import Script, ScriptedModelServer
+from tests.helpers.usage import assert_usage_adds_up, sent_usage
+
+pytestmark = pytest.mark.cli
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"Write": {"file_path": path, "content": content}}
+
+
+def _stage(name: str, needs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    stage: dict[str, Any] = {
+        "name": name,
+        "prompt": f"Write {name}.txt.",
+        "exit_when": [{"file_exists": f"{name}.txt"}],
+        **extra,
+    }
+    if needs is not None:
+        stage["needs"] = needs
+    return stage
+
+
+def _work(branch: str | None, name: str, content: str | None = None) -> list[dict[str, Any]]:
+    key = {"branch": branch} if branch is not None else {}
+    return [
+        {**key, "tools": [_write(f"{name}.txt", content or f"{name} done\n")]},
+        {**key, "text": f"{name} is written."},
+    ]
+
+
+def _run(
+    pipeline: dict[str, Any], replies: list[dict[str, Any]], work: Path, **runner: Any
+) -> tuple[PipelineReport, list[RunEvent], ScriptedModelServer]:
+    events: list[RunEvent] = []
+    server = ScriptedModelServer(Script.model_validate({"replies": replies})).start()
+    try:
+        agent = server.claude_agent(timeout=90, request_timeout=20)
+        report = PipelineRunner(agent, on_event=events.append, **runner).run_sync(
+            Pipeline.model_validate(pipeline), work
+        )
+    finally:
+        server.close()
+    return report, events, server
+
+
+SHARED = "one\ntwo\nthree\n"
+NO_MARKERS = [sys.executable, "-c", "import sys; sys.exit('<<<<<<<' in open('shared.txt').read())"]
+
+
+def _conflicting(on_conflict: str) -> dict[str, Any]:
+    return {
+        "name": "conflicting",
+        "on_conflict": on_conflict,
+        "stages": [
+            _stage("plan"),
+            _stage("left", ["plan"]),
+            _stage("right", ["plan"]),
+            {
+                "name": "join",
+                "needs": ["left", "right"],
+                "prompt": "Bring the two sides together.",
+                "exit_when": [{"file_exists": "join.txt"}, {"command": {"argv": NO_MARKERS}}],
+            },
+        ],
+    }
+
+
+def _side(branch: str) -> list[dict[str, Any]]:
+    return [
+        {"branch": branch, "tools": [
+            _write(f"{branch}.txt", "done\n"),
+            _write("shared.txt", SHARED.replace("two", f"two by {branch}")),
+        ]},
+        {"branch": branch, "text": f"{branch} is written."},
+    ]  # fmt: skip
+
+
+def test_a_conflict_is_handed_to_the_join_with_its_files_and_hunks(work: Path) -> None:
+    """Both branches change the same line: the join's first instruction names the file and
+    both sides' lines, the file holds the markers, and the join resolves it."""
+    (work / "shared.txt").write_text(SHARED)
+    resolved = "one\ntwo by left and right\nthree\n"
+    replies = [
+        *_work(None, "plan"),
+        *_side("left"),
+        *_side("right"),
+        {"branch": "left", "contains": "merge_conflict", "tools": [
+            {"Read": {"file_path": "shared.txt"}},
+        ]},
+        {"branch": "left", "when": "tool_result", "contains": "<<<<<<< left", "tools": [
+            _write("shared.txt", resolved), _write("join.txt", "joined\n"),
+        ]},
+        {"branch": "left", "text": "Resolved."},
+    ]  # fmt: skip
+    report, _, server = _run(_conflicting("join"), replies, work)
+    assert report.verdict == "accepted", report.error
+    (told,) = [t for t in server.user_texts() if "merge_conflict" in t]
+    assert "shared.txt" in told and "two by left" in told and "two by right" in told
+    assert (work / "shared.txt").read_text() == resolved
+    assert (work / "join.txt").exists() and (work / "right.txt").exists()
+    assert not server.unmatched
+
+
+def test_a_conflict_fails_the_run_with_nothing_written_when_the_pipeline_says_fail(
+    work: Path,
+) -> None:
+    (work / "shared.txt").write_text(SHARED)
+    replies = [*_work(None, "plan"), *_side("left"), *_side("right")]
+    report, _, _ = _run(_conflicting("fail"), replies, work)
+    assert report.verdict == "rejected"
+    assert report.error is not None and "shared.txt" in report.error
+    assert [s.status for s in report.stages] == ["accepted"] * 3 + ["pending"]
+    assert "<<<<<<<" not in (work / "shared.txt").read_text()
+    assert (work / ".phasegate" / "branches" / "right").is_dir(), "kept for the user"
+
+
+def _failing(on_branch_failure: str) -> dict[str, Any]:
+    return {
+        "name": "failing",
+        "on_branch_failure": on_branch_failure,
+        "stages": [
+            _stage("plan"),
+            _stage("good", ["plan"]),
+            _stage("bad", ["plan"], on_fail={"retry": 0}),
+            _stage("join", ["good", "bad"]),
+        ],
+    }
+
+
+def test_a_rejected_branch_stops_the_branches_still_running(work: Path) -> None:
+    replies = [
+        *_work(None, "plan"),
+        {"branch": "good", "hang": True},  # still working when bad is rejected
+        {"branch": "bad", "text": "I will not write it."},
+    ]
+    report, _, _ = _run(_failing("stop"), replies, work)
+    assert report.verdict == "rejected"
+    assert {s.name: s.status for s in report.stages} == {
+        "plan": "accepted", "good": "running", "bad": "rejected", "join": "pending"
+    }  # fmt: skip
+    assert report.error is not None
+    assert "branch bad (stage bad) rejected" in report.error and "stopped: good" in report.error
+    state = load_state(work)
+    assert {b.first: b.status for b in state.branches} == {
+        "plan": "accepted", "good": "stopped", "bad": "rejected", "join": "pending"
+    }  # fmt: skip
+    assert (work / ".phasegate" / "branches" / "good").is_dir(), "kept for the user"
+
+
+def test_a_rejected_branch_lets_the_others_finish_when_the_pipeline_says_finish(
+    work: Path,
+) -> None:
+    replies = [
+        *_work(None, "plan"),
+        {"branch": "bad", "text": "I will not write it."},
+        {"branch": "good", "text": "Thinking first."},
+        {"branch": "good", "when": "user", "tools": [_write("good.txt", "good\n")]},
+        {"branch": "good", "text": "Written."},
+    ]
+    report, _, _ = _run(_failing("finish"), replies, work)
+    assert report.verdict == "rejected"
+    statuses = {s.name: s.status for s in report.stages}
+    assert statuses == {"plan": "accepted", "good": "accepted", "bad": "rejected",
+                        "join": "pending"}  # fmt: skip
+    assert report.error is not None and "ran on to the end: " in report.error
+    assert "good" in report.error.split("ran on to the end: ")[1]
+
+
+def test_back_to_inside_a_branch_revisits_its_earlier_stage_only(work: Path) -> None:
+    pipeline = {
+        "name": "revising",
+        "stages": [
+            _stage("plan"),
+            _stage("draft", ["plan"]),
+            {
+                "name": "review",
+                "prompt": "Review draft.txt and write review.txt.",
+                "exit_when": [{"file_exists": "review.txt"}],
+                "on_fail": {"retry": 0, "back_to": "draft"},
+            },
+            _stage("other", ["plan"]),
+            _stage("join", ["review", "other"]),
+        ],
+    }
+    replies = [
+        *_work(None, "plan"),
+        *_work("draft", "draft"),
+        {"branch": "draft", "text": "Nothing to review."},  # review fails: back to draft
+        {"branch": "draft", "contains": "draft", "tools": [_write("draft.txt", "draft v2\n")]},
+        {"branch": "draft", "text": "Redrafted."},
+        *_work("draft", "review"),
+        *_work("other", "other"),
+        *_work("draft", "join"),
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert [(r.from_stage, r.to_stage) for r in report.revisions] == [("review", "draft")]
+    visits = {s.name: s.visits for s in report.stages}
+    assert visits == {"plan": 1, "draft": 2, "review": 2, "other": 1, "join": 1}
+    assert (work / "draft.txt").read_text() == "draft v2\n"
+
+
+def test_usage_of_every_branch_is_counted_once_and_adds_up(work: Path) -> None:
+    pipeline = {
+        "name": "usage",
+        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"]),
+                   _stage("join", ["a", "b"])],
+    }  # fmt: skip
+    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    report, _, server = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert_usage_adds_up(report.model_dump(mode="json"))
+    sent = sent_usage(server)
+    assert (report.usage.input_tokens, report.usage.output_tokens) == (
+        sent.input_tokens + sent_usage(server, main=False).input_tokens,
+        sent.output_tokens + sent_usage(server, main=False).output_tokens,
+    )
+    assert all(s.usage.output_tokens > 0 for s in report.stages)
+
+
+# -- killed in the middle of a level, resumed --------------------------------------------
+
+LEVEL = {
+    "name": "level",
+    "stages": [_stage("plan"), _stage("fast", ["plan"]), _stage("slow", ["plan"]),
+               _stage("join", ["fast", "slow"])],
+}  # fmt: skip
+
+
+@pytest.fixture
+def killed_mid_level(tmp_path: Path, work: Path) -> Path:
+    """A run killed (SIGKILL, its process group) once ``fast`` is accepted while ``slow``
+    waits on the model; the folder that served as the CLI's home (its saved sessions)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    path = tmp_path / "level.yaml"
+    path.write_text(yaml.safe_dump(LEVEL))
+    replies = [*_work(None, "plan"), *_work("fast", "fast"), {"branch": "slow", "hang": True}]
+    with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "phasegate", "pipeline", "run", str(path), "-w", str(work)],
+            env={**os.environ, **server.env(home)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while not _fast_accepted_and_slow_waiting(work, server):
+                assert runner.poll() is None, "the run ended before the level was half done"
+                assert time.monotonic() < deadline, "the level never got half done"
+                time.sleep(0.05)
+        finally:
+            os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait()
+    return home
+
+
+def _fast_accepted_and_slow_waiting(work: Path, server: ScriptedModelServer) -> bool:
+    if not any(r.status is None for r in server.main_requests()):
+        return False
+    try:
+        state = load_state(work)
+    except Exception:
+        return False
+    return {s.name: s.status for s in state.stages}.get("fast") == "accepted"
+
+
+def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
+    killed_mid_level: Path, work: Path
+) -> None:
+    state = load_state(work)
+    assert {b.first: b.status for b in state.branches}["slow"] == "running"
+    replies = [
+        {"branch": "slow", "contains": "was interrupted", "tools": [_write("slow.txt", "s\n")]},
+        {"branch": "slow", "text": "slow is written."},
+        *_work("fast", "join"),
+    ]
+    events: list[RunEvent] = []
+    with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
+        agent = server.claude_agent(timeout=90, request_timeout=20)
+        agent.env.update(server.env(killed_mid_level))
+        report = PipelineRunner(agent, on_event=events.append).resume_sync(
+            Pipeline.model_validate(LEVEL), work
+        )
+        texts = server.user_texts()
+    assert report.verdict == "accepted", report.error
+    assert {s.name: s.visits for s in report.stages} == {"plan": 1, "fast": 1, "slow": 1,
+                                                          "join": 1}  # fmt: skip
+    assert not any("Write fast.txt" in t or "Write plan.txt" in t for t in texts)
+    (resumed,) = [e for e in events if e.event == "pipeline.resumed"]
+    assert (resumed.fields["name"], resumed.fields["how"], resumed.branch) == (
+        "slow",
+        "session",
+        "slow",
+    )
+    assert report.resumes == 1
+    for name in ("plan", "fast", "slow", "join"):
+        assert (work / f"{name}.txt").exists()
+
+
+def _git(where: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(where), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout
+
+
+def test_in_a_git_work_tree_branches_are_worktrees_of_the_uncommitted_state(work: Path) -> None:
+    """The branches see the plan stage's uncommitted file; the user's index and branch are
+    untouched, and no worktree or fork ref is left once the run is accepted."""
+    (work / "README.md").write_text("project\n")
+    _git(work, "init", "-q")
+    _git(work, "add", "README.md")
+    _git(work, "commit", "-qm", "start")
+    (work / "README.md").write_text("project, changed and not committed\n")
+    pipeline = {
+        "name": "in-git",
+        "stages": [
+            _stage("plan"),
+            _stage(
+                "a", ["plan"], exit_when=[{"file_exists": "a.txt"}, {"file_exists": "plan.txt"}]
+            ),
+            _stage("b", ["plan"]),
+            _stage("join", ["a", "b"]),
+        ],
+    }
+    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert report.branches[1].workdir == str(work / ".phasegate" / "branches" / "a")
+    assert sorted(p.name for p in work.glob("*.txt")) == ["a.txt", "b.txt", "join.txt", "plan.txt"]
+    assert _git(work, "status", "--porcelain", "--untracked-files=no") == " M README.md\n"
+    assert _git(work, "for-each-ref", "refs/phasegate/") == ""
+    assert len(_git(work, "worktree", "list").splitlines()) == 1
+    assert _git(work, "log", "--oneline").count("\n") == 1, "no commit on the user's branch"
+
+
+def test_a_join_going_back_to_its_branchs_earlier_stage_redoes_it_after_the_merge(
+    work: Path,
+) -> None:
+    """``back_to`` from a join to the stage before it on its branch: that stage runs again in
+    the join's session and directory (the merged branch's files there), then the join again."""
+    pipeline = {
+        "name": "join-revising",
+        "stages": [
+            _stage("plan"),
+            _stage("a", ["plan"]),
+            _stage("b", ["plan"]),
+            _stage("join", ["a", "b"], on_fail={"retry": 0, "back_to": "a"}),
+        ],
+    }
+    replies = [
+        *_work(None, "plan"),
+        *_work("a", "a"),
+        *_work("b", "b"),
+        {"branch": "a", "contains": "joins", "text": "Not yet."},  # the join fails: back to a
+        {"branch": "a", "when": "user", "tools": [_write("a.txt", "a, redone with b.txt\n")]},
+        {"branch": "a", "text": "a redone."},
+        *_work("a", "join"),
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert [(r.from_stage, r.to_stage) for r in report.revisions] == [("join", "a")]
+    assert {s.name: s.visits for s in report.stages} == {"plan": 1, "a": 2, "b": 1, "join": 2}
+    assert (work / "a.txt").read_text() == "a, redone with b.txt\n"
+    assert (work / "b.txt").exists() and (work / "join.txt").exists()
+    assert_usage_adds_up(report.model_dump(mode="json"))
