@@ -34,6 +34,12 @@ def _print(output: dict[str, Any] | None) -> None:
 def main(argv: list[str]) -> int:
     """Run one command or hook; the exit code (0 whenever the session should go on)."""
     command, args = (argv[0], argv[1:]) if argv else ("help", [])
+    if command == "hook":
+        # Before pydantic loads: its plugin loader would scan every installed package's entry
+        # points at the first model a gated hook builds. The check commands do not inherit it.
+        from phasegate._process.environment import set_for_self
+
+        set_for_self("PYDANTIC_DISABLE_PLUGINS", "__all__")
     if command == "hook" and args in (["pre"], ["post"]):
         from phasegate._plugin import lean
 
