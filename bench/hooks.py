@@ -65,6 +65,24 @@ than the 6% the change saves, which the instruction counts show. Without cached 
 +468.5). The 300 ms target is not met (failing is at it in a quiet window, passing about 60
 ms over): what is left is importing pydantic, jsonschema, PyYAML and the core's models and
 events, which the gate needs (docs/plugin.md, "Hook latency").
+
+Second round (2026-11-27, branch stop-warm; instructions counted with callgrind, bytecode
+cached, one stop each, the same state): the hooks set ``PYDANTIC_DISABLE_PLUGINS`` for
+themselves before pydantic loads (its loader scanned the 109 distributions of this venv's
+entry points, about 8 ms; ``importlib.metadata`` itself is still imported by pydantic's
+loader), not passed to the check commands: stop failing 1346M -> 1316M instructions (-2.2%),
+stop passing 1499M -> 1479M (-1.3%). The plugin's own runtime byte-compiles its copy of
+phasegate at set-up (the launcher): under ``PYTHONDONTWRITEBYTECODE=1`` a failing stop from
+sources without bytecode takes 1770M instructions, from the compiled copy 1316M (-26%, the
+~150 ms above). Not done: rendering a passing stop's page from memory instead of reading back
+the recording just written (reading it back takes 0.6 ms once the modules are loaded; the
+page's reader is the one path, and skipping it would save no import, since the page's types
+live in ``recording/reading.py``). Not done either (the deadline): the warm per-session gate
+process, the one change that would bring a gated stop near the floor (the check itself is 10
+to 17 ms). Wall clock in the same run, 21 runs, main as "before", load 2.03 before and 2.90
+after (no quiet window this evening): floor 18.7 ms; stop failing +489.8 (before +524.7);
+stop passing +636.6 (before +616.0): at this load the medians move by more than the 1 to 2%
+the change saves, which the instruction counts show.
 """
 
 from __future__ import annotations
