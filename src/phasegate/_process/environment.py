@@ -19,6 +19,7 @@ def set_for_self(name: str, value: str) -> None:
     """Set ``name`` to ``value`` in this process's environment, unless it is set already
     (the user's own setting wins and is passed on); :func:`for_commands` leaves it out."""
     if name in os.environ:
+        _OWN.pop(name, None)
         return
     os.environ[name] = value
     _OWN[name] = value
