@@ -80,12 +80,12 @@ sources without bytecode takes 1770M instructions, from the compiled copy 1316M 
 ~150 ms above). Not done: rendering a passing stop's page from memory instead of reading back
 the recording just written (reading it back takes 0.6 ms once the modules are loaded; the
 page's reader is the one path, and skipping it would save no import, since the page's types
-live in ``recording/reading.py``). Not done either (the deadline): the warm per-session gate
-process, the one change that would bring a gated stop near the floor (the check itself is 10
-to 17 ms). Wall clock in the same run, 21 runs, main as "before", load 2.03 before and 2.90
-after (no quiet window this evening): floor 18.7 ms; stop failing +489.8 (before +524.7);
-stop passing +636.6 (before +616.0): at this load the medians move by more than the 1 to 2%
-the change saves, which the instruction counts show.
+live in ``recording/reading.py``); what does bring a gated stop near the floor is the warm
+gate (below), since the check itself is 10 to 17 ms. Wall clock in the same run, 21 runs,
+main as "before", load 2.03 before and 2.90 after (no quiet window this evening): floor
+18.7 ms; stop failing +489.8 (before +524.7); stop passing +636.6 (before +616.0): at this
+load the medians move by more than the 1 to 2% the change saves, which the instruction counts
+show.
 
 The warm gate (``phasegate/_plugin/warm.py``, docs/plugin.md "The warm gate"): the session's
 background process has imported the gate, the Stop hook hands it the input over a Unix socket
