@@ -31,6 +31,11 @@ from tests.helpers.scenarios import EXAMPLE
 settings.register_profile("default", max_examples=200, deadline=None)
 settings.register_profile("fuzz", max_examples=5000, deadline=None)
 settings.load_profile(os.environ.get("PHASEGATE_FUZZ_PROFILE", "default"))
+# The plugin's warm gate (phasegate._plugin.warm) lives up to 30 minutes after a session that
+# ends mid-run, and most plugin tests end mid-run: off unless a run asks for it
+# (PHASEGATE_PLUGIN_WARM=1 runs the plugin's tests through it); tests/_plugin/test_plugin_warm.py
+# turns it on for its own runs and ends them.
+os.environ.setdefault("PHASEGATE_PLUGIN_WARM", "0")
 
 # =====================================================================================
 # Pure-core fixtures (tests/phases, tests/evidence, tests/validators, tests/prompts).

@@ -117,3 +117,60 @@ def test_a_loops_status_counts_its_iterations(tmp_path: Path) -> None:
     assert state["loop"]["until"] == [{"command": ["pytest", "-q"]}]
     status = _plugin("status", work=tmp_path).stdout
     assert "loop 'loop'" in status and "iteration 1 of 4" in status
+
+
+def _pydantic_plugin(folder: Path, mark: Path) -> dict[str, str]:
+    """An installed pydantic plugin (an entry point in ``folder``) that writes the loading
+    program's ``sys.argv[0]`` to ``mark``; the environment that has it on the path."""
+    (folder / "markplugin-0.dist-info").mkdir(parents=True)
+    (folder / "markplugin-0.dist-info/METADATA").write_text(
+        "Metadata-Version: 2.1\nName: markplugin\nVersion: 0\n"
+    )
+    (folder / "markplugin-0.dist-info/entry_points.txt").write_text(
+        "[pydantic]\nmark = markplugin:plugin\n"
+    )
+    (folder / "markplugin.py").write_text(
+        "import os, sys\n"
+        "with open(os.environ['MARK_FILE'], 'a') as f:\n"
+        "    f.write(sys.argv[0] + '\\n')\n"
+        "class _Plugin:\n"
+        "    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\n"
+        "plugin = _Plugin()\n"
+    )
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "MARK_FILE": str(mark)}
+
+
+def test_the_stop_hook_loads_no_pydantic_plugin_but_its_check_commands_do(
+    tmp_path: Path,
+) -> None:
+    """The Stop hook turns pydantic's plugin loader off for itself (no entry point scan), and
+    a check command it runs gets the environment without that setting: the user's pydantic
+    plugin loads there, as it would outside the gate."""
+    work = tmp_path / "work"
+    work.mkdir()
+    mark = tmp_path / "loaded-by"
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(work), "CLAUDE_CODE_SESSION_ID": SESSION,
+           **_pydantic_plugin(tmp_path / "site", mark)}  # fmt: skip
+    builds_a_model = "import pydantic; exec('class M(pydantic.BaseModel): x: int')"
+    until = f'command: {sys.executable} -c "{builds_a_model}"'
+    started = subprocess.run(
+        [sys.executable, "-m", "phasegate._plugin", "loop", "Go", "--until", until],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert started.returncode == 0 and _state(work)["kind"] == "loop", started.stderr
+    log = tmp_path / "session.jsonl"
+    reply = {"role": "assistant", "id": "m1", "model": "m", "type": "message",
+             "content": [{"type": "text", "text": "Done."}]}  # fmt: skip
+    log.write_text(json.dumps({"type": "assistant", "message": reply, "uuid": "1"}) + "\n")
+    mark.unlink(missing_ok=True)  # the loop command itself is no hook: it may load plugins
+    stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate._plugin", "hook", "stop"],
+        input=json.dumps(stop), env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _state(work)["status"] == "accepted", done.stdout
+    assert mark.read_text().splitlines() == ["-c"]  # the command, never the hook

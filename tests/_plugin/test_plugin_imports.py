@@ -55,10 +55,12 @@ def _imported(args: list[str], hook_input: Mapping[str, object], env: dict[str, 
 
 @pytest.fixture
 def gated(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A project whose session :data:`SESSION` runs the example task (started by ``run``)."""
+    """A project whose session :data:`SESSION` runs the example task (started by ``run``),
+    without a warm gate: these are the imports of a Stop hook that does the work itself."""
     work = tmp_path / "work"
     shutil.copytree(EXAMPLE / "project", work)
-    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": str(work)}
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": str(work),
+           "PHASEGATE_PLUGIN_WARM": "0"}  # fmt: skip
     subprocess.run(
         [sys.executable, "-m", "phasegate._plugin", "run", str(EXAMPLE / "task.yaml")],
         env=env, capture_output=True, text=True, check=True,

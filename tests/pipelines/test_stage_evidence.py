@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from phasegate._process import environment
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import CommandCheck, FileExists, MinLines
 from phasegate.pipelines.evidence import DiskEvidence
@@ -331,3 +332,21 @@ def test_a_directory_link_leading_outside_the_work_directory_is_refused(
         evidence_in(work).files_under("src")
     with pytest.raises(FileNotFoundError):
         evidence_in(work).files_under("missing")
+
+
+def test_a_command_does_not_get_what_the_process_set_for_itself(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variable the gate's process set for itself alone (the plugin's hook turning
+    pydantic's plugins off) is not the command's: it runs as it would outside the gate."""
+    monkeypatch.setattr(environment, "_OWN", {})
+    monkeypatch.delenv("PHASEGATE_SELF_ONLY", raising=False)
+    environment.set_for_self("PHASEGATE_SELF_ONLY", "1")
+    try:
+        outcome = evidence_in(work).run_command(
+            python("import os; print(os.environ.get('PHASEGATE_SELF_ONLY', 'absent'))"),
+            timeout=30,
+        )
+    finally:
+        del os.environ["PHASEGATE_SELF_ONLY"]
+    assert outcome.output == "absent"

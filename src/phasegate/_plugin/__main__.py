@@ -5,7 +5,8 @@
 CHECK``, ``status``, ``stop``, ``judge TASK_FILE`` are the
 commands the plugin's skills run (their output becomes the model's instruction); ``setup``
 says the runtime is ready; ``version`` prints phasegate's version; ``mcp`` serves the
-completion tools over stdio (:mod:`.mcp`).
+completion tools over stdio (:mod:`.mcp`); ``warm SESSION`` is the session's warm gate, which
+``run``, ``pipeline`` and ``loop`` start and the Stop hook asks first (:mod:`.warm`).
 
 Hooks never fail the user's tool call or turn: anything unexpected is one line for the user
 and exit 0 (PreToolUse refuses, for a gated call: see :mod:`.lean`).
@@ -31,9 +32,33 @@ def _print(output: dict[str, Any] | None) -> None:
         sys.stdout.write(json.dumps(output) + "\n")
 
 
+def _warm_or_cold(hook_input: dict[str, Any]) -> dict[str, Any] | None:
+    """The session's warm gate answers when it has one that does (:mod:`.warm`); otherwise
+    this process does the same work."""
+    from phasegate._plugin.lean import session_files
+
+    files = session_files(hook_input)
+    if files is not None and files.warm_path.is_file():
+        from phasegate._plugin import warm
+        from phasegate._process.environment import for_commands
+
+        answer = warm.ask(hook_input, files, for_commands())
+        if answer is not warm.NO_ANSWER:
+            return answer  # type: ignore[no-any-return]
+    from phasegate._plugin.dispatch import stop_output
+
+    return stop_output(hook_input)
+
+
 def main(argv: list[str]) -> int:
     """Run one command or hook; the exit code (0 whenever the session should go on)."""
     command, args = (argv[0], argv[1:]) if argv else ("help", [])
+    if command in ("hook", "warm"):
+        # Before pydantic loads: its plugin loader would scan every installed package's entry
+        # points at the first model a gated hook builds. The check commands do not inherit it.
+        from phasegate._process.environment import set_for_self
+
+        set_for_self("PYDANTIC_DISABLE_PLUGINS", "__all__")
     if command == "hook" and args in (["pre"], ["post"]):
         from phasegate._plugin import lean
 
@@ -48,19 +73,14 @@ def main(argv: list[str]) -> int:
         return 0
     if command == "hook" and args == ["stop"]:
         hook_input = _hook_input()
-        try:
-            from phasegate._plugin.dispatch import on_stop
-
-            _print(on_stop(hook_input))
-        except Exception as exc:  # never a loop: the turn ends, with one line saying why
-            _print(
-                {
-                    "systemMessage": f"phasegate: the gate check failed ({type(exc).__name__}: "
-                    f"{exc}); this turn ends unchecked. Type /phasegate:status to see the "
-                    "gated work, or /phasegate:stop to end it."
-                }
-            )
+        _print(_warm_or_cold(hook_input))
         return 0
+    if command == "warm" and len(args) == 1:
+        from phasegate._plugin.dispatch import stop_output, warm_up
+        from phasegate._plugin.warm import serve
+
+        warm_up()
+        return serve(args[0], stop_output)
     if command == "mcp":
         from phasegate._plugin.mcp import main as serve_mcp
 

@@ -43,10 +43,32 @@ def command_main(command: str, args: list[str]) -> str:
     ):
         from phasegate._plugin.flows import command_main as flow_command
 
-        return flow_command(command, args)
+        before = _running_id(_session_files(None))
+        said = flow_command(command, args)
+        files = _session_files(None)
+        if command in FLOWS and files is not None and _running_id(files) not in (None, before):
+            from phasegate._plugin import warm
+
+            warm.start(files)
+        return said
     from phasegate._plugin.gated import command_main as task_command
 
-    return task_command(command, args)
+    before = _running_id(_session_files(None))
+    said = task_command(command, args)
+    files = _session_files(None)
+    if command == "run" and files is not None and _running_id(files) not in (None, before):
+        from phasegate._plugin import warm
+
+        warm.start(files)
+    return said
+
+
+def _running_id(files: SessionFiles | None) -> str | None:
+    """The run id of the session's running gated work, if it has any."""
+    state = files.read() if files is not None else None
+    if state is None or state.get("status") != "running":
+        return None
+    return str(state.get("run_id"))
 
 
 def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
@@ -77,3 +99,30 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     from phasegate._plugin.gated import refusal as task_refusal
 
     return task_refusal(files, hook_input)
+
+
+def stop_output(hook_input: dict[str, Any]) -> dict[str, Any] | None:
+    """The Stop hook's output, whoever runs it (the hook, or the session's warm gate): the
+    gate's answer, or one line saying why there is none."""
+    try:
+        return on_stop(hook_input)
+    except Exception as exc:  # never a loop: the turn ends, with one line saying why
+        return {
+            "systemMessage": f"phasegate: the gate check failed ({type(exc).__name__}: "
+            f"{exc}); this turn ends unchecked. Type /phasegate:status to see the "
+            "gated work, or /phasegate:stop to end it."
+        }
+
+
+def warm_up() -> None:
+    """Import what a gated Stop uses, task or pipeline (the warm gate, before it listens)."""
+    import importlib
+
+    for module in ("phasegate._plugin.gated", "phasegate._plugin.flows",
+                   "phasegate.tasks.gate", "phasegate.tasks.progress",
+                   "phasegate.tasks.recorded", "phasegate.tasks.transcript_file",
+                   "phasegate.tasks.assembly", "phasegate.recording.recorder",
+                   "phasegate.recording.page", "phasegate.workspace.observer",
+                   "phasegate.telemetry.log", "phasegate.validators.stage_checks",
+                   "phasegate.pipelines.evidence", "jsonschema", "yaml"):  # fmt: skip
+        importlib.import_module(module)

@@ -61,6 +61,11 @@ class SessionFiles:
         return self.folder / "hashes.json"
 
     @property
+    def warm_path(self) -> Path:
+        """Where the session's warm gate listens (:mod:`.warm`)."""
+        return self.folder / "warm.json"
+
+    @property
     def evidence_path(self) -> Path:
         return self.folder / "evidence.jsonl"
 
@@ -73,11 +78,12 @@ class SessionFiles:
         return self.root / RECORDINGS_DIR / run_id
 
     def _path(self, which: str) -> Path:
-        return {"state": self.state_path, "policy": self.policy_path}.get(which, self.hashes_path)
+        paths = {"state": self.state_path, "policy": self.policy_path, "warm": self.warm_path}
+        return paths.get(which, self.hashes_path)
 
     def read(self, which: str = "state") -> dict[str, Any] | None:
-        """``state.json``, ``policy.json`` or ``hashes.json`` (``which``), or None when
-        missing or unreadable."""
+        """``state.json``, ``policy.json``, ``warm.json`` or ``hashes.json`` (``which``), or
+        None when missing or unreadable."""
         path = self._path(which)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
+from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.validators.stage_checks import CommandOutcome, output_tail
 
@@ -114,7 +115,7 @@ class DiskEvidence:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env={**os.environ, **self._env},
+                env={**for_commands(), **self._env},
             )
         except FileNotFoundError:
             return _not_started(f"program not found: {program} (is it installed and on PATH?)")
