@@ -305,7 +305,13 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
             Pipeline.model_validate(LEVEL), work
         )
         texts = server.user_texts()
+        (join_opens,) = [r for r in server.requests if r.last_text.startswith("The branches")]
     assert report.verdict == "accepted", report.error
+    # fast was killed after its stage was accepted, before its part was: the join still
+    # continues fast's conversation (a fork of its session), not a fresh one
+    assert "Write fast.txt." in str((join_opens.body or {}).get("messages"))
+    fast = next(b for b in report.branches if b.first == "fast")
+    assert (fast.status, fast.session_id is not None) == ("accepted", True)
     assert {s.name: s.visits for s in report.stages} == {"plan": 1, "fast": 1, "slow": 1,
                                                           "join": 1}  # fmt: skip
     assert not any("Write fast.txt" in t or "Write plan.txt" in t for t in texts)
@@ -318,6 +324,31 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
     assert report.resumes == 1
     for name in ("plan", "fast", "slow", "join"):
         assert (work / f"{name}.txt").exists()
+
+
+def test_a_resume_whose_saved_sessions_are_gone_forks_the_join_into_a_fresh_session(
+    killed_mid_level: Path, work: Path
+) -> None:
+    """Resumed under another HOME (as `--model-script` gives each command a HOME of its
+    own): the slow branch and the join, which forks fast's saved session, start fresh."""
+    del killed_mid_level  # its HOME, with the saved sessions, is not the resume's
+    replies = [
+        {"branch": "slow", "tools": [_write("slow.txt", "s\n")]},
+        {"branch": "slow", "text": "slow is written."},
+        *_work("fast", "join"),
+    ]
+    events: list[RunEvent] = []
+    with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
+        agent = server.claude_agent(timeout=90, request_timeout=20)
+        report = PipelineRunner(agent, on_event=events.append).resume_sync(
+            Pipeline.model_validate(LEVEL), work
+        )
+    assert report.verdict == "accepted", report.error
+    fresh = [e for e in events if e.event == "pipeline.resumed" and e.fields["how"] == "fresh"]
+    assert {(e.fields["name"], e.branch) for e in fresh} >= {("join", "fast")}
+    assert {s.name: s.visits for s in report.stages} == {"plan": 1, "fast": 1, "slow": 1,
+                                                          "join": 1}  # fmt: skip
+    assert (work / "join.txt").exists() and (work / "slow.txt").exists()
 
 
 def _git(where: Path, *args: str) -> str:

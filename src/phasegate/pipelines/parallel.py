@@ -196,6 +196,8 @@ class ParallelRun:
         for record in state.branches:
             if record.status != "pending":
                 self._load_part(record)
+            if record.status != "accepted":
+                self._accept_finished(record)
         self._save()
         return await self._drive(resumed=True)
 
@@ -437,8 +439,14 @@ class ParallelRun:
             record.error = report.error
             self._save()
             return False
+        return self._accept(first)
+
+    def _accept(self, first: str) -> bool:
+        """The part every stage of which is accepted is: the branches that fork after its
+        last stage get their fork points, a join's merged branches are removed; False when
+        the forks cannot be made."""
+        record, part = self._record(first), self.parts[first]
         record.status = "accepted"
-        part = self.parts[first]
         try:
             for dependent in self.graph.dependents(part.last):
                 if self.graph.forks_from(dependent) == part.last:
@@ -452,6 +460,19 @@ class ParallelRun:
                 self._close(branch)
         self._save()
         return True
+
+    def _accept_finished(self, record: BranchRecord) -> None:
+        """A part killed after its last stage was accepted but before the part was (a
+        resume): accepted now, in the session it ended in, so the stages after it fork or
+        continue that session and no part runs it again. Its last word was not kept."""
+        sub = self.sub_states.get(record.first)
+        part = self.parts[record.first]
+        if sub is None or any(self._stage(name).status != "accepted" for name in part.stages):
+            return
+        record.session_id = sub.session_id
+        record.stage = part.last
+        record.attempts = sum(self._stage(name).attempts for name in part.stages)
+        self._accept(record.first)
 
     def _finish(self, failed: list[str]) -> None:
         """End the run: merge any branch no join merged, or say which parts failed."""
