@@ -170,6 +170,8 @@ class ParallelRun:
         self.sub_states: dict[str, PipelineState] = {}
         self.stops: dict[str, asyncio.Event] = {}
         self._marks: dict[str, object] = {}
+        self.ran_on: list[str] = []
+        """The parts accepted after another failed (``on_branch_failure: finish``)."""
         self.started = time.monotonic()
         self.agent_version: str | None = None
         self.final_message: str | None = None
@@ -266,7 +268,11 @@ class ParallelRun:
         pipeline says so."""
         for task in done:
             first = running.pop(task)
-            if await self._after_part(first, task) or failed:
+            if await self._after_part(first, task):
+                if failed:
+                    self.ran_on.append(first)
+                continue
+            if failed:
                 continue
             failed.append(first)
             if self.pipeline.on_branch_failure == "stop":
@@ -480,7 +486,14 @@ class ParallelRun:
         if failed:
             first = failed[0]
             record = self._record(first)
-            ran_on = [r.branch for r in state.branches if r.status == "accepted"]
+            ran_on = [self._record(first).branch for first in self.ran_on]
+            kept = sorted(
+                {
+                    Path(r.workdir).relative_to(self.root).as_posix()
+                    for r in state.branches
+                    if r.workdir and r.branch != self.main_line and Path(r.workdir).is_dir()
+                }
+            )
             stopped = [r.branch for r in state.branches if r.status == "stopped"]
             why = f"branch {record.branch} (stage {record.stage or first}) {record.status}"
             if record.conflicts or "on_conflict is fail" in (record.error or ""):
@@ -493,10 +506,9 @@ class ParallelRun:
                 parts.append(f"stopped: {', '.join(stopped)}")
             if ran_on and how == "finish":
                 parts.append(f"ran on to the end: {', '.join(ran_on)}")
-            parts.append(
-                "the branches' work directories are kept under .phasegate/branches for you "
-                "to look at"
-            )
+            if kept:
+                parts.append(f"the branches' work directories are kept for you to look at: "
+                             f"{', '.join(kept)}")  # fmt: skip
             state.status = "rejected" if record.status == "rejected" else "error"
             state.error = "; ".join(parts)
             return
