@@ -244,6 +244,39 @@ def test_usage_of_every_branch_is_counted_once_and_adds_up(work: Path) -> None:
     assert all(s.usage.output_tokens > 0 for s in report.stages)
 
 
+@pytest.mark.parametrize("forked", [False, True], ids=["main-line-joined", "branch-joined"])
+def test_a_join_continuing_a_needs_nothing_branch_sees_the_main_lines_work(
+    work: Path, forked: bool
+) -> None:
+    """``free`` forks from the start, before ``plan`` ran; the join continues ``free`` and
+    merges ``b``: the main line after plan, or (with ``c`` also forking from plan) a branch
+    forked from it. plan.txt comes with it, as it is in what the join needs."""
+    others = ["c"] if forked else []
+    names = ["plan", "free", "b", *others, "join"]
+    pipeline = {
+        "name": "mixed",
+        "stages": [
+            _stage("plan"),
+            _stage("free", []),
+            _stage("b", ["plan"]),
+            *[_stage(name, ["plan"]) for name in others],
+            _stage("join", ["free", "b", *others],
+                   exit_when=[{"file_exists": f"{name}.txt"} for name in names]),
+        ],
+    }  # fmt: skip
+    replies = [
+        *_work(None, "plan"),
+        *_work("free", "free"),
+        *_work("b" if forked else None, "b"),
+        *[reply for name in others for reply in _work(name, name)],
+        *_work("free", "join"),
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert sorted(p.name for p in work.glob("*.txt")) == sorted(f"{n}.txt" for n in names)
+    assert not (work / ".phasegate" / "branches" / "free").exists()
+
+
 # -- killed in the middle of a level, resumed --------------------------------------------
 
 LEVEL = {

@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -363,9 +364,8 @@ class ParallelRun:
         if not record.merged:
             for joined in self.graph.joins(first):
                 branch = self.graph.branch_of(joined)
-                point = load_fork_point(self.root, branch)
-                if point is None:
-                    raise AssertionError(f"branch {branch} has no fork point")
+                into = {b for r in self.state.branches if r.branch == part.branch for b in r.merged}
+                point = self._merge_base(branch, part.branch, into)
                 outcome = merge_branch(
                     workdir,
                     self._workdir_of(branch),
@@ -518,13 +518,13 @@ class ParallelRun:
             return
         conflicts: list[str] = []
         merged = {branch for r in state.branches for branch in r.merged}
+        into_root = set(merged)
         for record in state.branches:
             branch = record.branch
             if branch == self.main_line or record.first != branch or branch in merged:
                 continue
-            point = load_fork_point(self.root, branch)
-            if point is None:
-                continue
+            point = self._merge_base(branch, self.main_line, into_root)
+            into_root.add(branch)
             outcome = merge_branch(
                 self.root,
                 self._workdir_of(branch),
@@ -637,6 +637,40 @@ class ParallelRun:
     def _session_after(self, stage: str) -> str | None:
         """The session the part that ran ``stage`` ended in."""
         return self._record(self._part_of(stage).first).session_id
+
+    def _merge_base(self, branch: str, target: str, merged: Collection[str]) -> ForkPoint:
+        """What ``branch`` is merged into ``target`` against: the state their lines last
+        shared. That is ``branch``'s fork point when it forked from ``target`` (or from a
+        branch ``merged`` into it already), and else the earlier of the two forks from the
+        branch both lines come from (a ``needs: []`` branch forks from the main line's
+        start), so whatever ``branch`` saw there that ``target`` did not (the main line's
+        stages after the start) is merged too."""
+        source = self.graph.forks_from(branch)
+        parent = self.graph.branch_of(source) if source else self.main_line
+        forked = branch
+        if branch == self.main_line or (parent != target and parent not in merged):
+            ours, theirs = self._lineage(target), self._lineage(branch)
+            common = next(b for b in ours if b in theirs)
+            forks = [theirs[common], ours[common]]
+            forked = min((f for f in forks if f is not None), key=lambda f: f[1])[0]
+        point = load_fork_point(self.root, forked)
+        if point is None:
+            raise RunError(f"the fork point of branch {forked} is missing in {self.root}")
+        return replace(point, branch=branch)
+
+    def _lineage(self, branch: str) -> dict[str, tuple[str, int] | None]:
+        """``branch`` and the branches it forked from, up to the main line, each with the
+        branch of that line forked from it and the position in it of the stage forked
+        after (-1: its start); None for ``branch`` itself."""
+        line: dict[str, tuple[str, int] | None] = {branch: None}
+        child = branch
+        while child != self.main_line:
+            source = self.graph.forks_from(child)
+            parent = self.graph.branch_of(source) if source else self.main_line
+            at = self.graph.stages_of(parent).index(source) if source else -1
+            line[parent] = (child, at)
+            child = parent
+        return line
 
     def _workdir_of(self, branch: str) -> Path:
         """Where ``branch`` works (the first of its parts that started says)."""
