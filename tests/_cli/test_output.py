@@ -8,7 +8,7 @@ from phasegate._cli.output import format_pipeline, progress_line
 from phasegate.phases.pipeline import pipeline_from_mapping
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.state import stage_records
-from phasegate.telemetry.events import PipelineStarted, RunEvent, RunStarted
+from phasegate.telemetry.events import PipelineStarted, RunEvent, RunStarted, ToolCalled
 
 
 @pytest.mark.parametrize(("phases", "words"), [(1, "1 phase,"), (2, "2 phases,")])
@@ -45,6 +45,17 @@ def test_the_start_lines_name_the_agents_version_when_it_is_known() -> None:
 
     assert run_line == "▶ fix: 2 phases, mode gate, agent claude 2.1.332"
     assert pipeline_line == "▶ p: 2 stages, starting at stage 1, agent claude 2.1.332"
+
+
+def test_a_branchs_progress_lines_name_it_since_branches_interleave() -> None:
+    """Branches run at once: a tool line says which branch called it; a plain pipeline's
+    lines stay as they are."""
+    data = ToolCalled(stage=3, tool="Write", tool_use_id="t1", ok=True)
+
+    in_branch = progress_line(RunEvent(data, "r", "p", "gate", branch="backend"))
+    plain = progress_line(RunEvent(data, "r", "p", "gate"))
+
+    assert (in_branch, plain) == ("  · Write ok [branch backend]", "  · Write ok")
 
 
 def report_of(*stages: dict[str, object]) -> PipelineReport:
