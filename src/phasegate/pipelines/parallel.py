@@ -281,8 +281,14 @@ class ParallelRun:
                     self.stops[other].set()
 
     def _ready(self, running: set[str]) -> list[str]:
-        """The parts that may start now: their first stage's needs all accepted."""
-        accepted = {r.name for r in self.state.stages if r.status == "accepted"}
+        """The parts that may start now: their first stage's needs all accepted, and the
+        parts of those ended (a part's session may still be closing after its last stage
+        is accepted; what follows forks or continues it, and merges its work, only then)."""
+        accepted = {
+            r.name
+            for r in self.state.stages
+            if r.status == "accepted" and self._part_of(r.name).first not in running
+        }
         waiting = {
             r.first
             for r in self.state.branches
