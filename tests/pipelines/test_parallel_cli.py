@@ -135,6 +135,32 @@ def test_a_conflict_fails_the_run_with_nothing_written_when_the_pipeline_says_fa
     assert (work / ".phasegate" / "branches" / "right").is_dir(), "kept for the user"
 
 
+def test_branches_no_stage_joins_that_conflict_at_the_end_are_named_with_where_they_are_kept(
+    work: Path,
+) -> None:
+    """No join: at the end a is merged into the work directory, b conflicts with it on
+    new.txt and (on_conflict: fail) is not merged: the error names b and its directory."""
+    pipeline = {
+        "name": "no-join",
+        "on_conflict": "fail",
+        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"])],
+    }
+    replies = [
+        *_work(None, "plan"),
+        {"branch": "a", "tools": [_write("a.txt", "a\n"), _write("new.txt", "from a\n")]},
+        {"branch": "a", "text": "a is written."},
+        {"branch": "b", "tools": [_write("b.txt", "b\n"), _write("new.txt", "from b\n")]},
+        {"branch": "b", "text": "b is written."},
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "rejected"
+    assert report.error is not None
+    assert "new.txt (branch b) conflict" in report.error
+    assert "branch b (not merged, kept in .phasegate/branches/b)" in report.error
+    assert (work / "new.txt").read_text() == "from a\n" and not (work / "b.txt").exists()
+    assert (work / ".phasegate" / "branches" / "b" / "b.txt").read_text() == "b\n"
+
+
 def _failing(on_branch_failure: str) -> dict[str, Any]:
     return {
         "name": "failing",

@@ -525,6 +525,7 @@ class ParallelRun:
         conflicts: list[str] = []
         merged = {branch for r in state.branches for branch in r.merged}
         into_root = set(merged)
+        unmerged: list[str] = []
         for record in state.branches:
             branch = record.branch
             if branch == self.main_line or record.first != branch or branch in merged:
@@ -539,7 +540,11 @@ class ParallelRun:
                 theirs_label=branch,
                 write_conflicts=self.pipeline.on_conflict == "join",
             )
-            conflicts += [c.path for c in outcome.conflicts]
+            conflicts += [f"{c.path} (branch {branch})" for c in outcome.conflicts]
+            if outcome.conflicts:
+                how = "merged with conflict markers" if outcome.written else "not merged"
+                kept = self._workdir_of(branch).relative_to(self.root).as_posix()
+                unmerged.append(f"{branch} ({how}, kept in {kept})")
         if not conflicts:
             for record in state.branches:
                 if record.first == record.branch and record.branch not in merged:
@@ -548,7 +553,8 @@ class ParallelRun:
             state.status = "rejected"
             state.error = (
                 "the branches that no stage joins could not be merged into the work directory: "
-                f"{', '.join(conflicts)} conflict; add a stage that needs them all to join them"
+                f"{', '.join(conflicts)} conflict; branch {', '.join(unmerged)}; add a stage "
+                "that needs them all to join them"
             )
             return
         state.status = "accepted"
