@@ -85,7 +85,7 @@ def test_branches_run_forked_and_their_work_is_merged_for_the_join(
     assert [s.status for s in report.stages] == ["accepted"] * 5
     for name in ("plan", "backend", "frontend", "docs", "integrate"):
         assert (run.workdir / f"{name}.txt").exists(), name
-    assert not (run.workdir / ".phasegate" / "branches" / "backend").exists()
+    assert not (run.workdir / ".phasegate" / "branches").exists(), "nothing left behind"
     started = [e for e in run.events if e.event == "stage.started"]
     by_stage = {e.fields["name"]: (e.fields["stage"], e.branch) for e in started}
     assert by_stage == {

@@ -51,9 +51,12 @@ from pathlib import Path
 from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import agent_version
 from phasegate.errors import RunError
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.modes import BRANCHES_DIR
 from phasegate.phases.pipeline import Pipeline
+from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
 from phasegate.pipelines.report import PipelineReport, pipeline_report
@@ -77,6 +80,7 @@ from phasegate.telemetry.events import (
     usage_fields,
 )
 from phasegate.workspace.branches import (
+    FORKS_DIR,
     ForkPoint,
     MergeOutcome,
     capture_fork_point,
@@ -176,6 +180,11 @@ class ParallelRun:
         self.started = time.monotonic()
         self.agent_version: str | None = None
         self.final_message: str | None = None
+        self.sandbox: SandboxOutcome | None = None
+        """How the parts' sessions were confined (each part confines its own; the same
+        settings apply to all)."""
+        self.blocked: tuple[Blocked, ...] = ()
+        """Every part's attempts to leave the sandbox, in the order the parts ended."""
 
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
@@ -437,6 +446,8 @@ class ParallelRun:
             self._save()
             return False
         sub = self.sub_states[first]
+        self.sandbox = self.sandbox or report.sandbox
+        self.blocked += report.blocked
         record.session_id = sub.session_id
         record.summary = report.final_message or record.summary
         record.attempts = sum(self._stage(name).attempts for name in self.parts[first].stages)
@@ -549,6 +560,9 @@ class ParallelRun:
             for record in state.branches:
                 if record.first == record.branch and record.branch not in merged:
                     self._close(record.branch)
+            for empty in (FORKS_DIR, BRANCHES_DIR):  # left only when something is in them
+                with contextlib.suppress(OSError):
+                    (self.root / empty).rmdir()
         if conflicts:
             state.status = "rejected"
             state.error = (
@@ -580,6 +594,8 @@ class ParallelRun:
             state,
             agent=self.settings.agent.name,
             agent_version=self.agent_version,
+            sandbox=self.sandbox,
+            blocked=self.blocked,
             state_file=state_path(self.root),
             final_message=self.final_message,
         )
@@ -594,6 +610,8 @@ class ParallelRun:
                 **usage_fields(report.usage),
                 unattributed_usage=report.unattributed_usage.model_dump(),
                 overhead=report.overhead.model_dump(),
+                refusals=sum(len(stage.refusals) for stage in report.stages),
+                blocked=len(report.blocked),
                 error=report.error,
             )
         )
