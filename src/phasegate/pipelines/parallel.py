@@ -553,9 +553,9 @@ class ParallelRun:
             )
             conflicts += [f"{c.path} (branch {branch})" for c in outcome.conflicts]
             if outcome.conflicts:
-                how = "merged with conflict markers" if outcome.written else "not merged"
-                kept = self._workdir_of(branch).relative_to(self.root).as_posix()
-                unmerged.append(f"{branch} ({how}, kept in {kept})")
+                state_of = "merged with conflict markers" if outcome.written else "not merged"
+                where = self._workdir_of(branch).relative_to(self.root).as_posix()
+                unmerged.append(f"{branch} ({state_of}, kept in {where})")
         if not conflicts:
             for record in state.branches:
                 if record.first == record.branch and record.branch not in merged:
