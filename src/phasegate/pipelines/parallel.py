@@ -175,8 +175,10 @@ class ParallelRun:
         self.sub_states: dict[str, PipelineState] = {}
         self.stops: dict[str, asyncio.Event] = {}
         self._marks: dict[str, object] = {}
-        self.ran_on: list[str] = []
-        """The parts accepted after another failed (``on_branch_failure: finish``)."""
+        self.ended: set[str] = set()
+        """The parts that have ended (in an earlier process too)."""
+        self.ended_before: dict[str, set[str]] = {}
+        """For each part started, the parts that had ended then (the others ran beside it)."""
         self.started = time.monotonic()
         self.agent_version: str | None = None
         self.final_message: str | None = None
@@ -210,6 +212,8 @@ class ParallelRun:
                 self._load_part(record)
             if record.status != "accepted":
                 self._accept_finished(record)
+            if record.status == "accepted":
+                self.ended.add(record.first)
         self._save()
         return await self._drive(resumed=True)
 
@@ -237,6 +241,7 @@ class ParallelRun:
                             if len(running) >= self.bound:
                                 break
                             self.stops.setdefault(first, asyncio.Event())
+                            self.ended_before[first] = set(self.ended)
                             running[asyncio.create_task(self._run_part(first))] = first
                     if not running:
                         break
@@ -278,11 +283,9 @@ class ParallelRun:
         pipeline says so."""
         for task in done:
             first = running.pop(task)
-            if await self._after_part(first, task):
-                if failed:
-                    self.ran_on.append(first)
-                continue
-            if failed:
+            ok = await self._after_part(first, task)
+            self.ended.add(first)
+            if ok or failed:
                 continue
             failed.append(first)
             if self.pipeline.on_branch_failure == "stop":
@@ -503,7 +506,12 @@ class ParallelRun:
         if failed:
             first = failed[0]
             record = self._record(first)
-            ran_on = [self._record(first).branch for first in self.ran_on]
+            before = self.ended_before.get(first, set())
+            ran_on = [
+                r.branch
+                for r in state.branches
+                if r.status == "accepted" and r.first not in before and r.first != first
+            ]
             kept = sorted(
                 {
                     Path(r.workdir).relative_to(self.root).as_posix()
