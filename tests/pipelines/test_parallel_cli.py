@@ -369,7 +369,9 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
             Pipeline.model_validate(LEVEL), work
         )
         texts = server.user_texts()
-        (join_opens,) = [r for r in server.requests if r.last_text.startswith("The branches")]
+        join_opens = next(
+            r for r in server.main_requests() if r.last_text.startswith("The branches")
+        )
     assert report.verdict == "accepted", report.error
     # fast was killed after its stage was accepted, before its part was: the join still
     # continues fast's conversation (a fork of its session), not a fresh one
