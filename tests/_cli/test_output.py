@@ -9,7 +9,13 @@ from phasegate.evidence.transcript import SandboxBlocked
 from phasegate.phases.pipeline import pipeline_from_mapping
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.state import stage_records
-from phasegate.telemetry.events import AttemptBlocked, PipelineStarted, RunEvent, RunStarted
+from phasegate.telemetry.events import (
+    AttemptBlocked,
+    PipelineStarted,
+    RunEvent,
+    RunStarted,
+    ToolCalled,
+)
 
 
 @pytest.mark.parametrize(("phases", "words"), [(1, "1 phase,"), (2, "2 phases,")])
@@ -57,6 +63,17 @@ def test_each_blocked_attempt_has_a_line_saying_what_was_kept_in() -> None:
     line = progress_line(RunEvent(data=data, run_id="r", task="fix", mode="gate"))
 
     assert line == "  ⊘ blocked by the sandbox (host): Bash example.com:443"
+
+
+def test_a_branchs_progress_lines_name_it_since_branches_interleave() -> None:
+    """Branches run at once: a tool line says which branch called it; a plain pipeline's
+    lines stay as they are."""
+    data = ToolCalled(stage=3, tool="Write", tool_use_id="t1", ok=True)
+
+    in_branch = progress_line(RunEvent(data, "r", "p", "gate", branch="backend"))
+    plain = progress_line(RunEvent(data, "r", "p", "gate"))
+
+    assert (in_branch, plain) == ("  · Write ok [branch backend]", "  · Write ok")
 
 
 def report_of(*stages: dict[str, object]) -> PipelineReport:

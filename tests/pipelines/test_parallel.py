@@ -8,9 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from phasegate import Pipeline
+from phasegate import Pipeline, PipelineRunner
 from phasegate.phases.stage_graph import StageGraph
-from phasegate.pipelines.parallel import one_after_another
+from phasegate.pipelines.parallel import ParallelRun, one_after_another
+from phasegate.pipelines.state import BranchRecord, PipelineState, stage_records
+from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.pipelines import FinishedPipeline
 
 RunPipeline = Callable[..., FinishedPipeline]
@@ -177,3 +179,26 @@ def test_a_recorded_run_with_branches_keeps_its_report_and_a_part_per_stage(
     assert all(p.diff is None and "branch" in (p.diff_note or "") for p in recording.parts)
     assert sum(p.output_tokens for p in recording.parts) == report.usage.output_tokens
     assert (folder / "index.html").is_file()
+
+
+def test_a_stage_waits_until_the_part_before_it_has_ended_not_only_its_stage_accepted(
+    tmp_path: Path,
+) -> None:
+    """b is accepted while its part still runs (its session closing): the join that needs it
+    starts only once the part has ended, when its session and forks are recorded."""
+    pipeline = Pipeline.model_validate(
+        {"name": "race", "stages": [_stage("plan"), _stage("a", ["plan"]),
+                                    _stage("b", ["plan"]), _stage("join", ["a", "b"])]}
+    )  # fmt: skip
+    state = PipelineState(pipeline="race", digest=pipeline.digest(), run_id="r",
+                          isolation="session", stages=stage_records(pipeline))  # fmt: skip
+    for record in state.stages:
+        record.status = "pending" if record.name == "join" else "accepted"
+    settings = PipelineRunner(
+        ScriptedAgent(Script.model_validate({"replies": [{"text": "unused"}]}))
+    )._settings(None)
+    run = ParallelRun(settings, pipeline, tmp_path, state, max_parallel=None)
+    state.branches = [BranchRecord(branch=p.branch, first=p.first, stages=list(p.stages))
+                      for p in run.parts.values()]  # fmt: skip
+    assert run._ready({"b"}) == []
+    assert run._ready(set()) == ["join"]

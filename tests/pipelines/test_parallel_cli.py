@@ -135,6 +135,32 @@ def test_a_conflict_fails_the_run_with_nothing_written_when_the_pipeline_says_fa
     assert (work / ".phasegate" / "branches" / "right").is_dir(), "kept for the user"
 
 
+def test_branches_no_stage_joins_that_conflict_at_the_end_are_named_with_where_they_are_kept(
+    work: Path,
+) -> None:
+    """No join: at the end a is merged into the work directory, b conflicts with it on
+    new.txt and (on_conflict: fail) is not merged: the error names b and its directory."""
+    pipeline = {
+        "name": "no-join",
+        "on_conflict": "fail",
+        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"])],
+    }
+    replies = [
+        *_work(None, "plan"),
+        {"branch": "a", "tools": [_write("a.txt", "a\n"), _write("new.txt", "from a\n")]},
+        {"branch": "a", "text": "a is written."},
+        {"branch": "b", "tools": [_write("b.txt", "b\n"), _write("new.txt", "from b\n")]},
+        {"branch": "b", "text": "b is written."},
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "rejected"
+    assert report.error is not None
+    assert "new.txt (branch b) conflict" in report.error
+    assert "branch b (not merged, kept in .phasegate/branches/b)" in report.error
+    assert (work / "new.txt").read_text() == "from a\n" and not (work / "b.txt").exists()
+    assert (work / ".phasegate" / "branches" / "b" / "b.txt").read_text() == "b\n"
+
+
 def _failing(on_branch_failure: str) -> dict[str, Any]:
     return {
         "name": "failing",
@@ -184,7 +210,12 @@ def test_a_rejected_branch_lets_the_others_finish_when_the_pipeline_says_finish(
     assert statuses == {"plan": "accepted", "good": "accepted", "bad": "rejected",
                         "join": "pending"}  # fmt: skip
     assert report.error is not None and "ran on to the end: " in report.error
-    assert "good" in report.error.split("ran on to the end: ")[1]
+    # plan was accepted before bad failed: only good ran on; the kept directories are named
+    assert report.error.split("ran on to the end: ")[1].split(";")[0] == "good"
+    assert report.error.endswith(
+        "work directories are kept for you to look at: .phasegate/branches/bad, "
+        ".phasegate/branches/good"
+    )
 
 
 def test_back_to_inside_a_branch_revisits_its_earlier_stage_only(work: Path) -> None:
@@ -237,6 +268,39 @@ def test_usage_of_every_branch_is_counted_once_and_adds_up(work: Path) -> None:
         sent.output_tokens + sent_usage(server, main=False).output_tokens,
     )
     assert all(s.usage.output_tokens > 0 for s in report.stages)
+
+
+@pytest.mark.parametrize("forked", [False, True], ids=["main-line-joined", "branch-joined"])
+def test_a_join_continuing_a_needs_nothing_branch_sees_the_main_lines_work(
+    work: Path, forked: bool
+) -> None:
+    """``free`` forks from the start, before ``plan`` ran; the join continues ``free`` and
+    merges ``b``: the main line after plan, or (with ``c`` also forking from plan) a branch
+    forked from it. plan.txt comes with it, as it is in what the join needs."""
+    others = ["c"] if forked else []
+    names = ["plan", "free", "b", *others, "join"]
+    pipeline = {
+        "name": "mixed",
+        "stages": [
+            _stage("plan"),
+            _stage("free", []),
+            _stage("b", ["plan"]),
+            *[_stage(name, ["plan"]) for name in others],
+            _stage("join", ["free", "b", *others],
+                   exit_when=[{"file_exists": f"{name}.txt"} for name in names]),
+        ],
+    }  # fmt: skip
+    replies = [
+        *_work(None, "plan"),
+        *_work("free", "free"),
+        *_work("b" if forked else None, "b"),
+        *[reply for name in others for reply in _work(name, name)],
+        *_work("free", "join"),
+    ]
+    report, _, _ = _run(pipeline, replies, work)
+    assert report.verdict == "accepted", report.error
+    assert sorted(p.name for p in work.glob("*.txt")) == sorted(f"{n}.txt" for n in names)
+    assert not (work / ".phasegate" / "branches" / "free").exists()
 
 
 # -- killed in the middle of a level, resumed --------------------------------------------
@@ -305,7 +369,15 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
             Pipeline.model_validate(LEVEL), work
         )
         texts = server.user_texts()
+        join_opens = next(
+            r for r in server.main_requests() if r.last_text.startswith("The branches")
+        )
     assert report.verdict == "accepted", report.error
+    # fast was killed after its stage was accepted, before its part was: the join still
+    # continues fast's conversation (a fork of its session), not a fresh one
+    assert "Write fast.txt." in str((join_opens.body or {}).get("messages"))
+    fast = next(b for b in report.branches if b.first == "fast")
+    assert (fast.status, fast.session_id is not None) == ("accepted", True)
     assert {s.name: s.visits for s in report.stages} == {"plan": 1, "fast": 1, "slow": 1,
                                                           "join": 1}  # fmt: skip
     assert not any("Write fast.txt" in t or "Write plan.txt" in t for t in texts)
@@ -318,6 +390,31 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
     assert report.resumes == 1
     for name in ("plan", "fast", "slow", "join"):
         assert (work / f"{name}.txt").exists()
+
+
+def test_a_resume_whose_saved_sessions_are_gone_forks_the_join_into_a_fresh_session(
+    killed_mid_level: Path, work: Path
+) -> None:
+    """Resumed under another HOME (as `--model-script` gives each command a HOME of its
+    own): the slow branch and the join, which forks fast's saved session, start fresh."""
+    del killed_mid_level  # its HOME, with the saved sessions, is not the resume's
+    replies = [
+        {"branch": "slow", "tools": [_write("slow.txt", "s\n")]},
+        {"branch": "slow", "text": "slow is written."},
+        *_work("fast", "join"),
+    ]
+    events: list[RunEvent] = []
+    with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
+        agent = server.claude_agent(timeout=90, request_timeout=20)
+        report = PipelineRunner(agent, on_event=events.append).resume_sync(
+            Pipeline.model_validate(LEVEL), work
+        )
+    assert report.verdict == "accepted", report.error
+    fresh = [e for e in events if e.event == "pipeline.resumed" and e.fields["how"] == "fresh"]
+    assert {(e.fields["name"], e.branch) for e in fresh} >= {("join", "fast")}
+    assert {s.name: s.visits for s in report.stages} == {"plan": 1, "fast": 1, "slow": 1,
+                                                          "join": 1}  # fmt: skip
+    assert (work / "join.txt").exists() and (work / "slow.txt").exists()
 
 
 def _git(where: Path, *args: str) -> str:

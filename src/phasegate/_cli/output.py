@@ -159,7 +159,15 @@ def print_progress(event: RunEvent) -> None:
 
 
 def progress_line(event: RunEvent) -> str | None:
-    """One stderr line for the events a person watching a run cares about."""
+    """One stderr line for the events a person watching a run cares about; a stage's line
+    names its branch (a pipeline's branches run at once, so their lines interleave)."""
+    line = _progress_line(event)
+    if line is not None and event.branch is not None:
+        return f"{line} [branch {event.branch}]"
+    return line
+
+
+def _progress_line(event: RunEvent) -> str | None:
     from phasegate.metrics.formatting import quantity
     from phasegate.telemetry import events as e
 

@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -174,6 +175,10 @@ class ParallelRun:
         self.sub_states: dict[str, PipelineState] = {}
         self.stops: dict[str, asyncio.Event] = {}
         self._marks: dict[str, object] = {}
+        self.ended: set[str] = set()
+        """The parts that have ended (in an earlier process too)."""
+        self.ended_before: dict[str, set[str]] = {}
+        """For each part started, the parts that had ended then (the others ran beside it)."""
         self.started = time.monotonic()
         self.agent_version: str | None = None
         self.final_message: str | None = None
@@ -205,6 +210,10 @@ class ParallelRun:
         for record in state.branches:
             if record.status != "pending":
                 self._load_part(record)
+            if record.status != "accepted":
+                self._accept_finished(record)
+            if record.status == "accepted":
+                self.ended.add(record.first)
         self._save()
         return await self._drive(resumed=True)
 
@@ -232,6 +241,7 @@ class ParallelRun:
                             if len(running) >= self.bound:
                                 break
                             self.stops.setdefault(first, asyncio.Event())
+                            self.ended_before[first] = set(self.ended)
                             running[asyncio.create_task(self._run_part(first))] = first
                     if not running:
                         break
@@ -273,7 +283,9 @@ class ParallelRun:
         pipeline says so."""
         for task in done:
             first = running.pop(task)
-            if await self._after_part(first, task) or failed:
+            ok = await self._after_part(first, task)
+            self.ended.add(first)
+            if ok or failed:
                 continue
             failed.append(first)
             if self.pipeline.on_branch_failure == "stop":
@@ -281,8 +293,14 @@ class ParallelRun:
                     self.stops[other].set()
 
     def _ready(self, running: set[str]) -> list[str]:
-        """The parts that may start now: their first stage's needs all accepted."""
-        accepted = {r.name for r in self.state.stages if r.status == "accepted"}
+        """The parts that may start now: their first stage's needs all accepted, and the
+        parts of those ended (a part's session may still be closing after its last stage
+        is accepted; what follows forks or continues it, and merges its work, only then)."""
+        accepted = {
+            r.name
+            for r in self.state.stages
+            if r.status == "accepted" and self._part_of(r.name).first not in running
+        }
         waiting = {
             r.first
             for r in self.state.branches
@@ -364,9 +382,8 @@ class ParallelRun:
         if not record.merged:
             for joined in self.graph.joins(first):
                 branch = self.graph.branch_of(joined)
-                point = load_fork_point(self.root, branch)
-                if point is None:
-                    raise AssertionError(f"branch {branch} has no fork point")
+                into = {b for r in self.state.branches if r.branch == part.branch for b in r.merged}
+                point = self._merge_base(branch, part.branch, into)
                 outcome = merge_branch(
                     workdir,
                     self._workdir_of(branch),
@@ -448,8 +465,14 @@ class ParallelRun:
             record.error = report.error
             self._save()
             return False
+        return self._accept(first)
+
+    def _accept(self, first: str) -> bool:
+        """The part every stage of which is accepted is: the branches that fork after its
+        last stage get their fork points, a join's merged branches are removed; False when
+        the forks cannot be made."""
+        record, part = self._record(first), self.parts[first]
         record.status = "accepted"
-        part = self.parts[first]
         try:
             for dependent in self.graph.dependents(part.last):
                 if self.graph.forks_from(dependent) == part.last:
@@ -464,13 +487,38 @@ class ParallelRun:
         self._save()
         return True
 
+    def _accept_finished(self, record: BranchRecord) -> None:
+        """A part killed after its last stage was accepted but before the part was (a
+        resume): accepted now, in the session it ended in, so the stages after it fork or
+        continue that session and no part runs it again. Its last word was not kept."""
+        sub = self.sub_states.get(record.first)
+        part = self.parts[record.first]
+        if sub is None or any(self._stage(name).status != "accepted" for name in part.stages):
+            return
+        record.session_id = sub.session_id
+        record.stage = part.last
+        record.attempts = sum(self._stage(name).attempts for name in part.stages)
+        self._accept(record.first)
+
     def _finish(self, failed: list[str]) -> None:
         """End the run: merge any branch no join merged, or say which parts failed."""
         state = self.state
         if failed:
             first = failed[0]
             record = self._record(first)
-            ran_on = [r.branch for r in state.branches if r.status == "accepted"]
+            before = self.ended_before.get(first, set())
+            ran_on = [
+                r.branch
+                for r in state.branches
+                if r.status == "accepted" and r.first not in before and r.first != first
+            ]
+            kept = sorted(
+                {
+                    Path(r.workdir).relative_to(self.root).as_posix()
+                    for r in state.branches
+                    if r.workdir and r.branch != self.main_line and Path(r.workdir).is_dir()
+                }
+            )
             stopped = [r.branch for r in state.branches if r.status == "stopped"]
             why = f"branch {record.branch} (stage {record.stage or first}) {record.status}"
             if record.conflicts or "on_conflict is fail" in (record.error or ""):
@@ -483,10 +531,9 @@ class ParallelRun:
                 parts.append(f"stopped: {', '.join(stopped)}")
             if ran_on and how == "finish":
                 parts.append(f"ran on to the end: {', '.join(ran_on)}")
-            parts.append(
-                "the branches' work directories are kept under .phasegate/branches for you "
-                "to look at"
-            )
+            if kept:
+                parts.append(f"the branches' work directories are kept for you to look at: "
+                             f"{', '.join(kept)}")  # fmt: skip
             state.status = "rejected" if record.status == "rejected" else "error"
             state.error = "; ".join(parts)
             return
@@ -496,13 +543,14 @@ class ParallelRun:
             return
         conflicts: list[str] = []
         merged = {branch for r in state.branches for branch in r.merged}
+        into_root = set(merged)
+        unmerged: list[str] = []
         for record in state.branches:
             branch = record.branch
             if branch == self.main_line or record.first != branch or branch in merged:
                 continue
-            point = load_fork_point(self.root, branch)
-            if point is None:
-                continue
+            point = self._merge_base(branch, self.main_line, into_root)
+            into_root.add(branch)
             outcome = merge_branch(
                 self.root,
                 self._workdir_of(branch),
@@ -511,7 +559,11 @@ class ParallelRun:
                 theirs_label=branch,
                 write_conflicts=self.pipeline.on_conflict == "join",
             )
-            conflicts += [c.path for c in outcome.conflicts]
+            conflicts += [f"{c.path} (branch {branch})" for c in outcome.conflicts]
+            if outcome.conflicts:
+                state_of = "merged with conflict markers" if outcome.written else "not merged"
+                where = self._workdir_of(branch).relative_to(self.root).as_posix()
+                unmerged.append(f"{branch} ({state_of}, kept in {where})")
         if not conflicts:
             for record in state.branches:
                 if record.first == record.branch and record.branch not in merged:
@@ -523,7 +575,8 @@ class ParallelRun:
             state.status = "rejected"
             state.error = (
                 "the branches that no stage joins could not be merged into the work directory: "
-                f"{', '.join(conflicts)} conflict; add a stage that needs them all to join them"
+                f"{', '.join(conflicts)} conflict; branch {', '.join(unmerged)}; add a stage "
+                "that needs them all to join them"
             )
             return
         state.status = "accepted"
@@ -622,6 +675,40 @@ class ParallelRun:
     def _session_after(self, stage: str) -> str | None:
         """The session the part that ran ``stage`` ended in."""
         return self._record(self._part_of(stage).first).session_id
+
+    def _merge_base(self, branch: str, target: str, merged: Collection[str]) -> ForkPoint:
+        """What ``branch`` is merged into ``target`` against: the state their lines last
+        shared. That is ``branch``'s fork point when it forked from ``target`` (or from a
+        branch ``merged`` into it already), and else the earlier of the two forks from the
+        branch both lines come from (a ``needs: []`` branch forks from the main line's
+        start), so whatever ``branch`` saw there that ``target`` did not (the main line's
+        stages after the start) is merged too."""
+        source = self.graph.forks_from(branch)
+        parent = self.graph.branch_of(source) if source else self.main_line
+        forked = branch
+        if branch == self.main_line or (parent != target and parent not in merged):
+            ours, theirs = self._lineage(target), self._lineage(branch)
+            common = next(b for b in ours if b in theirs)
+            forks = [theirs[common], ours[common]]
+            forked = min((f for f in forks if f is not None), key=lambda f: f[1])[0]
+        point = load_fork_point(self.root, forked)
+        if point is None:
+            raise RunError(f"the fork point of branch {forked} is missing in {self.root}")
+        return replace(point, branch=branch)
+
+    def _lineage(self, branch: str) -> dict[str, tuple[str, int] | None]:
+        """``branch`` and the branches it forked from, up to the main line, each with the
+        branch of that line forked from it and the position in it of the stage forked
+        after (-1: its start); None for ``branch`` itself."""
+        line: dict[str, tuple[str, int] | None] = {branch: None}
+        child = branch
+        while child != self.main_line:
+            source = self.graph.forks_from(child)
+            parent = self.graph.branch_of(source) if source else self.main_line
+            at = self.graph.stages_of(parent).index(source) if source else -1
+            line[parent] = (child, at)
+            child = parent
+        return line
 
     def _workdir_of(self, branch: str) -> Path:
         """Where ``branch`` works (the first of its parts that started says)."""

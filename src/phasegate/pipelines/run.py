@@ -189,10 +189,13 @@ class PipelineRun(RunObserver):
         first = self.progress.begin_stage(part.start if part else 0, len(self.entries))
         if part is not None and part.preamble:
             first = f"{part.preamble}\n\n{first}"
-        self.conversation = m.Working(first)
         self.record_prompt(first)
         if part is not None and part.resume is not None:
+            # Forking a saved session, as a resume continues one: a saved session that cannot
+            # be opened (another HOME, cleaned up) gives way to a fresh session.
+            self.conversation = m.Resuming(first, part.resume)
             return await self._drive(self._new_request(first, resume=part.resume, fork=part.fork))
+        self.conversation = m.Working(first)
         return await self._drive(self._new_request(first, resume=None))
 
     async def _resume(self) -> PipelineReport:
@@ -204,7 +207,10 @@ class PipelineRun(RunObserver):
         await self._confine()
         self._emit_started(resumed=True)
         prompt = self.progress.recap(reason)
-        self.conversation = m.Resuming(prompt, state.session_id)
+        part = self.part
+        # Killed before its forked session started: fork again from the same point.
+        fork_from = part.resume if part is not None and state.session_id is None else None
+        self.conversation = m.Resuming(prompt, fork_from or state.session_id)
         how: Literal["session", "fresh"] = "session" if state.session_id else "fresh"
         self.emit(PipelineResumed(stage=state.stage + 1, name=self.progress.stage.name, how=how))
         self.progress.save()
@@ -212,10 +218,8 @@ class PipelineRun(RunObserver):
             record, baseline = state.current, self.progress.visit.baseline
             self.visits.begin(state.stage, record.name, record.visits, len(self.entries), baseline)
         self.record_prompt(prompt)
-        part = self.part
-        if state.session_id is None and part is not None and part.resume is not None:
-            # Killed before its forked session started: fork again from the same point.
-            return await self._drive(self._new_request(prompt, resume=part.resume, fork=part.fork))
+        if part is not None and fork_from is not None:
+            return await self._drive(self._new_request(prompt, resume=fork_from, fork=part.fork))
         return await self._drive(self._new_request(prompt, resume=state.session_id))
 
     # -- AgentObserver --------------------------------------------------------------------
