@@ -5,33 +5,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
+from tests.helpers.branches import branch_stage, branch_work
 from tests.helpers.cli import phasegate
 
 pytestmark = pytest.mark.cli
 
 
-def _stage(name: str, needs: list[str] | None = None) -> dict[str, Any]:
-    stage: dict[str, Any] = {"name": name, "prompt": f"Write {name}.md.",
-                             "exit_when": [{"file_exists": f"{name}.md"}]}  # fmt: skip
-    return stage if needs is None else {**stage, "needs": needs}
-
-
-def _work(branch: str | None, name: str) -> list[dict[str, Any]]:
-    key = {"branch": branch} if branch else {}
-    write = {"Write": {"file_path": f"{name}.md", "content": f"{name}\n"}}
-    return [{**key, "tools": [write]}, {**key, "text": f"{name} done."}]
-
-
 def test_a_batch_runs_a_pipeline_with_branches_at_the_bound_it_is_given(tmp_path: Path) -> None:
-    stages = [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"])]
-    stages.append(_stage("join", ["a", "b"]))
+    stages = [branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("b", ["plan"])]
+    stages.append(branch_stage("join", ["a", "b"]))
     (tmp_path / "fan.yaml").write_text(yaml.safe_dump({"name": "fan", "stages": stages}))
-    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    replies = [
+        *branch_work(None, "plan"),
+        *branch_work("a", "a"),
+        *branch_work("b", "b"),
+        *branch_work("a", "join"),
+    ]
     (tmp_path / "model.yaml").write_text(yaml.safe_dump({"replies": replies}))
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "README.md").write_text("a project\n")

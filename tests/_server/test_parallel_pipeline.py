@@ -5,36 +5,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
+from tests.helpers.branches import branch_stage, branch_work
 from tests.helpers.service import events, running_service
 
 pytestmark = pytest.mark.cli
 
 
-def _stage(name: str, needs: list[str] | None = None) -> dict[str, Any]:
-    stage: dict[str, Any] = {"name": name, "prompt": f"Write {name}.md.",
-                             "exit_when": [{"file_exists": f"{name}.md"}]}  # fmt: skip
-    return stage if needs is None else {**stage, "needs": needs}
-
-
-def _work(branch: str | None, name: str) -> list[dict[str, Any]]:
-    key = {"branch": branch} if branch else {}
-    write = {"Write": {"file_path": f"{name}.md", "content": f"{name}\n"}}
-    return [{**key, "tools": [write]}, {**key, "text": f"{name} done."}]
-
-
 def test_a_pipeline_with_branches_runs_over_http_and_streams_each_events_branch(
     root: Path,
 ) -> None:
-    stages = [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"])]
-    stages.append(_stage("join", ["a", "b"]))
+    stages = [branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("b", ["plan"])]
+    stages.append(branch_stage("join", ["a", "b"]))
     pipeline = {"name": "fan", "stages": stages}
     (root / "fan.yaml").write_text(yaml.safe_dump(pipeline))
-    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    replies = [
+        *branch_work(None, "plan"),
+        *branch_work("a", "a"),
+        *branch_work("b", "b"),
+        *branch_work("a", "join"),
+    ]
     (root / "scripts" / "fan.yaml").write_text(yaml.safe_dump({"replies": replies}))
     (root / "fan-work").mkdir()
     with running_service(root, "--model-script", root / "scripts" / "fan.yaml") as service:
@@ -43,8 +36,8 @@ def test_a_pipeline_with_branches_runs_over_http_and_streams_each_events_branch(
         streamed = events(client, run["id"])
         finished = client.get(f"/v1/runs/{run['id']}").json()
     assert (finished["status"], finished["verdict"]) == ("finished", "accepted")
-    assert sorted(p.name for p in (root / "fan-work").glob("*.md")) == [
-        "a.md", "b.md", "join.md", "plan.md"
+    assert sorted(p.name for p in (root / "fan-work").glob("*.txt")) == [
+        "a.txt", "b.txt", "join.txt", "plan.txt"
     ]  # fmt: skip
     started = [e.json for e in streamed if e.event == "stage.started"]
     assert {(s["name"], s["stage"], s["branch"]) for s in started} == {

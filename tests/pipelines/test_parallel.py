@@ -13,34 +13,19 @@ from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.parallel import ParallelRun, one_after_another
 from phasegate.pipelines.state import BranchRecord, PipelineState, stage_records
 from phasegate.testing import Script, ScriptedAgent
+from tests.helpers.branches import branch_stage, branch_work, write_call
 from tests.helpers.pipelines import FinishedPipeline
 
 RunPipeline = Callable[..., FinishedPipeline]
 
 
-def _write(path: str, content: str) -> dict[str, Any]:
-    return {"Write": {"file_path": path, "content": content}}
-
-
-def _stage(name: str, needs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    stage: dict[str, Any] = {
-        "name": name,
-        "prompt": f"Write {name}.txt.",
-        "exit_when": [{"file_exists": f"{name}.txt"}],
-        **extra,
-    }
-    if needs is not None:
-        stage["needs"] = needs
-    return stage
-
-
 FAN_OUT = {
     "name": "fan-out",
     "stages": [
-        _stage("plan"),
-        _stage("backend", ["plan"]),
-        _stage("frontend", ["plan"]),
-        _stage("docs", ["plan"]),
+        branch_stage("plan"),
+        branch_stage("backend", ["plan"]),
+        branch_stage("frontend", ["plan"]),
+        branch_stage("docs", ["plan"]),
         {
             "name": "integrate",
             "needs": ["backend", "frontend", "docs"],
@@ -56,21 +41,12 @@ FAN_OUT = {
 }
 
 
-def _replies(branch: str | None, name: str, content: str | None = None) -> list[dict[str, Any]]:
-    """A stage's work: write its file, then say it is done."""
-    key = {"branch": branch} if branch is not None else {}
-    return [
-        {**key, "tools": [_write(f"{name}.txt", content or f"{name} done\n")]},
-        {**key, "text": f"{name} is written."},
-    ]
-
-
 FAN_OUT_REPLIES = [
-    *_replies(None, "plan", "the plan\n"),
-    *_replies("backend", "backend"),
-    *_replies("frontend", "frontend"),
-    *_replies("docs", "docs"),
-    *_replies("backend", "integrate"),  # the join continues its first need's branch
+    *branch_work(None, "plan", "the plan\n"),
+    *branch_work("backend", "backend"),
+    *branch_work("frontend", "frontend"),
+    *branch_work("docs", "docs"),
+    *branch_work("backend", "integrate"),  # the join continues its first need's branch
 ]
 
 
@@ -109,16 +85,18 @@ def test_a_single_session_runs_the_stages_in_the_graphs_order_one_after_another(
         {
             "name": "out-of-order",
             "stages": [
-                _stage("join", ["b", "a"]),
-                _stage("a", []),
-                _stage("b", ["a"]),
+                branch_stage("join", ["b", "a"]),
+                branch_stage("a", []),
+                branch_stage("b", ["a"]),
             ],
         }
     )
     ordered = one_after_another(pipeline)
     assert [s.name for s in ordered.stages] == ["a", "b", "join"]
     assert StageGraph.of(ordered).sequential
-    plain = Pipeline.model_validate({"name": "plain", "stages": [_stage("x"), _stage("y")]})
+    plain = Pipeline.model_validate(
+        {"name": "plain", "stages": [branch_stage("x"), branch_stage("y")]}
+    )
     assert one_after_another(plain) is plain
 
 
@@ -128,11 +106,11 @@ def test_process_isolation_gives_each_stage_of_a_branch_its_own_session(
     """Branches still fork; inside a branch, each further stage starts a session of its own."""
     pipeline = {
         "name": "isolated",
-        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("a2"), _stage("b", ["plan"]),
-                   _stage("join", ["a2", "b"])],
+        "stages": [branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("a2"),
+                   branch_stage("b", ["plan"]), branch_stage("join", ["a2", "b"])],
     }  # fmt: skip
-    replies = [*_replies(None, "plan"), *_replies("a", "a"), *_replies("a", "a2"),
-               *_replies("b", "b"), *_replies("a", "join")]  # fmt: skip
+    replies = [*branch_work(None, "plan"), *branch_work("a", "a"), *branch_work("a", "a2"),
+               *branch_work("b", "b"), *branch_work("a", "join")]  # fmt: skip
     run = run_pipeline(pipeline, replies, isolation="process")
     assert run.report.verdict == "accepted", run.report.error
     assert run.report.sessions == 4 + 1, "four parts, and a2 in a session of its own"
@@ -150,7 +128,7 @@ def test_a_script_without_branch_replies_serves_the_branches_by_their_stage_prom
     replies: list[dict[str, Any]] = []
     for number, name in enumerate(("plan", "backend", "frontend", "docs", "integrate"), 1):
         replies.append({"contains": f"Stage {number} of 5: {name}",
-                        "tools": [_write(f"{name}.txt", f"{name}\n")]})  # fmt: skip
+                        "tools": [write_call(f"{name}.txt", f"{name}\n")]})  # fmt: skip
         replies.append({"when": "tool_result", "text": f"{name} done."})
     run = run_pipeline(FAN_OUT, replies)
     assert run.report.verdict == "accepted", run.report.error
@@ -187,8 +165,8 @@ def test_a_stage_waits_until_the_part_before_it_has_ended_not_only_its_stage_acc
     """b is accepted while its part still runs (its session closing): the join that needs it
     starts only once the part has ended, when its session and forks are recorded."""
     pipeline = Pipeline.model_validate(
-        {"name": "race", "stages": [_stage("plan"), _stage("a", ["plan"]),
-                                    _stage("b", ["plan"]), _stage("join", ["a", "b"])]}
+        {"name": "race", "stages": [branch_stage("plan"), branch_stage("a", ["plan"]),
+                                    branch_stage("b", ["plan"]), branch_stage("join", ["a", "b"])]}
     )  # fmt: skip
     state = PipelineState(pipeline="race", digest=pipeline.digest(), run_id="r",
                           isolation="session", stages=stage_records(pipeline))  # fmt: skip

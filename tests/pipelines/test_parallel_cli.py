@@ -20,33 +20,10 @@ from phasegate import Pipeline, PipelineRunner, RunEvent
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.state import load_state
 from phasegate.testing import Script, ScriptedModelServer
+from tests.helpers.branches import branch_stage, branch_work, write_call
 from tests.helpers.usage import assert_usage_adds_up, sent_usage
 
 pytestmark = pytest.mark.cli
-
-
-def _write(path: str, content: str) -> dict[str, Any]:
-    return {"Write": {"file_path": path, "content": content}}
-
-
-def _stage(name: str, needs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    stage: dict[str, Any] = {
-        "name": name,
-        "prompt": f"Write {name}.txt.",
-        "exit_when": [{"file_exists": f"{name}.txt"}],
-        **extra,
-    }
-    if needs is not None:
-        stage["needs"] = needs
-    return stage
-
-
-def _work(branch: str | None, name: str, content: str | None = None) -> list[dict[str, Any]]:
-    key = {"branch": branch} if branch is not None else {}
-    return [
-        {**key, "tools": [_write(f"{name}.txt", content or f"{name} done\n")]},
-        {**key, "text": f"{name} is written."},
-    ]
 
 
 def _run(
@@ -73,9 +50,9 @@ def _conflicting(on_conflict: str) -> dict[str, Any]:
         "name": "conflicting",
         "on_conflict": on_conflict,
         "stages": [
-            _stage("plan"),
-            _stage("left", ["plan"]),
-            _stage("right", ["plan"]),
+            branch_stage("plan"),
+            branch_stage("left", ["plan"]),
+            branch_stage("right", ["plan"]),
             {
                 "name": "join",
                 "needs": ["left", "right"],
@@ -89,8 +66,8 @@ def _conflicting(on_conflict: str) -> dict[str, Any]:
 def _side(branch: str) -> list[dict[str, Any]]:
     return [
         {"branch": branch, "tools": [
-            _write(f"{branch}.txt", "done\n"),
-            _write("shared.txt", SHARED.replace("two", f"two by {branch}")),
+            write_call(f"{branch}.txt", "done\n"),
+            write_call("shared.txt", SHARED.replace("two", f"two by {branch}")),
         ]},
         {"branch": branch, "text": f"{branch} is written."},
     ]  # fmt: skip
@@ -102,14 +79,14 @@ def test_a_conflict_is_handed_to_the_join_with_its_files_and_hunks(work: Path) -
     (work / "shared.txt").write_text(SHARED)
     resolved = "one\ntwo by left and right\nthree\n"
     replies = [
-        *_work(None, "plan"),
+        *branch_work(None, "plan"),
         *_side("left"),
         *_side("right"),
         {"branch": "left", "contains": "merge_conflict", "tools": [
             {"Read": {"file_path": "shared.txt"}},
         ]},
         {"branch": "left", "when": "tool_result", "contains": "<<<<<<< left", "tools": [
-            _write("shared.txt", resolved), _write("join.txt", "joined\n"),
+            write_call("shared.txt", resolved), write_call("join.txt", "joined\n"),
         ]},
         {"branch": "left", "text": "Resolved."},
     ]  # fmt: skip
@@ -126,7 +103,7 @@ def test_a_conflict_fails_the_run_with_nothing_written_when_the_pipeline_says_fa
     work: Path,
 ) -> None:
     (work / "shared.txt").write_text(SHARED)
-    replies = [*_work(None, "plan"), *_side("left"), *_side("right")]
+    replies = [*branch_work(None, "plan"), *_side("left"), *_side("right")]
     report, _, _ = _run(_conflicting("fail"), replies, work)
     assert report.verdict == "rejected"
     assert report.error is not None and "shared.txt" in report.error
@@ -143,13 +120,13 @@ def test_branches_no_stage_joins_that_conflict_at_the_end_are_named_with_where_t
     pipeline = {
         "name": "no-join",
         "on_conflict": "fail",
-        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"])],
+        "stages": [branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("b", ["plan"])],
     }
     replies = [
-        *_work(None, "plan"),
-        {"branch": "a", "tools": [_write("a.txt", "a\n"), _write("new.txt", "from a\n")]},
+        *branch_work(None, "plan"),
+        {"branch": "a", "tools": [write_call("a.txt", "a\n"), write_call("new.txt", "from a\n")]},
         {"branch": "a", "text": "a is written."},
-        {"branch": "b", "tools": [_write("b.txt", "b\n"), _write("new.txt", "from b\n")]},
+        {"branch": "b", "tools": [write_call("b.txt", "b\n"), write_call("new.txt", "from b\n")]},
         {"branch": "b", "text": "b is written."},
     ]
     report, _, _ = _run(pipeline, replies, work)
@@ -166,17 +143,17 @@ def _failing(on_branch_failure: str) -> dict[str, Any]:
         "name": "failing",
         "on_branch_failure": on_branch_failure,
         "stages": [
-            _stage("plan"),
-            _stage("good", ["plan"]),
-            _stage("bad", ["plan"], on_fail={"retry": 0}),
-            _stage("join", ["good", "bad"]),
+            branch_stage("plan"),
+            branch_stage("good", ["plan"]),
+            branch_stage("bad", ["plan"], on_fail={"retry": 0}),
+            branch_stage("join", ["good", "bad"]),
         ],
     }
 
 
 def test_a_rejected_branch_stops_the_branches_still_running(work: Path) -> None:
     replies = [
-        *_work(None, "plan"),
+        *branch_work(None, "plan"),
         {"branch": "good", "hang": True},  # still working when bad is rejected
         {"branch": "bad", "text": "I will not write it."},
     ]
@@ -198,10 +175,10 @@ def test_a_rejected_branch_lets_the_others_finish_when_the_pipeline_says_finish(
     work: Path,
 ) -> None:
     replies = [
-        *_work(None, "plan"),
+        *branch_work(None, "plan"),
         {"branch": "bad", "text": "I will not write it."},
         {"branch": "good", "text": "Thinking first."},
-        {"branch": "good", "when": "user", "tools": [_write("good.txt", "good\n")]},
+        {"branch": "good", "when": "user", "tools": [write_call("good.txt", "good\n")]},
         {"branch": "good", "text": "Written."},
     ]
     report, _, _ = _run(_failing("finish"), replies, work)
@@ -222,27 +199,27 @@ def test_back_to_inside_a_branch_revisits_its_earlier_stage_only(work: Path) -> 
     pipeline = {
         "name": "revising",
         "stages": [
-            _stage("plan"),
-            _stage("draft", ["plan"]),
+            branch_stage("plan"),
+            branch_stage("draft", ["plan"]),
             {
                 "name": "review",
                 "prompt": "Review draft.txt and write review.txt.",
                 "exit_when": [{"file_exists": "review.txt"}],
                 "on_fail": {"retry": 0, "back_to": "draft"},
             },
-            _stage("other", ["plan"]),
-            _stage("join", ["review", "other"]),
+            branch_stage("other", ["plan"]),
+            branch_stage("join", ["review", "other"]),
         ],
     }
     replies = [
-        *_work(None, "plan"),
-        *_work("draft", "draft"),
+        *branch_work(None, "plan"),
+        *branch_work("draft", "draft"),
         {"branch": "draft", "text": "Nothing to review."},  # review fails: back to draft
-        {"branch": "draft", "contains": "draft", "tools": [_write("draft.txt", "draft v2\n")]},
+        {"branch": "draft", "contains": "draft", "tools": [write_call("draft.txt", "draft v2\n")]},
         {"branch": "draft", "text": "Redrafted."},
-        *_work("draft", "review"),
-        *_work("other", "other"),
-        *_work("draft", "join"),
+        *branch_work("draft", "review"),
+        *branch_work("other", "other"),
+        *branch_work("draft", "join"),
     ]
     report, _, _ = _run(pipeline, replies, work)
     assert report.verdict == "accepted", report.error
@@ -255,10 +232,15 @@ def test_back_to_inside_a_branch_revisits_its_earlier_stage_only(work: Path) -> 
 def test_usage_of_every_branch_is_counted_once_and_adds_up(work: Path) -> None:
     pipeline = {
         "name": "usage",
-        "stages": [_stage("plan"), _stage("a", ["plan"]), _stage("b", ["plan"]),
-                   _stage("join", ["a", "b"])],
+        "stages": [branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("b", ["plan"]),
+                   branch_stage("join", ["a", "b"])],
     }  # fmt: skip
-    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    replies = [
+        *branch_work(None, "plan"),
+        *branch_work("a", "a"),
+        *branch_work("b", "b"),
+        *branch_work("a", "join"),
+    ]
     report, _, server = _run(pipeline, replies, work)
     assert report.verdict == "accepted", report.error
     assert_usage_adds_up(report.model_dump(mode="json"))
@@ -282,20 +264,20 @@ def test_a_join_continuing_a_needs_nothing_branch_sees_the_main_lines_work(
     pipeline = {
         "name": "mixed",
         "stages": [
-            _stage("plan"),
-            _stage("free", []),
-            _stage("b", ["plan"]),
-            *[_stage(name, ["plan"]) for name in others],
-            _stage("join", ["free", "b", *others],
+            branch_stage("plan"),
+            branch_stage("free", []),
+            branch_stage("b", ["plan"]),
+            *[branch_stage(name, ["plan"]) for name in others],
+            branch_stage("join", ["free", "b", *others],
                    exit_when=[{"file_exists": f"{name}.txt"} for name in names]),
         ],
     }  # fmt: skip
     replies = [
-        *_work(None, "plan"),
-        *_work("free", "free"),
-        *_work("b" if forked else None, "b"),
-        *[reply for name in others for reply in _work(name, name)],
-        *_work("free", "join"),
+        *branch_work(None, "plan"),
+        *branch_work("free", "free"),
+        *branch_work("b" if forked else None, "b"),
+        *[reply for name in others for reply in branch_work(name, name)],
+        *branch_work("free", "join"),
     ]
     report, _, _ = _run(pipeline, replies, work)
     assert report.verdict == "accepted", report.error
@@ -307,8 +289,8 @@ def test_a_join_continuing_a_needs_nothing_branch_sees_the_main_lines_work(
 
 LEVEL = {
     "name": "level",
-    "stages": [_stage("plan"), _stage("fast", ["plan"]), _stage("slow", ["plan"]),
-               _stage("join", ["fast", "slow"])],
+    "stages": [branch_stage("plan"), branch_stage("fast", ["plan"]), branch_stage("slow", ["plan"]),
+               branch_stage("join", ["fast", "slow"])],
 }  # fmt: skip
 
 
@@ -320,7 +302,11 @@ def killed_mid_level(tmp_path: Path, work: Path) -> Path:
     home.mkdir()
     path = tmp_path / "level.yaml"
     path.write_text(yaml.safe_dump(LEVEL))
-    replies = [*_work(None, "plan"), *_work("fast", "fast"), {"branch": "slow", "hang": True}]
+    replies = [
+        *branch_work(None, "plan"),
+        *branch_work("fast", "fast"),
+        {"branch": "slow", "hang": True},
+    ]
     with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
         runner = subprocess.Popen(
             [sys.executable, "-m", "phasegate", "pipeline", "run", str(path), "-w", str(work)],
@@ -357,9 +343,9 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
     state = load_state(work)
     assert {b.first: b.status for b in state.branches}["slow"] == "running"
     replies = [
-        {"branch": "slow", "contains": "was interrupted", "tools": [_write("slow.txt", "s\n")]},
+        {"branch": "slow", "contains": "was interrupted", "tools": [write_call("slow.txt", "s\n")]},
         {"branch": "slow", "text": "slow is written."},
-        *_work("fast", "join"),
+        *branch_work("fast", "join"),
     ]
     events: list[RunEvent] = []
     with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
@@ -399,9 +385,9 @@ def test_a_resume_whose_saved_sessions_are_gone_forks_the_join_into_a_fresh_sess
     own): the slow branch and the join, which forks fast's saved session, start fresh."""
     del killed_mid_level  # its HOME, with the saved sessions, is not the resume's
     replies = [
-        {"branch": "slow", "tools": [_write("slow.txt", "s\n")]},
+        {"branch": "slow", "tools": [write_call("slow.txt", "s\n")]},
         {"branch": "slow", "text": "slow is written."},
-        *_work("fast", "join"),
+        *branch_work("fast", "join"),
     ]
     events: list[RunEvent] = []
     with ScriptedModelServer(Script.model_validate({"replies": replies})) as server:
@@ -434,15 +420,20 @@ def test_in_a_git_work_tree_branches_are_worktrees_of_the_uncommitted_state(work
     pipeline = {
         "name": "in-git",
         "stages": [
-            _stage("plan"),
-            _stage(
+            branch_stage("plan"),
+            branch_stage(
                 "a", ["plan"], exit_when=[{"file_exists": "a.txt"}, {"file_exists": "plan.txt"}]
             ),
-            _stage("b", ["plan"]),
-            _stage("join", ["a", "b"]),
+            branch_stage("b", ["plan"]),
+            branch_stage("join", ["a", "b"]),
         ],
     }
-    replies = [*_work(None, "plan"), *_work("a", "a"), *_work("b", "b"), *_work("a", "join")]
+    replies = [
+        *branch_work(None, "plan"),
+        *branch_work("a", "a"),
+        *branch_work("b", "b"),
+        *branch_work("a", "join"),
+    ]
     report, _, _ = _run(pipeline, replies, work)
     assert report.verdict == "accepted", report.error
     assert report.branches[1].workdir == str(work / ".phasegate" / "branches" / "a")
@@ -461,20 +452,20 @@ def test_a_join_going_back_to_its_branchs_earlier_stage_redoes_it_after_the_merg
     pipeline = {
         "name": "join-revising",
         "stages": [
-            _stage("plan"),
-            _stage("a", ["plan"]),
-            _stage("b", ["plan"]),
-            _stage("join", ["a", "b"], on_fail={"retry": 0, "back_to": "a"}),
+            branch_stage("plan"),
+            branch_stage("a", ["plan"]),
+            branch_stage("b", ["plan"]),
+            branch_stage("join", ["a", "b"], on_fail={"retry": 0, "back_to": "a"}),
         ],
     }
     replies = [
-        *_work(None, "plan"),
-        *_work("a", "a"),
-        *_work("b", "b"),
+        *branch_work(None, "plan"),
+        *branch_work("a", "a"),
+        *branch_work("b", "b"),
         {"branch": "a", "contains": "joins", "text": "Not yet."},  # the join fails: back to a
-        {"branch": "a", "when": "user", "tools": [_write("a.txt", "a, redone with b.txt\n")]},
+        {"branch": "a", "when": "user", "tools": [write_call("a.txt", "a, redone with b.txt\n")]},
         {"branch": "a", "text": "a redone."},
-        *_work("a", "join"),
+        *branch_work("a", "join"),
     ]
     report, _, _ = _run(pipeline, replies, work)
     assert report.verdict == "accepted", report.error
