@@ -27,6 +27,7 @@ from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.cli import phasegate
 from tests.helpers.sandboxed import (
     DONE,
+    as_recorded,
     confined_task,
     recorded,
     require_sandbox,
@@ -105,7 +106,7 @@ def test_bash_writes_inside_the_work_directory_and_nowhere_else(
         ("path", 1, "Bash")
     ] * 4
     assert [line["target"] for line in lines] == [
-        f"echo escaped > {outside}; echo rc=$?",
+        as_recorded(f"echo escaped > {outside}; echo rc=$?"),
         "sed -i s/True/False/ tests/test_a.py; echo rc=$?",
         "echo pwned >> ~/.bashrc; echo rc=$?",
         "sed -i s/tool/pwned/ setup.cfg; echo rc=$?",

@@ -19,6 +19,7 @@ from phasegate import RunEvent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.cli import phasegate
 from tests.helpers.sandboxed import (
+    as_recorded,
     bash,
     calls,
     confined_task,
@@ -92,7 +93,9 @@ def test_every_way_out_of_the_work_directory_fails_and_is_recorded_once(
             assert "Read-only file system" in shown[name] and "rc=0" not in shown[name], name
     assert report.verdict == "accepted"  # judged on its work: the attempts are on the record
     lines = recorded(report.transcript.entries, events, report.blocked)
-    assert [line["target"] for line in lines] == [c for n, c in commands.items() if n != "inside"]
+    assert [line["target"] for line in lines] == [
+        as_recorded(c) for n, c in commands.items() if n != "inside"
+    ]
     assert {(line["kind"], line["tool"], line["phase"]) for line in lines} == {("path", "Bash", 1)}
 
 

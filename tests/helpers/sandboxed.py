@@ -19,7 +19,13 @@ import pytest
 from phasegate import Loop, Pipeline, RunEvent, Task
 from phasegate.agents.claude.sandbox import sandbox_problem
 from phasegate.evidence.confinement import Blocked
-from phasegate.evidence.transcript import Entry, SandboxBlocked, ToolRefused, ToolResult
+from phasegate.evidence.transcript import (
+    BRIEF_LIMIT,
+    Entry,
+    SandboxBlocked,
+    ToolRefused,
+    ToolResult,
+)
 from phasegate.running import RunOptions, run_definition
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
@@ -96,6 +102,13 @@ def recorded(
         assert isinstance(before, ToolRefused | ToolResult)
         assert before.tool_use_id == entry.tool_use_id
     return lines
+
+
+def as_recorded(text: str) -> str:
+    """A command as a ``blocked`` entry's target holds it: the call's brief, at most
+    ``BRIEF_LIMIT`` characters (a command naming a path under CI's 100-character TMPDIR is
+    longer)."""
+    return text if len(text) <= BRIEF_LIMIT else text[: BRIEF_LIMIT - 1] + "…"
 
 
 def results(report: Any) -> list[str]:
