@@ -77,6 +77,7 @@ SUBSET = [
     "tests/agents/test_claude_tool_policy.py",
     "tests/agents/test_claude_sandbox.py",
     "tests/agents/test_sandbox_hostile_network.py",
+    "tests/agents/test_claude_fork.py",
     "tests/agents/test_claude_subagents.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",
