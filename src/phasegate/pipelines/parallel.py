@@ -59,7 +59,7 @@ from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
-from phasegate.pipelines.report import PipelineReport, pipeline_report
+from phasegate.pipelines.report import PipelineReport, completed_event, pipeline_report
 from phasegate.pipelines.run import PIPELINE_MODE, BranchPart, PipelineRun
 from phasegate.pipelines.state import (
     BranchRecord,
@@ -74,10 +74,8 @@ from phasegate.recording.model import PartRecord, RunRecord
 from phasegate.recording.recorder import Recorder
 from phasegate.telemetry.events import (
     EventData,
-    PipelineCompleted,
     PipelineStarted,
     RunEvent,
-    usage_fields,
 )
 from phasegate.workspace.branches import (
     FORKS_DIR,
@@ -608,19 +606,13 @@ class ParallelRun:
             final_message=self.final_message,
         )
         self._emit(
-            PipelineCompleted(
-                verdict=report.verdict,
-                stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
-                revisions=len(report.revisions),
-                sessions=report.sessions,
-                stop_overrides=report.stop_overrides,
+            completed_event(
+                report,
                 duration_ms=duration,
-                **usage_fields(report.usage),
-                unattributed_usage=report.unattributed_usage.model_dump(),
-                overhead=report.overhead.model_dump(),
+                usage=report.usage,
+                unattributed=report.unattributed_usage,
+                overhead=report.overhead,
                 refusals=sum(len(stage.refusals) for stage in report.stages),
-                blocked=len(report.blocked),
-                error=report.error,
             )
         )
         return report

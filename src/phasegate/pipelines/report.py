@@ -18,6 +18,7 @@ from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.pipelines.state import BranchRecord, PipelineState, Revision, StageRecord
 from phasegate.tasks.report import SCHEMA_VERSION, exit_code_of
+from phasegate.telemetry.events import PipelineCompleted, usage_fields
 
 
 class PipelineReport(BaseModel):
@@ -152,4 +153,34 @@ def pipeline_report(
         state_file=str(state_file),
         session_id=state.session_id,
         final_message=final_message,
+    )
+
+
+def completed_event(
+    report: PipelineReport,
+    *,
+    duration_ms: int,
+    usage: Usage,
+    unattributed: Usage,
+    overhead: GateOverhead,
+    refusals: int,
+    recording: str | None = None,
+) -> PipelineCompleted:
+    """``pipeline.completed`` for ``report``, with this process's figures: its wall time, the
+    usage and overhead its sessions added, the calls it refused (a resumed run's report holds
+    the earlier processes' figures too; the event holds only this one's)."""
+    return PipelineCompleted(
+        verdict=report.verdict,
+        stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
+        revisions=len(report.revisions),
+        sessions=report.sessions,
+        stop_overrides=report.stop_overrides,
+        duration_ms=duration_ms,
+        **usage_fields(usage),
+        unattributed_usage=unattributed.model_dump(),
+        overhead=overhead.model_dump(),
+        refusals=refusals,
+        blocked=len(report.blocked),
+        error=report.error,
+        recording=recording,
     )

@@ -47,7 +47,7 @@ from phasegate.phases.pipeline import Pipeline
 from phasegate.pipelines import machine as m
 from phasegate.pipelines.progress import StageProgress, StateFiles
 from phasegate.pipelines.recorded import VisitLog
-from phasegate.pipelines.report import PipelineReport, pipeline_report
+from phasegate.pipelines.report import PipelineReport, completed_event, pipeline_report
 from phasegate.pipelines.state import PipelineState, state_path
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.gate_text import pipeline_words
@@ -63,7 +63,6 @@ from phasegate.telemetry.events import (
     PipelineStarted,
     RunEvent,
     ToolCalled,
-    usage_fields,
 )
 from phasegate.validators.protect import WRITE_TOOL_PATHS, write_refusal
 from phasegate.validators.tools import CallRecord
@@ -440,19 +439,13 @@ class PipelineRun(RunObserver):
             final_message=transcript.final_message,
         )
         self.emit(
-            PipelineCompleted(
-                verdict=report.verdict,
-                stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
-                revisions=len(report.revisions),
-                sessions=report.sessions,
-                stop_overrides=report.stop_overrides,
+            completed_event(
+                report,
                 duration_ms=duration,
-                **usage_fields(usage.total),
-                unattributed_usage=usage.unattributed.model_dump(),
-                overhead=overhead.model_dump(),
+                usage=usage.total,
+                unattributed=usage.unattributed,
+                overhead=overhead,
                 refusals=len(self.refused),
-                blocked=len(report.blocked),
-                error=report.error,
                 recording=str(self.recorder.folder) if self.recorder is not None else None,
             )
         )
