@@ -1,10 +1,12 @@
 """A service's temporary folders: a killed service leaves those of its runs and its own
-behind; the next start removes them, and never the folder of a process still alive."""
+behind; the next start removes them, and never the folder of a process still alive.
+
+The services here get a temporary folder of their own: any other service started meanwhile
+(another test worker's) would sweep the killed one's folders in the shared one first."""
 
 from __future__ import annotations
 
 import signal
-import tempfile
 import time
 from pathlib import Path
 
@@ -19,10 +21,10 @@ pytestmark = pytest.mark.cli
 WAIT = 60.0
 
 
-def _scratch_of(pids: set[int]) -> set[Path]:
-    """The service scratch folders made by one of ``pids``."""
+def _scratch_of(temporary: Path, pids: set[int]) -> set[Path]:
+    """The service scratch folders in ``temporary`` made by one of ``pids``."""
     return {
-        path for path in Path(tempfile.gettempdir()).glob("phasegate-serve-*")
+        path for path in temporary.glob("phasegate-serve-*")
         # PREFIX-MACHINE-PID-START-RANDOM (phasegate._files.scratch)
         if int(path.name.removeprefix("phasegate-serve-").removeprefix("run-").split("-")[1])
         in pids
@@ -30,29 +32,31 @@ def _scratch_of(pids: set[int]) -> set[Path]:
 
 
 def test_the_next_start_removes_what_a_killed_service_left_and_keeps_a_live_folder(
-    root: Path,
+    root: Path, tmp_path: Path
 ) -> None:
     script = root / "scripts" / "hang.yaml"
-    with running_service(root, "--model-script", script) as first:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    with running_service(root, "--model-script", script, temporary=temporary) as first:
         client = first.client()
         run = first.start_run(client, task="task.yaml", workdir="project")
         wait_for_tool_call(first, run["id"])
         processes = {first.process.pid, *descendants(first.process.pid)}
-        left = _scratch_of(processes)
+        left = _scratch_of(temporary, processes)
         first.process.send_signal(signal.SIGKILL)
         first.process.wait()
         deadline = time.monotonic() + WAIT
         while any(alive(pid) for pid in processes):
             assert time.monotonic() < deadline, "the killed service's processes lived on"
             time.sleep(0.05)
-    live = make_scratch(RUN_SCRATCH)  # this test's process is alive: its folder stays
+    live = make_scratch(RUN_SCRATCH, root=temporary)  # this test's process is alive: its folder stays
     try:
         assert {p.name.startswith("phasegate-serve-run-") for p in left} == {True, False}
         assert all(path.is_dir() for path in left)
-        with running_service(root, "--model-script", script) as second:
+        with running_service(root, "--model-script", script, temporary=temporary) as second:
             swept = [path for path in left if path.exists()]
             second_pid = second.process.pid
-            own = _scratch_of({second_pid})
+            own = _scratch_of(temporary, {second_pid})
             assert second.signal(signal.SIGTERM) == 0
         assert live.is_dir()
     finally:
@@ -60,4 +64,4 @@ def test_the_next_start_removes_what_a_killed_service_left_and_keeps_a_live_fold
 
     assert swept == []
     assert len(own) == 1
-    assert _scratch_of({second_pid}) == set()
+    assert _scratch_of(temporary, {second_pid}) == set()

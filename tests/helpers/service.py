@@ -77,15 +77,21 @@ class Service:
 
 @contextlib.contextmanager
 def running_service(
-    root: Path, *args: str | Path, token_file: Path | None = None
+    root: Path,
+    *args: str | Path,
+    token_file: Path | None = None,
+    temporary: Path | None = None,
 ) -> Iterator[Service]:
     """``phasegate serve --root ROOT --port 0 ARGS``, stopped (SIGTERM, then SIGKILL) after;
-    with ``token_file``, the service reads its token there."""
+    with ``token_file``, the service reads its token there; with ``temporary``, that folder
+    is its temporary folder (``TMPDIR``), out of reach of other tests' services."""
     if token_file is not None:
         args = (*args, "--token-file", token_file)
+    env = None if temporary is None else {**os.environ, "TMPDIR": str(temporary)}
     process = subprocess.Popen(
         [*PHASEGATE, "serve", "--root", str(root), "--port", "0", *map(str, args)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=env,
     )  # fmt: skip
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(process, lines), daemon=True)
