@@ -54,11 +54,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # Two workers, each module on one worker (modules share fixtures such as a running service).
-# PYTEST_WORKERS=0 runs everything in this process.
+# PYTEST_WORKERS=0 runs everything in this process. The 25 slowest tests are listed at the
+# end, so CI's log shows where its time budget goes.
 PYTEST_WORKERS ?= 2
 
 unit: $(STAMP) $(ACTIONLINT_STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 # The tests that start the service's run processes again, started by spawn (Windows' only
 # start method; no fork server, no socket) instead of the fork server: part of `make test`
