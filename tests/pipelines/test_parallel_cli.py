@@ -358,7 +358,15 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
         join_opens = next(
             r for r in server.main_requests() if r.last_text.startswith("The branches")
         )
+        this_process = sent_usage(server) + sent_usage(server, main=False)
     assert report.verdict == "accepted", report.error
+    # the report holds every process's tokens; this process's pipeline.completed its own
+    (completed,) = [e for e in events if e.event == "pipeline.completed"]
+    assert (completed.fields["input_tokens"], completed.fields["output_tokens"]) == (
+        this_process.input_tokens,
+        this_process.output_tokens,
+    )
+    assert report.usage.output_tokens > this_process.output_tokens
     # fast was killed after its stage was accepted, before its part was: the join still
     # continues fast's conversation (a fork of its session), not a fresh one
     assert "Write fast.txt." in str((join_opens.body or {}).get("messages"))

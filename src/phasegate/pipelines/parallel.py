@@ -44,14 +44,14 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Coroutine
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import agent_version
 from phasegate.errors import RunError
-from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import BRANCHES_DIR
@@ -59,7 +59,12 @@ from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
-from phasegate.pipelines.report import PipelineReport, completed_event, pipeline_report
+from phasegate.pipelines.report import (
+    PipelineReport,
+    ProcessFigures,
+    completed_event,
+    pipeline_report,
+)
 from phasegate.pipelines.run import PIPELINE_MODE, BranchPart, PipelineRun
 from phasegate.pipelines.state import (
     BranchRecord,
@@ -183,8 +188,9 @@ class ParallelRun:
         self.sandbox: SandboxOutcome | None = None
         """How the parts' sessions were confined (each part confines its own; the same
         settings apply to all)."""
-        self.blocked: tuple[Blocked, ...] = ()
-        """Every part's attempts to leave the sandbox, in the order the parts ended."""
+        self.figures = ProcessFigures()
+        """What this process's parts added to the run (usage, refusals, attempts blocked),
+        for its ``pipeline.completed``: the state holds every process's."""
 
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
@@ -340,7 +346,7 @@ class ParallelRun:
             record.status = "running"
             run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub, baseline=baseline,
                               part=opening)  # fmt: skip
-            return await run.resume()
+            return await self._counted(run, run.resume())
         workdir, resume, preamble = self._open(part, record)
         sub = PipelineState(
             pipeline=self.state.pipeline,
@@ -360,7 +366,17 @@ class ParallelRun:
             preamble=preamble, start=self._line(part).index(first),
         )  # fmt: skip
         run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub, part=opening)
-        return await run.start()
+        return await self._counted(run, run.start())
+
+    async def _counted(
+        self, run: PipelineRun, work: Coroutine[Any, Any, PipelineReport]
+    ) -> PipelineReport:
+        """``work``'s report, with what ``run`` added in this process counted in
+        :attr:`figures` (also when it ends in an error after its report was made)."""
+        try:
+            return await work
+        finally:
+            self.figures += run.figures
 
     def _open(self, part: Part, record: BranchRecord) -> tuple[Path, str | None, str]:
         """Where ``part`` works, the session it forks from, and what it is told first."""
@@ -448,7 +464,6 @@ class ParallelRun:
             return False
         sub = self.sub_states[first]
         self.sandbox = self.sandbox or report.sandbox
-        self.blocked += report.blocked
         record.session_id = sub.session_id
         record.summary = report.final_message or record.summary
         record.attempts = sum(self._stage(name).attempts for name in self.parts[first].stages)
@@ -601,20 +616,11 @@ class ParallelRun:
             agent=self.settings.agent.name,
             agent_version=self.agent_version,
             sandbox=self.sandbox,
-            blocked=self.blocked,
             state_file=state_path(self.root),
             final_message=self.final_message,
         )
-        self._emit(
-            completed_event(
-                report,
-                duration_ms=duration,
-                usage=report.usage,
-                unattributed=report.unattributed_usage,
-                overhead=report.overhead,
-                refusals=sum(len(stage.refusals) for stage in report.stages),
-            )
-        )
+        figures = replace(self.figures, duration_ms=duration)
+        self._emit(completed_event(report, figures))
         return report
 
     def _save(self) -> None:

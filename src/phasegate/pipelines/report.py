@@ -7,6 +7,7 @@ taken; the sessions used; tokens and cost. Fields are only ever added.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,7 +45,8 @@ class PipelineReport(BaseModel):
         default=(),
         description="Each attempt to leave the sandbox, as the transcript shows it: a file "
         "tool's write outside the work directory, a command's write or connection the sandbox "
-        "turned away (docs/sandbox.md). Left out when there was none.",
+        "turned away (docs/sandbox.md); the stages' blocked, stage by stage, over every "
+        "process that worked on the run. Left out when there was none.",
         exclude_if=lambda blocked: not blocked,
     )
     isolation: Isolation
@@ -124,7 +126,6 @@ def pipeline_report(
     agent: str,
     agent_version: str | None = None,
     sandbox: SandboxOutcome | None = None,
-    blocked: tuple[Blocked, ...] = (),
     state_file: Path,
     final_message: str | None = None,
 ) -> PipelineReport:
@@ -135,7 +136,7 @@ def pipeline_report(
         agent=agent,
         agent_version=agent_version,
         sandbox=sandbox,
-        blocked=blocked,
+        blocked=tuple(attempt for record in state.stages for attempt in record.blocked),
         isolation=state.isolation,
         verdict=state.status,
         success=state.status == "accepted",
@@ -156,31 +157,51 @@ def pipeline_report(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessFigures:
+    """What one process added to a pipeline run, for its ``pipeline.completed``: a resumed
+    run's report holds every process's figures, each process's event only its own, so the
+    events of a run add up to its report."""
+
+    duration_ms: int = 0
+    usage: Usage = field(default_factory=Usage)
+    unattributed: Usage = field(default_factory=Usage)
+    overhead: GateOverhead = field(default_factory=GateOverhead)
+    refusals: int = 0
+    """Calls refused before they ran (a stage's ``allow_tools`` or ``protect``)."""
+    blocked: int = 0
+    """Attempts to leave the sandbox recorded."""
+
+    def __add__(self, other: ProcessFigures) -> ProcessFigures:
+        return ProcessFigures(
+            duration_ms=self.duration_ms + other.duration_ms,
+            usage=self.usage + other.usage,
+            unattributed=self.unattributed + other.unattributed,
+            overhead=self.overhead + other.overhead,
+            refusals=self.refusals + other.refusals,
+            blocked=self.blocked + other.blocked,
+        )
+
+
 def completed_event(
-    report: PipelineReport,
-    *,
-    duration_ms: int,
-    usage: Usage,
-    unattributed: Usage,
-    overhead: GateOverhead,
-    refusals: int,
-    recording: str | None = None,
+    report: PipelineReport, figures: ProcessFigures, *, recording: str | None = None
 ) -> PipelineCompleted:
-    """``pipeline.completed`` for ``report``, with this process's figures: its wall time, the
-    usage and overhead its sessions added, the calls it refused (a resumed run's report holds
-    the earlier processes' figures too; the event holds only this one's)."""
+    """``pipeline.completed`` for ``report``, with this process's ``figures`` (its wall time,
+    the usage and overhead its sessions added, the calls it refused, the attempts it saw
+    blocked); the counts of the run as a whole (stages accepted, revisions, sessions) come
+    from the report."""
     return PipelineCompleted(
         verdict=report.verdict,
         stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
         revisions=len(report.revisions),
         sessions=report.sessions,
         stop_overrides=report.stop_overrides,
-        duration_ms=duration_ms,
-        **usage_fields(usage),
-        unattributed_usage=unattributed.model_dump(),
-        overhead=overhead.model_dump(),
-        refusals=refusals,
-        blocked=len(report.blocked),
+        duration_ms=figures.duration_ms,
+        **usage_fields(figures.usage),
+        unattributed_usage=figures.unattributed.model_dump(),
+        overhead=figures.overhead.model_dump(),
+        refusals=figures.refusals,
+        blocked=figures.blocked,
         error=report.error,
         recording=recording,
     )

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.agents.protocol import AgentRequest
 from phasegate.errors import AgentError, RunError
-from phasegate.evidence.confinement import blocked_attempts
+from phasegate.evidence.confinement import Blocked, blocked_attempts
 from phasegate.evidence.overhead import GateOverhead, split_overhead
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -47,7 +47,12 @@ from phasegate.phases.pipeline import Pipeline
 from phasegate.pipelines import machine as m
 from phasegate.pipelines.progress import StageProgress, StateFiles
 from phasegate.pipelines.recorded import VisitLog
-from phasegate.pipelines.report import PipelineReport, completed_event, pipeline_report
+from phasegate.pipelines.report import (
+    PipelineReport,
+    ProcessFigures,
+    completed_event,
+    pipeline_report,
+)
 from phasegate.pipelines.state import PipelineState, state_path
 from phasegate.prompts.completion_tools import ToolAnswer, error_answer
 from phasegate.prompts.gate_text import pipeline_words
@@ -138,6 +143,8 @@ class PipelineRun(RunObserver):
         """The stage (0-based) the run was in when each transcript entry was recorded."""
         self.refused: set[str] = set()
         """Ids of the calls refused before they ran."""
+        self.figures = ProcessFigures()
+        """What this process added to the run, once its report is made."""
 
     # -- entry points ---------------------------------------------------------------------
     async def start(self) -> PipelineReport:
@@ -225,6 +232,9 @@ class PipelineRun(RunObserver):
     def record(self, entry: Entry) -> None:
         super().record(entry)
         self.entry_stages.append(self.state.stage)
+        if isinstance(entry, SandboxBlocked):  # kept in the state: a resumed run reports it
+            stages = self.state.stages
+            stages[min(self.state.stage, len(stages) - 1)].blocked.append(Blocked.of(entry))
 
     def on_entry(self, entry: Entry) -> None:
         self.record(entry)
@@ -434,21 +444,19 @@ class PipelineRun(RunObserver):
             agent=self.agent.name,
             agent_version=self.agent_version,
             sandbox=self.sandbox,
-            blocked=blocked_attempts(transcript.entries) if self.sandbox else (),
             state_file=state_path(self.workdir),
             final_message=transcript.final_message,
         )
-        self.emit(
-            completed_event(
-                report,
-                duration_ms=duration,
-                usage=usage.total,
-                unattributed=usage.unattributed,
-                overhead=overhead,
-                refusals=len(self.refused),
-                recording=str(self.recorder.folder) if self.recorder is not None else None,
-            )
+        self.figures = ProcessFigures(
+            duration_ms=duration,
+            usage=usage.total,
+            unattributed=usage.unattributed,
+            overhead=overhead,
+            refusals=len(self.refused),
+            blocked=len(blocked_attempts(transcript.entries)),
         )
+        recording = str(self.recorder.folder) if self.recorder is not None else None
+        self.emit(completed_event(report, self.figures, recording=recording))
         return report
 
     def _add_to_run(

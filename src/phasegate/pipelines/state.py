@@ -25,6 +25,7 @@ from phasegate._files import ParseProblem, parse_json, read_text
 from phasegate._files.atomic import write_atomic
 from phasegate._files.confined import inside_folder
 from phasegate.errors import LinkedPathError, PipelineStateError, RunError
+from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
@@ -97,6 +98,11 @@ class StageRecord(BaseModel):
         default_factory=list,
         description="Tool calls refused before they ran in this stage (its allow_tools), over "
         "all visits and processes.",
+    )
+    blocked: list[Blocked] = Field(
+        default_factory=list,
+        description="Attempts to leave the sandbox made in this stage, over all visits and "
+        "processes, in order (docs/sandbox.md).",
     )
     subagents: list[SubagentWork] = Field(
         default_factory=list,
