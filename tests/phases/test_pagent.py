@@ -317,3 +317,29 @@ def test_the_parallel_settings_survive_the_conversion_to_yaml_and_defaults_are_l
     again = pipeline_from_mapping(yaml.safe_load(pipeline_yaml(bounded)))
     assert again == bounded
     assert again.digest() == bounded.digest()
+
+
+def test_inputs_toolset_sandbox_and_allow_tools_survive_the_conversion_to_yaml() -> None:
+    """A phasegate pipeline read and written back by ``pipeline convert`` runs the same."""
+    pipeline = pipeline_from_mapping({
+        "name": "p",
+        "inputs": [{"id": "area", "question": "Which area?", "header": "Area", "default": "api",
+                    "ask_when": {"mode": "fix"}},
+                   {"id": "mode", "question": "Which mode?", "header": "Mode"}],
+        "toolset": ["Read", "Write", "Bash"],
+        "sandbox": {"mode": "optional", "network": ["pypi.org"]},
+        "stages": [
+            {"name": "s", "prompt": "Work on {{ area }} ({{ mode }}).", "exit_when": [{"file_exists": "a"}],
+             "allow_tools": ["Read", "Write"]},
+            {"name": "t", "prompt": "Go.", "exit_when": [{"file_exists": "b"}]},
+        ],
+    })  # fmt: skip
+    text = pipeline_yaml(pipeline)
+    again = pipeline_from_mapping(yaml.safe_load(text))
+    assert again == pipeline
+    assert again.digest() == pipeline.digest()
+    assert "allow_tools" not in yaml.safe_load(text)["stages"][1]
+    sandboxed = pipeline_from_mapping({"name": "p", "sandbox": True, "stages": [
+        {"name": "s", "prompt": "Go.", "exit_when": [{"file_exists": "a"}]},
+    ]})  # fmt: skip
+    assert pipeline_from_mapping(yaml.safe_load(pipeline_yaml(sandboxed))) == sandboxed

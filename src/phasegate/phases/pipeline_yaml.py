@@ -1,8 +1,9 @@
 """A pipeline written back as a phasegate pipeline file (YAML), e.g. one read from pagent.
 
 Prompts are written inline (a multi-line prompt as a literal block), checks in their file
-form (:func:`~phasegate.phases.checks.check_as_file`), settings only where they differ from
-the defaults: a stage's ``needs`` only where it is not the stage before it. Loading the text
+form (:func:`~phasegate.phases.checks.check_as_file`), every setting only where it differs
+from the default (inputs, toolset, sandbox, a stage's protect and allow_tools...): a stage's
+``needs`` only where it is not the stage before it. Loading the text
 again gives a pipeline that runs the same (equal, but for ``needs`` written as the default);
 a stage that runs a phased ``task`` has it written inline.
 """
@@ -25,6 +26,14 @@ def pipeline_as_file(pipeline: Pipeline) -> dict[str, Any]:
         data["description"] = pipeline.description
     if pipeline.max_revisions != DEFAULT_MAX_REVISIONS:
         data["max_revisions"] = pipeline.max_revisions
+    if pipeline.inputs:
+        data["inputs"] = [
+            i.model_dump(mode="json", by_alias=True, exclude_defaults=True) for i in pipeline.inputs
+        ]
+    if pipeline.toolset is not None:
+        data["toolset"] = _FlowList(pipeline.toolset)
+    if pipeline.sandbox is not None:
+        data["sandbox"] = pipeline.sandbox.model_dump(mode="json", exclude_defaults=True) or "on"
     if pipeline.max_parallel is not None:
         data["max_parallel"] = pipeline.max_parallel
     if pipeline.on_conflict != "join":
@@ -72,6 +81,8 @@ def _stage(stage: Stage, needs: list[str] | None) -> dict[str, Any]:
         data["on_fail"] = stage.on_fail.model_dump(exclude_defaults=True)
     if stage.protect:
         data["protect"] = list(stage.protect)
+    if stage.allow_tools is not None:
+        data["allow_tools"] = _FlowList(stage.allow_tools)
     return data
 
 
