@@ -329,8 +329,8 @@ def test_inputs_toolset_sandbox_and_allow_tools_survive_the_conversion_to_yaml()
         "toolset": ["Read", "Write", "Bash"],
         "sandbox": {"mode": "optional", "network": ["pypi.org"]},
         "stages": [
-            {"name": "s", "prompt": "Work on {{ area }} ({{ mode }}).", "exit_when": [{"file_exists": "a"}],
-             "allow_tools": ["Read", "Write"]},
+            {"name": "s", "prompt": "Work on {{ area }} ({{ mode }}).",
+             "exit_when": [{"file_exists": "a"}], "allow_tools": ["Read", "Write"]},
             {"name": "t", "prompt": "Go.", "exit_when": [{"file_exists": "b"}]},
         ],
     })  # fmt: skip
