@@ -11,6 +11,7 @@ while the model waits. Failures become phasegate errors (see
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -65,7 +66,12 @@ class ClaudeSession:
         """Ids of the tool calls the message loop has recorded."""
 
     async def run(self) -> None:
-        """Run the query to its end; raise what a failed session stands for."""
+        """Run the query to its end; raise what a failed session stands for. Cancelled, it
+        returns (raising the cancellation) only once the CLI is ended and the SDK's streams
+        closed (:func:`until_closed`)."""
+        await until_closed(asyncio.create_task(self._converse()))
+
+    async def _converse(self) -> None:
         sdk = import_sdk()
         hooks = {
             "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
@@ -232,6 +238,38 @@ class ClaudeSession:
                 delay_ms=int(raw.get("retry_delay_ms") or 0),
                 source="claude-code",
             )
+
+
+CLOSE_WAIT = 120.0
+"""Seconds a cancelled session waits for the SDK to close its CLI (the SDK bounds its own
+close to about 20 s: a grace after stdin ends, then SIGTERM, then SIGKILL); past them the
+cancellation goes on without it."""
+
+
+async def until_closed(conversation: asyncio.Task[None]) -> None:
+    """Await ``conversation``; cancelled, cancel it once and wait until it has ended (at most
+    :data:`CLOSE_WAIT`) before the cancellation goes on.
+
+    The SDK closes the CLI when the first cancellation reaches its message loop, shielded
+    from anyio's cancellation only: another asyncio cancellation while it closes (a stopped
+    branch's deadline, then the run's own; a run cancelled twice) cut the close short, left
+    the CLI running and the SDK's message stream open (a ResourceWarning once collected).
+    Here the conversation runs in a task of its own, which only the first one reaches.
+    """
+    try:
+        await asyncio.shield(conversation)
+    except asyncio.CancelledError:
+        conversation.cancel()
+        deadline = asyncio.get_running_loop().time() + CLOSE_WAIT
+        while not conversation.done():
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            with contextlib.suppress(asyncio.CancelledError):  # passed on once it ended
+                await asyncio.wait([conversation], timeout=left)
+        if conversation.done() and not conversation.cancelled():
+            conversation.exception()  # what it raised while closing: the cancellation wins
+        raise
 
 
 PRE_TOOL_TIMEOUT = 60.0
