@@ -49,7 +49,8 @@ def test_the_next_start_removes_what_a_killed_service_left_and_keeps_a_live_fold
         while any(alive(pid) for pid in processes):
             assert time.monotonic() < deadline, "the killed service's processes lived on"
             time.sleep(0.05)
-    live = make_scratch(RUN_SCRATCH, root=temporary)  # this test's process is alive: its folder stays
+    # this test's process is alive: its folder stays
+    live = make_scratch(RUN_SCRATCH, root=temporary)
     try:
         assert {p.name.startswith("phasegate-serve-run-") for p in left} == {True, False}
         assert all(path.is_dir() for path in left)

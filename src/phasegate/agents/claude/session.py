@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from phasegate.agents.claude.failures import (
@@ -67,11 +67,8 @@ class ClaudeSession:
 
     async def run(self) -> None:
         """Run the query to its end; raise what a failed session stands for. Cancelled, it
-        returns (raising the cancellation) only once the CLI is ended and the SDK's streams
-        closed (:func:`until_closed`)."""
-        await until_closed(asyncio.create_task(self._converse()))
-
-    async def _converse(self) -> None:
+        raises the cancellation only once the CLI is ended and the SDK's streams are closed
+        (:func:`next_message`)."""
         sdk = import_sdk()
         hooks = {
             "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
@@ -103,7 +100,8 @@ class ClaudeSession:
         result: RunResult | None = None
         reader = MessageReader()
         try:
-            async for message in sdk.query(prompt=self.request.prompt, options=options):
+            messages = sdk.query(prompt=self.request.prompt, options=options)
+            while (message := await next_message(messages)) is not _ENDED:
                 raw = sdk_message_as_json(message)
                 if raw is None:
                     continue
@@ -111,6 +109,10 @@ class ClaudeSession:
                 if raw["type"] == "system" and raw.get("subtype") == "init":
                     errors = raw.get("plugin_errors")
                     if self.options.plugins and errors:
+                        # Left to the SDK's finalizer, as before next_message: closed here,
+                        # the SDK's close (stdin, then a 5 s grace) lets the CLI go on to
+                        # ask the model, which this failure says it never is.
+                        del messages
                         raise plugins_failed(errors)
                 if raw["type"] == "assistant":
                     self.api_failed = raw.get("error") is not None or (
@@ -245,30 +247,35 @@ CLOSE_WAIT = 120.0
 close to about 20 s: a grace after stdin ends, then SIGTERM, then SIGKILL); past them the
 cancellation goes on without it."""
 
+_ENDED = object()
+"""What :func:`next_message` returns once the SDK's messages have ended."""
 
-async def until_closed(conversation: asyncio.Task[None]) -> None:
-    """Await ``conversation``; cancelled, cancel it once and wait until it has ended (at most
-    :data:`CLOSE_WAIT`) before the cancellation goes on.
 
-    The SDK closes the CLI when the first cancellation reaches its message loop, shielded
+async def next_message(messages: AsyncIterator[Any]) -> Any:
+    """The SDK's next message (:data:`_ENDED` past the last), waited for in a task of its
+    own; cancelled, that task is cancelled once and waited for (at most :data:`CLOSE_WAIT`)
+    before the cancellation goes on.
+
+    The SDK closes the CLI when a cancellation reaches the message it waits for, shielded
     from anyio's cancellation only: another asyncio cancellation while it closes (a stopped
     branch's deadline, then the run's own; a run cancelled twice) cut the close short, left
     the CLI running and the SDK's message stream open (a ResourceWarning once collected).
-    Here the conversation runs in a task of its own, which only the first one reaches.
+    Here only the first one reaches the SDK.
     """
+    step = asyncio.ensure_future(anext(messages, _ENDED))
     try:
-        await asyncio.shield(conversation)
+        return await asyncio.shield(step)
     except asyncio.CancelledError:
-        conversation.cancel()
+        step.cancel()
         deadline = asyncio.get_running_loop().time() + CLOSE_WAIT
-        while not conversation.done():
+        while not step.done():
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
                 break
-            with contextlib.suppress(asyncio.CancelledError):  # passed on once it ended
-                await asyncio.wait([conversation], timeout=left)
-        if conversation.done() and not conversation.cancelled():
-            conversation.exception()  # what it raised while closing: the cancellation wins
+            with contextlib.suppress(asyncio.CancelledError):  # passed on once it is closed
+                await asyncio.wait([step], timeout=left)
+        if step.done() and not step.cancelled():
+            step.exception()  # what the SDK raised while closing: the cancellation wins
         raise
 
 
