@@ -253,30 +253,42 @@ _ENDED = object()
 
 async def next_message(messages: AsyncIterator[Any]) -> Any:
     """The SDK's next message (:data:`_ENDED` past the last), waited for in a task of its
-    own; cancelled, that task is cancelled once and waited for (at most :data:`CLOSE_WAIT`)
-    before the cancellation goes on.
+    own; cancelled, it closes the SDK's query (:func:`_close`) before the cancellation goes
+    on.
 
     The SDK closes the CLI when a cancellation reaches the message it waits for, shielded
-    from anyio's cancellation only: another asyncio cancellation while it closes (a stopped
-    branch's deadline, then the run's own; a run cancelled twice) cut the close short, left
-    the CLI running and the SDK's message stream open (a ResourceWarning once collected).
-    Here only the first one reaches the SDK.
+    from anyio's cancellation only: another asyncio cancellation while it closes (a run
+    cancelled again while its session closes) cut the close short, left the CLI running and
+    the SDK's message stream open (a ResourceWarning once collected). Here only the first one
+    reaches the SDK.
     """
     step = asyncio.ensure_future(anext(messages, _ENDED))
     try:
         return await asyncio.shield(step)
     except asyncio.CancelledError:
+        await _close(messages, step)
+        raise
+
+
+async def _close(messages: AsyncIterator[Any], step: asyncio.Future[Any]) -> None:
+    """Cancel ``step`` and wait for it to end, whatever other cancellation comes meanwhile,
+    for at most :data:`CLOSE_WAIT` in all."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CLOSE_WAIT
+    while True:
         step.cancel()
-        deadline = asyncio.get_running_loop().time() + CLOSE_WAIT
-        while not step.done():
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                break
+        while not step.done() and (left := deadline - loop.time()) > 0:
             with contextlib.suppress(asyncio.CancelledError):  # passed on once it is closed
                 await asyncio.wait([step], timeout=left)
-        if step.done() and not step.cancelled():
-            step.exception()  # what the SDK raised while closing: the cancellation wins
-        raise
+        if not step.done() or step.cancelled() or step.exception() is not None:
+            return  # closed (or failed) where the SDK waited, or out of time
+        if step.result() is _ENDED:
+            return
+        # A message came in as the cancellation did: wait for the next one, so that the
+        # cancellation lands where the SDK waits (a first turn of the loop takes it there).
+        step = asyncio.ensure_future(anext(messages, _ENDED))
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0)
 
 
 PRE_TOOL_TIMEOUT = 60.0
