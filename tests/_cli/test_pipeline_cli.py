@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,38 @@ def three(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def killed_in_stage_two(three: Path, work: Path) -> Iterator[ScriptedModelServer]:
+RESUMED = KILLED_IN_STAGE_TWO[3:]
+"""The replies after the kill (stage 2 taken up again, then stage 3), for a resume in a
+copy of the killed run's work directory."""
+
+
+@dataclass(frozen=True)
+class Killed:
+    """A run of ``three.yaml`` killed in stage 2, made once for the module (each of its
+    tests needs one; a run to the kill costs a CLI session and a half)."""
+
+    pipeline: Path
+    work: Path
+    """Its work directory: for the one test that resumes in the saved session (Claude Code
+    keeps sessions by the work directory's path, so a copy elsewhere has none)."""
+    server: ScriptedModelServer
+    """The server it ran against, with the replies after the kill still to give: that test
+    resumes against it (a new server would number its messages and tool calls from 1 again,
+    which the saved session already holds)."""
+    as_killed: Path
+    """A copy of the work directory made right after the kill, for :func:`killed_copy`."""
+
+
+@pytest.fixture(scope="module")
+def killed_in_stage_two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Killed]:
     """A run killed (SIGKILL, its whole process group) while stage 2 waits on the model."""
+    base = tmp_path_factory.mktemp("killed")
+    pipeline, work = base / "three.yaml", base / "work"
+    pipeline.write_text(yaml.safe_dump(THREE))
+    work.mkdir()
     with ScriptedModelServer(Script.model_validate({"replies": KILLED_IN_STAGE_TWO})) as server:
         runner = subprocess.Popen(
-            [*PHASEGATE, "run", str(three), "--workdir", str(work)],
+            [*PHASEGATE, "run", str(pipeline), "--workdir", str(work)],
             env={**os.environ, **server.env()},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -83,19 +110,32 @@ def killed_in_stage_two(three: Path, work: Path) -> Iterator[ScriptedModelServer
         finally:
             os.killpg(runner.pid, signal.SIGKILL)
             runner.wait()
-        yield server
+        as_killed = base / "as-killed"
+        shutil.copytree(work, as_killed, symlinks=True)
+        yield Killed(pipeline, work, server, as_killed)
+
+
+@pytest.fixture
+def killed_copy(killed_in_stage_two: Killed, tmp_path: Path) -> Path:
+    """A work directory of this test's own, as the killed run left it."""
+    return Path(shutil.copytree(killed_in_stage_two.as_killed, tmp_path / "killed", symlinks=True))
+
+
+def _resuming() -> ScriptedModelServer:
+    return ScriptedModelServer(Script.model_validate({"replies": RESUMED}))
 
 
 @pytest.mark.cli
 def test_resume_after_sigkill_in_stage_two_finishes_without_redoing_stage_one(
-    killed_in_stage_two: ScriptedModelServer, three: Path, work: Path
+    killed_in_stage_two: Killed,
 ) -> None:
     """The state survives the kill whole; resume continues stage 2 in the saved session."""
-    server = killed_in_stage_two
+    work, three = killed_in_stage_two.work, killed_in_stage_two.pipeline
     state = load_state(work)  # whole and valid right after the kill
     assert (state.status, state.stage) == ("running", 1)
     assert [s.status for s in state.stages] == ["accepted", "running", "pending"]
     stage_one = (work / "one.md").stat().st_mtime_ns
+    server = killed_in_stage_two.server
     before = len(server.user_texts())
 
     done = pipeline_cli("resume", three, "--workdir", work, "--json", env=server.env())
@@ -119,12 +159,13 @@ def test_resume_after_sigkill_in_stage_two_finishes_without_redoing_stage_one(
 
 @pytest.mark.cli
 def test_resume_starts_a_fresh_session_with_a_recap_when_the_saved_one_is_gone(
-    killed_in_stage_two: ScriptedModelServer, three: Path, work: Path, tmp_path: Path
+    killed_in_stage_two: Killed, killed_copy: Path, tmp_path: Path
 ) -> None:
     """Another machine (no saved session): the recap alone carries the run on."""
-    server = killed_in_stage_two
-    elsewhere = server.env(home=tmp_path / "other-home")
-    done = pipeline_cli("resume", three, "--workdir", work, "--json", env=elsewhere)
+    three = killed_in_stage_two.pipeline
+    with _resuming() as server:
+        elsewhere = server.env(home=tmp_path / "other-home")
+        done = pipeline_cli("resume", three, "--workdir", killed_copy, "--json", env=elsewhere)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "accepted"
     assert "in a fresh session with a recap" in done.stderr
@@ -153,10 +194,13 @@ def test_a_malformed_state_file_is_a_clear_error_and_never_a_silent_restart(
 
 @pytest.mark.cli
 def test_run_refuses_to_overwrite_an_unfinished_run_unless_told_to_restart(
-    killed_in_stage_two: ScriptedModelServer, three: Path, work: Path
+    killed_in_stage_two: Killed, killed_copy: Path
 ) -> None:
     """An interrupted run's state is kept; --restart starts over on purpose."""
-    refused = pipeline_cli("run", three, "--workdir", work, env=killed_in_stage_two.env())
+    work, three = killed_copy, killed_in_stage_two.pipeline
+    with _resuming() as server:  # never asked: the run is refused before any agent starts
+        refused = pipeline_cli("run", three, "--workdir", work, env=server.env())
+        assert server.requests == []
     assert refused.returncode == 2
     assert "unfinished (stage two, running)" in refused.stderr
     assert "resume it, or start over" in refused.stderr

@@ -64,7 +64,8 @@ def test_a_plugin_claude_code_cannot_load_fails_the_run_naming_it_and_why(
     message = str(caught.value)
     assert "broken" in message and "path-not-found" in message and "missing.json" in message
     assert caught.value.option == "plugins"
-    assert server.main_requests() == []
+    asked = [(r.last, r.last_text[:300]) for r in server.main_requests()]
+    assert asked == [], f"expected no request to the model, the CLI sent {asked}"
 
 
 def test_a_plugin_path_that_is_not_a_folder_is_refused_before_any_session(

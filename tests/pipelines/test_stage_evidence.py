@@ -255,7 +255,7 @@ def test_a_command_past_its_timeout_is_killed_with_everything_it_started(work: P
         assert (outcome.exit_code, outcome.timed_out, outcome.error) == (None, True, None)
         assert outcome.output == "started"
         assert time.monotonic() - started < 30  # not the child's 60 s sleep
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # guards a hang only: generous under load
         while is_running(grandchild) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not is_running(grandchild)

@@ -310,14 +310,14 @@ def test_close_releases_a_hanging_request_promptly() -> None:
 
     client = threading.Thread(target=ask)
     client.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # guards a hang only: generous under load
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.01)
     assert server.requests[0].status is None  # held, not answered
     closer = threading.Thread(target=server.close)
     closer.start()
-    closer.join(timeout=5)
-    client.join(timeout=5)
+    closer.join(timeout=60)
+    client.join(timeout=60)
     assert not closer.is_alive()
     assert not client.is_alive()
     assert len(failures) == 1  # the client saw the connection close without an answer
@@ -344,7 +344,7 @@ def test_a_delayed_reply_is_held_while_another_session_s_request_is_answered() -
 
     slow = threading.Thread(target=ask_backend)
     slow.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # guards a hang only: generous under load
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.01)
 
@@ -355,8 +355,8 @@ def test_a_delayed_reply_is_held_while_another_session_s_request_is_answered() -
     assert slow.is_alive() and not answers  # the backend's answer is still held
     closer = threading.Thread(target=server.close)
     closer.start()
-    closer.join(timeout=5)
-    slow.join(timeout=5)
+    closer.join(timeout=60)
+    slow.join(timeout=60)
     assert not closer.is_alive() and not slow.is_alive()
     assert not answers and len(failures) == 1  # released by close, unanswered
 
@@ -549,7 +549,7 @@ def test_two_cli_sessions_are_answered_at_once_while_one_waits_on_a_delay(
         assert slow.poll() is None  # still waiting on its delayed answer
     finally:
         slow.kill()
-        slow.wait(timeout=10)
+        slow.wait(timeout=60)
 
 
 @pytest.mark.cli
@@ -691,7 +691,7 @@ def test_a_hang_ends_with_the_cli_timeout(claude_cli_path: Path, project: Path) 
     finally:
         closer = threading.Thread(target=server.close)
         closer.start()
-        closer.join(timeout=5)
+        closer.join(timeout=60)
     assert not closer.is_alive()
     assert run.returncode == 1
     assert (run.result["is_error"], run.result["terminal_reason"]) == (True, "api_error")

@@ -11,8 +11,9 @@ while the model waits. Failures become phasegate errors (see
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from phasegate.agents.claude.failures import (
@@ -65,7 +66,9 @@ class ClaudeSession:
         """Ids of the tool calls the message loop has recorded."""
 
     async def run(self) -> None:
-        """Run the query to its end; raise what a failed session stands for."""
+        """Run the query to its end; raise what a failed session stands for. Cancelled, it
+        raises the cancellation only once the CLI is ended and the SDK's streams are closed
+        (:func:`next_message`)."""
         sdk = import_sdk()
         hooks = {
             "Stop": [sdk.HookMatcher(hooks=[self._on_stop])],
@@ -97,7 +100,8 @@ class ClaudeSession:
         result: RunResult | None = None
         reader = MessageReader()
         try:
-            async for message in sdk.query(prompt=self.request.prompt, options=options):
+            messages = sdk.query(prompt=self.request.prompt, options=options)
+            while (message := await next_message(messages)) is not _ENDED:
                 raw = sdk_message_as_json(message)
                 if raw is None:
                     continue
@@ -105,6 +109,10 @@ class ClaudeSession:
                 if raw["type"] == "system" and raw.get("subtype") == "init":
                     errors = raw.get("plugin_errors")
                     if self.options.plugins and errors:
+                        # Left to the SDK's finalizer, as before next_message: closed here,
+                        # the SDK's close (stdin, then a 5 s grace) lets the CLI go on to
+                        # ask the model, which this failure says it never is.
+                        del messages
                         raise plugins_failed(errors)
                 if raw["type"] == "assistant":
                     self.api_failed = raw.get("error") is not None or (
@@ -232,6 +240,55 @@ class ClaudeSession:
                 delay_ms=int(raw.get("retry_delay_ms") or 0),
                 source="claude-code",
             )
+
+
+CLOSE_WAIT = 120.0
+"""Seconds a cancelled session waits for the SDK to close its CLI (the SDK bounds its own
+close to about 20 s: a grace after stdin ends, then SIGTERM, then SIGKILL); past them the
+cancellation goes on without it."""
+
+_ENDED = object()
+"""What :func:`next_message` returns once the SDK's messages have ended."""
+
+
+async def next_message(messages: AsyncIterator[Any]) -> Any:
+    """The SDK's next message (:data:`_ENDED` past the last), waited for in a task of its
+    own; cancelled, it closes the SDK's query (:func:`_close`) before the cancellation goes
+    on.
+
+    The SDK closes the CLI when a cancellation reaches the message it waits for, shielded
+    from anyio's cancellation only: another asyncio cancellation while it closes (a run
+    cancelled again while its session closes) cut the close short, left the CLI running and
+    the SDK's message stream open (a ResourceWarning once collected). Here only the first one
+    reaches the SDK.
+    """
+    step = asyncio.ensure_future(anext(messages, _ENDED))
+    try:
+        return await asyncio.shield(step)
+    except asyncio.CancelledError:
+        await _close(messages, step)
+        raise
+
+
+async def _close(messages: AsyncIterator[Any], step: asyncio.Future[Any]) -> None:
+    """Cancel ``step`` and wait for it to end, whatever other cancellation comes meanwhile,
+    for at most :data:`CLOSE_WAIT` in all."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CLOSE_WAIT
+    while True:
+        step.cancel()
+        while not step.done() and (left := deadline - loop.time()) > 0:
+            with contextlib.suppress(asyncio.CancelledError):  # passed on once it is closed
+                await asyncio.wait([step], timeout=left)
+        if not step.done() or step.cancelled() or step.exception() is not None:
+            return  # closed (or failed) where the SDK waited, or out of time
+        if step.result() is _ENDED:
+            return
+        # A message came in as the cancellation did: wait for the next one, so that the
+        # cancellation lands where the SDK waits (a first turn of the loop takes it there).
+        step = asyncio.ensure_future(anext(messages, _ENDED))
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0)
 
 
 PRE_TOOL_TIMEOUT = 60.0
