@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from phasegate import PhasegateError, ScriptFileError
+from phasegate._files import MAX_DEPTH
 from phasegate.agents.scripted.script import ScriptCursor
 from phasegate.testing import Script, load_script
 from tests.helpers.fuzz import bounded_memory, hostile_text
@@ -113,8 +114,17 @@ def test_any_text_as_a_script_raises_only_phasegate_errors(
 
 
 @pytest.mark.fuzz
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+# An example costs up to 1.5 s (YAML nested 2,000 deep, parsed under tracemalloc): a fifth of
+# the profile's examples (40 in make test, 1,000 in make fuzz), the depth bound always tried.
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    max_examples=max(1, settings.default.max_examples // 5),
+)
 @given(value=yaml_values, depth=st.integers(min_value=0, max_value=2000), as_yaml=st.booleans())
+@example(value={"replies": []}, depth=MAX_DEPTH, as_yaml=True)
+@example(value={"replies": []}, depth=MAX_DEPTH + 1, as_yaml=True)
+@example(value={"replies": [{"text": "x"}]}, depth=2000, as_yaml=True)
+@example(value={"replies": [{"text": "x"}]}, depth=2000, as_yaml=False)
 def test_any_shape_of_script_raises_only_phasegate_errors(
     tmp_path: Path, value: object, depth: int, as_yaml: bool
 ) -> None:
