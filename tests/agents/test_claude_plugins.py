@@ -53,7 +53,8 @@ def test_a_plugin_claude_code_cannot_load_fails_the_run_naming_it_and_why(
     task: Task, project: Path, tmp_path: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
     """The init message's plugin_errors become a usage error: the plugin, the failure type,
-    Claude Code's message; the model is never asked."""
+    Claude Code's message. (Claude Code sends that message as it starts its first turn, so
+    on a loaded machine it may have asked the model already: not asserted.)"""
     plugin = _plugin(tmp_path / "broken", {"name": "broken", "hooks": "./missing.json"})
     server = scripted_model_server(_script())
     agent = server.claude_agent(plugins=[plugin])
@@ -64,8 +65,6 @@ def test_a_plugin_claude_code_cannot_load_fails_the_run_naming_it_and_why(
     message = str(caught.value)
     assert "broken" in message and "path-not-found" in message and "missing.json" in message
     assert caught.value.option == "plugins"
-    asked = [(r.last, r.last_text[:300]) for r in server.main_requests()]
-    assert asked == [], f"expected no request to the model, the CLI sent {asked}"
 
 
 def test_a_plugin_path_that_is_not_a_folder_is_refused_before_any_session(
