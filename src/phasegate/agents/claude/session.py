@@ -110,8 +110,8 @@ class ClaudeSession:
                     errors = raw.get("plugin_errors")
                     if self.options.plugins and errors:
                         # Left to the SDK's finalizer, as before next_message: closed here,
-                        # the SDK's close (stdin, then a 5 s grace) lets the CLI go on to
-                        # ask the model, which this failure says it never is.
+                        # the SDK's close (stdin, then a 5 s grace) let the CLI go on to ask
+                        # the model in every try; left, it rarely does (docs/python.md).
                         del messages
                         raise plugins_failed(errors)
                 if raw["type"] == "assistant":
