@@ -118,7 +118,7 @@ def test_any_text_as_a_script_raises_only_phasegate_errors(
 # the profile's examples (40 in make test, 1,000 in make fuzz), the depth bound always tried.
 @settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
-    max_examples=max(1, settings.default.max_examples // 5),
+    max_examples=max(1, settings().max_examples // 5),
 )
 @given(value=yaml_values, depth=st.integers(min_value=0, max_value=2000), as_yaml=st.booleans())
 @example(value={"replies": []}, depth=MAX_DEPTH, as_yaml=True)
