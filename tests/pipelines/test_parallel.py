@@ -5,6 +5,7 @@ Claude Code CLI against the scripted model server (``agent_kind``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +170,7 @@ def test_a_recorded_run_with_branches_keeps_each_stage_s_conversation_checks_and
         (check,) = [c for c in recording.checks if c["part"] == number]
         assert check["accepted"] and start < check["entry"] <= end, name
     ends = [p["entries"] for p in parts]
-    assert all(a[1] == b[0] for a, b in zip(ends, ends[1:], strict=False)), "end to end"
+    assert all(a[1] == b[0] for a, b in pairwise(ends)), "end to end"
     assert ends[-1][1] == len(recording.transcript)
     join = next(b for b in report.branches if b.first == "integrate")
     assert join.merged_files == {"frontend": ["frontend.txt"], "docs": ["docs.txt"]}
