@@ -163,7 +163,8 @@ def test_a_recorded_run_with_branches_keeps_each_stage_s_conversation_checks_and
         start, end = part["entries"]
         (write,) = [e["input"]["file_path"] for e in recording.transcript[start:end]
                     if e["kind"] == "tool_call"]  # fmt: skip
-        workdir = work / ".phasegate" / "branches" / branch[name] if branch[name] else work
+        own = branch[name]
+        workdir = work / ".phasegate" / "branches" / own if own else work
         assert Path(write) == workdir / f"{name}.txt", name
         assert part["diff_files"] == [f"{name}.txt"] and part["diff_note"] is None, name
         assert f"+++ b/{name}.txt\n" in recording.diff(number), name
