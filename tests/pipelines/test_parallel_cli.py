@@ -448,7 +448,10 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
     ]  # fmt: skip
     for earlier, stage in zip(parts[:2], report.stages[:2], strict=True):
         assert "ran in a process before this one" in earlier["diff_note"]
-        assert earlier["output_tokens"] == stage.usage.output_tokens > 0
+        # the report's figures (a process killed inside a part has not counted its tokens)
+        assert (earlier["status"], earlier["output_tokens"]) == (
+            "accepted", stage.usage.output_tokens,
+        )  # fmt: skip
     slow_calls = [e["input"]["file_path"] for e in recording.transcript[slice(*parts[2]["entries"])]
                   if e["kind"] == "tool_call"]  # fmt: skip
     assert slow_calls == [str(work / ".phasegate" / "branches" / "slow" / "slow.txt")]
