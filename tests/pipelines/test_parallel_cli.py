@@ -371,7 +371,7 @@ def killed_mid_level(tmp_path: Path, work: Path) -> Path:
         )
         try:
             deadline = time.monotonic() + 90
-            while not _fast_accepted_and_slow_waiting(work, server):
+            while not _fast_accepted_and_slow_waiting(work, server, home):
                 assert runner.poll() is None, "the run ended before the level was half done"
                 assert time.monotonic() < deadline, "the level never got half done"
                 time.sleep(0.05)
@@ -381,14 +381,21 @@ def killed_mid_level(tmp_path: Path, work: Path) -> Path:
     return home
 
 
-def _fast_accepted_and_slow_waiting(work: Path, server: ScriptedModelServer) -> bool:
+def _fast_accepted_and_slow_waiting(work: Path, server: ScriptedModelServer, home: Path) -> bool:
+    """fast accepted, slow's request waiting on the model, and slow's forked session saved
+    with its conversation (the CLI writes the session file's messages a moment after the
+    request: killed before, the resume finds "No conversation found" and starts fresh)."""
     if not any(r.status is None for r in server.main_requests()):
         return False
     try:
         state = load_state(work)
+        session = load_state(work, "parts/slow.json").session_id
     except Exception:
         return False
-    return {s.name: s.status for s in state.stages}.get("fast") == "accepted"
+    if {s.name: s.status for s in state.stages}.get("fast") != "accepted" or session is None:
+        return False
+    saved = [p.read_text() for p in (home / ".claude" / "projects").glob(f"*/{session}.jsonl")]
+    return any('"type":"user"' in text.replace(" ", "") for text in saved)
 
 
 def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
