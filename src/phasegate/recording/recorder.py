@@ -11,6 +11,7 @@ own checks and hands its branch's record back, and the run writes them all as on
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.metadata
 import warnings
@@ -59,9 +60,10 @@ class Recorder:
         keeps its own checks (numbered in its own parts and transcript), and where
         :meth:`write` would write, hands its record, checks added, to ``keep``; the parallel
         run writes every branch's record as one recording with this recorder."""
-        branch = Recorder(self.folder, page=None)
-        branch.contents = self.contents
-        branch.keep = keep
+        # A copy, not a new Recorder: the folder was checked as the run began, and a branch
+        # starting later must not fail on a recording matter.
+        branch = copy.copy(self)
+        branch.page, branch.checks, branch.written, branch.keep = None, [], None, keep
         return branch
 
     def check(
