@@ -5,6 +5,7 @@ Claude Code CLI against the scripted model server (``agent_kind``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -136,14 +137,14 @@ def test_a_script_without_branch_replies_serves_the_branches_by_their_stage_prom
         assert (run.workdir / f"{name}.txt").read_text() == f"{name}\n"
 
 
-def test_a_recorded_run_with_branches_keeps_its_report_and_a_part_per_stage(
+def test_a_recorded_run_with_branches_keeps_each_stage_s_conversation_checks_and_diff(
     tmp_path: Path,
 ) -> None:
-    """The recording holds the report and each stage's status, tokens and time; the page is
-    written (the branches' transcripts and diffs are not kept yet, and each part says so)."""
-    from phasegate import PipelineRunner
-    from phasegate.recording.reading import read_recording
-    from phasegate.testing import Script, ScriptedAgent
+    """Each stage visit (the main line's, every branch's, the join's) owns its own stretch of
+    the transcript with the Write it made, its check, and a diff of its own work directory
+    holding only its file; the join's part says what was merged into it."""
+    from phasegate.recording.page import render_page
+    from tests.helpers.recordings import read_recording
 
     work, folder = tmp_path / "work", tmp_path / "recording"
     work.mkdir()
@@ -151,12 +152,36 @@ def test_a_recorded_run_with_branches_keeps_its_report_and_a_part_per_stage(
     report = PipelineRunner(agent).run_sync(Pipeline.model_validate(FAN_OUT), work, record=folder)
     assert report.verdict == "accepted", report.error
     recording = read_recording(folder)
-    assert [(p.name, p.status) for p in recording.parts] == [
-        (name, "accepted") for name in ("plan", "backend", "frontend", "docs", "integrate")
+    names = ["plan", "backend", "frontend", "docs", "integrate"]
+    branch = {"plan": None, "backend": "backend", "frontend": "frontend", "docs": "docs",
+              "integrate": "backend"}  # fmt: skip
+    parts = recording.parts
+    assert [(p["name"], p["index"], p["status"]) for p in parts] == [
+        (name, number, "accepted") for number, name in enumerate(names, start=1)
     ]
-    assert all(p.diff is None and "branch" in (p.diff_note or "") for p in recording.parts)
-    assert sum(p.output_tokens for p in recording.parts) == report.usage.output_tokens
-    assert (folder / "index.html").is_file()
+    for number, (name, part) in enumerate(zip(names, parts, strict=True)):
+        start, end = part["entries"]
+        (write,) = [e["input"]["file_path"] for e in recording.transcript[start:end]
+                    if e["kind"] == "tool_call"]  # fmt: skip
+        own = branch[name]
+        workdir = work / ".phasegate" / "branches" / own if own else work
+        assert Path(write) == workdir / f"{name}.txt", name
+        assert part["diff_files"] == [f"{name}.txt"] and part["diff_note"] is None, name
+        assert f"+++ b/{name}.txt\n" in recording.diff(number), name
+        (check,) = [c for c in recording.checks if c["part"] == number]
+        assert check["accepted"] and start < check["entry"] <= end, name
+    ends = [p["entries"] for p in parts]
+    assert all(a[1] == b[0] for a, b in pairwise(ends)), "end to end"
+    assert ends[-1][1] == len(recording.transcript)
+    join = next(b for b in report.branches if b.first == "integrate")
+    assert join.merged_files == {"frontend": ["frontend.txt"], "docs": ["docs.txt"]}
+    page = render_page(folder)
+    merged = page[page.index('<div class="merged">') :]
+    merged = merged[: merged.index("</div>")]
+    assert page.count('<div class="merged">') == 1
+    assert '<li data-branch="frontend">branch frontend: files: frontend.txt</li>' in merged
+    assert '<li data-branch="docs">branch docs: files: docs.txt</li>' in merged
+    assert "No conflict." in merged
 
 
 def test_a_stage_waits_until_the_part_before_it_has_ended_not_only_its_stage_accepted(

@@ -21,20 +21,25 @@ from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.state import load_state
 from phasegate.testing import Script, ScriptedModelServer
 from tests.helpers.branches import branch_stage, branch_work, write_call
+from tests.helpers.recordings import assert_adds_up, read_recording
 from tests.helpers.usage import assert_usage_adds_up, sent_usage
 
 pytestmark = pytest.mark.cli
 
 
 def _run(
-    pipeline: dict[str, Any], replies: list[dict[str, Any]], work: Path, **runner: Any
+    pipeline: dict[str, Any],
+    replies: list[dict[str, Any]],
+    work: Path,
+    record: Path | None = None,
+    **runner: Any,
 ) -> tuple[PipelineReport, list[RunEvent], ScriptedModelServer]:
     events: list[RunEvent] = []
     server = ScriptedModelServer(Script.model_validate({"replies": replies})).start()
     try:
         agent = server.claude_agent(timeout=90, request_timeout=20)
         report = PipelineRunner(agent, on_event=events.append, **runner).run_sync(
-            Pipeline.model_validate(pipeline), work
+            Pipeline.model_validate(pipeline), work, record=record
         )
     finally:
         server.close()
@@ -73,9 +78,12 @@ def _side(branch: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def test_a_conflict_is_handed_to_the_join_with_its_files_and_hunks(work: Path) -> None:
+def test_a_conflict_is_handed_to_the_join_with_its_files_and_hunks(
+    work: Path, tmp_path: Path
+) -> None:
     """Both branches change the same line: the join's first instruction names the file and
-    both sides' lines, the file holds the markers, and the join resolves it."""
+    both sides' lines, the file holds the markers, and the join resolves it; its recorded
+    part says what was merged and left in conflict, and its diff is its resolution."""
     (work / "shared.txt").write_text(SHARED)
     resolved = "one\ntwo by left and right\nthree\n"
     replies = [
@@ -90,13 +98,23 @@ def test_a_conflict_is_handed_to_the_join_with_its_files_and_hunks(work: Path) -
         ]},
         {"branch": "left", "text": "Resolved."},
     ]  # fmt: skip
-    report, _, server = _run(_conflicting("join"), replies, work)
+    report, _, server = _run(_conflicting("join"), replies, work, tmp_path / "recording")
     assert report.verdict == "accepted", report.error
     (told,) = [t for t in server.user_texts() if "merge_conflict" in t]
     assert "shared.txt" in told and "two by left" in told and "two by right" in told
     assert (work / "shared.txt").read_text() == resolved
     assert (work / "join.txt").exists() and (work / "right.txt").exists()
     assert not server.unmatched
+    recording = read_recording(tmp_path / "recording")
+    (join,) = [n for n, p in enumerate(recording.parts) if p["name"] == "join"]
+    assert recording.parts[join]["diff_files"] == ["join.txt", "shared.txt"]
+    diff = recording.diff(join)
+    assert "-<<<<<<< left\n" in diff and "+two by left and right\n" in diff
+    page = (tmp_path / "recording" / "index.html").read_text()
+    merged = page[page.index('<div class="merged">') :]
+    merged = merged[: merged.index("</div>")]
+    assert '<li data-branch="right">branch right: files: right.txt, shared.txt</li>' in merged
+    assert "Left in conflict for it to resolve: shared.txt" in merged
 
 
 def test_a_conflict_fails_the_run_with_nothing_written_when_the_pipeline_says_fail(
@@ -229,19 +247,26 @@ def test_back_to_inside_a_branch_revisits_its_earlier_stage_only(work: Path) -> 
     assert (work / "draft.txt").read_text() == "draft v2\n"
 
 
-def test_usage_of_every_branch_is_counted_once_and_adds_up(work: Path) -> None:
+def test_a_recorded_run_counts_each_branch_once_and_keeps_each_stage_s_work(
+    work: Path, tmp_path: Path
+) -> None:
+    """Usage adds up over the branches, in the report and in the recording, whose every
+    stage visit holds the Write it made (in its own work directory), its check and its diff;
+    the join's part says what was merged into it; a branch's markup stays text on the page."""
     pipeline = {
         "name": "usage",
         "stages": [branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("b", ["plan"]),
                    branch_stage("join", ["a", "b"])],
     }  # fmt: skip
+    markup = '<script>alert("b")</script><img src=x onerror=alert(1)>\n'
     replies = [
         *branch_work(None, "plan"),
         *branch_work("a", "a"),
-        *branch_work("b", "b"),
+        *branch_work("b", "b", markup),
         *branch_work("a", "join"),
     ]
-    report, _, server = _run(pipeline, replies, work)
+    folder = tmp_path / "recording"
+    report, _, server = _run(pipeline, replies, work, record=folder)
     assert report.verdict == "accepted", report.error
     assert_usage_adds_up(report.model_dump(mode="json"))
     sent = sent_usage(server)
@@ -250,6 +275,35 @@ def test_usage_of_every_branch_is_counted_once_and_adds_up(work: Path) -> None:
         sent.output_tokens + sent_usage(server, main=False).output_tokens,
     )
     assert all(s.usage.output_tokens > 0 for s in report.stages)
+
+    recording = read_recording(folder)
+    assert_adds_up(recording)
+    parts = {p["name"]: (n, p) for n, p in enumerate(recording.parts)}
+    assert sorted(parts) == ["a", "b", "join", "plan"] and parts["join"][0] == 3
+    where = {"plan": work, "join": work / ".phasegate" / "branches" / "a"}
+    for stage in report.stages:  # each stage's part is its one visit: the same figures
+        number, part = parts[stage.name]
+        assert (part["input_tokens"], part["output_tokens"]) == (
+            stage.usage.input_tokens, stage.usage.output_tokens,
+        ), stage.name  # fmt: skip
+        start, end = part["entries"]
+        calls = [e for e in recording.transcript[start:end] if e["kind"] == "tool_call"]
+        workdir = where.get(stage.name, work / ".phasegate" / "branches" / stage.name)
+        assert [(c["name"], Path(c["input"]["file_path"])) for c in calls] == [
+            ("Write", workdir / f"{stage.name}.txt")
+        ], stage.name
+        assert part["diff_files"] == [f"{stage.name}.txt"], stage.name
+        assert f"+++ b/{stage.name}.txt\n" in recording.diff(number), stage.name
+        assert [c["accepted"] for c in recording.checks if c["part"] == number] == [True]
+    unowned = recording.manifest["unowned"]
+    assert unowned["output_tokens"] == report.unattributed_usage.output_tokens
+    assert '+<script>alert("b")</script>' in recording.diff(parts["b"][0])
+
+    page = (folder / "index.html").read_text()
+    assert "<script" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;b&quot;)&lt;/script&gt;" in page
+    join = page[page.index('id="part-3"') :]
+    assert '<li data-branch="b">branch b: files: b.txt</li>' in join[: join.index("</ul>")]
 
 
 @pytest.mark.parametrize("forked", [False, True], ids=["main-line-joined", "branch-joined"])
@@ -317,7 +371,7 @@ def killed_mid_level(tmp_path: Path, work: Path) -> Path:
         )
         try:
             deadline = time.monotonic() + 90
-            while not _fast_accepted_and_slow_waiting(work, server):
+            while not _fast_accepted_and_slow_waiting(work, server, home):
                 assert runner.poll() is None, "the run ended before the level was half done"
                 assert time.monotonic() < deadline, "the level never got half done"
                 time.sleep(0.05)
@@ -327,19 +381,28 @@ def killed_mid_level(tmp_path: Path, work: Path) -> Path:
     return home
 
 
-def _fast_accepted_and_slow_waiting(work: Path, server: ScriptedModelServer) -> bool:
+def _fast_accepted_and_slow_waiting(work: Path, server: ScriptedModelServer, home: Path) -> bool:
+    """fast accepted, slow's request waiting on the model, and slow's forked session saved
+    with its conversation (the CLI writes the session file's messages a moment after the
+    request: killed before, the resume finds "No conversation found" and starts fresh)."""
     if not any(r.status is None for r in server.main_requests()):
         return False
     try:
         state = load_state(work)
+        session = load_state(work, "parts/slow.json").session_id
     except Exception:
         return False
-    return {s.name: s.status for s in state.stages}.get("fast") == "accepted"
+    if {s.name: s.status for s in state.stages}.get("fast") != "accepted" or session is None:
+        return False
+    saved = [p.read_text() for p in (home / ".claude" / "projects").glob(f"*/{session}.jsonl")]
+    return any('"type":"user"' in text.replace(" ", "") for text in saved)
 
 
 def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
-    killed_mid_level: Path, work: Path
+    killed_mid_level: Path, work: Path, tmp_path: Path
 ) -> None:
+    """The resume's recording holds slow's and the join's work as it saw it; plan and fast,
+    which ran only in the killed process, are parts without entries that say so."""
     state = load_state(work)
     assert {b.first: b.status for b in state.branches}["slow"] == "running"
     replies = [
@@ -352,7 +415,7 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
         agent = server.claude_agent(timeout=90, request_timeout=20)
         agent.env.update(server.env(killed_mid_level))
         report = PipelineRunner(agent, on_event=events.append).resume_sync(
-            Pipeline.model_validate(LEVEL), work
+            Pipeline.model_validate(LEVEL), work, record=tmp_path / "resumed"
         )
         texts = server.user_texts()
         join_opens = next(
@@ -384,6 +447,22 @@ def test_a_run_killed_mid_level_resumes_each_unfinished_branch_in_its_session(
     assert report.resumes == 1
     for name in ("plan", "fast", "slow", "join"):
         assert (work / f"{name}.txt").exists()
+    recording = read_recording(tmp_path / "resumed")
+    assert_adds_up(recording)
+    parts = recording.parts
+    assert [(p["name"], p["entries"][0] == p["entries"][1]) for p in parts] == [
+        ("plan", True), ("fast", True), ("slow", False), ("join", False)
+    ]  # fmt: skip
+    for earlier, stage in zip(parts[:2], report.stages[:2], strict=True):
+        assert "ran in a process before this one" in earlier["diff_note"]
+        # the report's figures (a process killed inside a part has not counted its tokens)
+        assert (earlier["status"], earlier["output_tokens"]) == (
+            "accepted", stage.usage.output_tokens,
+        )  # fmt: skip
+    slow_calls = [e["input"]["file_path"] for e in recording.transcript[slice(*parts[2]["entries"])]
+                  if e["kind"] == "tool_call"]  # fmt: skip
+    assert slow_calls == [str(work / ".phasegate" / "branches" / "slow" / "slow.txt")]
+    assert parts[2]["diff_files"] == ["slow.txt"] and parts[3]["diff_files"] == ["join.txt"]
 
 
 def test_a_resume_whose_saved_sessions_are_gone_forks_the_join_into_a_fresh_session(

@@ -111,3 +111,32 @@ def test_a_sequential_an_older_or_a_malformed_report_adds_no_graph(tmp_path: Pat
     repeated = [stage("a", "a", [], 1), stage("a", "a", [], 1), stage("b", "b", [], 1)]
     for number, stages in enumerate([sequential, older, cycle, repeated, "x", [1], None]):
         assert 'id="graph"' not in page(tmp_path / str(number), stages), stages
+
+
+def test_a_join_s_first_part_says_what_was_merged_into_it_as_text(tmp_path: Path) -> None:
+    """The report's branches say what each merge changed and left in conflict: shown once,
+    on the join's first visit, every name escaped; a value of the wrong shape is left out,
+    and a part no branch record joins into shows nothing."""
+    branches = [
+        {"branch": "implement", "first": "review", "merged": ["<b>left</b>", "right", "gone"],
+         "merged_files": {"<b>left</b>": ["<i>a.py</i>"], "right": [], "gone": 3},
+         "conflicts": ["<u>shared.py</u>", 7]},
+        {"branch": "implement", "first": "implement", "merged": []},
+    ]  # fmt: skip
+    html = page(tmp_path, DIAMOND, branches=branches)
+
+    assert html.count('<div class="merged">') == 1
+    review = html[html.index('id="part-1"') : html.index('id="part-2"')]
+    merged = review[review.index('<div class="merged">') :]
+    merged = merged[: merged.index("</div>")]
+    assert "<b>" not in merged and "<i>" not in merged and "<u>" not in merged
+    assert (
+        '<li data-branch="&lt;b&gt;left&lt;/b&gt;">branch &lt;b&gt;left&lt;/b&gt;: files: '
+        "&lt;i&gt;a.py&lt;/i&gt;</li>"
+    ) in merged
+    assert '<li data-branch="right">branch right: no file changed</li>' in merged
+    assert '<li data-branch="gone">branch gone: its files are not in the report</li>' in merged
+    assert "Left in conflict for it to resolve: &lt;u&gt;shared.py&lt;/u&gt;</p>" in merged
+    malformed: list[Any] = ["x", [1], [{"first": "review", "merged": "left"}]]
+    for number, branches in enumerate(malformed):
+        assert 'class="merged"' not in page(tmp_path / str(number), DIAMOND, branches=branches)

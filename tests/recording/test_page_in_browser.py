@@ -2,9 +2,10 @@
 pipe (``make chromium``). A gate run with feedback and a pipeline run with a stage revisit,
 recorded through the real Claude Code CLI against the scripted model server: the visible text
 holds the phase and stage names, the feedback the model got and the diff lines, and a
-screenshot is a non-blank PNG. Markup in a transcript stays text, and a thousand tool calls
-stay folded (hand-made recordings). Skipped without chromium unless
-PHASEGATE_REQUIRE_CHROMIUM=1."""
+screenshot is a non-blank PNG. A pipeline run with branches (the in-process scripted agent)
+shows each branch's stage with its conversation and diff, and what its join merged. Markup
+in a transcript stays text, and a thousand tool calls stay folded (hand-made recordings).
+Skipped without chromium unless PHASEGATE_REQUIRE_CHROMIUM=1."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import pytest
 
 from phasegate import Pipeline, PipelineRunner, Runner, Task
 from phasegate.recording.page import render_page, write_page
-from phasegate.testing import Script
+from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.helpers.branches import branch_stage, branch_work
 from tests.helpers.devtools import Loaded, load_page
 from tests.helpers.png import PNG_SIGNATURE, png_rows
 from tests.helpers.recording_fixtures import Builder, many_calls, pipeline_run
@@ -116,6 +118,34 @@ def test_a_real_pipeline_run_sent_back_shows_every_stage_visit(
     assert loaded.text.index("Stage implement · visit 1") < loaded.text.index(
         "Stage architect · visit 2"
     )
+    assert_a_real_screenshot(loaded.png)
+
+
+def test_a_recorded_run_with_branches_shows_each_branch_s_conversation_diff_and_merge(
+    work: Path, tmp_path: Path
+) -> None:
+    """plan, then a and b forked from it, then a join: every stage's prompt, diff line and
+    check on the page, the join's merge as text; a branch's markup stays text."""
+    pipeline = {"name": "branches", "stages": [
+        branch_stage("plan"), branch_stage("a", ["plan"]), branch_stage("b", ["plan"]),
+        branch_stage("join", ["a", "b"]),
+    ]}  # fmt: skip
+    replies = [*branch_work(None, "plan"), *branch_work("a", "a"),
+               *branch_work("b", "b", f"{MARKUP}\n"), *branch_work("a", "join")]  # fmt: skip
+    folder = tmp_path / "recording"
+    report = PipelineRunner(ScriptedAgent(Script.model_validate({"replies": replies}))).run_sync(
+        Pipeline.model_validate(pipeline), work, record=folder
+    )
+    assert report.verdict == "accepted", report.error
+
+    loaded = shown(folder, tmp_path, screenshot=True)
+
+    for words in ("Stages as a graph", "Stage a · visit 1", "Write a.txt.", "+a done",
+                  "Stage b · visit 1", f"+{MARKUP}", "Stage join · visit 1", "Merged into it",
+                  "branch b: files: b.txt", "+join done"):  # fmt: skip
+        assert words in loaded.text, words
+    for element in ("<script", "<img"):
+        assert element not in loaded.dom
     assert_a_real_screenshot(loaded.png)
 
 

@@ -53,12 +53,13 @@ from phasegate.agents.observer import ObserverSettings
 from phasegate.agents.protocol import agent_version
 from phasegate.errors import RunError
 from phasegate.evidence.overhead import GateOverhead
-from phasegate.evidence.transcript import Transcript, Usage
+from phasegate.evidence.transcript import Usage
 from phasegate.modes import BRANCHES_DIR
 from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.progress import StateFiles
+from phasegate.pipelines.recorded import parallel_record
 from phasegate.pipelines.report import (
     PipelineReport,
     ProcessFigures,
@@ -75,7 +76,7 @@ from phasegate.pipelines.state import (
     save_state,
     state_path,
 )
-from phasegate.recording.model import PartRecord, RunRecord
+from phasegate.recording.model import RunRecord
 from phasegate.recording.recorder import Recorder
 from phasegate.telemetry.events import (
     EventData,
@@ -165,8 +166,13 @@ class ParallelRun:
     ) -> None:
         self.settings = settings
         self.recorder = recorder
-        """Where to write the run's recording when it ends (its stages and report; the
-        branches' transcripts and diffs are not recorded yet)."""
+        """Where to write the run's recording when it ends: its report, and every stage visit
+        this process ran (every branch's, the main line's, the joins') with its
+        conversation, checks and diff in its own work directory, each branch part recorded
+        as a whole pipeline run records itself (:meth:`Recorder.branch`,
+        :func:`~phasegate.pipelines.recorded.parallel_record`)."""
+        self.recorded: dict[str, list[RunRecord]] = {}
+        """The records of the parts recorded in this process, in the order they started."""
         self.pipeline = pipeline
         self.root = root
         self.state = state
@@ -274,7 +280,8 @@ class ParallelRun:
                 self.state.error = f"cannot merge the branches into the work directory: {exc}"
         report = self._report()
         if self.recorder is not None:
-            self.recorder.finish(_recording(report))
+            records = [record for kept in self.recorded.values() for record in kept]
+            self.recorder.finish(parallel_record(report, records))
         return report
 
     async def _settle(
@@ -345,7 +352,7 @@ class ParallelRun:
             )
             record.status = "running"
             run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub, baseline=baseline,
-                              part=opening)  # fmt: skip
+                              recorder=self._branch_recorder(first), part=opening)  # fmt: skip
             return await self._counted(run, run.resume())
         workdir, resume, preamble = self._open(part, record)
         sub = PipelineState(
@@ -365,7 +372,8 @@ class ParallelRun:
             fork=resume is not None,
             preamble=preamble, start=self._line(part).index(first),
         )  # fmt: skip
-        run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub, part=opening)
+        run = PipelineRun(settings, self._sub_pipeline(part), workdir, sub,
+                          recorder=self._branch_recorder(first), part=opening)  # fmt: skip
         return await self._counted(run, run.start())
 
     async def _counted(
@@ -377,6 +385,14 @@ class ParallelRun:
             return await work
         finally:
             self.figures += run.figures
+
+    def _branch_recorder(self, first: str) -> Recorder | None:
+        """The recorder of the part that starts with ``first``, as it starts (None: the run
+        is not recorded); its record is kept for the run's when it ends."""
+        if self.recorder is None:
+            return None
+        kept = self.recorded.setdefault(first, [])
+        return self.recorder.branch(kept.append)
 
     def _open(self, part: Part, record: BranchRecord) -> tuple[Path, str | None, str]:
         """Where ``part`` works, the session it forks from, and what it is told first."""
@@ -415,6 +431,7 @@ class ParallelRun:
                         "Set on_conflict: join to hand conflicts to the joining stage"
                     )
                 record.merged.append(branch)
+                record.merged_files[branch] = list(outcome.changed)
                 record.conflicts += [c.path for c in outcome.conflicts]
         needs = self.graph.needs(first)
         return workdir, self._session_after(needs[0]), self._join_message(first, outcomes)
@@ -745,41 +762,6 @@ class ParallelRun:
             self.settings.on_event(
                 RunEvent(data, run.run_id, run.pipeline, PIPELINE_MODE, isolation=run.isolation)
             )
-
-
-def _recording(report: PipelineReport) -> RunRecord:
-    """A parallel run's recording: its report, and a part per stage that ran (its status,
-    attempts, tokens and time); the branches' transcripts and diffs are not kept yet."""
-    parts = tuple(
-        PartRecord(
-            kind="stage",
-            index=stage.index,
-            name=stage.name,
-            visit=stage.visits,
-            status=stage.status,
-            attempts=stage.attempts,
-            start=0,
-            end=0,
-            usage=stage.usage,
-            duration_ms=stage.duration_ms,
-            no_diff=f"stage {stage.name} ran on branch {stage.branch or stage.name}, in a "
-            "session and work directory of its own; a branch's transcript and diff are not "
-            "recorded yet",
-        )
-        for stage in report.stages
-        if stage.visits
-    )
-    return RunRecord(
-        kind="pipeline",
-        name=report.pipeline,
-        run_id=report.run_id,
-        verdict=report.verdict,
-        mode=PIPELINE_MODE,
-        report_json=report.model_dump_json(indent=2),
-        transcript=Transcript(entries=()),
-        parts=parts,
-        total=report.usage,
-    )
 
 
 class _MergeRefused(Exception):

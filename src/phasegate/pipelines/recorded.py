@@ -8,21 +8,28 @@ and cost are the run's responses split among the visits by the rule that splits 
 the stages (:func:`~phasegate.evidence.usage_split.split_usage`), so the visits of a stage
 seen once in this process add up to that stage. A visit's status is what its last check
 said (``accepted`` or ``rejected``), or the stage's status when it was never checked.
+
+A pipeline whose stages run in branches records each branch part the same way, with a
+recorder of its own (:meth:`~phasegate.recording.recorder.Recorder.branch`);
+:func:`parallel_record` puts the parts' records together into the run's.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from phasegate.evidence.transcript import Transcript
+from phasegate.evidence.transcript import Entry, Transcript
 from phasegate.evidence.usage_split import split_usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.pipelines.machine import Checked
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.visit import StageCheck
 from phasegate.recording.model import (
+    CheckRecord,
     IssueRecord,
     PartRecord,
     RecordingKind,
@@ -114,7 +121,7 @@ class VisitLog:
             parts.append(
                 PartRecord(
                     kind="stage",
-                    index=visit.stage + 1,
+                    index=stage.index,  # in the whole pipeline (a branch part's too)
                     name=visit.name,
                     visit=visit.visit,
                     status=status,
@@ -140,3 +147,65 @@ class VisitLog:
             total=report.usage if error is None else split.total,
             error=error,
         )
+
+
+def parallel_record(report: PipelineReport, branches: Sequence[RunRecord]) -> RunRecord:
+    """The recording of a parallel pipeline run that ended with ``report``, from the records
+    of the branch parts that ran in this process (``branches``, in the order they started).
+
+    Their transcripts are laid end to end, each part's entries and each check's part and
+    entry moved along by what comes before them, so every stage visit keeps its
+    conversation, checks and diff (made in its own work directory) as a sequential run's
+    does. A stage that ran only in an earlier process (the run was resumed) comes first, as a
+    part with no entries, the tokens and cost the report gives it, and a note that this
+    process did not see its transcript or diff. The total is the report's, plus what a part
+    that crashed spent (its report had not counted it yet).
+    """
+    seen = {part.index for record in branches for part in record.parts}
+    earlier = [
+        PartRecord(
+            kind="stage",
+            index=stage.index,
+            name=stage.name,
+            visit=stage.visits,
+            status=stage.status,
+            attempts=stage.attempts,
+            start=0,
+            end=0,
+            usage=stage.usage,
+            duration_ms=stage.duration_ms,
+            no_diff=f"Stage {stage.name} ran in a process before this one (the run was "
+            "resumed): its transcript and diff were not seen by this recording.",
+        )
+        for stage in report.stages
+        if stage.visits and stage.index not in seen
+    ]
+    entries: list[Entry] = []
+    parts: list[PartRecord] = list(earlier)
+    checks: list[CheckRecord] = []
+    total = report.usage
+    for record in branches:
+        shift, first = len(entries), len(parts)
+        entries.extend(record.transcript.entries)
+        parts.extend(
+            dataclasses.replace(part, start=part.start + shift, end=part.end + shift)
+            for part in record.parts
+        )
+        checks.extend(
+            dataclasses.replace(check, part=check.part + first, entry=check.entry + shift)
+            for check in record.checks
+        )
+        if record.error is not None:
+            total = total + record.total
+    return RunRecord(
+        kind="pipeline",
+        name=report.pipeline,
+        run_id=report.run_id,
+        verdict=report.verdict,
+        mode="gate",
+        report_json=report.model_dump_json(indent=2),
+        transcript=Transcript(entries=tuple(entries)),
+        parts=tuple(parts),
+        total=total,
+        checks=tuple(checks),
+    )

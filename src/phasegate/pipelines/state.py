@@ -161,6 +161,11 @@ class BranchRecord(BaseModel):
     merged: list[str] = Field(
         default_factory=list, description="A join's: the branches merged into its work directory."
     )
+    merged_files: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="A join's: for each branch merged, the files its merge changed in the "
+        "join's work directory.",
+    )
     conflicts: list[str] = Field(
         default_factory=list, description="A join's: the files its merges left in conflict."
     )

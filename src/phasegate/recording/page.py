@@ -5,7 +5,8 @@ visits), for a pipeline whose stages run in parallel its stages as a graph (a co
 level, each stage with its branch and what it needs, and the tokens and cost of each branch),
 and for each part the conversation (prompts and feedback, the model's text with its
 ``PHASE N COMPLETE:`` markers picked out, tool calls with their inputs and results, refusals,
-what the sandbox blocked), its gate checks (trigger, issues, the exact feedback) and its diff.
+what the sandbox blocked), its gate checks (trigger, issues, the exact feedback) and its diff
+(a join's part first says what was merged into it).
 Long blocks fold into ``<details>``, so the page needs no script at all; the CSS is inline and
 the page's Content-Security-Policy forbids every fetch and every script, so it reads the same
 offline, as a CI artifact or served by ``phasegate serve``.
@@ -414,7 +415,7 @@ def _part_section(recording: Recording, n: int) -> str:
     return (
         f'<section class="part" id="part-{n}" data-part="{n}">'
         f'<h2>{title}</h2><p class="status {_e(part.status)}">{_e(figures)}</p>'
-        f"{_subagents(recording, part)}"
+        f"{_subagents(recording, part)}{_merged(recording, n)}"
         f"<h3>Conversation</h3>{conversation or '<p>No transcript entries.</p>'}"
         f"<h3>Gate checks</h3>{_checks(checks)}"
         f"<h3>Diff</h3>{_diff(part)}</section>"
@@ -442,6 +443,44 @@ def _subagents(recording: Recording, part: PartSeen) -> str:
         "<h3>Subagents</h3><p>Their work counts in this phase's figures; the rest is the "
         "main agent's.</p><table><thead><tr><th>subagent</th><th>successful calls, errors, "
         f"files</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _merged(recording: Recording, n: int) -> str:
+    """What was merged into a join before its first visit here, as the report's ``branches``
+    say (the branches, the files each merge changed, the files left in conflict); nothing for
+    another part, or a report without it. Read from disk: only values of the expected shape
+    are shown, each escaped."""
+    part = recording.parts[n]
+    branches = recording.report.get("branches")
+    first = next((i for i, p in enumerate(recording.parts) if p.name == part.name), None)
+    if part.kind != "stage" or first != n or not isinstance(branches, list):
+        return ""
+    record = next((b for b in branches if isinstance(b, dict) and b.get("first") == part.name
+                   and isinstance(b.get("merged"), list) and b["merged"]), None)  # fmt: skip
+    if record is None:
+        return ""
+    files = record.get("merged_files")
+    files = files if isinstance(files, dict) else {}
+    items = []
+    for branch in record["merged"]:
+        changed = files.get(branch)
+        named = [f for f in changed if isinstance(f, str)] if isinstance(changed, list) else []
+        said = f"files: {', '.join(named)}" if named else "no file changed"
+        if not isinstance(changed, list):
+            said = "its files are not in the report"
+        items.append(f'<li data-branch="{_e(branch)}">branch {_e(branch)}: {_e(said)}</li>')
+    conflicts = record.get("conflicts")
+    left = [c for c in conflicts if isinstance(c, str)] if isinstance(conflicts, list) else []
+    conflict_html = (
+        f'<p class="note">Left in conflict for it to resolve: {_e(", ".join(left))}</p>'
+        if left
+        else "<p>No conflict.</p>"
+    )
+    return (
+        f'<div class="merged"><h3>Merged into it</h3><p>Into branch {_e(record.get("branch"))}'
+        "'s work directory before it began (its diff is what it changed after):</p>"
+        f"<ul>{''.join(items)}</ul>{conflict_html}</div>"
     )
 
 

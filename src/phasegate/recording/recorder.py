@@ -4,15 +4,18 @@ A runner given ``record=`` makes a :class:`Recorder` before the run starts (so a
 cannot take a recording is refused before any agent works), hands its
 :attr:`Recorder.contents` to the work directory's observer, adds each gate check with
 :meth:`Recorder.check`, and when the run ends, however it ends, calls :meth:`Recorder.write`
-with what the run became (:class:`~phasegate.recording.model.RunRecord`).
+with what the run became (:class:`~phasegate.recording.model.RunRecord`). A parallel
+pipeline's branches are recorded by recorders :meth:`Recorder.branch` makes: each keeps its
+own checks and hands its branch's record back, and the run writes them all as one recording.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.metadata
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,6 +51,20 @@ class Recorder:
         self.checks: list[CheckRecord] = []
         self.written: Path | None = None
         """Where the recording went, once written."""
+        self.keep: Callable[[RunRecord], None] | None = None
+        """Where a branch's recorder hands its record instead of writing it (:meth:`branch`)."""
+
+    def branch(self, keep: Callable[[RunRecord], None]) -> Recorder:
+        """A recorder for one branch part of a parallel pipeline run recorded by this one: it
+        shares this recorder's file texts (every branch's diffs come from the one store),
+        keeps its own checks (numbered in its own parts and transcript), and where
+        :meth:`write` would write, hands its record, checks added, to ``keep``; the parallel
+        run writes every branch's record as one recording with this recorder."""
+        # A copy, not a new Recorder: the folder was checked as the run began, and a branch
+        # starting later must not fail on a recording matter.
+        branch = copy.copy(self)
+        branch.page, branch.checks, branch.written, branch.keep = None, [], None, keep
+        return branch
 
     def check(
         self,
@@ -75,9 +92,13 @@ class Recorder:
 
     def write(self, run: RunRecord) -> Path:
         """Write the recording of ``run`` (with the checks added so far) and return its
-        folder. Raises :class:`OSError` when it cannot be written; an earlier recording in
-        the folder then stays."""
+        folder (a branch's recorder hands it to :attr:`keep` instead). Raises
+        :class:`OSError` when it cannot be written; an earlier recording in the folder then
+        stays."""
         run = dataclasses.replace(run, checks=(*run.checks, *self.checks))
+        if self.keep is not None:  # a branch's: the parallel run writes it with the others
+            self.keep(run)
+            return self.folder
         manifest, files = recording_files(
             run,
             self.contents,
