@@ -78,6 +78,7 @@ SUBSET = [
     "tests/agents/test_claude_sandbox.py",
     "tests/agents/test_sandbox_hostile_network.py",
     "tests/agents/test_claude_fork.py",
+    "tests/agents/test_claude_session_close.py",
     "tests/agents/test_claude_subagents.py",
     "tests/tasks/test_gate_overhead.py",
     "tests/recording/test_recorded_runs.py",
