@@ -18,7 +18,8 @@ def test_a_scratch_folder_is_private_named_for_this_process_and_removed_after(
     with scratch_folder("phasegate-unit") as folder:
         assert folder.parent == temp_root and folder.is_dir()
         assert folder.name.startswith("phasegate-unit-")
-        assert f"-{os.getpid()}-" in folder.name
+        _, pid, start, _ = folder.name.removeprefix("phasegate-unit-").split("-", 3)
+        assert int(pid) == os.getpid() and (len(pid), len(start)) == (10, 12)
         assert folder.stat().st_mode & 0o077 == 0
         (folder / "copy").write_text("x")
     assert not folder.exists()
@@ -101,3 +102,14 @@ def test_what_only_looks_like_a_dead_folder_is_left_alone(temp_root: Path, tmp_p
 def test_a_prefix_that_could_name_another_programs_folders_is_refused(prefix: str) -> None:
     with pytest.raises(ValueError, match="scratch prefix"):
         sweep_dead(prefix)
+
+
+def test_a_dead_folder_named_before_the_padding_is_still_swept(temp_root: Path) -> None:
+    """A folder named ``...-PID-START-...`` without zero-padding (an older phasegate's)."""
+    child, (left,) = start_holder(temp_root, ["phasegate-unit"])
+    kill_hard(child)
+    machine, pid, start, rest = left.name.removeprefix("phasegate-unit-").split("-", 3)
+    old = temp_root / f"phasegate-unit-{machine}-{int(pid)}-{int(start)}-{rest}"
+    left.rename(old)
+
+    assert sweep_dead("phasegate-unit") == [old]

@@ -15,7 +15,11 @@ A name is ``PREFIX-MACHINE-PID-START-RANDOM`` in the system's temporary folder:
   shares ``/tmp`` is never taken for ours, since its pid means nothing here;
 - ``PID`` and ``START`` (the process's start time in clock ticks, Linux only; else 0) name
   the maker: it is dead when no process has that pid, or the process with that pid started
-  at another time (the pid was reused), or it is a zombie.
+  at another time (the pid was reused), or it is a zombie. They are written zero-padded to
+  :data:`PID_DIGITS` and :data:`START_DIGITS` digits, so a folder's path is as long in
+  every process: a scripted model's replies name files in it (a batch unit's copy), and
+  their token counts must not change with the number of digits of a pid (folders named
+  before, without the padding, are still read).
 
 A folder is removed only when all of this holds: its name matches exactly, it is a real
 folder (not a link), owned by this user, directly in the temporary folder (or the folder a
@@ -44,6 +48,12 @@ _PREFIX = re.compile(r"phasegate-[a-z]+(?:-[a-z]+)*")
 (or of a longer prefix followed by a pid) is mistaken for one of ours."""
 
 
+PID_DIGITS = 10
+"""The width a folder name gives the maker's pid (a 32-bit pid fits)."""
+START_DIGITS = 12
+"""The width a folder name gives the maker's start time (clock ticks: 300 years at 100 Hz)."""
+
+
 def scratch_folder(prefix: str) -> contextlib.AbstractContextManager[Path]:
     """A new private temporary folder named for this process (see the module), removed with
     everything in it when the block ends; if the process is killed instead, the next
@@ -60,7 +70,8 @@ def make_scratch(prefix: str, *, root: Path | None = None) -> Path:
     rename puts it there)."""
     _check(prefix)
     machine, pid, start = _stamp()
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{machine}-{pid}-{start}-", dir=root))
+    stamp = f"{machine}-{pid:0{PID_DIGITS}d}-{start:0{START_DIGITS}d}"
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{stamp}-", dir=root))
 
 
 def sweep_dead(prefix: str, *, root: Path | None = None) -> list[Path]:
