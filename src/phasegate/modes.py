@@ -45,6 +45,7 @@ EventName = Literal[
     "sandbox.blocked",
     "phase.marker",
     "phase.gate",
+    "check.ran",
     "phase.completed",
     "retry.scheduled",
     "run.completed",

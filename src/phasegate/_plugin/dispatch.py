@@ -124,5 +124,5 @@ def warm_up() -> None:
                    "phasegate.tasks.assembly", "phasegate.recording.recorder",
                    "phasegate.recording.page", "phasegate.workspace.observer",
                    "phasegate.telemetry.log", "phasegate.validators.stage_checks",
-                   "phasegate.pipelines.evidence", "jsonschema", "yaml"):  # fmt: skip
+                   "phasegate.workspace.checks", "jsonschema", "yaml"):  # fmt: skip
         importlib.import_module(module)

@@ -4,7 +4,7 @@ their tool policy, their gate at every stop, their status, stop and records.
 One pipeline logic: the stages move by
 :class:`~phasegate.pipelines.progress.StageProgress` (checks, retries, hand-overs, ``back_to``
 revisions, their events), each check by :class:`~phasegate.pipelines.visit.StageVisit` on the
-disk (:class:`~phasegate.pipelines.evidence.DiskEvidence`,
+disk (:class:`~phasegate.workspace.checks.DiskEvidence`,
 :mod:`phasegate.validators.stage_checks`), the conversation by
 :func:`phasegate.pipelines.machine.step`, refusals by
 :func:`phasegate.pipelines.run.stage_refusal`, the recording by

@@ -89,6 +89,11 @@ class WorkspaceTimeline:
         last = min(bisect.bisect_left(self._positions, end), len(self._positions) - 1)
         return self._snapshots[first], self._snapshots[max(first, last)]
 
+    @property
+    def latest(self) -> WorkspaceSnapshot:
+        """The snapshot at the latest position (the disk as last seen; empty when none)."""
+        return self._snapshots[-1] if self._snapshots else WorkspaceSnapshot()
+
     def total(self) -> WorkspaceDiff:
         """What changed between the first and the last snapshot."""
         if not self._snapshots:

@@ -27,6 +27,7 @@ from pydantic import (
 
 from phasegate._files.digests import json_digest
 from phasegate.modes import DefinitionKind
+from phasegate.phases.checks import Check
 from phasegate.phases.completion import Completion
 from phasegate.phases.conditions import check_conditions
 from phasegate.phases.inputs import TaskInput
@@ -89,6 +90,16 @@ class Phase(BaseModel):
         "tool.",
         # Left out of dumps when null, so digests of tasks saved before it existed match.
         exclude_if=lambda allow_tools: allow_tools is None,
+    )
+    checks: tuple[Check, ...] = Field(
+        default=(),
+        description="Proof that the phase's work is right: the checks a pipeline stage's "
+        "exit_when takes (command, file_exists, min_lines, json_valid, changed, tools_used, "
+        "dir_files, said), run by the gate whenever the phase's other evidence holds, and "
+        "again on the final disk before the run is accepted. changed, tools_used and said "
+        "look at this phase only.",
+        # Left out of dumps when empty, so digests of tasks saved before it existed match.
+        exclude_if=lambda checks: not checks,
     )
 
     @property
@@ -203,6 +214,13 @@ class Task(BaseModel):
         "directory. Not written: the caller's default.",
         # Left out of dumps when not written, so digests of definitions saved before it match.
         exclude_if=lambda sandbox: sandbox is None,
+    )
+    checks: tuple[Check, ...] = Field(
+        default=(),
+        description="Checks of the task as a whole, run on the final disk when every phase "
+        "is otherwise accepted; changed, tools_used and said look at the whole run.",
+        # Left out of dumps when empty, so digests of tasks saved before it existed match.
+        exclude_if=lambda checks: not checks,
     )
 
     @field_validator("phases")

@@ -20,7 +20,7 @@ from pathlib import Path
 from phasegate.evidence.transcript import AssistantText, Entry, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.pipeline import Stage
-from phasegate.pipelines.evidence import DiskEvidence
+from phasegate.workspace.checks import DiskEvidence
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.tasks.gate import PhaseGate
 from phasegate.validators.issues import Issue

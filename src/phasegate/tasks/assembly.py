@@ -18,7 +18,8 @@ from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript
 from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
 from phasegate.phases.sandbox import SandboxOutcome
-from phasegate.tasks.report import PhaseReport, RefusedCall, RunReport
+from phasegate.tasks.report import CheckReport, PhaseReport, RefusedCall, RunReport
+from phasegate.validators.check_runs import CheckRun
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
 from phasegate.workspace.revert import RevertReport
@@ -49,6 +50,8 @@ class RunFacts:
     transcript position (none for a judged transcript: phasegate sent nothing)."""
     tool_characters: int = 0
     """Characters of the gate's tool definitions in each request (0: none offered)."""
+    check_runs: Sequence[CheckRun] = ()
+    """Every run of a check the gate made, for the time they took."""
 
 
 def verdict_of(judgment: Judgment, error: str | None) -> Verdict:
@@ -92,6 +95,8 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
                 overhead=phase_overhead,
                 refusals=refusals.get(phase.index - 1, []),
                 reconciliation=phase.reconciliation,
+                checks=[CheckReport.of(run) for run in phase.checks],
+                check_ms=sum(r.duration_ms for r in facts.check_runs if r.phase == phase.index),
                 issues=list(phase.issues),
             )
         )
@@ -115,6 +120,8 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         reconciliation=judgment.reconciliation,
         findings=[*reconciliation_findings(judgment.reconciliation), *judgment.findings],
         reverted=facts.reverted,
+        checks=[CheckReport.of(run) for run in judgment.task_checks],
+        check_ms=sum(run.duration_ms for run in facts.check_runs),
         usage=usage.total,
         unattributed_usage=usage.unattributed,
         usage_exact=usage.exact,

@@ -23,6 +23,7 @@ from phasegate.prompts.completion_tools import (
 )
 from phasegate.prompts.feedback import FeedbackPrompt
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.tasks.checks import TaskChecks
 from phasegate.validators.judge import AnswerCheck, Judgment, judge
 from phasegate.validators.windows import work_phase_number
 
@@ -53,6 +54,10 @@ class PhaseGate:
     two rounds of feedback. An output schema that cannot be applied as it is (possible only
     for a task put together without validation) is refused here, before any run: a
     :class:`~phasegate.errors.TaskFileError` naming the phase, never a crash mid-run.
+
+    ``checks`` runs the task's checks on the disk at each judgment
+    (:mod:`phasegate.tasks.checks`); without it, a task's checks cannot run and are never
+    taken as passed.
     """
 
     def __init__(
@@ -64,8 +69,12 @@ class PhaseGate:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         templates: PromptTemplates | None = None,
         check_answer: AnswerCheck | None = None,
+        checks: TaskChecks | None = None,
     ) -> None:
         _refuse_unusable_schemas(task)
+        self.checks = checks or TaskChecks(task, None)
+        self.judgments = 0
+        """Judgments made so far, counted or not: the ``run`` a check's outcome names."""
         self.check_answer = check_answer
         self.task = task
         self.workdir = workdir
@@ -170,15 +179,23 @@ class PhaseGate:
             return f"phase must be the number of a work phase ({work or 'none'}); got {raw!r}"
         return number
 
-    def judge(self, transcript: Transcript, timeline: WorkspaceTimeline) -> Judgment:
-        """Judge every phase without counting an attempt (for describing a failed run)."""
-        return judge(
+    def judge(
+        self, transcript: Transcript, timeline: WorkspaceTimeline, *, run_checks: bool = True
+    ) -> Judgment:
+        """Judge every phase without counting an attempt, the task's checks included;
+        ``run_checks=False`` (describing a run that failed) runs none: only outcomes kept for
+        the disk as it is count."""
+        self.judgments += 1
+        judgment = judge(
             self.task,
             transcript,
             timeline,
             workdir=self.workdir,
             markers=self.mode != "unstructured",
             check_answer=self.check_answer,
+        )
+        return self.checks.apply(
+            judgment, transcript, timeline, attempt=self.judgments, run=run_checks
         )
 
     def phase_attempts(self, index: int) -> int:

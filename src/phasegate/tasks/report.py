@@ -17,6 +17,7 @@ from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Transcript, Usage
 from phasegate.modes import DefinitionKind, Mode, PhaseStatus, ReportVerdict, StepStatus, Verdict
 from phasegate.phases.sandbox import SandboxOutcome
+from phasegate.validators.check_runs import CheckRun
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 from phasegate.validators.subagents import SubagentWork
@@ -159,6 +160,32 @@ class RefusedCall(BaseModel):
     reason: str = Field(description="What the model was told.")
 
 
+class CheckReport(BaseModel):
+    """One check of a task as the gate last ran it: the outcome that decided."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = Field(description="The check's kind: command, file_exists, min_lines, ...")
+    description: str = Field(description="What must hold.")
+    passed: bool
+    detail: str = Field(
+        description="What was found; for a command, its exit status and the end of its output."
+    )
+    exit_code: int | None = Field(
+        default=None, description="A command's exit status (null: other kinds, or it did not end)."
+    )
+    duration_ms: int = Field(description="How long the run that decided took.")
+    run: int = Field(
+        description="The gate's judgment (1 = its first) whose run of the check decided: a "
+        "check is not run again while nothing it looks at has changed."
+    )
+
+    @classmethod
+    def of(cls, run: CheckRun) -> CheckReport:
+        """The report of ``run``."""
+        return cls.model_validate(run.as_dict())
+
+
 class PhaseReport(BaseModel):
     """How one phase went."""
 
@@ -205,6 +232,18 @@ class PhaseReport(BaseModel):
         default_factory=list,
         description="Tool calls refused before they ran in this phase (the phase's "
         "allow_tools, a protected path, a summary handed in too early).",
+    )
+    checks: list[CheckReport] = Field(
+        default_factory=list,
+        description="The phase's checks as the gate last ran them (empty until its other "
+        "evidence held, or when it has none).",
+        exclude_if=lambda checks: not checks,
+    )
+    check_ms: int = Field(
+        default=0,
+        description="Time the gate spent running this phase's checks, every run counted; "
+        "part of duration_ms, never the model's time.",
+        exclude_if=lambda check_ms: not check_ms,
     )
     issues: list[Issue]
 
@@ -270,6 +309,18 @@ class RunReport(BaseModel):
     )
     reverted: RevertReport | None = Field(
         default=None, description="What on_reject: revert restored (null when nothing ran)."
+    )
+    checks: list[CheckReport] = Field(
+        default_factory=list,
+        description="The task's own checks as the gate last ran them, at the final acceptance "
+        "(the phases' checks are in each phase).",
+        exclude_if=lambda checks: not checks,
+    )
+    check_ms: int = Field(
+        default=0,
+        description="Time the gate spent running checks over the run: the phases' check_ms "
+        "plus the task's own checks'.",
+        exclude_if=lambda check_ms: not check_ms,
     )
     usage: Usage = Field(
         description="Tokens and cost of the run: the phases' usage plus unattributed_usage."

@@ -14,12 +14,13 @@ each check for its recording and writes the recording when the run ends, however
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from phasegate.agents.observer import ObserverSettings, RunObserver
 from phasegate.errors import RunError
@@ -41,6 +42,7 @@ from phasegate.prompts.refusals import refusal_reason
 from phasegate.recording.model import RunRecord, issue_records
 from phasegate.recording.recorder import Recorder
 from phasegate.tasks.assembly import RunFacts, assemble_report, verdict_of
+from phasegate.tasks.checks import TaskChecks
 from phasegate.tasks.gate import GateDecision, PhaseGate
 from phasegate.tasks.progress import PhaseProgress, closing_events, gate_checked
 from phasegate.tasks.recorded import check_part, crashed_record, task_record
@@ -49,6 +51,7 @@ from phasegate.tasks.request import first_request
 from phasegate.telemetry.events import (
     AttemptBlocked,
     CallRefused,
+    CheckRan,
     EventData,
     GateTrigger,
     RunEvent,
@@ -59,8 +62,11 @@ from phasegate.validators.judge import AnswerCheck, Judgment
 from phasegate.validators.protect import write_refusal
 from phasegate.validators.tool_policy import current_phase, tool_refusal
 from phasegate.validators.windows import entry_claims, phase_windows
+from phasegate.workspace.checks import CheckDisk
 from phasegate.workspace.observer import WorkspaceObserver
 from phasegate.workspace.revert import RevertReport, WorkspaceBackup
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +111,10 @@ class TaskRun(RunObserver):
             max_attempts=settings.max_attempts,
             templates=settings.templates,
             check_answer=settings.check_answer,
+            checks=TaskChecks(task, CheckDisk(self.workspace)),
         )
+        self._checks_told = 0
+        """The gate's check runs already told as ``check.ran`` events."""
         self.progress = PhaseProgress(task)
         self.own_words = task_words(task)
         self.started = time.monotonic()
@@ -139,13 +148,23 @@ class TaskRun(RunObserver):
 
     async def on_stop(self) -> str | None:
         """The agent wants to stop: judge, and answer with feedback or let it stop."""
-        return self._check_now("stop").feedback
+        return (await self._judged(self._check_now, "stop")).feedback
+
+    async def _judged(self, judging: Callable[..., _T], *args: Any) -> _T:
+        """``judging(*args)``, off the event loop when the task has checks: a check's
+        command may run for minutes, and the session's messages must still flow."""
+        if not self.gate.checks.any:
+            return judging(*args)
+        return await asyncio.to_thread(judging, *args)
 
     async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         """A completion tool was called: judge it now and answer in the structured shape of
         :mod:`phasegate.prompts.completion_tools`, so the model can correct itself at once."""
         self.timeline.record(len(self.entries), self.workspace.snapshot())
-        check = self.gate.answer_tool(name, arguments, self.transcript, self.timeline)
+        check = await self._judged(
+            self.gate.answer_tool, name, arguments, self.transcript, self.timeline
+        )
+        self._tell_checks()
         if check.judgment is not None:
             self._emit_all(self.progress.calls.judged(check.judgment))
             self._gate_events(check.judgment, self.gate.attempts, "tool", tool=name)
@@ -303,7 +322,7 @@ class TaskRun(RunObserver):
             async with self.deadline():
                 while True:
                     await self.run_agent()
-                    decision = self._decision_at_end()
+                    decision = await self._judged(self._decision_at_end)
                     session = self.session_id()
                     if (
                         decision.feedback is None
@@ -318,7 +337,7 @@ class TaskRun(RunObserver):
         except RunError as exc:
             error = str(exc)
         self.timeline.record(len(self.entries), self.workspace.snapshot())
-        return self.gate.judge(self.transcript, self.timeline), error
+        return self.gate.judge(self.transcript, self.timeline, run_checks=False), error
 
     def _decision_at_end(self) -> GateDecision:
         """The gate's word on the session that just ended: the last check, unless the agent
@@ -352,7 +371,14 @@ class TaskRun(RunObserver):
     def _gate_events(
         self, judgment: Judgment, attempt: int, trigger: GateTrigger, tool: str | None = None
     ) -> None:
+        self._tell_checks()
         self._emit_all(gate_checked(judgment, attempt, trigger, tool))
+
+    def _tell_checks(self) -> None:
+        """A ``check.ran`` event for each check the gate ran since the last ones told."""
+        ran = self.gate.checks.ran
+        self._emit_all(CheckRan.of(run) for run in ran[self._checks_told :])
+        self._checks_told = len(ran)
 
     def _emit_all(self, events: Iterable[EventData]) -> None:
         """Hand each event to the sink before the next is built."""
@@ -382,6 +408,7 @@ class TaskRun(RunObserver):
                 reverted=reverted,
                 gate_text={**self.gate_text, **_tool_answers(self.entries)},
                 tool_characters=definition_characters(self.request.tools if self.request else ()),
+                check_runs=tuple(self.gate.checks.ran),
             ),
         )
         # The report's windows settle every call whose event is still waiting.

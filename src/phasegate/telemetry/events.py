@@ -41,6 +41,7 @@ from phasegate.modes import (
     StageStatus,
     Verdict,
 )
+from phasegate.validators.check_runs import CheckRun
 
 GateTrigger = Literal["stop", "tool", "end"]
 """What made the gate check: the agent stopping, a completion tool call, the session's end."""
@@ -133,6 +134,41 @@ class PhaseGateChecked(EventFields):
     accepted: bool
     issues: list[str]
     tool: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckRan(EventFields):
+    """The gate ran one check of a task on the disk: one of a phase's ``checks``, or of the
+    task's own (``phase`` absent). Its time is the check's own, never the model's."""
+
+    event: ClassVar[EventName] = "check.ran"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase"})
+    phase: int | None
+    check: int
+    """The check's 0-based place in its list."""
+    kind: str
+    description: str
+    run: int
+    """The gate's judgment (1 = its first) that ran it: the report's ``run`` of a check."""
+    exit_code: int | None
+    """A command's exit status; null for other kinds, and for a command that did not finish
+    or could not start."""
+    duration_ms: int
+    passed: bool
+
+    @classmethod
+    def of(cls, run: CheckRun) -> CheckRan:
+        """The event of ``run``."""
+        return cls(
+            phase=run.phase,
+            check=run.position,
+            kind=run.outcome.kind,
+            description=run.outcome.description,
+            run=run.run,
+            exit_code=run.outcome.exit_code,
+            duration_ms=run.duration_ms,
+            passed=run.passed,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -438,6 +474,7 @@ EventData = (
     | AttemptBlocked
     | PhaseMarker
     | PhaseGateChecked
+    | CheckRan
     | PhaseCompleted
     | RetryScheduled
     | RunCompleted

@@ -45,6 +45,8 @@ class IssueCode(StrEnum):
     ANSWER_REFUSED = "answer_refused"
     TOOL_NOT_ALLOWED = "tool_not_allowed"
     PROTECTED_PATH_CHANGED = "protected_path_changed"
+    CHECK_FAILED = "check_failed"
+    CHECK_NOT_RUN = "check_not_run"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {

@@ -15,6 +15,7 @@ from typing import Any
 from phasegate.evidence.transcript import Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceTimeline
 from phasegate.phases.model import Task
+from phasegate.validators.check_runs import CheckRun
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.output import (
     check_claims,
@@ -76,6 +77,9 @@ class PhaseJudgment:
     subagents: tuple[SubagentWork, ...] = ()
     """The part of ``tools`` and ``tool_errors`` each subagent made (the rest is the main
     agent's), with the files its editing calls named."""
+    checks: tuple[CheckRun, ...] = ()
+    """The phase's ``checks`` as the gate last ran them (none until its other evidence
+    holds)."""
 
     @property
     def accepted(self) -> bool:
@@ -98,6 +102,9 @@ class Judgment:
     """Reported, not judged: reads outside the work directory the task allows."""
     subagents: tuple[SubagentWork, ...] = ()
     """Each subagent's calls, errors and files over the whole run."""
+    task_checks: tuple[CheckRun, ...] = ()
+    """The task's own ``checks`` as the gate last ran them (none until every phase is
+    otherwise accepted)."""
 
     @property
     def accepted(self) -> bool:

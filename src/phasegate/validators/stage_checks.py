@@ -2,7 +2,7 @@
 the words that say what each requires, and the evaluation.
 
 **Evidence.** Judging stays pure by asking everything through the :class:`StageEvidence` it
-is handed; the runner's implementation (:mod:`phasegate.pipelines.evidence`) reads the
+is handed; the runner's implementation (:mod:`phasegate.workspace.checks`) reads the
 disk and runs the commands. What the work directory holds (file contents, command output) is
 untrusted: it only ever appears as data in an outcome's detail, never as something to act on.
 
@@ -212,6 +212,9 @@ class CheckOutcome:
     tail follows the first line."""
     remedy: str = ""
     """For a failed check, what would make it hold (``it needs at least 20``)."""
+    exit_code: int | None = None
+    """For a ``command`` check, the exit status it ended with (None: it did not finish or
+    could not start; for every other kind, always None)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The outcome as JSON-ready data: ``kind``, ``description``, ``ok``, ``detail``."""
@@ -225,6 +228,7 @@ class CheckOutcome:
 
 def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
     """Judge one check against ``evidence``."""
+    exit_code: int | None = None
     match check:
         case FileExists():
             ok, detail, remedy = _file_exists(check, evidence)
@@ -233,7 +237,7 @@ def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
         case JsonValid():
             ok, detail, remedy = _json_valid(check, evidence)
         case CommandCheck():
-            ok, detail, remedy = _command_check(check, evidence)
+            ok, detail, remedy, exit_code = _command_check(check, evidence)
         case Changed():
             ok, detail, remedy = _changed(check, evidence)
         case ToolsUsed():
@@ -250,6 +254,7 @@ def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
         ok=ok,
         detail=detail,
         remedy="" if ok else remedy,
+        exit_code=exit_code,
     )
 
 
@@ -322,7 +327,9 @@ def _json_valid(check: JsonValid, evidence: StageEvidence) -> _Verdict:
     return False, f"{check.path} does not match its schema: {shown}", "make it match the schema"
 
 
-def _command_check(check: CommandCheck, evidence: StageEvidence) -> _Verdict:
+def _command_check(
+    check: CommandCheck, evidence: StageEvidence
+) -> tuple[bool, str, str, int | None]:
     command = command_text(check.argv)
     outcome = evidence.run_command(check.argv, check.timeout)
     ok = outcome.exit_code == check.exit_code and not outcome.timed_out
@@ -337,12 +344,23 @@ def _command_check(check: CommandCheck, evidence: StageEvidence) -> _Verdict:
     else:
         head = f"{command} exited with {outcome.exit_code}"
     tail = output_tail(outcome.output)
-    if outcome.error is None:
-        head += f"\nlast output:\n{tail}" if tail else "\n(no output)"
+    if outcome.error is None and not tail:
+        head += "\n(no output)"
+    elif outcome.error is None:
+        cut = tail.startswith("…")
+        # Say when the output was cut, so nobody reads the tail as the whole of it.
+        label = (
+            f"last output (the end only: at most {DETAIL_OUTPUT_LINES} lines and "
+            f"{DETAIL_OUTPUT_CHARS} characters are kept)"
+            if cut
+            else "last output"
+        )
+        head += f"\n{label}:\n{tail}"
     remedy = f"it must exit with {check.exit_code}"
     if outcome.timed_out:
         remedy = f"it must finish within {check.timeout:g} s and exit with {check.exit_code}"
-    return ok, head, remedy
+    exit_code = None if outcome.timed_out else outcome.exit_code
+    return ok, head, remedy, exit_code
 
 
 def _changed(check: Changed, evidence: StageEvidence) -> _Verdict:

@@ -9,6 +9,11 @@ temp folders when they lie in the work directory:
 :mod:`phasegate.evidence.claude_code_files`), and, when the directory is in a git work tree,
 everything git ignores. Symbolic links are recorded by their target, never followed.
 
+Files a check wrote (a test runner's ``.pytest_cache``, a coverage file) are never the
+agent's work: :meth:`WorkspaceObserver.written_by_checks` hands the observer the disk before
+and after the gate ran its checks, and later snapshots show each such file as it was before,
+for as long as it still holds what the check left in it.
+
 Hashes are cached by (size, mtime, ctime, inode), except for files modified in the last two
 seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its old mtime
 (the same "racy" problem git solves the same way). A process that snapshots the same
@@ -85,6 +90,8 @@ class WorkspaceObserver:
             for folder in own_folders_inside(str(self.workdir), environment_roots(os.environ))
         )
         self._cache: dict[str, tuple[_StatKey, str]] = {}
+        self._by_checks: dict[str, tuple[str | None, str | None]] = {}
+        """Path → (its hash before a check wrote it, the hash the check left); None: absent."""
         if hashes is not None and contents is None:
             self._cache = _handed_over(hashes)
         self._in_git = is_git_work_tree(self.workdir)
@@ -95,13 +102,40 @@ class WorkspaceObserver:
         return {path: [*key, digest] for path, (key, digest) in self._cache.items()}
 
     def snapshot(self) -> WorkspaceSnapshot:
-        """Hash every observed file now."""
+        """Hash every observed file now; what checks wrote shows as it was before them."""
+        return self._without_checks(self.disk())
+
+    def disk(self) -> WorkspaceSnapshot:
+        """Hash every observed file now, as it is (what checks wrote included)."""
         now = time.time()
         files: dict[str, str] = {}
         for relative in self._list_files():
             digest = self._hash(relative, now)
             if digest is not None:
                 files[relative] = digest
+        return WorkspaceSnapshot(files)
+
+    def written_by_checks(self, before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> None:
+        """Count what changed from ``before`` (a :meth:`snapshot`) to ``after`` (the
+        :meth:`disk` once the gate's checks ran) as the checks' doing, not the agent's."""
+        shown = self._without_checks(after).files
+        for path in sorted({*before.files, *shown}):
+            if before.files.get(path) != shown.get(path):
+                earlier = self._by_checks.get(path)
+                was = earlier[0] if earlier is not None else before.files.get(path)
+                self._by_checks[path] = (was, after.files.get(path))
+
+    def _without_checks(self, disk: WorkspaceSnapshot) -> WorkspaceSnapshot:
+        if not self._by_checks:
+            return disk
+        files = dict(disk.files)
+        for path, (was, left) in list(self._by_checks.items()):
+            if files.get(path) != left:
+                del self._by_checks[path]  # changed since the check: whoever did it, it shows
+            elif was is None:
+                files.pop(path, None)
+            else:
+                files[path] = was
         return WorkspaceSnapshot(files)
 
     def _list_files(self) -> list[str]:

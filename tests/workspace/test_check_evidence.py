@@ -1,4 +1,4 @@
-"""Exit-check evidence from disk (phasegate.pipelines.evidence): files stay inside the work
+"""Exit-check evidence from disk (phasegate.workspace.checks): files stay inside the work
 directory, commands never go through a shell, and a timeout kills everything they started."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from phasegate._process import environment
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import CommandCheck, FileExists, MinLines
-from phasegate.pipelines.evidence import DiskEvidence
+from phasegate.workspace.checks import DiskEvidence
 from phasegate.validators.stage_checks import StageEvidence, evaluate_all
 
 NO_CHANGES = WorkspaceDiff()

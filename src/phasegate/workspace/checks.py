@@ -1,11 +1,12 @@
-"""The real evidence for a stage's exit checks: the work directory on disk.
+"""Checks on the real disk: a stage's exit checks, a phase's and a task's checks.
 
 :class:`DiskEvidence` reads files (never outside the work directory, symbolic links
 included), runs check commands (never through a shell, killed with everything they started
 when they run too long), and answers what changed and which tools succeeded from what the
 runner observed: the files a directory holds from the snapshot the check was taken with,
 the agent's text from the stage's transcript. Judging is
-:mod:`phasegate.validators.stage_checks`' job.
+:mod:`phasegate.validators.stage_checks`' job. :class:`CheckDisk` runs a list of checks
+with it, times each, and keeps what their commands wrote from counting as the agent's work.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import io
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -23,7 +25,9 @@ from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.validators.stage_checks import CommandOutcome, output_tail
+from phasegate.phases.checks import Check, CommandCheck
+from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate, output_tail
+from phasegate.workspace.observer import WorkspaceObserver
 
 _REAP_SECONDS = 5.0
 # How long to wait for the output pipe to close after killing a command's process group.
@@ -170,3 +174,44 @@ def _decode(output: bytes | None) -> str:
 
 def _not_started(error: str) -> CommandOutcome:
     return CommandOutcome(exit_code=None, output="", error=error)
+
+
+class CheckDisk:
+    """Runs checks on the work directory ``observer`` watches, timing each, and tells the
+    observer what their commands wrote (never the agent's work).
+
+    ``env`` is added to the environment of the checks' commands.
+    """
+
+    def __init__(self, observer: WorkspaceObserver, *, env: Mapping[str, str] | None = None) -> None:
+        self.observer = observer
+        self.env = dict(env or {})
+
+    def run(
+        self,
+        checks: Sequence[Check],
+        *,
+        snapshot: WorkspaceSnapshot,
+        diff: WorkspaceDiff,
+        tools: Mapping[str, int],
+        texts: Sequence[str],
+    ) -> list[tuple[CheckOutcome, int]]:
+        """Each check's outcome and the milliseconds it took, in order. ``snapshot`` is the
+        disk as the gate saw it before (what ``dir_files`` lists), ``diff``, ``tools`` and
+        ``texts`` the changes, successful calls and agent text the check may look at."""
+        evidence = DiskEvidence(
+            self.observer.workdir,
+            diff=diff,
+            tools=tools,
+            env=self.env,
+            snapshot=snapshot,
+            texts=texts,
+        )
+        timed: list[tuple[CheckOutcome, int]] = []
+        for check in checks:
+            started = time.monotonic()
+            outcome = evaluate(check, evidence)
+            timed.append((outcome, round((time.monotonic() - started) * 1000)))
+        if any(isinstance(check, CommandCheck) for check in checks):
+            self.observer.written_by_checks(snapshot, self.observer.disk())
+        return timed

@@ -1,0 +1,171 @@
+"""The gate's proof that the work is right: a task's checks, run on the disk at every judgment.
+
+The pure judgment (:func:`~phasegate.validators.judge.judge`) says whether the agent acted:
+tools that succeeded, files that changed, claims in its own words. :class:`TaskChecks` then
+runs the checks that say whether the result is right, the same checks a stage's
+``exit_when`` takes, by the one evaluation there is:
+
+- a phase's ``checks`` run once its other evidence holds (a phase with another issue is not
+  checked: its work is not done yet); ``changed``, ``tools_used`` and ``said`` look at the
+  phase's own window, everything else at the disk as it is now;
+- every gate check runs them again on the disk as it is then, so a phase accepted earlier
+  is accepted at the end only if its checks still hold on the disk the run ends with: a later
+  phase cannot quietly break an earlier phase's proof;
+- the task's own ``checks`` run when every phase is otherwise accepted (the final
+  acceptance), on the whole run's evidence; a failure is an issue of the last phase.
+
+A check whose evidence is the same as at an earlier run (the same disk, the same window) is
+not run again: that run's outcome decides, and its :class:`~phasegate.validators.check_runs.
+CheckRun` says which gate check it was. Without a disk to run on (``disk=None``), or when
+the gate only describes a run that ended in error, a check that has no outcome for the disk
+as it is is a ``check_not_run`` issue: never taken as passed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from phasegate.evidence.transcript import AssistantText, Transcript
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
+from phasegate.phases.checks import Check
+from phasegate.phases.model import Task
+from phasegate.validators.check_runs import CheckRun, check_issue, not_run_issue
+from phasegate.validators.issues import Issue
+from phasegate.validators.judge import Judgment, PhaseJudgment
+from phasegate.validators.stage_checks import describe
+from phasegate.workspace.checks import CheckDisk
+
+
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    """What one list of checks is judged on; equal evidence gives equal outcomes."""
+
+    snapshot: WorkspaceSnapshot
+    diff: WorkspaceDiff
+    tools: tuple[tuple[str, int], ...]
+    texts: tuple[str, ...]
+
+
+class TaskChecks:
+    """Runs a task's checks on ``disk`` (None: nothing can run, so checks are not run)."""
+
+    def __init__(self, task: Task, disk: CheckDisk | None) -> None:
+        self.task = task
+        self.disk = disk
+        self._kept: dict[tuple[int | None, int], tuple[_Evidence, CheckRun]] = {}
+        self.ran: list[CheckRun] = []
+        """Every run made so far, in order (kept outcomes are not runs)."""
+
+    @property
+    def any(self) -> bool:
+        """Whether the task has a check anywhere."""
+        return bool(self.task.checks) or any(phase.checks for phase in self.task.phases)
+
+    def apply(
+        self,
+        judgment: Judgment,
+        transcript: Transcript,
+        timeline: WorkspaceTimeline,
+        *,
+        attempt: int,
+        run: bool = True,
+    ) -> Judgment:
+        """``judgment`` with the checks of every phase whose other evidence holds, and then
+        the task's own, run (``run=False``: only outcomes kept for this very disk count) as
+        gate check number ``attempt``; failures are ``check_failed`` issues."""
+        if not self.any:
+            return judgment
+        snapshot = timeline.latest
+        phases: list[PhaseJudgment] = []
+        for phase in judgment.phases:
+            checks = self.task.phases[phase.index - 1].checks
+            if not checks or phase.issues:
+                phases.append(phase)
+                continue
+            evidence = _Evidence(
+                snapshot,
+                timeline.diff(phase.start, phase.end),
+                tuple(sorted(phase.tools.items())),
+                _texts(transcript, phase.start, phase.end),
+            )
+            runs, issues = self._checked(phase.index, checks, evidence, attempt, run, phase.index)
+            phases.append(replace(phase, checks=runs, issues=(*phase.issues, *issues)))
+        judged = replace(judgment, phases=tuple(phases))
+        if not self.task.checks or not judged.accepted:
+            return judged
+        tools: Counter[str] = Counter()
+        for phase in judged.phases:
+            tools.update(phase.tools)
+        evidence = _Evidence(
+            snapshot,
+            timeline.total(),
+            tuple(sorted(tools.items())),
+            _texts(transcript, 0, len(transcript.entries)),
+        )
+        last = judged.phases[-1]
+        runs, issues = self._checked(None, self.task.checks, evidence, attempt, run, last.index)
+        if issues:
+            phases[-1] = replace(last, issues=(*last.issues, *issues))
+        return replace(judged, phases=tuple(phases), task_checks=runs)
+
+    def _checked(
+        self,
+        phase: int | None,
+        checks: Sequence[Check],
+        evidence: _Evidence,
+        attempt: int,
+        run: bool,
+        owner: int,
+    ) -> tuple[tuple[CheckRun, ...], tuple[Issue, ...]]:
+        """The runs of ``checks`` on ``evidence`` (kept ones reused), and their issues,
+        given to phase ``owner``."""
+        runs: list[CheckRun | None] = []
+        stale: list[int] = []
+        for position in range(len(checks)):
+            kept = self._kept.get((phase, position))
+            if kept is not None and kept[0] == evidence:
+                runs.append(replace(kept[1], fresh=False))
+            else:
+                runs.append(None)
+                stale.append(position)
+        if stale and run and self.disk is not None:
+            timed = self.disk.run(
+                [checks[position] for position in stale],
+                snapshot=evidence.snapshot,
+                diff=evidence.diff,
+                tools=dict(evidence.tools),
+                texts=evidence.texts,
+            )
+            for position, (outcome, duration_ms) in zip(stale, timed, strict=True):
+                made = CheckRun(
+                    phase=phase,
+                    position=position,
+                    outcome=outcome,
+                    run=attempt,
+                    duration_ms=duration_ms,
+                )
+                self._kept[(phase, position)] = (evidence, made)
+                self.ran.append(made)
+                runs[position] = made
+        issues: list[Issue] = []
+        done: list[CheckRun] = []
+        for position, checked in enumerate(runs):
+            if checked is None:
+                where = f"checks[{position}]" if phase is not None else f"task checks[{position}]"
+                issues.append(not_run_issue(where, describe(checks[position]), phase=owner))
+                continue
+            done.append(checked)
+            if not checked.passed:
+                issues.append(check_issue(checked, phase=owner))
+        return tuple(done), tuple(issues)
+
+
+def _texts(transcript: Transcript, start: int, end: int) -> tuple[str, ...]:
+    """The agent's own text blocks in entries ``[start, end)``."""
+    return tuple(
+        entry.text
+        for entry in transcript.entries[start:end]
+        if isinstance(entry, AssistantText)
+    )
