@@ -250,7 +250,7 @@ def test_an_unknown_phase_key_lists_the_known_keys(tmp_path: Path) -> None:
     assert str(error) == (
         f"{path}: phases.0.requires: is not a known key; expected one of: name, instructions, "
         "marker, require_tools, require_changes, output_schema, claims_files, structured_output, "
-        "allow_tools"
+        "allow_tools, checks"
     )
 
 

@@ -59,11 +59,14 @@ def check(
 ) -> None:
     """Validate a task file and print the prompt it would send (runs no agent)."""
     from phasegate.phases.loading import load_task
+    from phasegate.phases.model import unguarded_oracles
     from phasegate.prompts.templates import PromptTemplates
     from phasegate.tasks.request import first_prompt
 
     task = load_task(task_file, files_root=files_root)
     print_result(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
+    for warning in unguarded_oracles(task):
+        typer.echo(f"{task_file}: warning: {warning}", err=True)
     typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)
 
 
@@ -158,11 +161,19 @@ def judge(
     log_file: LogFile = None,
     log_format: LogFormatChoice = "json",
     record: Record = None,
+    no_checks: Annotated[
+        bool,
+        typer.Option(
+            "--no-checks",
+            help="Judge without running the task's checks (the report says they were skipped).",
+        ),
+    ] = False,
 ) -> None:
     """Judge a saved Claude Code transcript against a task, with no agent run.
 
-    Disk changes are what git shows in WORKDIR since --before. Same report and exit codes
-    as `run`; --log-file logs the judged run as a run would (run.started, phase.completed,
+    Disk changes are what git shows in WORKDIR since --before; the task's checks run in
+    WORKDIR as it is now (--no-checks: none run). Same report and exit codes as `run`;
+    --log-file logs the judged run as a run would (run.started, check.ran, phase.completed,
     run.completed), so `phasegate report` counts it.
     """
     from phasegate.phases.loading import load_task
@@ -190,6 +201,7 @@ def judge(
             transcript_file=transcript,
             on_event=event_sink(stack, output),
             record=folder,
+            run_checks=not no_checks,
         )
     print_recording(folder)
     finish(report, json_output=json_output, human=format_report)

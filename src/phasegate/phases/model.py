@@ -327,6 +327,26 @@ class Task(BaseModel):
         return _numbered(self.phases)
 
 
+def unguarded_oracles(task: Task) -> list[str]:
+    """Warnings for command checks the agent could make pass by changing what they run: a
+    task that runs a command check and protects nothing (the tests and the files that
+    configure them are the author's oracle, and ``protect`` keeps them out of reach)."""
+    if task.protect:
+        return []
+    owners = [(f"phase {task.index_of(p)} ({p.name})", p.checks) for p in task.phases]
+    owners.append(("the task", task.checks))
+    warnings = []
+    for owner, checks in owners:
+        commands = [check for check in checks if check.kind == "command"]
+        if commands:
+            warnings.append(
+                f"{owner} runs a command check ({' '.join(commands[0].argv)}) and the task "
+                "protects nothing: the agent could change the tests, or the files that "
+                "configure them, until it passes; list them under protect"
+            )
+    return warnings
+
+
 def _numbered(phases: tuple[Phase, ...]) -> tuple[tuple[Phase, ...], dict[int, int]]:
     """``phases`` with the 1-based number of each, by identity."""
     return phases, {id(phase): number for number, phase in enumerate(phases, start=1)}

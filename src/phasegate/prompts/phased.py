@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from phasegate.phases.markers import marker_line
 from phasegate.phases.model import Phase, Task
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.validators.stage_checks import describe
 
 
 def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
@@ -28,6 +29,12 @@ def phased_prompt(task: Task, templates: PromptTemplates | None = None) -> str:
         )
     if task.protect:
         rules.append(protect_rule(task.protect))
+    if task.checks:
+        rules.append(
+            "- Before the task is accepted, the gate itself checks that "
+            + "; ".join(describe(check) for check in task.checks)
+            + "."
+        )
     output_rule = "\n".join(rules)
     return _tidy(
         templates.render(
@@ -120,6 +127,12 @@ def _requirements(phase: Phase) -> str:
         )
     if phase.require_changes:
         lines.append("- Required: files on disk really change during this phase.")
+    if phase.checks:
+        # Said before the work starts, so "done" means what the gate will check.
+        lines.append(
+            "- Checked by the gate when you mark this phase complete, and again before the "
+            "task is accepted: " + "; ".join(describe(check) for check in phase.checks) + "."
+        )
     return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
 

@@ -52,6 +52,8 @@ class RunFacts:
     """Characters of the gate's tool definitions in each request (0: none offered)."""
     check_runs: Sequence[CheckRun] = ()
     """Every run of a check the gate made, for the time they took."""
+    checks_skipped: bool = False
+    """The task has checks and none was run: the caller asked so (a judgment)."""
 
 
 def verdict_of(judgment: Judgment, error: str | None) -> Verdict:
@@ -122,6 +124,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         reverted=facts.reverted,
         checks=[CheckReport.of(run) for run in judgment.task_checks],
         check_ms=sum(run.duration_ms for run in facts.check_runs),
+        checks_skipped=facts.checks_skipped,
         usage=usage.total,
         unattributed_usage=usage.unattributed,
         usage_exact=usage.exact,

@@ -14,11 +14,15 @@ runs the checks that say whether the result is right, the same checks a stage's
 - the task's own ``checks`` run when every phase is otherwise accepted (the final
   acceptance), on the whole run's evidence; a failure is an issue of the last phase.
 
+Each list is judged on the disk as the check disk sees it at that moment (with a disk) or as
+the timeline last saw it (without one).
+
 A check whose evidence is the same as at an earlier run (the same disk, the same window) is
 not run again: that run's outcome decides, and its :class:`~phasegate.validators.check_runs.
 CheckRun` says which gate check it was. Without a disk to run on (``disk=None``), or when
 the gate only describes a run that ended in error, a check that has no outcome for the disk
-as it is is a ``check_not_run`` issue: never taken as passed.
+as it is is a ``check_not_run`` issue: never taken as passed. Checks ``skipped`` on purpose
+(a judgment asked to run nothing) are left out altogether, and the report says so.
 """
 
 from __future__ import annotations
@@ -49,11 +53,13 @@ class _Evidence:
 
 
 class TaskChecks:
-    """Runs a task's checks on ``disk`` (None: nothing can run, so checks are not run)."""
+    """Runs a task's checks on ``disk`` (None: nothing can run, so checks are not run);
+    ``skipped``: the caller asked that no check run, and none is judged."""
 
-    def __init__(self, task: Task, disk: CheckDisk | None) -> None:
+    def __init__(self, task: Task, disk: CheckDisk | None, *, skipped: bool = False) -> None:
         self.task = task
         self.disk = disk
+        self.skipped = skipped
         self._kept: dict[tuple[int | None, int], tuple[_Evidence, CheckRun]] = {}
         self.ran: list[CheckRun] = []
         """Every run made so far, in order (kept outcomes are not runs)."""
@@ -75,9 +81,9 @@ class TaskChecks:
         """``judgment`` with the checks of every phase whose other evidence holds, and then
         the task's own, run (``run=False``: only outcomes kept for this very disk count) as
         gate check number ``attempt``; failures are ``check_failed`` issues."""
-        if not self.any:
+        if not self.any or self.skipped:
             return judgment
-        snapshot = timeline.latest
+        snapshot = self.disk.snapshot() if self.disk is not None and run else timeline.latest
         phases: list[PhaseJudgment] = []
         for phase in judgment.phases:
             checks = self.task.phases[phase.index - 1].checks
@@ -165,7 +171,5 @@ class TaskChecks:
 def _texts(transcript: Transcript, start: int, end: int) -> tuple[str, ...]:
     """The agent's own text blocks in entries ``[start, end)``."""
     return tuple(
-        entry.text
-        for entry in transcript.entries[start:end]
-        if isinstance(entry, AssistantText)
+        entry.text for entry in transcript.entries[start:end] if isinstance(entry, AssistantText)
     )

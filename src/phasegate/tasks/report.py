@@ -322,6 +322,12 @@ class RunReport(BaseModel):
         "plus the task's own checks'.",
         exclude_if=lambda check_ms: not check_ms,
     )
+    checks_skipped: bool = Field(
+        default=False,
+        description="The task has checks and none was run, as the caller asked (a judgment "
+        "without checks): its verdict rests on the other evidence alone.",
+        exclude_if=lambda skipped: not skipped,
+    )
     usage: Usage = Field(
         description="Tokens and cost of the run: the phases' usage plus unattributed_usage."
     )

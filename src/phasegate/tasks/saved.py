@@ -37,10 +37,20 @@ from phasegate.tasks.transcript_file import (
     changes_timeline,
     read_transcript,
 )
-from phasegate.telemetry.events import EventSink, RunEvent, RunStarted, ToolCalled, new_run_id
+from phasegate.tasks.checks import TaskChecks
+from phasegate.telemetry.events import (
+    CheckRan,
+    EventSink,
+    RunEvent,
+    RunStarted,
+    ToolCalled,
+    new_run_id,
+)
 from phasegate.validators.judge import Judgment
 from phasegate.validators.tools import CallRecord, tool_calls
+from phasegate.workspace.checks import CheckDisk
 from phasegate.workspace.git import disk_changes_since
+from phasegate.workspace.observer import WorkspaceObserver
 
 __all__ = [
     "EXPECTED_SHAPES",
@@ -62,9 +72,14 @@ def judge_transcript(
     transcript_file: Path | None = None,
     on_event: EventSink | None = None,
     record: str | Path | None = None,
+    run_checks: bool = True,
 ) -> RunReport:
     """Judge ``transcript`` against ``task``, with the disk changes in ``workdir`` since
     ``before``; the report has the shape and verdicts of a run's.
+
+    The task's checks run on ``workdir`` as it is now (what they write is never the run's
+    work); ``run_checks=False`` judges without running anything, and the report's
+    ``checks_skipped`` says so.
 
     Tool paths are resolved against ``cwd`` when given, else against the working directory
     the transcript records, else against ``workdir`` itself. ``transcript_file``, the file
@@ -79,7 +94,9 @@ def judge_transcript(
     diff = _without(disk_changes_since(workdir, before), workdir, transcript_file)
     recorded = cwd or transcript.cwd or str(workdir.resolve())
     timeline = changes_timeline(transcript, diff, recorded)
-    gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1)
+    observer = WorkspaceObserver(workdir, unobserved=[transcript_file] if transcript_file else ())
+    checks = TaskChecks(task, CheckDisk(observer), skipped=not run_checks)
+    gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1, checks=checks)
     decision = gate.check(transcript, timeline)
     judgment = decision.judgment
     results = [e for e in transcript.entries if isinstance(e, RunResult)]
@@ -102,12 +119,15 @@ def judge_transcript(
             retries=0,
             api_retries=0,
             error=error,
+            check_runs=tuple(checks.ran),
+            checks_skipped=checks.skipped and checks.any,
         ),
     )
     recording = str(recorder.folder) if recorder is not None else None
     if on_event is not None:
         called = _call_events(tool_calls(transcript), judgment)
-        _emit_log(report, on_event, called, workdir=recorded, phases=len(task.phases),
+        ran = [CheckRan.of(run) for run in checks.ran]
+        _emit_log(report, on_event, [*called, *ran], workdir=recorded, phases=len(task.phases),
                   recording=recording)  # fmt: skip
     if recorder is not None:
         recorder.check(
@@ -140,7 +160,7 @@ def _call_events(calls: Sequence[CallRecord], judgment: Judgment) -> list[ToolCa
 def _emit_log(
     report: RunReport,
     on_event: EventSink,
-    called: Sequence[ToolCalled],
+    called: Sequence[ToolCalled | CheckRan],
     *,
     workdir: str,
     phases: int,

@@ -183,9 +183,15 @@ class CheckDisk:
     ``env`` is added to the environment of the checks' commands.
     """
 
-    def __init__(self, observer: WorkspaceObserver, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, observer: WorkspaceObserver, *, env: Mapping[str, str] | None = None
+    ) -> None:
         self.observer = observer
         self.env = dict(env or {})
+
+    def snapshot(self) -> WorkspaceSnapshot:
+        """The work directory now, as the agent left it (what checks wrote shows as before)."""
+        return self.observer.snapshot()
 
     def run(
         self,
