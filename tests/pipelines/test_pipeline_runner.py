@@ -6,6 +6,7 @@ CLI against the scripted model server (``cli`` marker), from the same script.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -324,3 +325,26 @@ def test_the_report_names_the_latest_session_and_the_models_last_word(
     assert report.session_id is not None
     if agent_kind == "scripted":
         assert report.session_id == "scripted"
+
+
+def test_a_stage_tasks_phase_checks_are_run_by_its_gate_with_their_events(
+    run_pipeline: RunPipeline,
+) -> None:
+    """notes.md must have 3 lines: a shorter one fails the phase's check, the feedback says
+    so, and the check runs again (a check.ran event each, under the stage) once it is longer."""
+    checked = copy.deepcopy(TASK_STAGE)
+    checked["stages"][0]["task"]["phases"][0]["checks"] = [{"min_lines": {"path": "notes.md",
+                                                                          "n": 3}}]  # fmt: skip
+    replies = [
+        {"contains": "Stage 1 of 1: fix", "tools": [_write("notes.md", 1)]},
+        {"when": "tool_result", "text": "PHASE 1 COMPLETE: Notes written"},
+        {"when": "user", "contains": "check_failed", "tools": [_write("notes.md", 3)]},
+        {"when": "tool_result", "text": "PHASE 1 COMPLETE: Notes written"},
+    ]
+    run = run_pipeline(checked, replies)
+    assert run.report.verdict == "accepted", run.report.model_dump_json(indent=2)
+    ran = [e.fields for e in run.events if e.event == "check.ran"]
+    assert [(e["stage"], e["phase"], e["kind"], e["passed"]) for e in ran] == [
+        (1, 1, "min_lines", False),
+        (1, 1, "min_lines", True),
+    ]

@@ -15,8 +15,8 @@ import pytest
 from phasegate._process import environment
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import CommandCheck, FileExists, MinLines
-from phasegate.workspace.checks import DiskEvidence
 from phasegate.validators.stage_checks import StageEvidence, evaluate_all
+from phasegate.workspace.checks import DiskEvidence
 
 NO_CHANGES = WorkspaceDiff()
 

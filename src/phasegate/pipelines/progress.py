@@ -32,6 +32,7 @@ from phasegate.pipelines.visit import StageCheck, StageVisit
 from phasegate.prompts.stages import resume_prompt, revision_prompt, stage_feedback, stage_prompt
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.telemetry.events import (
+    CheckRan,
     EventData,
     StageChecked,
     StageCompleted,
@@ -40,6 +41,7 @@ from phasegate.telemetry.events import (
 )
 from phasegate.validators.subagents import with_call
 from phasegate.validators.tools import CallRecord
+from phasegate.workspace.checks import CheckDisk
 from phasegate.workspace.observer import WorkspaceObserver
 
 
@@ -86,6 +88,7 @@ class StageProgress:
         """The visits and checks of a recorded run (None: not recorded)."""
         contents = visits.recorder.contents if visits is not None else None
         self.workspace = WorkspaceObserver(workdir, unobserved=unobserved, contents=contents)
+        self.disk = CheckDisk(self.workspace)
         self.visit = self._visit(0, baseline or WorkspaceSnapshot(), state.current.tools)
         """The current visit of the current stage."""
 
@@ -125,6 +128,8 @@ class StageProgress:
         record.visit_attempts += 1
         at = len(entries)
         check = await self.visit.check(entries, self.workspace.snapshot())
+        for run in check.check_runs:
+            self.emit(CheckRan.of(run, stage=index + 1))
         record.checks = [CheckResult(**o.as_dict()) for o in check.outcomes]
         record.files_changed = list(check.files_changed)
         self.emit(
@@ -271,6 +276,7 @@ class StageProgress:
             tools=tools,
             templates=self.templates,
             checks_left=self.stage.on_fail.retry + 1 - self.state.current.visit_attempts,
+            disk=self.disk,
         )
 
     def _close_visit(self) -> None:

@@ -4,8 +4,9 @@ A stage is visited once, or again after a revision (``on_fail.back_to``) or a re
 visit keeps the disk snapshot it started from (what ``changed`` compares against), the
 successful tool calls since, and for a stage with a phased task that task's
 :class:`~phasegate.tasks.gate.PhaseGate` and a timeline of snapshots at each phase claim.
-:meth:`StageVisit.check` runs the exit checks (off the event loop: a ``command`` may take
-minutes) and the task gate, and says what failed.
+:meth:`StageVisit.check` runs the exit checks and the task gate with its phases' checks
+(off the event loop: a ``command`` may take minutes), on the disk the run's
+:class:`~phasegate.workspace.checks.CheckDisk` watches, and says what failed.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from pathlib import Path
 from phasegate.evidence.transcript import AssistantText, Entry, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.pipeline import Stage
-from phasegate.workspace.checks import DiskEvidence
 from phasegate.prompts.templates import PromptTemplates
+from phasegate.tasks.checks import TaskChecks
 from phasegate.tasks.gate import PhaseGate
+from phasegate.validators.check_runs import CheckRun
 from phasegate.validators.issues import Issue
 from phasegate.validators.protect import protect_outcome
-from phasegate.validators.stage_checks import CheckOutcome, describe_task, evaluate_all
+from phasegate.validators.stage_checks import CheckOutcome, describe_task
 from phasegate.validators.windows import entry_claims
+from phasegate.workspace.checks import CheckDisk
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,8 @@ class StageCheck:
     """Paths added, modified or deleted since the visit started."""
     task_issues: tuple[Issue, ...] = ()
     """The issues the task gate found (a task stage only)."""
+    check_runs: tuple[CheckRun, ...] = ()
+    """The runs of the task's checks this check made (a task stage only)."""
 
     @property
     def passed(self) -> bool:
@@ -68,6 +73,7 @@ class StageVisit:
         tools: Mapping[str, int],
         templates: PromptTemplates,
         checks_left: int,
+        disk: CheckDisk,
     ) -> None:
         self.stage = stage
         self.workdir = workdir
@@ -77,6 +83,7 @@ class StageVisit:
         self.clock = time.monotonic()
         self.timeline = WorkspaceTimeline()
         self.timeline.record(0, baseline)
+        self.disk = disk
         # The task's gate counts down the same checks as the stage, so its feedback tells the
         # agent the attempts the stage really has left.
         self.gate = (
@@ -85,6 +92,7 @@ class StageVisit:
                 workdir=str(workdir),
                 max_attempts=max(checks_left, 1),
                 templates=templates,
+                checks=TaskChecks(stage.task, disk),
             )
             if stage.task is not None
             else None
@@ -116,19 +124,27 @@ class StageVisit:
         diff = WorkspaceDiff.between(self.baseline, current)
         # Only the stage's own text: a promise said before the stage began does not count.
         texts = [e.text for e in entries[self.start :] if isinstance(e, AssistantText)]
-        evidence = DiskEvidence(
-            self.workdir, diff=diff, tools=self.tools, snapshot=current, texts=texts
+        timed = await asyncio.to_thread(
+            self.disk.run,
+            self.stage.exit_when,
+            snapshot=current,
+            diff=diff,
+            tools=self.tools,
+            texts=texts,
         )
-        outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
+        outcomes = [outcome for outcome, _ in timed]
         if self.stage.protect:
             outcomes.append(protect_outcome(self.stage.protect, diff, str(self.workdir)))
         task_feedback: str | None = None
         task_issues: tuple[Issue, ...] = ()
+        check_runs: tuple[CheckRun, ...] = ()
         if self.gate is not None:
             self.timeline.record(len(entries) - self.start, current)
-            decision = self.gate.check(
-                Transcript(entries=tuple(entries[self.start :])), self.timeline
+            ran = len(self.gate.checks.ran)
+            decision = await asyncio.to_thread(
+                self.gate.check, Transcript(entries=tuple(entries[self.start :])), self.timeline
             )
+            check_runs = tuple(self.gate.checks.ran[ran:])
             judgment = decision.judgment
             issues = sorted({i.code.value for p in judgment.phases for i in p.issues})
             outcomes.append(
@@ -141,4 +157,4 @@ class StageVisit:
             )
             task_feedback = decision.feedback
             task_issues = tuple(judgment.issues)
-        return StageCheck(tuple(outcomes), task_feedback, diff.paths, task_issues)
+        return StageCheck(tuple(outcomes), task_feedback, diff.paths, task_issues, check_runs)

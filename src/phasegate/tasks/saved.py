@@ -26,6 +26,7 @@ from phasegate.recording.model import issue_records
 from phasegate.recording.recorder import Recorder
 from phasegate.tasks.assembly import RunFacts, assemble_report
 from phasegate.tasks.call_phases import CallPhases
+from phasegate.tasks.checks import TaskChecks
 from phasegate.tasks.gate import PhaseGate
 from phasegate.tasks.progress import closing_events
 from phasegate.tasks.recorded import check_part, task_record
@@ -37,7 +38,6 @@ from phasegate.tasks.transcript_file import (
     changes_timeline,
     read_transcript,
 )
-from phasegate.tasks.checks import TaskChecks
 from phasegate.telemetry.events import (
     CheckRan,
     EventSink,

@@ -139,10 +139,12 @@ class PhaseGateChecked(EventFields):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckRan(EventFields):
     """The gate ran one check of a task on the disk: one of a phase's ``checks``, or of the
-    task's own (``phase`` absent). Its time is the check's own, never the model's."""
+    task's own (``phase`` absent); in a pipeline, of the task of stage ``stage`` (absent in a
+    task run). Its time is the check's own, never the model's."""
 
     event: ClassVar[EventName] = "check.ran"
-    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase"})
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    stage: int | None = None
     phase: int | None
     check: int
     """The check's 0-based place in its list."""
@@ -157,9 +159,10 @@ class CheckRan(EventFields):
     passed: bool
 
     @classmethod
-    def of(cls, run: CheckRun) -> CheckRan:
-        """The event of ``run``."""
+    def of(cls, run: CheckRun, *, stage: int | None = None) -> CheckRan:
+        """The event of ``run`` (in the task of pipeline stage ``stage``)."""
         return cls(
+            stage=stage,
             phase=run.phase,
             check=run.position,
             kind=run.outcome.kind,
