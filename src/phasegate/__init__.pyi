@@ -39,6 +39,12 @@ from phasegate.errors import UsageError as UsageError
 from phasegate.evidence.confinement import Blocked as Blocked
 from phasegate.modes import Isolation as Isolation
 from phasegate.modes import Mode as Mode
+from phasegate.phases.checks import Check as Check
+from phasegate.phases.checks import CommandCheck as CommandCheck
+from phasegate.phases.checks import DirFiles as DirFiles
+from phasegate.phases.checks import FileExists as FileExists
+from phasegate.phases.checks import JsonValid as JsonValid
+from phasegate.phases.checks import MinLines as MinLines
 from phasegate.phases.loading import load_task as load_task
 from phasegate.phases.loop import Loop as Loop
 from phasegate.phases.loop import make_loop as make_loop
@@ -74,6 +80,7 @@ from phasegate.planning.values import InputValues as InputValues
 from phasegate.planning.values import resolve_inputs as resolve_inputs
 from phasegate.recording.page import render_page as render_page
 from phasegate.recording.page import write_page as write_page
+from phasegate.tasks.report import CheckReport as CheckReport
 from phasegate.tasks.report import PhaseReport as PhaseReport
 from phasegate.tasks.report import RunReport as RunReport
 from phasegate.tasks.runner import Runner as Runner
