@@ -35,6 +35,41 @@ def test_check_of_a_bad_task_file_exits_two_naming_the_file_and_field(tmp_path: 
     assert "Traceback" not in done.stderr
 
 
+CHECKED = "name: t\nphases:\n  - name: fix\n    instructions: fix it\n    checks:\n{checks}"
+
+
+@pytest.mark.parametrize(
+    ("checks", "field"),
+    [
+        ("      - command: []\n", "phases.0.checks.0.command.argv"),
+        ("      - lines_at_least: a.md\n", "phases.0.checks.0"),
+        ("      - min_lines: {path: ../a.md, n: 3}\n", "phases.0.checks.0.min_lines.path"),
+    ],
+)
+def test_check_of_a_bad_phase_check_exits_two_naming_its_field(
+    tmp_path: Path, checks: str, field: str
+) -> None:
+    bad = tmp_path / "task.yaml"
+    bad.write_text(CHECKED.format(checks=checks))
+    done = phasegate("check", bad)
+    assert done.returncode == 2, done.stderr
+    assert f"{bad}: {field}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_check_warns_when_a_command_check_runs_and_nothing_is_protected(tmp_path: Path) -> None:
+    """The tests are the author's oracle: unprotected, the agent could make them pass."""
+    task = tmp_path / "task.yaml"
+    task.write_text(CHECKED.format(checks="      - command: [pytest, -q]\n"))
+    done = phasegate("check", task)
+    assert done.returncode == 0, done.stderr
+    assert "warning: phase 1 (fix) runs a command check (pytest -q)" in done.stderr
+    assert "list them under protect" in done.stderr
+
+    task.write_text("protect: [tests]\n" + task.read_text())
+    assert "warning" not in phasegate("check", task).stderr
+
+
 def test_run_with_the_scripted_agent_prints_a_json_report_and_exits_by_verdict(
     tmp_path: Path,
 ) -> None:

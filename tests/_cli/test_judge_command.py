@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,58 @@ def test_report_by_mode_keeps_judged_transcripts_apart_from_gate_runs(
 
     rows = {group["mode"]: group["runs"] for group in summary["groups"]}
     assert rows == {"judge": 1, "gate": 1}
+
+
+def _with_check(tmp_path: Path, argv: list[str]) -> Path:
+    """The example task with a command check on its edit phase, written beside the test."""
+    text = TASK.read_text().replace(
+        "    require_changes: true\n",
+        f"    require_changes: true\n    checks:\n      - command: {json.dumps(argv)}\n",
+        1,
+    )
+    checked = tmp_path / "checked-task.yaml"
+    checked.write_text(text)
+    return checked
+
+
+@pytest.mark.parametrize(
+    ("fixed", "verdict", "code"),
+    [("int(x)", "accepted", 0), ("float(eval(x))", "rejected", 1)],
+)
+def test_judge_runs_the_phases_checks_on_the_checkout_as_it_is_now(
+    checkout: Path, tmp_path: Path, fixed: str, verdict: str, code: int
+) -> None:
+    """The check refuses any eval left in app.py: it decides between two edits on disk."""
+    (checkout / "app.py").write_text(APP.replace("eval(x)", fixed))
+    no_eval = "import sys; sys.exit('eval' in open('app.py').read())"
+    task = _with_check(tmp_path, [sys.executable, "-c", no_eval])
+
+    done = phasegate(
+        "judge", task, "--transcript", TRANSCRIPTS / "edit_then_json.jsonl",
+        "--workdir", checkout, "--json",
+    )  # fmt: skip
+
+    assert done.returncode == code, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == verdict
+    (check,) = report["phases"][0]["checks"]
+    assert check["passed"] is (verdict == "accepted")
+    assert check["exit_code"] == (0 if verdict == "accepted" else 1)
+    assert "checks_skipped" not in report
+
+
+def test_judge_without_checks_runs_nothing_and_says_so(checkout: Path, tmp_path: Path) -> None:
+    (checkout / "app.py").write_text(APP.replace("eval(x)", "int(x)"))
+    marker = tmp_path / "ran"
+    task = _with_check(tmp_path, ["touch", str(marker)])
+
+    done = phasegate(
+        "judge", task, "--transcript", TRANSCRIPTS / "edit_then_json.jsonl",
+        "--workdir", checkout, "--json", "--no-checks",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["checks_skipped"] is True
+    assert "checks" not in report["phases"][0]
+    assert not marker.exists()
