@@ -20,6 +20,7 @@ from phasegate._secrets import REDACTED, redact
 from phasegate.agents.retry import RetryPolicy
 from phasegate.evidence.transcript import SandboxBlocked
 from phasegate.modes import EventName
+from phasegate.phases.checks import FileExists
 from phasegate.telemetry.events import (
     AttemptBlocked,
     EventData,
@@ -86,8 +87,8 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
     task: Task, project: Path, tmp_path: Path
 ) -> None:
     """A recorded run in a sandbox with a retry, a summary refused before the work, a write
-    outside the work directory refused (an attempt to leave), tool completions, feedback and an
-    acceptance: every line valid, every event name present."""
+    outside the work directory refused (an attempt to leave), tool completions, feedback, a
+    check of the task's own and an acceptance: every line valid, every event name present."""
     early: dict[str, Any] = {"submit_summary": {"summary": {"files_changed": []}}}
     outside = {"Write": {"file_path": str(tmp_path / "outside.txt"), "content": "x"}}
     script = Script.model_validate({"replies": [
@@ -102,7 +103,8 @@ def test_what_the_runner_writes_validates_against_the_documented_schemas(
     with EventLog(file=log_file) as log:
         retry = RetryPolicy(session_retries=1, initial_delay=0.01, max_delay=0.02)
         runner = Runner(ScriptedAgent(script), on_event=log, retry=retry)
-        confined = task.model_copy(update={"sandbox": Sandbox(mode="optional")})
+        checked = (FileExists(path="app.py"),)  # a check of the task's own: a check.ran line
+        confined = task.model_copy(update={"sandbox": Sandbox(mode="optional"), "checks": checked})
         report = runner.run_sync(confined, project, record=tmp_path / "recording")
 
     assert report.verdict == "accepted", report.issues
