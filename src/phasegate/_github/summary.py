@@ -155,7 +155,7 @@ def _rows(view: ReportView) -> str:
         )
         for row in view.rows[:SHOWN_ROWS]
     ]
-    head = (view.unit, "name", "status", "checks", "how", "files changed", "tokens in / out",
+    head = (view.unit, "name", "status", "gate checks", "how", "files changed", "tokens in / out",
             "cost")  # fmt: skip
     more = len(view.rows) - SHOWN_ROWS
     left_out = f"\n\n… {more} more {view.unit}s left out (see the JSON report)" if more > 0 else ""
