@@ -18,8 +18,15 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from phasegate._github.markdown import inline
-from phasegate._github.summary import SUMMARY_LIMIT, RecordingLink, job_summary
-from phasegate._github.view import Problem, ReportView, Row, SubagentLine, read_report_view
+from phasegate._github.summary import CHECK_OUTPUT_SHOWN, SUMMARY_LIMIT, RecordingLink, job_summary
+from phasegate._github.view import (
+    CheckLine,
+    Problem,
+    ReportView,
+    Row,
+    SubagentLine,
+    read_report_view,
+)
 from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
@@ -90,6 +97,8 @@ def hostile_view(text: str) -> ReportView:
         sandbox=SandboxOutcome(mode="optional", confined=False, unavailable=text),
         blocked=(Blocked(kind="host", tool=text, tool_use_id=text, detail=text),),
         subagents=(SubagentLine(text, text, text),),
+        checks=(CheckLine(text, text, text, False, 1, 20, 1, text),),
+        check_ms=20,
     )
 
 
@@ -310,3 +319,57 @@ def test_a_recording_url_that_is_not_a_plain_https_url_is_not_linked(url: str | 
     assert "(not uploaded)" in summary
     assert "a" not in page.tags and "img" not in page.tags
     assert "PAYLOAD" not in "".join(page.outside)
+
+
+def test_the_checks_of_each_phase_are_listed_with_result_exit_code_time_and_output(
+    tmp_path: Path,
+) -> None:
+    """The phase's check failed (exit 1, 1.5 s), the task's own passed: a row each, in that
+    order, then what each found as a code block, the failed one first."""
+    view = read_report_view(write_report(tmp_path / "r.json", hostile_run_report("fix")))
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert "of it in checks 1.53 s" in summary
+    assert "**Checks** (as the gate last ran them; 1.53 s in checks in all)" in summary
+    assert "| ` phase 1 (fix) ` | ` fix ` | ❌ failed | ` fix ` | 1 | 1.5 s | 2 |" in summary
+    assert "| ` task ` | ` fix ` | ✅ passed | ` fix ` | – | 30 ms | 2 |" in summary
+    failed = "❌ ` fix ` in ` phase 1 (fix) ` found:\n\n```text\nfix\n```"
+    passed = "✅ ` fix ` in ` task ` found:\n\n```text\nfix\n```"
+    assert summary.index(failed) < summary.index(passed)
+
+
+def test_a_checks_output_keeps_its_lines_in_a_fence_longer_than_any_it_holds() -> None:
+    output = "exited with 1\nlast output:\n```\n# FAILED <b>x</b> @attacker\n::error::FORGED"
+    check = CheckLine("phase 1 (fix)", "command", "`pytest` exits with 0", False, 1, 900, 1,
+                      output)  # fmt: skip
+    view = ReportView(kind="task", name="t", verdict="rejected", exit_code=1, checks=(check,))
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert f"````text\n{output}\n````" in summary
+    page = rendered(summary)
+    assert page.tags <= ALLOWED_TAGS and "FORGED" not in "".join(page.outside)
+
+
+def test_a_long_output_is_cut_and_checks_past_fifty_are_counted() -> None:
+    checks = tuple(
+        CheckLine("phase 1 (fix)", "command", f"check {n}", True, 0, 5, 1, "x" * 10_000)
+        for n in range(60)
+    )
+    view = ReportView(kind="task", name="t", verdict="accepted", exit_code=0, checks=checks)
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert f"[… cut at {CHECK_OUTPUT_SHOWN} characters]" in summary
+    assert "` check 49 `" in summary and "` check 50 `" not in summary
+    assert "… 10 more checks left out (see the JSON report)" in summary
+    assert len(summary.encode()) <= SUMMARY_LIMIT
+
+
+def test_a_report_without_checks_says_nothing_of_them() -> None:
+    view = ReportView(kind="task", name="t", verdict="accepted", exit_code=0)
+
+    summary = job_summary(view, omitted_annotations={})
+
+    assert "Checks" not in summary and "in checks" not in summary

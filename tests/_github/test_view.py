@@ -10,6 +10,7 @@ from phasegate._github.view import read_report_view
 from phasegate.phases.loading import load_task
 from phasegate.testing import ScriptedAgent
 from tests.helpers.batch_dirs import GOOD, LAZY
+from tests.helpers.checked_runs import prove_the_fix
 from tests.helpers.github_reports import write_report
 from tests.helpers.scenarios import EXAMPLE
 
@@ -69,3 +70,21 @@ def test_a_report_and_an_exit_code_that_agree_are_shown_as_they_are(tmp_path: Pa
     assert read_report_view(rejected, exit_code=1).verdict == "rejected"
     assert read_report_view(rejected, exit_code=3).verdict == "rejected"
     assert read_report_view(rejected).error is None
+
+
+def test_a_real_runs_checks_are_read_phase_by_phase_as_the_report_keeps_them(
+    tmp_path: Path,
+) -> None:
+    """prove-the-fix: its one phase check, as the gate last ran it (passing, at the second
+    judgment), with its output, and the time the run spent in checks."""
+    run = prove_the_fix(tmp_path)
+    (decided,) = run.report.phases[0].checks
+
+    view = read_report_view(write_report(tmp_path / "report.json", run.report))
+
+    (check,) = view.checks
+    assert (check.where, check.passed) == ("phase 1 (fix)", True)
+    assert check.description == decided.description
+    assert (check.kind, check.exit_code, check.run) == ("command", 0, 2)
+    assert check.output == decided.detail and "Ran 2 tests" in check.output
+    assert view.check_ms == run.report.check_ms > 0

@@ -17,9 +17,12 @@ from phasegate.batches.sources import CopySource
 from phasegate.batches.units import Unit
 from phasegate.errors import PhasegateError, UsageError
 from phasegate.metrics.aggregate import LogAggregator
+from phasegate.metrics.render import render_markdown
 from phasegate.metrics.summary import summarize
 from phasegate.modes import MODES
+from phasegate.testing import load_script
 from tests.helpers.batch_dirs import GOOD, LAZY, make_unit, run_into, write_manifest
+from tests.helpers.checked_runs import EXAMPLE as PROVE_THE_FIX
 from tests.helpers.fuzz import bounded_memory, hostile_text
 
 
@@ -86,6 +89,35 @@ def test_the_batch_section_counts_units_verdicts_and_model_requests(
     assert (batch["model_requests"], batch["cost_usd"]) == (12, None)
     assert batch["directories"] == [{"path": str(out), "batch": "examples", "shard": None,
                                      "total_units": 6, "planned": 6, "finished": 6}]  # fmt: skip
+
+
+def test_each_check_has_its_pass_rate_across_units_and_the_modes_are_compared_on_it(
+    tmp_path: Path,
+) -> None:
+    """prove-the-fix's model breaks add() first: in gate mode the tests fail, then pass after
+    the feedback (2 runs of the check per unit, the unit ends with it passing); in
+    single-query mode it is judged once, failing. Two units per mode."""
+    out = tmp_path / "out"
+    units = [make_unit("prove", mode, repeat, task="prove-the-fix", example=PROVE_THE_FIX)
+             for mode in ("gate", "single-query") for repeat in (1, 2)]  # fmt: skip
+    write_manifest(out, units)
+    for unit in units:
+        run_into(out, unit, load_script(PROVE_THE_FIX / "model.yaml"))
+
+    summary = report(out)
+
+    rows = {row["mode"]: row for row in summary["checks"]}
+    assert set(rows) == {"gate", "single-query"}
+    gate, single = rows["gate"], rows["single-query"]
+    assert (gate["runs"], gate["passed"], gate["task_runs"], gate["passed_at_end"]) == (4, 2, 2, 2)
+    assert (single["runs"], single["passed"], single["task_runs"], single["end_pass_rate"]) == (
+        2, 0, 2, 0.0,
+    )  # fmt: skip
+    (compared,) = summary["check_comparison"]
+    assert compared["end_pass_rate"] == {"gate": 1.0, "single-query": 0.0}
+    assert compared["task_runs"] == {"gate": 2, "single-query": 2}
+    assert compared["gate_minus_single_query"] == 1.0
+    assert "### Checks the gate ran (each task run is a unit)" in render_markdown(summary)
 
 
 def test_units_planned_without_a_result_are_listed_as_missing_and_a_lost_shard_is_warned(

@@ -33,16 +33,19 @@ GOOD = Script.model_validate(
 """Edits at once, then claims and reports: accepted in every mode."""
 
 
-def make_unit(item: str, mode: Mode, repeat: int, *, task: str = "fix-vulnerability") -> Unit:
-    """A unit of the example task (``task`` is the name its events carry)."""
+def make_unit(
+    item: str, mode: Mode, repeat: int, *, task: str = "fix-vulnerability", example: Path = EXAMPLE
+) -> Unit:
+    """A unit of the example task (``task`` is the name its events carry); ``example``: the
+    folder of another example (its ``task.yaml`` and ``project/``)."""
     workdir = {"copy": "project"}
     digest = hashlib.sha256(f"{item}/{task}".encode()).hexdigest()
     return Unit(
         id=unit_id({"item": item, "kind": "task", "digest": digest, "workdir": workdir,
                     "mode": mode, "repeat": repeat}),
-        item=item, kind="task", name=task, definition=str(EXAMPLE / "task.yaml"), mode=mode,
+        item=item, kind="task", name=task, definition=str(example / "task.yaml"), mode=mode,
         repeat=repeat, max_attempts=3, timeout=60,
-        workdir=CopySource.model_validate({"copy": str(EXAMPLE / "project")}), digest=digest,
+        workdir=CopySource.model_validate({"copy": str(example / "project")}), digest=digest,
     )  # fmt: skip
 
 

@@ -2,7 +2,8 @@
 
 A report is written by phasegate, but the step reads it from a file that anything before it
 may have replaced: each string in it (names, messages, paths, how a phase completed, the kind
-of a pipeline check) is untrusted, and these reports put the same text in all of them.
+of a pipeline check, a task check's description and output) is untrusted, and these reports
+put the same text in all of them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from phasegate.evidence.transcript import Usage
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.state import CheckResult, StageRecord
-from phasegate.tasks.report import PhaseReport, RunReport
+from phasegate.tasks.report import CheckReport, PhaseReport, RunReport
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.reconcile import reconcile
 from phasegate.validators.subagents import SubagentWork
@@ -31,6 +32,9 @@ def hostile_run_report(text: str) -> RunReport:
         path=text,
     )
     finding = Issue(code=IssueCode.CHANGE_WITHOUT_TOOL, message=text, path=text)
+    failed = CheckReport(kind=text, description=text, passed=False, detail=text, exit_code=1,
+                         duration_ms=1500, run=2)  # fmt: skip
+    passed = failed.model_copy(update={"passed": True, "exit_code": None, "duration_ms": 30})
     phase = PhaseReport(
         index=1,
         name=text,
@@ -43,6 +47,8 @@ def hostile_run_report(text: str) -> RunReport:
         tool_errors=0,
         files_changed=[text],
         subagents=[SubagentWork(agent=text, type=text, parent=text, tools={text: 1}, files=[text])],
+        checks=[failed],
+        check_ms=1500,
         issues=[issue],
     )
     return RunReport(
@@ -59,6 +65,8 @@ def hostile_run_report(text: str) -> RunReport:
         files_claimed=[text],
         reconciliation=reconcile([text], [text, "b.py"], [text, "c.py"]),
         findings=[finding],
+        checks=[passed],
+        check_ms=1530,
         usage=Usage(input_tokens=1, output_tokens=2, cost_usd=0.25),
         duration_ms=9,
         error=text,

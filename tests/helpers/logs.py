@@ -27,12 +27,18 @@ class LogWriter:
         task: str = "fix",
         start: datetime = START,
         duration_ms: float = 100_000,
+        checks: list[dict[str, Any]] | None = None,
+        completed: bool = True,
     ) -> None:
         """One run: each phase dict has name, status, attempts, claim_s (seconds after the
-        start of its claim, or None), gate_s (seconds of its accepting gate), tool_errors;
-        ``duration_ms`` is what its ``run.completed`` reports."""
+        start of its claim, or None), gate_s (seconds of its accepting gate), tool_errors, and
+        checks: the ``check.ran`` lines of the phase's checks (see :meth:`check_line`), each
+        written at its time among the claim and the gate (a check after the claim at the same
+        second, before the gate, as the runner tells them). ``checks`` are the task's own, at
+        their times before the end; ``duration_ms`` is what its ``run.completed`` reports, and
+        without ``completed`` the run never ends (no ``*.completed`` line)."""
 
-        def line(kind: str, seconds: float, **fields: Any) -> None:
+        def line(kind: str, seconds: float, /, **fields: Any) -> None:
             stamp = (start + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
             event = {"event": kind, "timestamp": stamp, "run_id": run_id, "task": task,
                      "mode": mode, "schema_version": 1, **fields}  # fmt: skip
@@ -44,12 +50,23 @@ class LogWriter:
             line("tool.called", 0.2, phase=index, tool="Edit", tool_use_id="a", ok=True)
             for _ in range(phase.get("tool_errors", 0)):
                 line("tool.called", 0.3, phase=index, tool="Edit", tool_use_id="b", ok=False)
+            timed: list[tuple[float, int, str, dict[str, Any]]] = []
             if phase.get("claim_s") is not None:
-                line("phase.marker", phase["claim_s"], phase=index, name=phase["name"], text="",
-                     source="marker")  # fmt: skip
+                timed.append((phase["claim_s"], 0, "phase.marker",
+                              {"phase": index, "name": phase["name"], "text": "",
+                               "source": "marker"}))  # fmt: skip
+            timed += [(c["at"], 1, "check.ran", self.check_line(c, index))
+                      for c in phase.get("checks", [])]  # fmt: skip
             if phase.get("gate_s") is not None:
-                line("phase.gate", phase["gate_s"], phase=index, name=phase["name"], attempt=1,
-                     trigger="stop", accepted=True, issues=[])  # fmt: skip
+                timed.append((phase["gate_s"], 2, "phase.gate",
+                              {"phase": index, "name": phase["name"], "attempt": 1,
+                               "trigger": "stop", "accepted": True, "issues": []}))  # fmt: skip
+            for seconds, _, name, fields in sorted(timed, key=lambda t: t[:2]):
+                line(name, seconds, **fields)
+        for check in checks or []:
+            line("check.ran", check["at"], **self.check_line(check, None))
+        if not completed:
+            return
         for index, phase in enumerate(phases, 1):
             line("phase.completed", 99, phase=index, name=phase["name"], status=phase["status"],
                  attempts=phase["attempts"], duration_ms=10, completed_by=None, tools={},
@@ -58,6 +75,19 @@ class LogWriter:
         line("run.completed", 100, verdict=verdict, attempts=attempts, duration_ms=duration_ms,
              files_changed=[], findings=findings or [], reverted=False, input_tokens=1000,
              output_tokens=100, cost_usd=0.5, error=None)  # fmt: skip
+
+    @staticmethod
+    def check_line(check: dict[str, Any], phase: int | None) -> dict[str, Any]:
+        """The fields of a ``check.ran`` line from ``check``: at (seconds), description,
+        passed, ms (its duration), and optionally kind (``command``), check (its position, 0)
+        and exit_code (0 or 1 for a command, as it passed)."""
+        kind = check.get("kind", "command")
+        exit_code = check.get("exit_code", (0 if check["passed"] else 1) if kind == "command"
+                              else None)  # fmt: skip
+        fields: dict[str, Any] = {} if phase is None else {"phase": phase}
+        return {**fields, "check": check.get("check", 0), "kind": kind,
+                "description": check["description"], "run": 1, "exit_code": exit_code,
+                "duration_ms": check["ms"], "passed": check["passed"]}  # fmt: skip
 
 
 def three_runs() -> LogWriter:

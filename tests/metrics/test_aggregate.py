@@ -440,6 +440,32 @@ def test_a_group_with_some_costs_known_sums_the_known_ones() -> None:
     assert summary["groups"][0]["cost_usd"] == 1.0
 
 
+def checked_run() -> list[str]:
+    """A run whose phase ran a check twice (failed, then passed) and that has one of its own."""
+    log = LogWriter()
+    runs = [
+        {"at": 2, "passed": False, "ms": 900, "description": "tests"},
+        {"at": 4, "passed": True, "ms": 800, "description": "tests"},
+    ]
+    phase = {
+        "name": "edit",
+        "status": "accepted",
+        "attempts": 2,
+        "claim_s": 3,
+        "gate_s": 4,
+        "checks": runs,
+    }
+    log.run(
+        "c1",
+        "gate",
+        [phase],
+        verdict="accepted",
+        attempts=2,
+        checks=[{"at": 5, "passed": True, "ms": 10, "description": "said"}],
+    )
+    return log.lines  # fmt: skip
+
+
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
     | st.sampled_from([10**400, -(10**400), "2026-11-01T12:00:00+00:00", "accepted", "r1"]),
@@ -454,11 +480,13 @@ _JSON_VALUES = st.recursive(
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from([json.loads(line) for line in three_runs().lines[:30]]),
+            st.sampled_from([json.loads(line) for line in [*three_runs().lines[:30],
+                                                            *checked_run()]]),
             st.dictionaries(
                 st.sampled_from(["phase", "attempts", "duration_ms", "cost_usd", "input_tokens",
                                  "timestamp", "run_id", "accepted", "status", "verdict", "ok",
-                                 "task", "mode", "name", "findings", "event"]),
+                                 "task", "mode", "name", "findings", "event", "check", "kind",
+                                 "description", "passed"]),
                 _JSON_VALUES, max_size=4),
         ),
         max_size=30,
@@ -467,9 +495,9 @@ _JSON_VALUES = st.recursive(
 def test_events_with_any_values_in_their_fields_never_crash_the_report(
     events: list[tuple[dict[str, Any], dict[str, Any]]],
 ) -> None:
-    """Real events with fields replaced by any JSON value (huge integers, infinities as
-    floats, wrong types): every line is counted or skipped, no foreign error escapes, and
-    every number in the summary is finite and not negative."""
+    """Real events (check.ran lines among them) with fields replaced by any JSON value (huge
+    integers, infinities as floats, wrong types): every line is counted or skipped, no
+    foreign error escapes, and every number in the summary is finite and not negative."""
     lines = [json.dumps({**event, **changes}, allow_nan=True) for event, changes in events]
 
     with bounded_memory():

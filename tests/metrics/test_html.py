@@ -29,6 +29,7 @@ from phasegate.metrics.summary import summarize
 from phasegate.metrics.svg import PALETTE
 from phasegate.modes import GroupBy
 from tests.helpers.devtools import chromium_environment
+from tests.helpers.logs import LogWriter
 from tests.helpers.png import PNG_SIGNATURE, png_rows
 
 TASKS = {"fix-vulnerability": ("edit", "summary"), "add-tests": ("write", "run", "summary")}
@@ -281,6 +282,40 @@ def test_reading_warnings_are_listed_under_the_totals_escaped() -> None:
 
     assert '<ul class="warnings"><li>&lt;b&gt;old.gz&lt;/b&gt;: damaged gzip stream' in page
     assert "<b>" not in page
+
+
+def test_the_checks_section_has_a_row_per_check_its_description_escaped() -> None:
+    """A check's description comes from the log: markup in it stays text in its cell."""
+    log = LogWriter()
+    hostile = f"`{HOSTILE}` exits with 0"
+    phase = {
+        "name": "edit",
+        "status": "accepted",
+        "attempts": 1,
+        "claim_s": 5,
+        "gate_s": 6,
+        "checks": [{"at": 5, "passed": True, "ms": 1500, "description": hostile}],
+    }
+    for mode in ("gate", "single-query"):
+        log.run(f"r-{mode}", mode, [phase], verdict="accepted", attempts=1)
+    aggregator = LogAggregator()
+    aggregator.add_lines(log.lines)
+
+    page = render_html(summarize(aggregator))
+
+    assert "<script" not in page
+    section = page[page.index('<section class="checks">') :]
+    assert "<h3>Checks the gate ran</h3>" in section
+    shown = "`&lt;script&gt;alert(1)&lt;/script&gt;` exits with 0"
+    row = (f"<tr><td>fix</td><td>gate</td><td>1. edit</td><td>{shown}</td><td>1</td><td>1</td>"
+           "<td>100 %</td><td>1.5 s</td><td>1.5 s</td><td>1.5 s</td><td>1</td><td>1</td>"
+           "<td>100 %</td></tr>")  # fmt: skip
+    assert row in section
+    assert "<h3>Checks compared (passing at the end of a task run)</h3>" in section
+
+
+def test_a_report_without_checks_has_no_checks_section(page: str) -> None:
+    assert '<section class="checks">' not in page
 
 
 def test_a_cost_no_line_recorded_is_shown_as_missing_not_as_zero() -> None:

@@ -56,3 +56,25 @@ def test_percentiles_from_the_sketch_are_marked_approximate_in_every_rendering()
         assert text.count("≈1.6 min") == 1  # the gate group's p50 run time
         assert text.count("≈3.01 s") == 2  # edit's p50 and p95 to complete
         assert "≈1.67 min" not in text and "1.67 min" in text  # unstructured: exact
+
+
+def test_markdown_lists_each_check_in_a_table_that_no_description_can_break() -> None:
+    """A check's description with a pipe and a line break stays in its one cell."""
+    log = three_runs()
+    phase = {
+        "name": "edit",
+        "status": "accepted",
+        "attempts": 1,
+        "claim_s": 5,
+        "gate_s": 6,
+        "checks": [{"at": 5, "passed": False, "ms": 250, "description": "a | b\nc"}],
+    }
+    log.run("r4", "gate", [phase], verdict="rejected", attempts=1)
+    aggregator = LogAggregator()
+    aggregator.add_lines(log.lines)
+
+    text = render_markdown(summarize(aggregator))
+
+    assert "\n### Checks the gate ran\n" in text
+    figures = "| 1 | 0 | 0 % | 250 ms | 250 ms | 250 ms | 1 | 0 | 0 % |"
+    assert f"| fix | gate | 1. edit | a \\| b c {figures}" in text

@@ -17,6 +17,7 @@ from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.formatting import (
     MISSING,
     attempts_counts,
+    check_phase,
     duration,
     error_points,
     number,
@@ -34,9 +35,11 @@ from phasegate.metrics.summary import summarize
 from phasegate.modes import GroupBy
 from phasegate.testing.event_log import synthetic_log_lines
 from tests.helpers.batch_dirs import GOOD, LAZY, make_unit, run_into, write_manifest
+from tests.helpers.logs import LogWriter
 
 NOT_FIGURES = {"summary_version", "by", "task", "mode", "index", "name", "path", "batch",
-               "shard", "percentiles", "relative_error"}  # fmt: skip
+               "shard", "percentiles", "relative_error", "phase", "phase_name", "kind",
+               "description"}  # fmt: skip
 """Keys that name a row or say how the report was made: the table shows them as the row's
 name (a phase's index and name as ``1. edit``), as a mark (an approximate percentile is
 ``≈``, with a legend: tests/metrics/test_render.py), or not at all."""
@@ -59,15 +62,17 @@ def _listed(ids: list[str]) -> str:
 
 COUNTS = ("runs", "accepted", "errors", "tool_errors", "input_tokens", "output_tokens", "lines",
           "skipped_lines", "planned", "finished", "total_units", "model_requests", "requests",
-          "refusals", "blocked", "tool_tokens", "text_tokens")  # fmt: skip
-RATES = ("success_rate", "completion_rate", "first_attempt_rate", "mismatch_rate")
+          "refusals", "blocked", "tool_tokens", "text_tokens", "passed", "task_runs",
+    "passed_at_end")  # fmt: skip
+RATES = ("success_rate", "completion_rate", "first_attempt_rate", "mismatch_rate", "pass_rate",
+         "end_pass_rate")  # fmt: skip
 DIFFERENCES = ("gate_minus_single_query", "gate_minus_unstructured")
 FORMATS: dict[str, Callable[[Any], str]] = {
     **dict.fromkeys(COUNTS, _count),
     **dict.fromkeys(RATES, percent),
     "mean_attempts": number,
     **dict.fromkeys(["cost_usd", "cost_per_accepted_usd"], usd),
-    **dict.fromkeys(["p50", "p95"], duration),
+    **dict.fromkeys(["p50", "p95", "total_ms"], duration),
     **dict.fromkeys(["success_rate_standard_error", "standard_error"], error_points),
     **dict.fromkeys(["success_rate_interval_95", "interval_95"], percent_interval),
     **dict.fromkeys(DIFFERENCES, points),
@@ -84,6 +89,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
 """How the table writes each figure, by its key."""
 PER_MODE = {"success_rate", "runs", "accepted", "standard_error", "interval_95"}
 """Keys of a mode comparison row that hold a figure per mode."""
+PER_MODE_CHECK = {"end_pass_rate", "task_runs", "passed_at_end", "standard_error", "interval_95"}
+"""Keys of a check comparison row that hold a figure per mode."""
 
 
 def table_rows(text: str) -> Rows:
@@ -112,7 +119,7 @@ def figures(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     for key, value in node.items():
         if key in NOT_FIGURES or key in ("phases", "subagents"):
             continue
-        if key in ("duration_ms", "time_to_completion_ms", "overhead"):
+        if key in ("duration_ms", "time_to_completion_ms", "overhead") and isinstance(value, dict):
             yield from figures(value)
         else:
             yield key, value
@@ -182,6 +189,7 @@ def missing_figures(summary: dict[str, Any], text: str) -> list[str]:
             per_mode = {key: row[key][mode] for key in PER_MODE}
             cells = cells_of(rows, _starts("Modes compared: each mode"), task, mode)
             lost += check(f"comparison {task} {mode}", per_mode, cells)
+    lost += _missing_check_figures(summary, rows)
     batch = summary.get("batch")
     if batch is not None:
         for directory in batch["directories"]:
@@ -193,13 +201,51 @@ def missing_figures(summary: dict[str, Any], text: str) -> list[str]:
     return lost
 
 
+def _missing_check_figures(summary: dict[str, Any], rows: Rows) -> list[str]:
+    """What of the checks' rows and their comparison the tables do not show."""
+    lost = [] if summary["checks_unlisted"] == 0 else ["top.checks_unlisted"]
+    for row in summary["checks"]:
+        names = [str(row["task"] or "all"), str(row["mode"] or "all"), check_phase(row),
+                 row["description"]]  # fmt: skip
+        lost += check(f"check {names}", row, cells_of(rows, _starts("Checks the gate"), *names))
+    for row in summary["check_comparison"]:
+        names = [row["task"], check_phase(row), row["description"]]
+        overall = {k: v for k, v in row.items() if k not in PER_MODE_CHECK}
+        cells = cells_of(rows, _starts("Checks compared (passing"), *names)
+        lost += check(f"check comparison {names}", overall, cells)
+        for mode in row["task_runs"]:
+            per_mode = {key: row[key][mode] for key in PER_MODE_CHECK}
+            cells = cells_of(rows, _starts("Checks compared: each mode"), *names, mode)
+            lost += check(f"check comparison {names} {mode}", per_mode, cells)
+    return lost
+
+
 def _starts(prefix: str) -> Callable[[str], bool]:
     return lambda title: title.startswith(prefix)
+
+
+def checked_runs() -> list[str]:
+    """Runs of a task with a phase check and a check of its own, in two modes."""
+    log = LogWriter()
+    for n, (mode, passed) in enumerate([("gate", True), ("gate", False), ("single-query", False)]):
+        phase = {
+            "name": "edit",
+            "status": "accepted",
+            "attempts": 1,
+            "claim_s": 5,
+            "gate_s": 6,
+            "checks": [{"at": 5, "passed": passed, "ms": 1200 + n, "description": "tests"}],
+        }
+        log.run(f"c{n}", mode, [phase], verdict="accepted", attempts=1, task="checked",
+                checks=[{"at": 7, "passed": True, "ms": 90, "description": "lint",
+                         "kind": "said"}])  # fmt: skip
+    return log.lines
 
 
 def log_summary(by: GroupBy) -> dict[str, Any]:
     aggregator = LogAggregator()
     aggregator.add_lines(synthetic_log_lines(600, seed=5))
+    aggregator.add_lines(checked_runs())
     aggregator.add_line(b"not json")  # a corrupt line, counted in the totals
     return summarize(aggregator, by, warnings=["a.jsonl.gz: damaged gzip stream"])
 
@@ -243,3 +289,17 @@ def test_a_figure_the_table_does_not_show_is_found() -> None:
     added = {**summary, "groups": [{**group, "new_figure": 1}, *summary["groups"][1:]]}
     with pytest.raises(AssertionError, match="'new_figure' has no format here"):
         missing_figures(added, text)
+
+
+def test_a_check_figure_the_table_does_not_show_is_found() -> None:
+    """The checks' rows and their comparison are held to it too."""
+    summary = log_summary("phase")
+    assert summary["checks"] and summary["check_comparison"]
+    text = render_table(summary, width=1000)
+    check_row, compared = summary["checks"][0], summary["check_comparison"][0]
+
+    changed = {**summary, "checks": [{**check_row, "total_ms": 987654}, *summary["checks"][1:]]}
+    assert any(".total_ms = 987654" in lost for lost in missing_figures(changed, text))
+    per_mode = {**compared["task_runs"], "gate": 987654}
+    changed = {**summary, "check_comparison": [{**compared, "task_runs": per_mode}]}
+    assert any(".task_runs = 987654" in lost for lost in missing_figures(changed, text))

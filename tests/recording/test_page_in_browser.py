@@ -3,12 +3,15 @@ pipe (``make chromium``). A gate run with feedback and a pipeline run with a sta
 recorded through the real Claude Code CLI against the scripted model server: the visible text
 holds the phase and stage names, the feedback the model got and the diff lines, and a
 screenshot is a non-blank PNG. A pipeline run with branches (the in-process scripted agent)
-shows each branch's stage with its conversation and diff, and what its join merged. Markup
-in a transcript stays text, and a thousand tool calls stay folded (hand-made recordings).
+shows each branch's stage with its conversation and diff, and what its join merged. A run
+whose phase has a check (the tests, failing once) shows each check's output, and markup in a
+check's output stays text. Markup in a transcript stays text, and a thousand tool calls stay
+folded (hand-made recordings).
 Skipped without chromium unless PHASEGATE_REQUIRE_CHROMIUM=1."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -21,9 +24,10 @@ from phasegate.recording.page import render_page, write_page
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.branches import branch_stage, branch_work
+from tests.helpers.checked_runs import prove_the_fix
 from tests.helpers.devtools import Loaded, load_page
 from tests.helpers.png import PNG_SIGNATURE, png_rows
-from tests.helpers.recording_fixtures import Builder, many_calls, pipeline_run
+from tests.helpers.recording_fixtures import Builder, gate_run, many_calls, pipeline_run
 from tests.helpers.recordings import CLAIM_FIRST, REVISION, read_recording
 from tests.helpers.scenarios import BUGGY_LINE, EDIT, FIXED_LINE, GOOD_JSON, MARKER, NO_RETRIES
 
@@ -211,3 +215,37 @@ def test_a_thousand_tool_calls_stay_folded(tmp_path: Path) -> None:
     assert loaded.text.count("tool call Read") == 1000
     assert "line 5 of the file" not in loaded.text  # every result folded away
     assert loaded.timing["load"] > 0
+
+
+def test_a_run_with_a_phase_check_shows_the_output_of_each_of_its_runs(tmp_path: Path) -> None:
+    """prove-the-fix, in-process: the failed run's traceback (in its gate check) and the
+    passing run's output (in the phase's checks), line by line, with the verdict and the
+    exit code."""
+    run = prove_the_fix(tmp_path)
+    (decided,) = run.report.phases[0].checks
+
+    loaded = shown(run.recording, tmp_path)
+
+    for words in ("Checks", decided.description, "passed", "exit code 0", "Ran 2 tests",
+                  "AssertionError: 6 != 5", "FAIL: test_add (test_calc.CalcTest.test_add)",
+                  "of it in checks"):  # fmt: skip
+        assert words in loaded.text, words
+    assert loaded.text.index("AssertionError: 6 != 5") < loaded.text.index("what was found")
+
+
+def test_a_check_whose_output_is_markup_renders_it_as_text(tmp_path: Path) -> None:
+    folder = gate_run(tmp_path / "run")
+    report = json.loads((folder / "report.json").read_text())
+    check = {"kind": "command", "description": f"`{MARKUP}` exits with 0", "passed": False,
+             "detail": f"exited with 1\nlast output:\n</pre>{MARKUP}", "exit_code": 1,
+             "duration_ms": 40, "run": 1}  # fmt: skip
+    phases = [{"index": 1, "name": "edit", "checks": [check]}]
+    (folder / "report.json").write_text(json.dumps({**report, "phases": phases,
+                                                    "checks": [check]}))  # fmt: skip
+
+    loaded = shown(folder, tmp_path)
+
+    assert loaded.text.count(f"</pre>{MARKUP}") == 2  # the phase's and the task's own
+    for element in ("<script", "<img"):
+        assert element not in loaded.dom
+    assert loaded.dom.count("<pre") == loaded.dom.count("</pre>")

@@ -1,7 +1,10 @@
 """The job summary: a report as Markdown for ``GITHUB_STEP_SUMMARY``.
 
 Only our own words are Markdown; every string from the report goes through
-:mod:`~phasegate._github.markdown` and is shown as inert code.
+:mod:`~phasegate._github.markdown` and is shown as inert code: a check's output (what its
+command printed) only ever in a fenced code block. The summary goes to the runner's summary
+file, never to stdout, where a line could be a workflow command (``phasegate github`` prints
+it outside Actions only through :func:`~phasegate._github.workflow_commands.inert_lines`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 
 from phasegate._github.annotations import PER_LEVEL
 from phasegate._github.markdown import block, inline, table
-from phasegate._github.view import Problem, RefusedLine, ReportView
+from phasegate._github.view import CheckLine, Problem, RefusedLine, ReportView
 from phasegate.evidence.transcript import Usage
 from phasegate.metrics.formatting import duration, quantity, usd
 from phasegate.validators.reconcile import FileReconciliation
@@ -27,6 +30,10 @@ FINAL_MESSAGE_SHOWN = 4000
 """Characters of the final message shown."""
 SHOWN_ROWS = 100
 """Phases or stages listed in the table; the rest are counted."""
+SHOWN_CHECKS = 50
+"""Checks listed, with their output; the rest are counted."""
+CHECK_OUTPUT_SHOWN = 3000
+"""Characters of a check's output shown (a report keeps at most about 2,000 of a command's)."""
 SUMMARY_LIMIT = 1000 * 1024
 """Bytes a summary may have: GitHub refuses a step summary over 1 MiB."""
 
@@ -65,6 +72,7 @@ def job_summary(
     parts += _refusals(view.refusals)
     parts += _confinement(view)
     parts += _subagents(view)
+    parts += _checks(view)
     if view.reconciliation is not None:
         parts.append(_files(view.reconciliation))
     if view.final_message:
@@ -115,6 +123,8 @@ def _facts(view: ReportView) -> str:
         accepted = view.count("accepted")
         facts.append(f"{accepted} of {quantity(len(view.rows), view.unit)} accepted")
     facts.append(duration(view.duration_ms))
+    if view.check_ms:
+        facts.append(f"of it in checks {duration(view.check_ms)}")
     facts.append(f"cost {usd(usage.cost_usd, EXACT)}")
     facts.append(f"tokens: {_tokens(usage)}")
     rest = view.unattributed_usage
@@ -145,7 +155,7 @@ def _rows(view: ReportView) -> str:
         )
         for row in view.rows[:SHOWN_ROWS]
     ]
-    head = (view.unit, "name", "status", "checks", "how", "files changed", "tokens in / out",
+    head = (view.unit, "name", "status", "gate checks", "how", "files changed", "tokens in / out",
             "cost")  # fmt: skip
     more = len(view.rows) - SHOWN_ROWS
     left_out = f"\n\n… {more} more {view.unit}s left out (see the JSON report)" if more > 0 else ""
@@ -230,6 +240,35 @@ def _subagents(view: ReportView) -> list[str]:
         + table((view.unit, "subagent", "successful calls, errors, files"), rows)
         + left_out
     ]
+
+
+def _checks(view: ReportView) -> list[str]:
+    """Each check as the gate last ran it, per phase (the task's own last): a table of whether
+    it passed, its exit code and time, then what each found (a command's output) as inert
+    code blocks, the failed ones first."""
+    if not view.checks:
+        return []
+    shown = view.checks[:SHOWN_CHECKS]
+    rows = [
+        (inline(check.where, in_table=True), inline(check.description, in_table=True),
+         "✅ passed" if check.passed else "❌ failed", inline(check.kind, in_table=True),
+         "–" if check.exit_code is None else str(check.exit_code), duration(check.duration_ms),
+         str(check.run))
+        for check in shown
+    ]  # fmt: skip
+    more = len(view.checks) - SHOWN_CHECKS
+    left_out = f"\n\n… {more} more checks left out (see the JSON report)" if more > 0 else ""
+    head = (view.unit, "check", "result", "kind", "exit code", "time", "gate judgment")
+    outputs = [_check_output(check) for check in sorted(shown, key=lambda c: c.passed)]
+    said = f"**Checks** (as the gate last ran them; {duration(view.check_ms)} in checks in all)"
+    return [f"{said}\n\n{table(head, rows)}{left_out}", "\n\n".join(outputs)]
+
+
+def _check_output(check: CheckLine) -> str:
+    """What a check found, as a fenced code block under a line naming it."""
+    mark = "✅" if check.passed else "❌"
+    return (f"{mark} {inline(check.description)} in {inline(check.where)} found:\n\n"
+            f"{block(check.output, limit=CHECK_OUTPUT_SHOWN)}")  # fmt: skip
 
 
 def _files(files: FileReconciliation) -> str:

@@ -23,7 +23,13 @@ from phasegate.evidence.transcript import Usage
 from phasegate.modes import STEP_NOUN, DefinitionKind, ReportVerdict, StepStatus
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.pipelines.report import PipelineReport
-from phasegate.tasks.report import DefinitionReport, PhaseReport, RunReport, StepReport
+from phasegate.tasks.report import (
+    CheckReport,
+    DefinitionReport,
+    PhaseReport,
+    RunReport,
+    StepReport,
+)
 from phasegate.validators.issues import Issue
 from phasegate.validators.reconcile import FileReconciliation
 
@@ -77,6 +83,23 @@ class SubagentLine:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckLine:
+    """One check of a task as the gate last ran it, with the phase it belongs to."""
+
+    where: str
+    """``phase 1 (fix)``, or ``task`` for the task's own checks."""
+    kind: str
+    description: str
+    passed: bool
+    exit_code: int | None
+    duration_ms: int
+    run: int
+    """The gate's judgment that ran it (1 = its first)."""
+    output: str
+    """What was found: for a command, its exit status and the end of its output."""
+
+
+@dataclass(frozen=True, slots=True)
 class ReportView:
     """What a CI step shows of a report."""
 
@@ -103,6 +126,10 @@ class ReportView:
     error: str | None = None
     sandbox: SandboxOutcome | None = None
     blocked: tuple[Blocked, ...] = ()
+    checks: tuple[CheckLine, ...] = ()
+    """A task's checks as the gate last ran them: each phase's, then the task's own."""
+    check_ms: int = 0
+    """The time the gate spent running checks, every run counted (part of ``duration_ms``)."""
 
     @property
     def unit(self) -> str:
@@ -237,9 +264,25 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
         for p in report.phases
         for w in p.subagents
     )
+    owned = [(f"phase {p.index} ({p.name})", check) for p in report.phases for check in p.checks]
+    owned += [("task", check) for check in report.checks]
+    checks = tuple(_check_line(where, check) for where, check in owned)
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
                  summary_json=report.summary, mode=report.mode, refusals=refusals,
-                 subagents=subagents)  # fmt: skip
+                 subagents=subagents, checks=checks, check_ms=report.check_ms)  # fmt: skip
+
+
+def _check_line(where: str, check: CheckReport) -> CheckLine:
+    return CheckLine(
+        where=where,
+        kind=check.kind,
+        description=check.description,
+        passed=check.passed,
+        exit_code=check.exit_code,
+        duration_ms=check.duration_ms,
+        run=check.run,
+        output=check.detail,
+    )
 
 
 def _completion(phase: PhaseReport) -> str:

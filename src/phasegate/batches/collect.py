@@ -106,8 +106,9 @@ class CollectedBatch:
 
     def aggregate(self, aggregator: LogAggregator) -> None:
         """Add every finished unit's run to ``aggregator``, in unit id order: from its events
-        (a task's or a pipeline's: attempts and duration are only there), or from its record
-        when its events hold no finished run (it failed before one ended)."""
+        (a task's or a pipeline's: attempts, duration and the runs of a task's checks are only
+        there; each unit is one task run, so a check's ``task_runs`` are units), or from its
+        record when its events hold no finished run (it failed before one ended)."""
         for unit_id in sorted(self.finished):
             result = self.finished[unit_id]
             unit = result.unit

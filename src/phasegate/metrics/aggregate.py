@@ -18,7 +18,14 @@ passed its first check. Its stages have no rows (yet); they do not leak into a t
 
 Time to phase completion is measured from the run's ``run.started`` to the phase's last
 completion claim (``phase.marker``) before the gate first accepted it, or to that accepting
-``phase.gate`` when there was no claim (the output phase).
+``phase.gate`` when there was no claim (the output phase), less the time the gate spent
+running checks in between (the ``duration_ms`` of the run's ``check.ran`` lines before that
+point): the agent waits while a check runs, so that time is the gate's, not the model's.
+
+Each ``check.ran`` line is one run of a check of a task, counted in the row of its task, mode,
+phase (none for the task's own checks), kind and description (:attr:`LogAggregator.checks`):
+its time and whether it passed. When the task run ends (its ``run.completed``), each check it
+ran counts once more, with whether its last run passed: the outcome the verdict rested on.
 """
 
 from __future__ import annotations
@@ -31,11 +38,21 @@ from typing import Any
 from pydantic_core import from_json
 
 from phasegate.metrics import fields
-from phasegate.metrics.stats import Outcomes, PhaseStats, RunStats
+from phasegate.metrics.stats import (
+    MAX_CHECK_ROWS,
+    CheckKey,
+    CheckStats,
+    Outcomes,
+    PhaseStats,
+    RunStats,
+)
 from phasegate.modes import EventName
 
 MAX_OPEN_RUNS = 10_000
 """Runs kept open at once waiting for their ``run.completed``; older ones are dropped."""
+
+MAX_RUN_CHECKS = 1_000
+"""Checks one run's last outcomes are kept for, until its ``run.completed``."""
 
 MAX_RECORDINGS = 10_000
 """Recorded runs listed at most (the first ones the log names); the others are counted."""
@@ -77,6 +94,14 @@ class _OpenRun:
     """A pipeline run's exit checks (``stage.checked``) so far."""
     stages: int = 0
     """A pipeline's stages: the checks of a run that passed each stage at once."""
+    check_ms: float = 0.0
+    """The time its ``check.ran`` lines so far took."""
+    claim_checks: dict[int, float] | None = None
+    """``check_ms`` at each phase's last claim (when it was not 0)."""
+    done_checks: dict[int, float] | None = None
+    """``check_ms`` at the point each phase completed (when it was not 0)."""
+    finals: dict[tuple[int | None, int], tuple[CheckKey, bool]] | None = None
+    """Each check it ran (by phase and position): its row, and whether its last run passed."""
 
 
 class LogAggregator:
@@ -92,6 +117,9 @@ class LogAggregator:
         self.runs: dict[tuple[str, str], RunStats] = {}
         self.phases: dict[tuple[str, str, int], PhaseStats] = {}
         self.phase_names: dict[tuple[str, int], str] = {}
+        self.checks: dict[CheckKey, CheckStats] = {}
+        self.checks_unlisted = 0
+        """``check.ran`` lines of checks past :data:`MAX_CHECK_ROWS`, counted only."""
         self._open: dict[str, _OpenRun] = {}
         self.recordings: list[dict[str, Any]] = []
         """The runs whose completion names a recording folder (``recording``), in log order:
@@ -102,6 +130,7 @@ class LogAggregator:
             "run.started": self._run_started,
             "phase.marker": self._phase_marker,
             "phase.gate": self._phase_gate,
+            "check.ran": self._check_ran,
             "tool.called": self._tool_called,
             "phase.completed": self._phase_completed,
             "run.completed": self._run_completed,
@@ -203,6 +232,10 @@ class LogAggregator:
         run = self._open.get(run_id)
         if run is not None:
             run.claims[phase] = at
+            if run.check_ms:
+                if run.claim_checks is None:
+                    run.claim_checks = {}
+                run.claim_checks[phase] = run.check_ms
 
     def _phase_gate(self, event: dict[str, Any]) -> None:
         run_id, phase, at = str(event["run_id"]), event["phase"], event["timestamp"]
@@ -212,7 +245,33 @@ class LogAggregator:
             at = fields.text(event)  # raises
         run = self._open.get(run_id)
         if run is not None and event["accepted"] is True and phase not in run.completed:
-            run.completed[phase] = run.claims.get(phase, at)
+            claimed = run.claims.get(phase)
+            run.completed[phase] = at if claimed is None else claimed
+            # The checks before the claim, or before this gate (whose checks were told first).
+            waited = run.check_ms if claimed is None else (run.claim_checks or {}).get(phase, 0.0)
+            if waited:
+                if run.done_checks is None:
+                    run.done_checks = {}
+                run.done_checks[phase] = waited
+
+    def _check_ran(self, event: dict[str, Any]) -> None:
+        task, mode, run_id = str(event["task"]), str(event["mode"]), str(event["run_id"])
+        phase, position, kind, description, duration, passed = fields.check_ran(event)
+        key = (task, mode, phase, kind, description)
+        stats = self._check(key)
+        if stats is not None:
+            stats.runs += 1
+            stats.passed += passed
+            stats.duration_ms.add(duration)
+            stats.total_ms += duration
+        run = self._open.get(run_id)
+        if run is None:
+            return
+        run.check_ms += duration
+        if run.finals is None:
+            run.finals = {}
+        if len(run.finals) < MAX_RUN_CHECKS or (phase, position) in run.finals:
+            run.finals[(phase, position)] = (key, passed)
 
     def _tool_called(self, event: dict[str, Any]) -> None:
         if "stage" in event and "phase" not in event:  # a pipeline run's call: no phase row
@@ -238,6 +297,8 @@ class LogAggregator:
             at = run.completed.get(phase)
             if at is not None:
                 elapsed = fields.elapsed_ms(run.started, fields.moment(at))
+                if run.done_checks is not None:
+                    elapsed = max(elapsed - run.done_checks.get(phase, 0.0), 0.0)
         if type(name) is str:
             self.phase_names[(task, phase)] = name
         # The row looked up inline: this runs for a tenth of a log's lines.
@@ -273,7 +334,9 @@ class LogAggregator:
             stats.duration_ms.add(duration)
         attempts = outcome[0]
         stats.attempts_histogram[attempts] = stats.attempts_histogram.get(attempts, 0) + 1
-        self._open.pop(run_id, None)
+        run = self._open.pop(run_id, None)
+        if run is not None and run.finals:
+            self._checks_ended(run.finals.values())
         if "recording" in event:
             self._recorded(event, task, mode, run_id)
 
@@ -322,6 +385,25 @@ class LogAggregator:
                                 "verdict": str(event["verdict"]), "recording": folder})  # fmt: skip
 
     # -- helpers ----------------------------------------------------------------------------
+    def _checks_ended(self, finals: Iterable[tuple[CheckKey, bool]]) -> None:
+        """Count an ended task run in the row of each check it ran, with its last outcome."""
+        for key, passed in finals:
+            stats = self._check(key, ran=False)
+            if stats is not None:
+                stats.task_runs += 1
+                stats.passed_at_end += passed
+
+    def _check(self, key: CheckKey, *, ran: bool = True) -> CheckStats | None:
+        """The row of ``key``; None past :data:`MAX_CHECK_ROWS` (a run of it, ``ran``, is
+        counted in ``checks_unlisted``)."""
+        stats = self.checks.get(key)
+        if stats is None:
+            if len(self.checks) >= MAX_CHECK_ROWS:
+                self.checks_unlisted += ran
+                return None
+            stats = self.checks[key] = CheckStats()
+        return stats
+
     def _phase(self, task: str, mode: str, phase: int) -> PhaseStats:
         key = (task, mode, phase)
         stats = self.phases.get(key)

@@ -5,6 +5,10 @@ Each run of a task in a mode is one trial, so a rate over ``n`` repeats has the 
 ``sqrt(p(1 - p)/n)`` and a Wilson 95 % interval; a difference between two modes gets
 Newcombe's hybrid score interval (:mod:`phasegate.metrics.proportions`). Pooling adds up the
 runs of every task per mode, as if all were repeats of one task.
+
+The same comparison is made per check of a task (:func:`check_comparison`): each task run that
+ran the check is one trial, passed when the check's last run in it passed, so a row says how
+often each mode ends with the check holding (a batch's units are such runs).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from phasegate.metrics.proportions import (
     standard_error,
     wilson_interval,
 )
-from phasegate.metrics.stats import RunStats
+from phasegate.metrics.stats import CheckKey, CheckStats, RunStats
 from phasegate.modes import MODES
 
 DIGITS = 4
@@ -56,12 +60,57 @@ def comparison_row(task: str | None, modes: Mapping[str, RunStats]) -> dict[str,
     counts: dict[str, tuple[int, int]] = {
         m: (modes[m].accepted, modes[m].runs) for m in MODES if m in modes and modes[m].runs
     }
-    rates = {mode: rate(accepted, runs) for mode, (accepted, runs) in counts.items()}
-    row: dict[str, Any] = {"task": task, "success_rate": rates}
+    return {"task": task, **compared(counts)}
+
+
+def check_comparison(
+    checks: Mapping[CheckKey, CheckStats], phase_names: Mapping[tuple[str, int], str]
+) -> list[dict[str, Any]]:
+    """One row per check of a task (its ``task``, ``phase``, ``phase_name``, ``kind`` and
+    ``description``) that task runs of at least two modes ran and ended: per mode the share
+    whose last run of the check passed (``end_pass_rate``, ``task_runs``, ``passed_at_end``,
+    ``standard_error``, ``interval_95``) and the gate's differences, as :func:`compared`."""
+    per_check: dict[tuple[str, int | None, str, str], dict[str, tuple[int, int]]] = {}
+    for (task, mode, phase, kind, description), stats in checks.items():
+        if stats.task_runs:
+            modes = per_check.setdefault((task, phase, kind, description), {})
+            modes[mode] = (stats.passed_at_end, stats.task_runs)
+    rows = []
+    for (task, phase, kind, description), modes in sorted(per_check.items(), key=_check_order):
+        counts: dict[str, tuple[int, int]] = {m: modes[m] for m in MODES if m in modes}
+        if len(counts) < 2:
+            continue
+        name = phase_names.get((task, phase)) if phase is not None else None
+        rows.append(
+            {"task": task, "phase": phase, "phase_name": name, "kind": kind,
+             "description": description,
+             **compared(counts, share="end_pass_rate", part="passed_at_end", whole="task_runs")}
+        )  # fmt: skip
+    return rows
+
+
+def _check_order(item: tuple[tuple[str, int | None, str, str], Any]) -> tuple[Any, ...]:
+    task, phase, kind, description = item[0]
+    return task, phase is None, phase or 0, description, kind
+
+
+def compared(
+    counts: Mapping[str, tuple[int, int]],
+    *,
+    share: str = "success_rate",
+    part: str = "accepted",
+    whole: str = "runs",
+) -> dict[str, Any]:
+    """The figures of a comparison of the modes in ``counts`` (each mode's successes and
+    trials, in mode order): per mode the share (``share``), then the two ``gate_minus_*``
+    differences, then per mode the trials (``whole``), the successes (``part``),
+    ``standard_error`` and ``interval_95``, then each difference's ``*_interval_95``."""
+    rates = {mode: rate(passed, trials) for mode, (passed, trials) in counts.items()}
+    row: dict[str, Any] = {share: rates}
     for other, key in _OTHERS:
         row[key] = _difference(rates.get("gate"), rates.get(other))
-    row["runs"] = {mode: runs for mode, (_, runs) in counts.items()}
-    row["accepted"] = {mode: accepted for mode, (accepted, _) in counts.items()}
+    row[whole] = {mode: trials for mode, (_, trials) in counts.items()}
+    row[part] = {mode: passed for mode, (passed, _) in counts.items()}
     row["standard_error"] = {mode: _round(standard_error(*c)) for mode, c in counts.items()}
     row["interval_95"] = {mode: rounded(wilson_interval(*c)) for mode, c in counts.items()}
     gate = counts.get("gate")

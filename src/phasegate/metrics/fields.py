@@ -199,3 +199,37 @@ def elapsed_ms(start: datetime, end: datetime) -> float:
     if elapsed > MAX_DURATION_MS:
         raise CorruptLine("the time between the two events is out of range")
     return elapsed
+
+
+MAX_CHECK_KIND = 100
+"""The longest check kind kept (``command``, ``file_exists``, ...); longer ones make the line
+corrupt."""
+MAX_CHECK_DESCRIPTION = 2_000
+"""Characters of a check's description kept; a longer one is cut (and ends with ``…``)."""
+MAX_CHECK_POSITION = 1_000_000
+"""The highest 0-based position of a check in its list."""
+
+CheckLine = tuple[int | None, int, str, str, float, bool]
+"""What a ``check.ran`` line says: its phase (None: the task's own checks), its position in
+its list, its kind, its description, its duration in ms and whether it passed."""
+
+
+def check_ran(event: dict[str, Any]) -> CheckLine:
+    """The figures of a ``check.ran`` line, each checked."""
+    phase_value = event.get("phase")
+    at = None if phase_value is None else phase(event)
+    position = event["check"]
+    if type(position) is not int or not 0 <= position <= MAX_CHECK_POSITION:
+        raise CorruptLine(f"check is not a whole number from 0 to {MAX_CHECK_POSITION}")
+    kind, description = text(event, "kind"), text(event, "description")
+    if len(kind) > MAX_CHECK_KIND:
+        raise CorruptLine(f"kind is longer than {MAX_CHECK_KIND} characters")
+    if len(description) > MAX_CHECK_DESCRIPTION:
+        description = description[: MAX_CHECK_DESCRIPTION - 1] + "…"
+    duration = amount(event, "duration_ms", MAX_DURATION_MS)
+    if duration is None:
+        raise CorruptLine("duration_ms is missing")
+    passed = event["passed"]
+    if type(passed) is not bool:
+        raise CorruptLine("passed is not true or false")
+    return at, position, kind, description, duration, passed

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from phasegate.metrics.stats import MAX_CHECK_ROWS
 from phasegate.modes import MODES
 
 MISSING = "–"
@@ -22,6 +23,14 @@ BATCH_DIRECTORY_COLUMNS = ("directory", "batch", "shard", "total units", "planne
 MEASURE_COLUMNS = ("measure", "value")
 RECORDING_COLUMNS = ("run", "task", "mode", "verdict", "page")
 SUBAGENT_COLUMNS = ("task", "mode", "phase", "subagent type", "calls ok", "failed calls")
+CHECK_COLUMNS = ("task", "mode", "phase", "check", "runs", "passed", "pass rate", "p50 run",
+                 "p95 run", "time in all", "task runs", "passed at the end",
+                 "end pass rate")  # fmt: skip
+CHECK_MODE_COLUMNS = ("task", "phase", "check", *MODES, "gate − single-query",
+                      "95 % interval, pts", "gate − unstructured",
+                      "95 % interval, pts")  # fmt: skip
+CHECK_MODE_DETAIL_COLUMNS = ("task", "phase", "check", "mode", "task runs", "passed at the end",
+                             "end pass rate", "± se", "95 % interval")  # fmt: skip
 
 
 def subagent_rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -105,6 +114,9 @@ def has_approximate(summary: dict[str, Any]) -> bool:
             group["duration_ms"],
             *(phase["time_to_completion_ms"] for phase in group.get("phases", [])),
         )
+    ) or any(
+        check["duration_ms"].get("percentiles") == "approximate"
+        for check in summary.get("checks", ())
     )
 
 
@@ -247,6 +259,95 @@ def comparison_detail_rows(summary: dict[str, Any]) -> list[list[str]]:
         for row in rows
         for mode, runs in row["runs"].items()
     ]  # fmt: skip
+
+
+def check_phase(row: dict[str, Any]) -> str:
+    """Where a check row's check belongs: ``1. edit`` (``phase 1`` when the log never named
+    it), ``task's own`` for the task's own checks, ``all`` when its grouping merged the phases."""
+    if row["phase"] is not None:
+        name = row.get("phase_name")
+        return f"{row['phase']}. {name}" if name is not None else f"phase {row['phase']}"
+    return "task's own" if row["task"] is not None else "all"
+
+
+def check_cells(row: dict[str, Any]) -> list[str]:
+    """A check row under :data:`CHECK_COLUMNS`: its runs, how many passed and the rate, p50
+    and p95 of a run and every run's time added up, then the task runs that ran it and how
+    many of them ended with it passing."""
+    return [
+        str(row["task"] or "all"),
+        str(row["mode"] or "all"),
+        check_phase(row),
+        str(row["description"]),
+        str(row["runs"]),
+        str(row["passed"]),
+        percent(row["pass_rate"]),
+        percentile(row["duration_ms"], "p50"),
+        percentile(row["duration_ms"], "p95"),
+        duration(row["total_ms"]),
+        str(row["task_runs"]),
+        str(row["passed_at_end"]),
+        percent(row["end_pass_rate"]),
+    ]
+
+
+def check_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Every check row of ``summary`` under :data:`CHECK_COLUMNS`."""
+    return [check_cells(row) for row in summary.get("checks", ())]
+
+
+def check_comparison_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Every row of the check comparison under :data:`CHECK_MODE_COLUMNS`."""
+    return [
+        [str(row["task"]), check_phase(row), str(row["description"]),
+         *(percent(row["end_pass_rate"].get(mode)) for mode in MODES),
+         points(row["gate_minus_single_query"]),
+         points_interval(row["gate_minus_single_query_interval_95"]),
+         points(row["gate_minus_unstructured"]),
+         points_interval(row["gate_minus_unstructured_interval_95"])]
+        for row in summary.get("check_comparison", ())
+    ]  # fmt: skip
+
+
+def check_comparison_detail_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """Per check and mode of the check comparison, under :data:`CHECK_MODE_DETAIL_COLUMNS`."""
+    return [
+        [str(row["task"]), check_phase(row), str(row["description"]), mode, str(runs),
+         str(row["passed_at_end"][mode]), percent(row["end_pass_rate"][mode]),
+         error_points(row["standard_error"][mode]), percent_interval(row["interval_95"][mode])]
+        for row in summary.get("check_comparison", ())
+        for mode, runs in row["task_runs"].items()
+    ]  # fmt: skip
+
+
+def check_sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
+    """(title, columns, rows) of the checks' tables: every check, then, for the checks that
+    task runs of more than one mode ran, each mode's share of runs ending with it passing."""
+    checks = check_rows(summary)
+    if not checks:
+        return []
+    units = " (each task run is a unit)" if "batch" in summary else ""
+    sections: list[tuple[str, tuple[str, ...], list[list[str]]]] = [
+        (f"Checks the gate ran{units}", CHECK_COLUMNS, checks)
+    ]
+    compared = check_comparison_rows(summary)
+    if compared:
+        sections += [
+            ("Checks compared (passing at the end of a task run)", CHECK_MODE_COLUMNS, compared),
+            ("Checks compared: each mode", CHECK_MODE_DETAIL_COLUMNS,
+             check_comparison_detail_rows(summary)),
+        ]  # fmt: skip
+    return sections
+
+
+def checks_unlisted(summary: dict[str, Any]) -> str | None:
+    """A sentence on the check runs not in the table, or None when every one is."""
+    unlisted = summary.get("checks_unlisted", 0)
+    if not unlisted:
+        return None
+    return (
+        f"and {quantity(unlisted, 'run')} of checks past the first {MAX_CHECK_ROWS:,}, not listed"
+    )
 
 
 def batch_tables(batch: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:

@@ -18,6 +18,8 @@ from phasegate.metrics.formatting import (
     PHASE_COLUMNS,
     SUBAGENT_COLUMNS,
     batch_tables,
+    check_sections,
+    checks_unlisted,
     comparison_rows,
     duration,
     error_points,
@@ -99,6 +101,7 @@ def render_html(summary: dict[str, Any], *, base: Path | None = None) -> str:
 {_comparison_table(summary)}
 <h2>Groups</h2>
 {sections or '<p class="empty">No runs in the log.</p>'}
+{_checks_section(summary)}
 {_subagents_section(summary)}
 {_recordings_section(summary, base)}
 </body>
@@ -256,6 +259,24 @@ def _batch_section(batch: dict[str, Any] | None) -> str:
         for title, columns, rows in batch_tables(batch)
     )
     return f'<section class="batch"><h2>Batch</h2>{tables}</section>'
+
+
+def _checks_section(summary: dict[str, Any]) -> str:
+    """The checks the gate ran (descriptions came from the log: escaped in the cells), and the
+    modes compared on them."""
+    sections = check_sections(summary)
+    if not sections:
+        return ""
+    tables = "".join(
+        f"<h3>{escape(title)}</h3>{_table(columns, [list(row) for row in rows])}"
+        for title, columns, rows in sections
+    )
+    more = checks_unlisted(summary)
+    note = f"<p>{escape(more)}</p>" if more else ""
+    return (
+        "<section class=\"checks\"><h2>Checks</h2><p>A check's time is the gate's: it is not "
+        f"in any time to completion.</p>{tables}{note}</section>"
+    )
 
 
 def _subagents_section(summary: dict[str, Any]) -> str:

@@ -23,7 +23,14 @@ from typing import Any, Literal
 from phasegate.errors import UsageError
 from phasegate.metrics import fields
 from phasegate.metrics.aggregate import LogAggregator, _Handler
-from phasegate.metrics.stats import PhaseStats, RunStats, merge
+from phasegate.metrics.stats import (
+    MAX_CHECK_ROWS,
+    CheckKey,
+    CheckStats,
+    PhaseStats,
+    RunStats,
+    merge,
+)
 from phasegate.modes import EventName, GroupBy
 
 Over = Literal["day", "week"]
@@ -72,18 +79,26 @@ class PeriodAggregator(LogAggregator):
         return aggregator
 
     def collect(self) -> None:
-        """Fill this aggregator's own ``runs`` and ``phases`` (the whole report) from its
-        periods'."""
+        """Fill this aggregator's own ``runs``, ``phases`` and ``checks`` (the whole report)
+        from its periods'."""
         runs: dict[tuple[str, str], RunStats] = {}
         phases: dict[tuple[str, str, int], PhaseStats] = {}
-        unlisted = 0
+        checks: dict[CheckKey, CheckStats] = {}
+        unlisted = checks_unlisted = 0
         for period in self.periods.values():
             for key, run_stats in period.runs.items():
                 merge(runs.setdefault(key, RunStats()), run_stats)
             for phase_key, phase_stats in period.phases.items():
                 merge(phases.setdefault(phase_key, PhaseStats()), phase_stats)
+            for check_key, check_stats in period.checks.items():
+                if check_key not in checks and len(checks) >= MAX_CHECK_ROWS:
+                    checks_unlisted += check_stats.runs
+                    continue
+                merge(checks.setdefault(check_key, CheckStats()), check_stats)
             unlisted += period.recordings_unlisted
+            checks_unlisted += period.checks_unlisted
         self.runs, self.phases, self.recordings_unlisted = runs, phases, unlisted
+        self.checks, self.checks_unlisted = checks, checks_unlisted
 
 
 def period_start(at: datetime, over: Over, tz: tzinfo) -> date:

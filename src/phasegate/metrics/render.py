@@ -18,6 +18,8 @@ from phasegate.metrics.formatting import (
     SUBAGENT_COLUMNS,
     attempts_counts,
     batch_tables,
+    check_sections,
+    checks_unlisted,
     comparison_detail_rows,
     comparison_rows,
     error_points,
@@ -76,7 +78,7 @@ RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
                      "tokens in/out / accepted", "cost / accepted",
                      "input and the gate's share")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase", "run", "verdict", "page", "directory", "batch", "shard",
-                 "measure", "value", "subagent type",
+                 "measure", "value", "subagent type", "check",
                  "attempts×runs", "time to complete (runs)", "in no phase",
                  "input and the gate's share", "period"}  # fmt: skip
 
@@ -105,6 +107,7 @@ def _sections(summary: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[
             ("Modes compared (success rate)", MODE_COLUMNS, comparison_rows(summary)),
             ("Modes compared: each mode", MODE_DETAIL_COLUMNS, comparison_detail_rows(summary)),
         ]
+    sections += check_sections(summary)
     delegated = subagent_rows(summary)
     if delegated:
         sections.append(("Subagents (their calls are part of the figures above)",
@@ -130,8 +133,9 @@ def render_markdown(summary: dict[str, Any], *, base: Path | None = None) -> str
                 label = cells[0].replace("[", "\\[").replace("]", "\\]")
                 cells[-1] = f"[{label}]({page_href(row[-1], base)})"
             out.append("| " + " | ".join(cells) + " |\n")
-    if (more := recordings_unlisted(summary)) is not None:
-        out.append(f"\n{more}\n")
+    for more in (checks_unlisted(summary), recordings_unlisted(summary)):
+        if more is not None:
+            out.append(f"\n{_md(more)}\n")
     return "".join(out)
 
 
@@ -160,6 +164,9 @@ def render_table(summary: dict[str, Any], *, width: int | None = None, color: bo
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
         console.print(table)
+    for more in (checks_unlisted(summary), recordings_unlisted(summary)):
+        if more is not None:
+            console.print(more, markup=False)
     return buffer.getvalue()
 
 

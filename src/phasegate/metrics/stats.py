@@ -160,7 +160,7 @@ def _value(index: int) -> float:
     return _MIDDLE * _GAMMA**index
 
 
-Stats = TypeVar("Stats", "PhaseStats", "RunStats")
+Stats = TypeVar("Stats", "PhaseStats", "RunStats", "CheckStats")
 
 
 @dataclass(slots=True)
@@ -216,6 +216,32 @@ class RunStats(Outcomes):
     unattributed_output_tokens: int = 0
     unattributed_cost_usd: float = 0.0
     unattributed_costed: int = 0
+
+
+MAX_CHECK_ROWS = 10_000
+"""Checks (rows of :attr:`phasegate.metrics.aggregate.LogAggregator.checks`) counted at most;
+the lines of others are counted in its ``checks_unlisted``."""
+CheckKey = tuple[str, str, int | None, str, str]
+"""A check's row: its task, mode, phase (None: the task's own checks), kind and description."""
+
+
+@dataclass(slots=True)
+class CheckStats:
+    """One check of one task (``check.ran`` lines), over many runs of it.
+
+    A *run* of the check is one ``check.ran`` line: the gate ran it once. A *task run* that
+    ran it is counted when the task run ends (its ``run.completed``), with whether the check's
+    last run in it passed: the outcome the gate's verdict rested on."""
+
+    runs: int = 0
+    passed: int = 0
+    duration_ms: Distribution = field(default_factory=Distribution)
+    total_ms: float = 0.0
+    """Every run's time added up: the time the gate spent on the check, never the model's."""
+    task_runs: int = 0
+    """Task runs that ran the check at least once and ended."""
+    passed_at_end: int = 0
+    """Of those, the ones whose last run of the check passed."""
 
 
 def merge(into: Stats, other: Stats) -> None:

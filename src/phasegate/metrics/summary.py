@@ -5,6 +5,11 @@ per phase; ``task`` merges the modes of each task; ``mode`` merges the tasks of 
 has no phase rows, since phases of different tasks do not line up). The mode comparison is
 always per task: the success rate of each mode and the differences that matter (``gate``
 against ``single-query`` and against ``unstructured``).
+
+``checks`` has a row per check of a task the gate ran (``check.ran`` lines), grouped the same
+way: per task, mode and phase by default; ``task`` merges its modes; ``mode`` merges the
+checks of every task and phase that say the same (their kind and description). The check
+comparison is always per check: how often each mode's task runs end with it passing.
 """
 
 from __future__ import annotations
@@ -14,11 +19,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from phasegate.metrics.aggregate import LogAggregator
-from phasegate.metrics.comparison import DIGITS, mode_comparison, pooled_comparison, rounded
+from phasegate.metrics.comparison import (
+    DIGITS,
+    check_comparison,
+    mode_comparison,
+    pooled_comparison,
+    rounded,
+)
 from phasegate.metrics.fields import OVERHEAD_FIGURES
 from phasegate.metrics.proportions import standard_error, wilson_interval
 from phasegate.metrics.stats import (
     RELATIVE_ACCURACY,
+    CheckKey,
+    CheckStats,
     Distribution,
     Outcomes,
     PhaseStats,
@@ -27,7 +40,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 9
+SUMMARY_VERSION = 10
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -49,7 +62,10 @@ tool calls subagents made.
 ``tz`` (the zone its periods are in) and ``periods``: each period's ``start``, ``end``,
 ``runs``, ``total`` (its run figures over every group) and ``groups``
 (:mod:`phasegate.metrics.periods`). 9 (fields only added): each group has ``blocked``: the
-attempts to leave the sandbox its runs blocked (docs/sandbox.md)."""
+attempts to leave the sandbox its runs blocked (docs/sandbox.md). 10 (fields only added):
+``checks``, a row per check of a task (:func:`check_rows`), ``checks_unlisted`` (the runs of
+checks past the first 10,000), and ``check_comparison``: per check, each mode's share of task
+runs that ended with it passing (:func:`phasegate.metrics.comparison.check_comparison`)."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -99,6 +115,9 @@ def summarize(
         "groups": groups,
         "mode_comparison": mode_comparison(aggregator.runs),
         "pooled_comparison": pooled_comparison(aggregator.runs),
+        "checks": check_rows(aggregator, by),
+        "checks_unlisted": aggregator.checks_unlisted,
+        "check_comparison": check_comparison(aggregator.checks, aggregator.phase_names),
     }
     if aggregator.recordings:
         summary["recordings"] = [
@@ -107,6 +126,46 @@ def summarize(
         ]
         summary["recordings_unlisted"] = aggregator.recordings_unlisted
     return summary
+
+
+def check_rows(aggregator: LogAggregator, by: GroupBy = "phase") -> list[dict[str, Any]]:
+    """A row per check, grouped by ``by`` (``task`` merges modes; ``mode`` merges tasks and
+    phases: ``task`` and ``phase`` are null), sorted by task, mode, phase (the task's own
+    checks last) and description: ``task``, ``mode``, ``phase`` (null: the task's own
+    checks), ``phase_name``, ``kind``, ``description``; ``runs`` (``check.ran`` lines),
+    ``passed``, ``pass_rate``, ``duration_ms`` (p50 and p95 of a run) and ``total_ms`` (every
+    run's time); ``task_runs`` (ended task runs that ran it), ``passed_at_end`` (those whose
+    last run of it passed) and ``end_pass_rate``."""
+    merged: dict[tuple[str | None, str | None, int | None, str, str], CheckStats] = {}
+    for key, stats in aggregator.checks.items():
+        merge(merged.setdefault(_grouped(key, by), CheckStats()), stats)
+    rows = []
+    for (task, mode, phase, kind, description), stats in sorted(merged.items(), key=_order):
+        name = aggregator.phase_names.get((task, phase)) if task and phase else None
+        rows.append(
+            {"task": task, "mode": mode, "phase": phase, "phase_name": name, "kind": kind,
+             "description": description, "runs": stats.runs, "passed": stats.passed,
+             "pass_rate": _rate(stats.passed, stats.runs),
+             "duration_ms": _quantiles(stats.duration_ms),
+             "total_ms": round(stats.total_ms, 1), "task_runs": stats.task_runs,
+             "passed_at_end": stats.passed_at_end,
+             "end_pass_rate": _rate(stats.passed_at_end, stats.task_runs)}
+        )  # fmt: skip
+    return rows
+
+
+def _grouped(key: CheckKey, by: GroupBy) -> tuple[str | None, str | None, int | None, str, str]:
+    task, mode, phase, kind, description = key
+    if by == "task":
+        return task, None, phase, kind, description
+    if by == "mode":
+        return None, mode, None, kind, description
+    return task, mode, phase, kind, description
+
+
+def _order(item: tuple[tuple[str | None, str | None, int | None, str, str], Any]) -> Any:
+    task, mode, phase, kind, description = item[0]
+    return str(task), str(mode), phase is None, phase or 0, description, kind
 
 
 def total_fields(stats: RunStats) -> dict[str, Any]:

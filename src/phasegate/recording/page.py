@@ -5,8 +5,10 @@ visits), for a pipeline whose stages run in parallel its stages as a graph (a co
 level, each stage with its branch and what it needs, and the tokens and cost of each branch),
 and for each part the conversation (prompts and feedback, the model's text with its
 ``PHASE N COMPLETE:`` markers picked out, tool calls with their inputs and results, refusals,
-what the sandbox blocked), its gate checks (trigger, issues, the exact feedback) and its diff
-(a join's part first says what was merged into it).
+what the sandbox blocked), its gate checks (trigger, issues, the exact feedback), a phase's
+``checks`` as the gate last ran them (passed or failed, exit code, time, and what was found:
+a command's output) and its diff (a join's part first says what was merged into it); the
+task's own checks follow the parts.
 Long blocks fold into ``<details>``, so the page needs no script at all; the CSS is inline and
 the page's Content-Security-Policy forbids every fetch and every script, so it reads the same
 offline, as a CI artifact or served by ``phasegate serve``.
@@ -101,6 +103,9 @@ summary .brief { font-family: ui-monospace, Menlo, Consolas, monospace; font-siz
          margin: 6px 0; }
 .check-at { font-size: 12px; color: #b3261e; margin: 2px 0 2px 12px; }
 .check-at.ok { color: #1b7a35; }
+.task-check { background: #fff; border: 1px solid #dde1e6; border-left: 4px solid #b3261e;
+              border-radius: 4px; margin: 6px 0; padding: 4px 10px; }
+.task-check.passed { border-left-color: #1b7a35; }
 .issues code { background: #eef0f3; padding: 0 4px; }
 .diff { background: #fff; border: 1px solid #dde1e6; padding: 4px 0; }
 .diff span { display: block; padding: 0 10px; }
@@ -163,6 +168,7 @@ def page_html(recording: Recording) -> str:
 {_timeline(recording)}
 {_stage_graph(recording)}
 {sections}
+{_task_checks(recording)}
 {_unowned(recording)}
 {_cut(recording)}
 </body>
@@ -190,10 +196,13 @@ def _header(recording: Recording) -> str:
         for name, value in tags
         if value
     )
-    totals = (("verdict", recording.verdict), (_part_noun(recording) + "s", str(len(parts))),
+    totals = [("verdict", recording.verdict), (_part_noun(recording) + "s", str(len(parts))),
               ("gate checks", str(len(recording.checks))), ("tool calls", str(calls)),
               ("tokens in / out", f"{tokens_in} / {tokens_out}"), ("cost", usd(cost)),
-              ("time", duration(run_ms)))  # fmt: skip
+              ("time", duration(run_ms))]  # fmt: skip
+    check_ms = _count(recording.report.get("check_ms"))
+    if check_ms:
+        totals.append(("of it in checks", duration(check_ms)))
     cells = "".join(f"<div><dt>{_e(n)}</dt><dd>{_e(v)}</dd></div>" for n, v in totals)
     error = recording.error or recording.report.get("error")
     error_html = f'<p class="error">{_e(error)}</p>' if isinstance(error, str) and error else ""
@@ -410,25 +419,35 @@ def _part_section(recording: Recording, n: int) -> str:
     figures = (f"{part.status} · {quantity(part.attempts, 'attempt')} · "
                f"{part.input_tokens} / {part.output_tokens} tokens · {usd(part.cost_usd)} · "
                f"{duration(part.duration_ms)}")  # fmt: skip
+    reported = _reported_phase(recording, part)
+    check_ms = _count(reported.get("check_ms"))
+    if check_ms:
+        figures += f" (of it in checks: {duration(check_ms)})"
     conversation = _conversation(recording, range(start, end), checks)
     title = _e(_part_title(recording, part))
+    phase_checks = _ran_checks(reported.get("checks"))
+    ran = f"<h3>Checks</h3>{phase_checks}" if phase_checks else ""
     return (
         f'<section class="part" id="part-{n}" data-part="{n}">'
         f'<h2>{title}</h2><p class="status {_e(part.status)}">{_e(figures)}</p>'
         f"{_subagents(recording, part)}{_merged(recording, n)}"
         f"<h3>Conversation</h3>{conversation or '<p>No transcript entries.</p>'}"
-        f"<h3>Gate checks</h3>{_checks(checks)}"
+        f"<h3>Gate checks</h3>{_checks(checks)}{ran}"
         f"<h3>Diff</h3>{_diff(part)}</section>"
     )
 
 
-def _subagents(recording: Recording, part: PartSeen) -> str:
-    """The part of a phase's work its subagents did, as the run report counts it."""
+def _reported_phase(recording: Recording, part: PartSeen) -> dict[str, Any]:
+    """The report's entry of a phase part (empty for a stage visit, or a report without it)."""
     phases = recording.report.get("phases")
     if part.kind != "phase" or not isinstance(phases, list):
-        return ""
-    found = next((p for p in phases if isinstance(p, dict) and p.get("index") == part.index), None)
-    raw = found.get("subagents") if found is not None else None
+        return {}
+    return next((p for p in phases if isinstance(p, dict) and p.get("index") == part.index), {})
+
+
+def _subagents(recording: Recording, part: PartSeen) -> str:
+    """The part of a phase's work its subagents did, as the run report counts it."""
+    raw = _reported_phase(recording, part).get("subagents")
     try:
         work = [SubagentWork.model_validate(w) for w in raw] if isinstance(raw, list) else []
     except ValidationError:
@@ -625,7 +644,8 @@ def _checks(checks: list[CheckSeen]) -> str:
         verdict = "accepted" if check.accepted else "not accepted"
         attempt = f", attempt {check.attempt}" if check.attempt is not None else ""
         issues = "".join(
-            f"<li><code>{_e(issue.code)}</code> {_e(issue.message)}</li>" for issue in check.issues
+            f"<li><code>{_e(issue.code)}</code> {_issue_message(issue.message)}</li>"
+            for issue in check.issues
         )
         issues_html = f'<ul class="issues">{issues}</ul>' if issues else ""
         if check.feedback is None:
@@ -641,6 +661,69 @@ def _checks(checks: list[CheckSeen]) -> str:
             f"{issues_html}{feedback}</div>"
         )
     return "".join(out)
+
+
+def _issue_message(message: str) -> str:
+    """An issue's message: on the line, or, when it runs over lines (a failed check's message
+    holds the end of a command's output), in a ``<pre>`` that keeps them, folded when long."""
+    return _folded(message) if "\n" in message or "\r" in message else _e(message)
+
+
+def _task_checks(recording: Recording) -> str:
+    """The task's own checks, as the gate last ran them at the final acceptance."""
+    shown = _ran_checks(recording.report.get("checks"))
+    if not shown:
+        return ""
+    return (
+        '<section class="part" id="task-checks"><h2>The task\'s own checks</h2><p>Run when '
+        "every phase was otherwise accepted, on the disk the run ended with.</p>"
+        f"{shown}</section>"
+    )
+
+
+def _ran_checks(raw: object) -> str:
+    """A report's ``checks`` (a phase's or the task's own): each check as the gate last ran it,
+    whether it passed, its exit code and time, and what was found (a command's output) as
+    text; "" when there are none. The report is read from disk: an entry not of the expected
+    shape is left out, every value shown is escaped."""
+    checks = [c for c in raw if _is_check(c)] if isinstance(raw, list) else []
+    out = []
+    for number, check in enumerate(checks, start=1):
+        passed = check["passed"]
+        said = "passed" if passed else "failed"
+        exit_code = check.get("exit_code")
+        facts = [check["kind"], f"time {duration(check['duration_ms'])}",
+                 f"run at gate judgment {check['run']}"]  # fmt: skip
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            facts.insert(1, f"exit code {exit_code}")
+        out.append(
+            f'<div class="task-check{" passed" if passed else ""}" data-task-check="{number}">'
+            f'<b>{_e(check["description"])}</b> · <span class="status '
+            f'{"accepted" if passed else "rejected"}">{said}</span> · {_e(" · ".join(facts))}'
+            f'<div class="who">what was found</div>{_folded(check["detail"])}</div>'
+        )
+    if not out:
+        return ""
+    return (
+        "<p>Each check as the gate last ran it; a failed run before it is in the gate check "
+        f"that reported it.</p>{''.join(out)}"
+    )
+
+
+def _is_check(value: object) -> bool:
+    """Whether ``value`` has the shape of a report's check."""
+    return (
+        isinstance(value, dict)
+        and all(isinstance(value.get(key), str) for key in ("kind", "description", "detail"))
+        and isinstance(value.get("passed"), bool)
+        and _count(value.get("duration_ms")) is not None
+        and _count(value.get("run")) is not None
+    )
+
+
+def _count(value: object) -> int | None:
+    """``value`` when it is a whole number of at least 0 (not a boolean), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _diff(part: PartSeen) -> str:
