@@ -20,13 +20,13 @@ from pathlib import Path
 from phasegate.evidence.transcript import AssistantText, Entry, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.pipeline import Stage
-from phasegate.workspace.checks import DiskEvidence
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.tasks.gate import PhaseGate
 from phasegate.validators.issues import Issue
 from phasegate.validators.protect import protect_outcome
 from phasegate.validators.stage_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
+from phasegate.workspace.checks import DiskEvidence
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,7 +165,5 @@ class TaskChecks:
 def _texts(transcript: Transcript, start: int, end: int) -> tuple[str, ...]:
     """The agent's own text blocks in entries ``[start, end)``."""
     return tuple(
-        entry.text
-        for entry in transcript.entries[start:end]
-        if isinstance(entry, AssistantText)
+        entry.text for entry in transcript.entries[start:end] if isinstance(entry, AssistantText)
     )

@@ -11,12 +11,8 @@ with it, times each, and keeps what their commands wrote from counting as the ag
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
-import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,11 +22,9 @@ from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import Check, CommandCheck
-from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate, output_tail
+from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
+from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
-
-_REAP_SECONDS = 5.0
-# How long to wait for the output pipe to close after killing a command's process group.
 
 
 class DiskEvidence:
@@ -107,35 +101,10 @@ class DiskEvidence:
 
     def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
         """Run ``argv`` in the work directory without a shell, stdin closed, stdout and
-        stderr combined; past ``timeout`` seconds its whole process group is killed."""
-        program = argv[0] if argv else ""
-        try:
-            # A session of its own makes the command the leader of a new process group, so
-            # a timeout can kill whatever it started too (test runners fork workers).
-            process = subprocess.Popen(
-                list(argv),
-                cwd=self.workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env={**for_commands(), **self._env},
-            )
-        except FileNotFoundError:
-            return _not_started(f"program not found: {program} (is it installed and on PATH?)")
-        except PermissionError:
-            return _not_started(f"not executable: {program}")
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            return _not_started(f"cannot run {program}: {reason}")
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return CommandOutcome(exit_code=None, output=_stop(process), timed_out=True)
-        except BaseException:
-            _stop(process)  # interrupted (Ctrl-C, shutdown): do not leave the command running
-            raise
-        return CommandOutcome(exit_code=process.returncode, output=_decode(output))
+        stderr combined (only their tail kept); past ``timeout`` seconds its whole process
+        group is killed (:func:`~phasegate.workspace.commands.run_bounded`)."""
+        env = {**for_commands(), **self._env}
+        return run_bounded(argv, cwd=self.workdir, env=env, timeout=timeout)
 
     def changed_paths(self) -> Sequence[str]:
         """Paths added or modified during the stage (deletions are not in it)."""
@@ -146,36 +115,6 @@ class DiskEvidence:
         return self._tools
 
 
-def _stop(process: subprocess.Popen[bytes]) -> str:
-    """Kill ``process`` and its process group, reap it, and return the output it gave."""
-    if os.name == "posix":
-        with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
-            os.killpg(process.pid, signal.SIGKILL)
-    else:  # no process groups: the command alone
-        process.kill()
-    try:
-        # communicate() again returns everything read so far plus the rest, once every
-        # writer of the pipe is dead.
-        output, _ = process.communicate(timeout=_REAP_SECONDS)
-    except subprocess.TimeoutExpired as exc:
-        # Something that left the group (its own session) still holds the pipe open:
-        # keep what arrived, and stop waiting for it.
-        output = exc.output if isinstance(exc.output, bytes) else b""
-        if process.stdout is not None:
-            process.stdout.close()
-        process.wait()
-    return _decode(output)
-
-
-def _decode(output: bytes | None) -> str:
-    # Only the tail a check's detail shows is kept.
-    return output_tail((output or b"").decode("utf-8", errors="replace"))
-
-
-def _not_started(error: str) -> CommandOutcome:
-    return CommandOutcome(exit_code=None, output="", error=error)
-
-
 class CheckDisk:
     """Runs checks on the work directory ``observer`` watches, timing each, and tells the
     observer what their commands wrote (never the agent's work).
@@ -183,7 +122,9 @@ class CheckDisk:
     ``env`` is added to the environment of the checks' commands.
     """
 
-    def __init__(self, observer: WorkspaceObserver, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, observer: WorkspaceObserver, *, env: Mapping[str, str] | None = None
+    ) -> None:
         self.observer = observer
         self.env = dict(env or {})
 
