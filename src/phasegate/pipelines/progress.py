@@ -40,6 +40,7 @@ from phasegate.telemetry.events import (
 )
 from phasegate.validators.subagents import with_call
 from phasegate.validators.tools import CallRecord
+from phasegate.workspace.checks import CheckDisk
 from phasegate.workspace.observer import WorkspaceObserver
 
 
@@ -86,6 +87,7 @@ class StageProgress:
         """The visits and checks of a recorded run (None: not recorded)."""
         contents = visits.recorder.contents if visits is not None else None
         self.workspace = WorkspaceObserver(workdir, unobserved=unobserved, contents=contents)
+        self.disk = CheckDisk(self.workspace)
         self.visit = self._visit(0, baseline or WorkspaceSnapshot(), state.current.tools)
         """The current visit of the current stage."""
 
@@ -271,6 +273,7 @@ class StageProgress:
             tools=tools,
             templates=self.templates,
             checks_left=self.stage.on_fail.retry + 1 - self.state.current.visit_attempts,
+            disk=self.disk,
         )
 
     def _close_visit(self) -> None:

@@ -26,7 +26,7 @@ from phasegate.validators.issues import Issue
 from phasegate.validators.protect import protect_outcome
 from phasegate.validators.stage_checks import CheckOutcome, describe_task, evaluate_all
 from phasegate.validators.windows import entry_claims
-from phasegate.workspace.checks import DiskEvidence
+from phasegate.workspace.checks import CheckDisk, DiskEvidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,7 @@ class StageVisit:
         tools: Mapping[str, int],
         templates: PromptTemplates,
         checks_left: int,
+        disk: CheckDisk,
     ) -> None:
         self.stage = stage
         self.workdir = workdir
@@ -77,6 +78,7 @@ class StageVisit:
         self.clock = time.monotonic()
         self.timeline = WorkspaceTimeline()
         self.timeline.record(0, baseline)
+        self.disk = disk
         # The task's gate counts down the same checks as the stage, so its feedback tells the
         # agent the attempts the stage really has left.
         self.gate = (
@@ -117,7 +119,12 @@ class StageVisit:
         # Only the stage's own text: a promise said before the stage began does not count.
         texts = [e.text for e in entries[self.start :] if isinstance(e, AssistantText)]
         evidence = DiskEvidence(
-            self.workdir, diff=diff, tools=self.tools, snapshot=current, texts=texts
+            self.workdir,
+            diff=diff,
+            tools=self.tools,
+            snapshot=current,
+            texts=texts,
+            sandbox=self.disk.sandbox,
         )
         outcomes = list(await asyncio.to_thread(evaluate_all, self.stage.exit_when, evidence))
         if self.stage.protect:

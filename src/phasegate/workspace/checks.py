@@ -23,6 +23,7 @@ from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import Check, CommandCheck
 from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
+from phasegate.workspace.command_sandbox import CommandSandbox, run_confined
 from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
 
@@ -33,7 +34,8 @@ class DiskEvidence:
     ``diff`` is what changed on disk since the stage started; ``tools`` counts successful
     calls per tool name during the stage; ``env`` is added to the environment check commands
     run with; ``snapshot`` is the work directory now (what ``files_under`` lists: empty when
-    not given); ``texts`` are the agent's own text blocks during the stage.
+    not given); ``texts`` are the agent's own text blocks during the stage; ``sandbox``
+    confines the check commands as the run's agent is (None: not confined).
     """
 
     def __init__(
@@ -45,8 +47,10 @@ class DiskEvidence:
         env: Mapping[str, str] | None = None,
         snapshot: WorkspaceSnapshot | None = None,
         texts: Sequence[str] = (),
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
+        self.sandbox = sandbox
         self._changed = tuple(sorted((*diff.added, *diff.modified)))
         self._tools = dict(tools)
         self._env = dict(env or {})
@@ -102,8 +106,13 @@ class DiskEvidence:
     def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
         """Run ``argv`` in the work directory without a shell, stdin closed, stdout and
         stderr combined (only their tail kept); past ``timeout`` seconds its whole process
-        group is killed (:func:`~phasegate.workspace.commands.run_bounded`)."""
+        group is killed (:func:`~phasegate.workspace.commands.run_bounded`); confined by
+        :attr:`sandbox` when there is one (:mod:`phasegate.workspace.command_sandbox`)."""
         env = {**for_commands(), **self._env}
+        if self.sandbox is not None:
+            return run_confined(
+                argv, workdir=self.workdir, env=env, timeout=timeout, sandbox=self.sandbox
+            )
         return run_bounded(argv, cwd=self.workdir, env=env, timeout=timeout)
 
     def changed_paths(self) -> Sequence[str]:
@@ -127,6 +136,9 @@ class CheckDisk:
     ) -> None:
         self.observer = observer
         self.env = dict(env or {})
+        self.sandbox: CommandSandbox | None = None
+        """How the checks' commands are confined; the run sets it once it knows how its
+        agent is (None: not confined)."""
 
     def run(
         self,
@@ -147,6 +159,7 @@ class CheckDisk:
             env=self.env,
             snapshot=snapshot,
             texts=texts,
+            sandbox=self.sandbox,
         )
         timed: list[tuple[CheckOutcome, int]] = []
         for check in checks:

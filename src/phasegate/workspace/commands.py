@@ -98,10 +98,12 @@ def run_bounded(
     env: Mapping[str, str],
     timeout: float,
     program: str | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> CommandOutcome:
     """Run ``argv`` in ``cwd`` with exactly ``env``, stdin closed, stdout and stderr
     combined into a bounded tail; past ``timeout`` seconds its whole process group is
-    killed. ``program``: the name a failure to start names (default ``argv[0]``)."""
+    killed. ``program``: the name a failure to start names (default ``argv[0]``);
+    ``pass_fds``: descriptors the command inherits."""
     program = program if program is not None else (argv[0] if argv else "")
     try:
         # A session of its own makes the command the leader of a new process group, so a
@@ -114,6 +116,7 @@ def run_bounded(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env=dict(env),
+            pass_fds=tuple(pass_fds),
         )
     except FileNotFoundError:
         return not_started(f"program not found: {program} (is it installed and on PATH?)")
