@@ -98,8 +98,9 @@ def run_confined(
 ) -> CommandOutcome:
     """Run ``argv`` as :func:`~phasegate.workspace.commands.run_bounded` does, confined in
     ``workdir`` (resolved) as ``sandbox`` says."""
-    problem = bwrap_problem(workdir)
-    if problem is not None:
+    bwrap, problem = _usable_bwrap(workdir)
+    rules = seccomp_filter()
+    if bwrap is None or rules is None:
         if sandbox.required:
             return not_started(
                 f"the run is confined (sandbox: on), so its checks' commands are too, and "
@@ -110,9 +111,6 @@ def run_confined(
     missing = find_program(program, cwd=workdir, env=env)
     if missing is not None:
         return not_started(missing)
-    bwrap = find_bwrap(workdir)
-    rules = seccomp_filter()
-    assert bwrap is not None and rules is not None  # bwrap_problem said so
     _sweep_once()
     with contextlib.ExitStack() as stack:
         private = stack.enter_context(scratch_folder(SCRATCH_PREFIX))
@@ -217,20 +215,27 @@ def find_bwrap(workdir: Path) -> str | None:
 def bwrap_problem(workdir: Path) -> str | None:
     """Why a check's command cannot be confined here, saying what to install; None when
     it can. bubblewrap is tried once per process and program."""
+    bwrap, problem = _usable_bwrap(workdir)
+    return None if bwrap is not None else problem
+
+
+def _usable_bwrap(workdir: Path) -> tuple[str | None, str]:
+    """The bubblewrap to confine commands in ``workdir`` with, or None and why not."""
     if not sys.platform.startswith("linux"):
-        return f"bubblewrap confines commands on Linux only, not on {sys.platform}"
+        return None, f"bubblewrap confines commands on Linux only, not on {sys.platform}"
     if seccomp_filter() is None:
-        return (
+        return None, (
             f"phasegate has no seccomp filter for this machine ({platform.machine()}): "
             "x86_64 and aarch64 only"
         )
     bwrap = find_bwrap(workdir)
     if bwrap is None:
-        return (
+        return None, (
             "bwrap not found on PATH: install bubblewrap (Debian and Ubuntu: apt-get "
             "install bubblewrap)"
         )
-    return _probe(bwrap)
+    problem = _probe(bwrap)
+    return (None, problem) if problem is not None else (bwrap, "")
 
 
 @functools.lru_cache(maxsize=8)

@@ -29,6 +29,9 @@ HEAD_SECONDS = 30.0
 """How long a client may take to send them."""
 CONNECT_SECONDS = 30.0
 """How long opening the connection to a listed host may take."""
+HALF_OPEN_SECONDS = 60.0
+"""How long a connection one side has closed waits for the other side's last words (a
+command that ended closes its side: a host keeping its own open does not keep the proxy)."""
 _CHUNK = 64 * 1024
 
 
@@ -200,13 +203,17 @@ def _answer(client: socket.socket, status: int, reason: str, text: str) -> None:
 
 def pump(one: socket.socket, other: socket.socket) -> None:
     """Carry bytes both ways between ``one`` and ``other`` until both ends have closed
-    (one side closing its writing is passed on), or either fails."""
+    (one side closing its writing is passed on; the other then has
+    :data:`HALF_OPEN_SECONDS` of silence at most), or either fails."""
     with selectors.DefaultSelector() as selector:
         selector.register(one, selectors.EVENT_READ, other)
         selector.register(other, selectors.EVENT_READ, one)
         open_ends = 2
         while open_ends:
-            for key, _ in selector.select():
+            ready = selector.select(None if open_ends == 2 else HALF_OPEN_SECONDS)
+            if not ready:
+                return
+            for key, _ in ready:
                 source, target = key.fileobj, key.data
                 assert isinstance(source, socket.socket)
                 try:
