@@ -27,8 +27,9 @@ from phasegate.evidence.transcript import (
     ToolResult,
 )
 from phasegate.running import RunOptions, run_definition
-from phasegate.testing import Script
+from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from phasegate.workspace.command_sandbox import bwrap_problem
 
 DONE = "PHASE 1 COMPLETE: done"
 
@@ -42,6 +43,29 @@ def require_sandbox() -> None:
     if os.environ.get("PHASEGATE_REQUIRE_SANDBOX") == "1":
         pytest.fail(f"PHASEGATE_REQUIRE_SANDBOX=1 but {problem}: `make sandbox-tools`")
     pytest.skip(f"Claude Code's sandbox cannot run here: {problem} (`make sandbox-tools`)")
+
+
+def require_bwrap(workdir: Path) -> None:
+    """Skip the test where a check's command cannot be confined (bubblewrap missing or
+    unable to start; fail instead under ``PHASEGATE_REQUIRE_SANDBOX=1``, as in CI)."""
+    problem = bwrap_problem(workdir)
+    if problem is None:
+        return
+    if os.environ.get("PHASEGATE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"PHASEGATE_REQUIRE_SANDBOX=1 but {problem}: `make sandbox-tools`")
+    pytest.skip(f"check commands cannot be confined here: {problem} (`make sandbox-tools`)")
+
+
+class ConfiningAgent(ScriptedAgent):
+    """The scripted agent, saying its runtime can confine a session: a run asked for a
+    sandbox takes it as started, so the gate's own checks are confined. Its tool calls are
+    not (it runs no commands; its file tools keep to the work directory anyway)."""
+
+    name = "confining-scripted"
+
+    def sandbox_problem(self) -> str | None:
+        """Nothing keeps it from confining."""
+        return None
 
 
 def calls(*steps: dict[str, Any], then: str = DONE) -> list[dict[str, Any]]:

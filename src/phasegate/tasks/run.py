@@ -63,6 +63,7 @@ from phasegate.validators.protect import write_refusal
 from phasegate.validators.tool_policy import current_phase, tool_refusal
 from phasegate.validators.windows import entry_claims, phase_windows
 from phasegate.workspace.checks import CheckDisk
+from phasegate.workspace.command_sandbox import CommandSandbox
 from phasegate.workspace.observer import WorkspaceObserver
 from phasegate.workspace.revert import RevertReport, WorkspaceBackup
 
@@ -104,6 +105,8 @@ class TaskRun(RunObserver):
             contents=recorder.contents if recorder is not None else None,
         )
         self.timeline = WorkspaceTimeline()
+        self.check_disk = CheckDisk(self.workspace)
+        """Where the gate runs the task's checks; confined once the run knows how."""
         self.gate = PhaseGate(
             task,
             workdir=str(workdir),
@@ -111,7 +114,7 @@ class TaskRun(RunObserver):
             max_attempts=settings.max_attempts,
             templates=settings.templates,
             check_answer=settings.check_answer,
-            checks=TaskChecks(task, CheckDisk(self.workspace)),
+            checks=TaskChecks(task, self.check_disk),
         )
         self._checks_told = 0
         """The gate's check runs already told as ``check.ran`` events."""
@@ -274,6 +277,7 @@ class TaskRun(RunObserver):
     async def _run(self) -> RunReport:
         await self.learn_agent_version()
         await self.confine(self.task.sandbox, self.task.protect, self.workdir)
+        self.check_disk.sandbox = CommandSandbox.of(self.sandbox, self.confinement)
         self.emit(
             RunStarted(
                 agent=self.agent.name,

@@ -11,12 +11,8 @@ with it, times each, and keeps what their commands wrote from counting as the ag
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
-import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,11 +22,10 @@ from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import Check, CommandCheck
-from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate, output_tail
+from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
+from phasegate.workspace.command_sandbox import CommandSandbox, run_confined
+from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
-
-_REAP_SECONDS = 5.0
-# How long to wait for the output pipe to close after killing a command's process group.
 
 
 class DiskEvidence:
@@ -39,7 +34,8 @@ class DiskEvidence:
     ``diff`` is what changed on disk since the stage started; ``tools`` counts successful
     calls per tool name during the stage; ``env`` is added to the environment check commands
     run with; ``snapshot`` is the work directory now (what ``files_under`` lists: empty when
-    not given); ``texts`` are the agent's own text blocks during the stage.
+    not given); ``texts`` are the agent's own text blocks during the stage; ``sandbox``
+    confines the check commands as the run's agent is (None: not confined).
     """
 
     def __init__(
@@ -51,8 +47,10 @@ class DiskEvidence:
         env: Mapping[str, str] | None = None,
         snapshot: WorkspaceSnapshot | None = None,
         texts: Sequence[str] = (),
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
+        self.sandbox = sandbox
         self._changed = tuple(sorted((*diff.added, *diff.modified)))
         self._tools = dict(tools)
         self._env = dict(env or {})
@@ -107,35 +105,15 @@ class DiskEvidence:
 
     def run_command(self, argv: Sequence[str], timeout: float) -> CommandOutcome:
         """Run ``argv`` in the work directory without a shell, stdin closed, stdout and
-        stderr combined; past ``timeout`` seconds its whole process group is killed."""
-        program = argv[0] if argv else ""
-        try:
-            # A session of its own makes the command the leader of a new process group, so
-            # a timeout can kill whatever it started too (test runners fork workers).
-            process = subprocess.Popen(
-                list(argv),
-                cwd=self.workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env={**for_commands(), **self._env},
+        stderr combined (only their tail kept); past ``timeout`` seconds its whole process
+        group is killed (:func:`~phasegate.workspace.commands.run_bounded`); confined by
+        :attr:`sandbox` when there is one (:mod:`phasegate.workspace.command_sandbox`)."""
+        env = {**for_commands(), **self._env}
+        if self.sandbox is not None:
+            return run_confined(
+                argv, workdir=self.workdir, env=env, timeout=timeout, sandbox=self.sandbox
             )
-        except FileNotFoundError:
-            return _not_started(f"program not found: {program} (is it installed and on PATH?)")
-        except PermissionError:
-            return _not_started(f"not executable: {program}")
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            return _not_started(f"cannot run {program}: {reason}")
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return CommandOutcome(exit_code=None, output=_stop(process), timed_out=True)
-        except BaseException:
-            _stop(process)  # interrupted (Ctrl-C, shutdown): do not leave the command running
-            raise
-        return CommandOutcome(exit_code=process.returncode, output=_decode(output))
+        return run_bounded(argv, cwd=self.workdir, env=env, timeout=timeout)
 
     def changed_paths(self) -> Sequence[str]:
         """Paths added or modified during the stage (deletions are not in it)."""
@@ -144,36 +122,6 @@ class DiskEvidence:
     def tool_successes(self) -> Mapping[str, int]:
         """Successful calls per tool name during the stage."""
         return self._tools
-
-
-def _stop(process: subprocess.Popen[bytes]) -> str:
-    """Kill ``process`` and its process group, reap it, and return the output it gave."""
-    if os.name == "posix":
-        with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
-            os.killpg(process.pid, signal.SIGKILL)
-    else:  # no process groups: the command alone
-        process.kill()
-    try:
-        # communicate() again returns everything read so far plus the rest, once every
-        # writer of the pipe is dead.
-        output, _ = process.communicate(timeout=_REAP_SECONDS)
-    except subprocess.TimeoutExpired as exc:
-        # Something that left the group (its own session) still holds the pipe open:
-        # keep what arrived, and stop waiting for it.
-        output = exc.output if isinstance(exc.output, bytes) else b""
-        if process.stdout is not None:
-            process.stdout.close()
-        process.wait()
-    return _decode(output)
-
-
-def _decode(output: bytes | None) -> str:
-    # Only the tail a check's detail shows is kept.
-    return output_tail((output or b"").decode("utf-8", errors="replace"))
-
-
-def _not_started(error: str) -> CommandOutcome:
-    return CommandOutcome(exit_code=None, output="", error=error)
 
 
 class CheckDisk:
@@ -188,6 +136,9 @@ class CheckDisk:
     ) -> None:
         self.observer = observer
         self.env = dict(env or {})
+        self.sandbox: CommandSandbox | None = None
+        """How the checks' commands are confined; the run sets it once it knows how its
+        agent is (None: not confined)."""
 
     def snapshot(self) -> WorkspaceSnapshot:
         """The work directory now, as the agent left it (what checks wrote shows as before)."""
@@ -212,6 +163,7 @@ class CheckDisk:
             env=self.env,
             snapshot=snapshot,
             texts=texts,
+            sandbox=self.sandbox,
         )
         timed: list[tuple[CheckOutcome, int]] = []
         for check in checks:
