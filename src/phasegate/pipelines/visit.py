@@ -29,11 +29,7 @@ from phasegate.validators.issues import Issue
 from phasegate.validators.protect import protect_outcome
 from phasegate.validators.stage_checks import CheckOutcome, describe_task
 from phasegate.validators.windows import entry_claims
-<<<<<<< HEAD
 from phasegate.workspace.checks import CheckDisk
-=======
-from phasegate.workspace.checks import CheckDisk, DiskEvidence
->>>>>>> commands
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +124,6 @@ class StageVisit:
         diff = WorkspaceDiff.between(self.baseline, current)
         # Only the stage's own text: a promise said before the stage began does not count.
         texts = [e.text for e in entries[self.start :] if isinstance(e, AssistantText)]
-<<<<<<< HEAD
         timed = await asyncio.to_thread(
             self.disk.run,
             self.stage.exit_when,
@@ -136,15 +131,6 @@ class StageVisit:
             diff=diff,
             tools=self.tools,
             texts=texts,
-=======
-        evidence = DiskEvidence(
-            self.workdir,
-            diff=diff,
-            tools=self.tools,
-            snapshot=current,
-            texts=texts,
-            sandbox=self.disk.sandbox,
->>>>>>> commands
         )
         outcomes = [outcome for outcome, _ in timed]
         if self.stage.protect:
