@@ -1,5 +1,9 @@
 """The author's tests: the proof the fix is right (the task protects this folder)."""
 
+# The gate runs these with `python3 -m unittest`, which needs no pytest: unittest's own
+# assertions, whose failures print both values for the model to read.
+# ruff: noqa: PT009
+
 import unittest
 
 from calc import add, multiply
