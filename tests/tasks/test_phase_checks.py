@@ -23,6 +23,7 @@ from phasegate.tasks.gate import PhaseGate
 from phasegate.telemetry.events import RunEvent
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
+from tests.helpers.processes import gone
 
 CALC = """def add(a, b):
     return a - b
@@ -272,3 +273,29 @@ def test_files_a_check_writes_are_never_the_agents_work(calc: Path, run_in: RunI
     assert report.phases[0].files_changed == ["calc.py"]
     assert report.reconciliation is not None
     assert report.reconciliation.disk_changed == ["calc.py"]
+
+
+def test_a_run_that_ends_while_a_check_runs_ends_the_checks_command_too(
+    calc: Path, tmp_path: Path
+) -> None:
+    """The run's time limit falls inside a check that would run for minutes: the run ends in
+    error at once, the command (and what it started) is gone, and the check never passed."""
+    pid_file = tmp_path / "pid"
+    slow = (
+        "import os, subprocess, sys, time; "
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); "
+        f"open({str(pid_file)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}'); time.sleep(300)"
+    )
+    task = fix_task(checks=[{"command": {"argv": [sys.executable, "-c", slow], "timeout": 600}}])
+    script = Script.model_validate({"replies": [
+        {"text": "Fixing.", "tools": [edit("    return a - b\n", "    return a + b\n")]},
+        {"when": "tool_result", "text": f"PHASE 1 COMPLETE: done\n{ANSWER}"},
+    ]})  # fmt: skip
+    report = Runner(ScriptedAgent(script), timeout=3).run_sync(task, calc)
+
+    assert report.verdict == "error"
+    pids = [int(pid) for pid in pid_file.read_text().split()]
+    assert all(gone(pid) for pid in pids)
+    assert report.phases[0].status != "accepted"
+    assert [i.code.value for i in report.phases[0].issues] == ["check_failed"]
+    assert "stopped: the run ended while it ran" in report.phases[0].issues[0].message

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import io
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,7 +36,8 @@ class DiskEvidence:
     calls per tool name during the stage; ``env`` is added to the environment check commands
     run with; ``snapshot`` is the work directory now (what ``files_under`` lists: empty when
     not given); ``texts`` are the agent's own text blocks during the stage; ``sandbox``
-    confines the check commands as the run's agent is (None: not confined).
+    confines the check commands as the run's agent is (None: not confined); ``stop``, once
+    set, ends a running command at once.
     """
 
     def __init__(
@@ -48,9 +50,11 @@ class DiskEvidence:
         snapshot: WorkspaceSnapshot | None = None,
         texts: Sequence[str] = (),
         sandbox: CommandSandbox | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
         self.sandbox = sandbox
+        self._stop = stop
         self._changed = tuple(sorted((*diff.added, *diff.modified)))
         self._tools = dict(tools)
         self._env = dict(env or {})
@@ -111,9 +115,14 @@ class DiskEvidence:
         env = {**for_commands(), **self._env}
         if self.sandbox is not None:
             return run_confined(
-                argv, workdir=self.workdir, env=env, timeout=timeout, sandbox=self.sandbox
+                argv,
+                workdir=self.workdir,
+                env=env,
+                timeout=timeout,
+                sandbox=self.sandbox,
+                stop=self._stop,
             )
-        return run_bounded(argv, cwd=self.workdir, env=env, timeout=timeout)
+        return run_bounded(argv, cwd=self.workdir, env=env, timeout=timeout, stop=self._stop)
 
     def changed_paths(self) -> Sequence[str]:
         """Paths added or modified during the stage (deletions are not in it)."""
@@ -128,7 +137,8 @@ class CheckDisk:
     """Runs checks on the work directory ``observer`` watches, timing each, and tells the
     observer what their commands wrote (never the agent's work).
 
-    ``env`` is added to the environment of the checks' commands.
+    ``env`` is added to the environment of the checks' commands. :meth:`stop` ends the
+    command running now, and any later one at once: the run it checks for has ended.
     """
 
     def __init__(
@@ -139,6 +149,12 @@ class CheckDisk:
         self.sandbox: CommandSandbox | None = None
         """How the checks' commands are confined; the run sets it once it knows how its
         agent is (None: not confined)."""
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """End the command running now (its whole group), and any later one as soon as it
+        starts: called from another thread when the run ends while its checks run."""
+        self._stop.set()
 
     def snapshot(self) -> WorkspaceSnapshot:
         """The work directory now, as the agent left it (what checks wrote shows as before)."""
@@ -164,6 +180,7 @@ class CheckDisk:
             snapshot=snapshot,
             texts=texts,
             sandbox=self.sandbox,
+            stop=self._stop,
         )
         timed: list[tuple[CheckOutcome, int]] = []
         for check in checks:

@@ -38,6 +38,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,9 +96,10 @@ def run_confined(
     env: Mapping[str, str],
     timeout: float,
     sandbox: CommandSandbox,
+    stop: threading.Event | None = None,
 ) -> CommandOutcome:
-    """Run ``argv`` as :func:`~phasegate.workspace.commands.run_bounded` does, confined in
-    ``workdir`` (resolved) as ``sandbox`` says."""
+    """Run ``argv`` as :func:`~phasegate.workspace.commands.run_bounded` does (``stop``
+    included), confined in ``workdir`` (resolved) as ``sandbox`` says."""
     bwrap, problem = _usable_bwrap(workdir)
     rules = seccomp_filter()
     if bwrap is None or rules is None:
@@ -106,7 +108,7 @@ def run_confined(
                 f"the run is confined (sandbox: on), so its checks' commands are too, and "
                 f"they cannot be here: {problem}"
             )
-        return run_bounded(argv, cwd=workdir, env=env, timeout=timeout)
+        return run_bounded(argv, cwd=workdir, env=env, timeout=timeout, stop=stop)
     program = argv[0] if argv else ""
     missing = find_program(program, cwd=workdir, env=env)
     if missing is not None:
@@ -140,6 +142,7 @@ def run_confined(
             timeout=timeout,
             program=program,
             pass_fds=fds,
+            stop=stop,
         )
 
 

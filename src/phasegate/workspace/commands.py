@@ -23,9 +23,10 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 from phasegate.validators.stage_checks import CommandOutcome, output_tail
 
@@ -99,11 +100,13 @@ def run_bounded(
     timeout: float,
     program: str | None = None,
     pass_fds: Sequence[int] = (),
+    stop: threading.Event | None = None,
 ) -> CommandOutcome:
     """Run ``argv`` in ``cwd`` with exactly ``env``, stdin closed, stdout and stderr
     combined into a bounded tail; past ``timeout`` seconds its whole process group is
     killed. ``program``: the name a failure to start names (default ``argv[0]``);
-    ``pass_fds``: descriptors the command inherits."""
+    ``pass_fds``: descriptors the command inherits; ``stop``: once set (the run ended while
+    the command ran), the command's group is killed at once and the outcome says so."""
     program = program if program is not None else (argv[0] if argv else "")
     try:
         # A session of its own makes the command the leader of a new process group, so a
@@ -131,18 +134,46 @@ def run_bounded(
         target=_read_all, args=(process.stdout, tail), name="check-output", daemon=True
     )
     reader.start()
-    timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        ended = _wait(process, timeout, stop)
     except BaseException:
         _end(process, reader)  # interrupted (Ctrl-C, shutdown): do not leave it running
         raise
     _end(process, reader)
-    if timed_out:
+    if ended == "timed_out":
         return CommandOutcome(exit_code=None, output=tail.text(), timed_out=True)
+    if ended == "stopped":
+        return CommandOutcome(
+            exit_code=None, output=tail.text(), error="stopped: the run ended while it ran"
+        )
     return CommandOutcome(exit_code=process.returncode, output=tail.text())
+
+
+_STOP_POLL_SECONDS = 0.1
+"""How often a command with a ``stop`` signal looks at it while it waits."""
+
+
+def _wait(
+    process: subprocess.Popen[bytes], timeout: float, stop: threading.Event | None
+) -> Literal["exited", "timed_out", "stopped"]:
+    """Wait for ``process`` to exit within ``timeout`` seconds, or until ``stop`` is set."""
+    if stop is None:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timed_out"
+        return "exited"
+    deadline = time.monotonic() + timeout
+    while not stop.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timed_out"
+        try:
+            process.wait(timeout=min(left, _STOP_POLL_SECONDS))
+        except subprocess.TimeoutExpired:
+            continue
+        return "exited"
+    return "stopped"
 
 
 def _read_all(stream: IO[bytes], tail: OutputTail) -> None:
