@@ -1,10 +1,12 @@
 """Checks on the real disk: a stage's exit checks, a phase's and a task's checks.
 
 :class:`DiskEvidence` reads files (never outside the work directory, symbolic links
-included), runs check commands (never through a shell, killed with everything they started
-when they run too long), and answers what changed and which tools succeeded from what the
-runner observed: the files a directory holds from the snapshot the check was taken with,
-the agent's text from the stage's transcript. Judging is
+included), runs check commands, and answers what changed and which tools succeeded from
+what the runner observed: the files a directory holds from the snapshot the check was taken
+with, the agent's text from the stage's transcript. A command runs never through a shell,
+only the end of its output kept, killed with everything it started when it runs too long
+(:mod:`phasegate.workspace.commands`); in a confined run, confined as its agent is
+(:mod:`phasegate.workspace.command_sandbox`). Judging is
 :mod:`phasegate.validators.stage_checks`' job. :class:`CheckDisk` runs a list of checks
 with it, times each, and keeps what their commands wrote from counting as the agent's work.
 """
