@@ -18,6 +18,7 @@ import io
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
@@ -25,9 +26,11 @@ from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import Check, CommandCheck
 from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
-from phasegate.workspace.command_sandbox import CommandSandbox, run_confined
 from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
+
+if TYPE_CHECKING:  # imported when a command is confined: the plugin's hooks never are
+    from phasegate.workspace.command_sandbox import CommandSandbox
 
 
 class DiskEvidence:
@@ -112,6 +115,8 @@ class DiskEvidence:
         :attr:`sandbox` when there is one (:mod:`phasegate.workspace.command_sandbox`)."""
         env = {**for_commands(), **self._env}
         if self.sandbox is not None:
+            from phasegate.workspace.command_sandbox import run_confined
+
             return run_confined(
                 argv, workdir=self.workdir, env=env, timeout=timeout, sandbox=self.sandbox
             )
