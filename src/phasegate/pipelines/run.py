@@ -71,7 +71,6 @@ from phasegate.telemetry.events import (
 )
 from phasegate.validators.protect import WRITE_TOOL_PATHS, write_refusal
 from phasegate.validators.tools import CallRecord
-from phasegate.workspace.command_sandbox import CommandSandbox
 
 PIPELINE_MODE: Mode = "gate"
 """The mode of every pipeline event: each stage is gated at every stop."""
@@ -423,6 +422,9 @@ class PipelineRun(RunObserver):
         (the gate judges each stage's own globs)."""
         globs = dict.fromkeys(glob for stage in self.pipeline.stages for glob in stage.protect)
         await self.confine(self.pipeline.sandbox, tuple(globs), self.workdir)
+        # Here, not at the top: the plugin's hooks import this module and never confine.
+        from phasegate.workspace.command_sandbox import CommandSandbox
+
         self.progress.disk.sandbox = CommandSandbox.of(self.sandbox, self.confinement)
 
     def _emit_started(self, *, resumed: bool) -> None:

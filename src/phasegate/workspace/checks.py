@@ -1,10 +1,12 @@
 """Checks on the real disk: a stage's exit checks, a phase's and a task's checks.
 
 :class:`DiskEvidence` reads files (never outside the work directory, symbolic links
-included), runs check commands (never through a shell, killed with everything they started
-when they run too long), and answers what changed and which tools succeeded from what the
-runner observed: the files a directory holds from the snapshot the check was taken with,
-the agent's text from the stage's transcript. Judging is
+included), runs check commands, and answers what changed and which tools succeeded from
+what the runner observed: the files a directory holds from the snapshot the check was taken
+with, the agent's text from the stage's transcript. A command runs never through a shell,
+only the end of its output kept, killed with everything it started when it runs too long
+(:mod:`phasegate.workspace.commands`); in a confined run, confined as its agent is
+(:mod:`phasegate.workspace.command_sandbox`). Judging is
 :mod:`phasegate.validators.stage_checks`' job. :class:`CheckDisk` runs a list of checks
 with it, times each, and keeps what their commands wrote from counting as the agent's work.
 """
@@ -17,6 +19,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
@@ -24,9 +27,11 @@ from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import Check, CommandCheck
 from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
-from phasegate.workspace.command_sandbox import CommandSandbox, run_confined
 from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
+
+if TYPE_CHECKING:  # imported when a command is confined: the plugin's hooks never are
+    from phasegate.workspace.command_sandbox import CommandSandbox
 
 
 class DiskEvidence:
@@ -114,6 +119,8 @@ class DiskEvidence:
         :attr:`sandbox` when there is one (:mod:`phasegate.workspace.command_sandbox`)."""
         env = {**for_commands(), **self._env}
         if self.sandbox is not None:
+            from phasegate.workspace.command_sandbox import run_confined
+
             return run_confined(
                 argv,
                 workdir=self.workdir,

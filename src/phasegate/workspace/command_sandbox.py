@@ -14,8 +14,9 @@ commands: they may write in the work directory and nowhere else, never on the pa
   process namespace of its own (when the command ends or is killed, everything it started
   goes with it), every capability dropped (as root too), ended with the gate's process;
 - a network namespace of its own: no route anywhere; with hosts listed, its one way out is
-  :mod:`~phasegate.workspace.proxy_bridge`, to :class:`~phasegate.workspace.host_proxy.
-  HostProxy` outside, which lets through only those hosts;
+  :mod:`phasegate.workspace.proxy_bridge`, to the
+  :class:`~phasegate.workspace.host_proxy.HostProxy` outside, which lets through only those
+  hosts;
 - a seccomp filter (:func:`seccomp_filter`) that refuses Unix sockets (``Operation not
   permitted``): a daemon's socket on the machine (Docker's) would be a way out, and Claude
   Code's sandbox refuses them too; and ``io_uring``, which could make one past the filter.
@@ -188,9 +189,9 @@ def read_only_paths(confinement: Confinement, workdir: Path) -> list[str]:
 
 
 def bridge_argv(fd: int) -> list[str]:
-    """What runs before a command whose run lists hosts: :mod:`~phasegate.workspace.
-    proxy_bridge`, by the gate's own interpreter, isolated from the command's Python
-    settings, handing connections over ``fd``."""
+    """What runs before a command whose run lists hosts:
+    :mod:`phasegate.workspace.proxy_bridge`, by the gate's own interpreter, isolated from
+    the command's Python settings, handing connections over ``fd``."""
     return [sys.executable, "-I", "-S", proxy_bridge.__file__, str(fd), str(PROXY_PORT)]
 
 

@@ -8,11 +8,12 @@ stderr are read as they come by a thread of their own, keeping only the last
 :func:`~phasegate.validators.stage_checks.output_tail`): a command printing gigabytes costs
 no more memory than one printing a line. It starts a session of its own, so past its timeout
 its whole process group is killed (a test runner's workers go with it), and what it left
-running when it exits is killed then: a check leaves nothing behind.
+running in that group when it exits is killed then. Only a process that made a session of
+its own escapes this, unless the command is confined, where nothing does.
 
-Confined (:mod:`phasegate.workspace.command_sandbox`), ``argv`` is what runs inside
-bubblewrap; the program is looked up before, so a missing one is said as plainly as
-unconfined.
+Confined (:mod:`phasegate.workspace.command_sandbox`), the command line run is bubblewrap's,
+and the program it is to start is looked up first (:func:`find_program`), so a missing one
+is said as plainly as unconfined.
 """
 
 from __future__ import annotations
