@@ -207,3 +207,25 @@ def test_a_pipeline_counts_stages_and_sets_every_output(
     )
     assert (workspace / "notes" / "build.md").read_text() == "build\n"
     assert run.commands == []
+
+
+def test_a_task_with_checks_shows_each_checks_run_in_the_job_summary(
+    action: CompositeAction, workspace: Path
+) -> None:
+    """examples/prove-the-fix in the action: the wrong fix is caught by the phase's check,
+    the right one accepted, and the summary lists the check that decided, its output as
+    inert code; no line of the run becomes a workflow command."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "prove-the-fix"
+    shutil.copytree(example, workspace / "prove")
+    run = action.run(
+        {"task": "prove/task.yaml", "workdir": "prove/project", "model_script": "prove/model.yaml"}
+    )
+
+    assert not run.failed, run.output
+    report = report_of(run.outputs)
+    assert report["verdict"] == "accepted"
+    assert report["phases"][0]["checks"][0]["passed"] is True
+    summary = run.step("github").summary
+    assert "python3 -m unittest discover -s tests" in summary
+    assert "Ran 2 tests" in summary
+    assert run.commands == []
