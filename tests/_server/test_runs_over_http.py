@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from pathlib import Path
 
@@ -170,3 +171,23 @@ def test_a_tasks_tool_policy_holds_over_http(root: Path) -> None:
     assert refused["tool"] == "mcp__phasegate__submit_summary"
     (event,) = [e.json for e in streamed if e.event == "tool.refused"]
     assert event["tool_use_id"] == refused["tool_use_id"]
+
+
+def test_a_tasks_checks_run_over_http_and_stream_as_check_ran_events(root: Path) -> None:
+    """examples/prove-the-fix served: each run of the phase's check is a check.ran event on
+    the stream, in order, and the report holds the run that decided."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "prove-the-fix"
+    shutil.copytree(example, root / "prove")
+    with running_service(root, "--model-script", root / "prove" / "model.yaml") as service:
+        client = service.client()
+        run = service.start_run(
+            client, task="prove/task.yaml", workdir="prove/project", copy_workdir=True
+        )
+        streamed = events(client, run["id"])
+        finished = client.get(f"/v1/runs/{run['id']}").json()
+
+    assert finished["verdict"] == "accepted", finished
+    ran = [e.json for e in streamed if e.event == "check.ran"]
+    assert [(e["phase"], e["passed"], e["exit_code"]) for e in ran] == [(1, False, 1), (1, True, 0)]
+    (check,) = finished["report"]["phases"][0]["checks"]
+    assert check["run"] == ran[-1]["run"] and check["passed"]
