@@ -148,7 +148,7 @@ def test_the_warm_gate_refuses_another_sessions_stop(tmp_path: Path) -> None:
     files = SessionFiles(work.resolve(), SESSION)
     before = files.read()
     other = {**json.loads(stop), "session_id": "else-0000-0000-0000-000000000001"}
-    assert warm.ask(other, files, dict(env)) is warm.NO_ANSWER
+    assert warm.ask(other, files, dict(env), time.time()) is warm.NO_ANSWER
     assert files.read() == before
     assert _is_running(_warm_pid(work))  # it refused, and goes on serving its own session
     _plugin("stop", env=env)
