@@ -143,7 +143,10 @@ def test_a_dead_warm_gate_leaves_the_stop_to_the_hook(tmp_path: Path) -> None:
     assert _record(work) == _record(cold_work)
 
 
-def test_the_warm_gate_refuses_another_sessions_stop(tmp_path: Path) -> None:
+def test_the_warm_gate_refuses_another_sessions_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(warm.SWITCH, "1")  # this process asks as a hook would (tests: off)
     work, env, stop = _started(tmp_path, "warm", warm_gate=True)
     files = SessionFiles(work.resolve(), SESSION)
     before = files.read()
