@@ -159,10 +159,11 @@ class HookDisk(CheckDisk):
         tools: Mapping[str, int],
         texts: Sequence[str],
     ) -> list[tuple[CheckOutcome, int]]:
-        """As :meth:`CheckDisk.run`, each command within what is left before the deadline."""
+        """As :meth:`CheckDisk.run` (keep the two in step), each command within what is left
+        before the deadline."""
         evidence = _Bounded(
-            self.observer.workdir, diff=diff, tools=tools, env=self.env, snapshot=snapshot,
-            texts=texts, deadline=self.deadline,
+            self.observer.workdir, deadline=self.deadline, diff=diff, tools=tools, env=self.env,
+            snapshot=snapshot, texts=texts, sandbox=self.sandbox, stop=self._stop,
         )  # fmt: skip
         timed: list[tuple[CheckOutcome, int]] = []
         for check in checks:
@@ -187,18 +188,8 @@ class HookDisk(CheckDisk):
 class _Bounded(DiskEvidence):
     """Disk evidence whose commands stop at ``deadline``; :attr:`cut` says when one did."""
 
-    def __init__(
-        self,
-        workdir: Path,
-        *,
-        deadline: float,
-        diff: WorkspaceDiff,
-        tools: Mapping[str, int],
-        env: Mapping[str, str],
-        snapshot: WorkspaceSnapshot,
-        texts: Sequence[str],
-    ) -> None:
-        super().__init__(workdir, diff=diff, tools=tools, env=env, snapshot=snapshot, texts=texts)
+    def __init__(self, workdir: Path, *, deadline: float, **evidence: Any) -> None:
+        super().__init__(workdir, **evidence)
         self.deadline = deadline
         self.cut: tuple[float, CommandOutcome] | None = None
         """The seconds the last command ran and how it ended, when the deadline stopped it."""
