@@ -107,6 +107,14 @@ class _Session:
             self._write({"type": role, "message": message})
         return claim
 
+    def calls(self, use: str, name: str, arguments: dict[str, Any]) -> None:
+        """A tool call (its result not in yet), as Claude Code logs it before it answers."""
+        self.turns += 1
+        content = [{"type": "tool_use", "id": use, "name": name, "input": arguments}]
+        message = {"role": "assistant", "content": content, "id": f"msg_{self.turns}_call",
+                   "model": "m", "type": "message"}  # fmt: skip
+        self._write({"type": "assistant", "message": message})
+
     def stop(self, claim: str) -> dict[str, Any]:
         """The Stop hook's input after ``claim``."""
         return {"session_id": SESSION, "cwd": str(self.work), "transcript_path": str(self.log),
@@ -119,9 +127,11 @@ def _stop(session: _Session, claim: str, env: dict[str, str]) -> dict[str, Any]:
     return dict(json.loads(_plugin("hook", "stop", env=env, stdin=json.dumps(session.stop(claim)))))
 
 
-def _started(work: Path, tmp_path: Path, task: Path, env: dict[str, str]) -> _Session:
+def _started(
+    work: Path, tmp_path: Path, task: Path, env: dict[str, str], log: Path | None = None
+) -> _Session:
     _plugin("run", str(task), env=env)
-    return _Session(work, tmp_path / "session.jsonl", _state(work)["run_id"])
+    return _Session(work, log or tmp_path / "session.jsonl", _state(work)["run_id"])
 
 
 def test_what_a_check_wrote_at_one_stop_is_never_the_agents_work_at_a_later_stop(
@@ -141,6 +151,22 @@ def test_what_a_check_wrote_at_one_stop_is_never_the_agents_work_at_a_later_stop
     report = _state(work)["report"]
     assert report["files_changed"] == ["calc.py"]
     assert report["phases"][0]["files_changed"] == ["calc.py"]
+
+
+def test_a_stopped_run_reports_the_checks_it_did_not_run_on_the_disk_as_it_is(
+    work: Path, tmp_path: Path
+) -> None:
+    """/phasegate:stop runs no check: the stopped run's report shows the phase's check as not
+    run on the disk it ended with (never passed), and counts the time of the run it had."""
+    env = _env(work)
+    session = _started(work, tmp_path, _task(tmp_path, _command(WRITES_AND_TESTS)), env)
+    assert _stop(session, session.edits(START, WRONG), env)["decision"] == "block"
+    assert "is stopped" in _plugin("stop", env=env)
+    state = _state(work)
+    report = state["report"]
+    assert [i["code"] for i in report["phases"][0]["issues"]] == ["check_not_run"]
+    (ran,) = state["check_runs"]
+    assert not ran["passed"] and report["check_ms"] == ran["duration_ms"]
 
 
 @pytest.fixture
@@ -179,6 +205,37 @@ def test_a_check_still_running_when_a_stops_time_runs_out_is_cut_short_and_not_p
         (0, False, None),
         (1, False, None),
     ]
+
+
+def test_a_completion_tool_call_runs_the_phases_checks_and_answers_with_their_output(
+    work: Path, tmp_path: Path, in_process: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """phase_complete after the wrong fix: the plugin's MCP server judges it with the check
+    run on the project, answers validation_failed with the command's failure, and logs the
+    run before the gate's check, as ``phasegate run`` does."""
+    config = tmp_path / "config"  # where the server finds the session's log, as Claude Code's
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    log = config / "projects" / "work" / f"{SESSION}.jsonl"
+    log.parent.mkdir(parents=True)
+    task = _task(tmp_path, _command(WRITES_AND_TESTS))
+    session = _started(work, tmp_path, task, in_process, log)
+    session.edits(START, WRONG)
+    session.calls("toolu_done", "mcp__plugin_phasegate_phasegate__phase_complete", {"phase": 1})
+    answer = gated.answer_completion_tool(
+        SESSION, "mcp__phasegate__phase_complete", {"phase": 1}, "toolu_done"
+    )
+    assert not answer.ok
+    assert "checks[0] failed" in answer.text and "exited with 1" in answer.text
+    state = _state(work)
+    assert [r["passed"] for r in state["check_runs"]] == [False]
+    assert list(state["by_checks"]) == [".cache/runs"]
+    events = [
+        json.loads(line) for line in (work / ".phasegate/events.jsonl").read_text().splitlines()
+    ]
+    told = [
+        (e["event"], e.get("trigger")) for e in events if e["event"] in ("check.ran", "phase.gate")
+    ]
+    assert told == [("check.ran", None), ("phase.gate", "tool")]
 
 
 def test_the_warm_gate_bounds_the_checks_from_the_hooks_start_not_its_own(
