@@ -21,6 +21,7 @@ import pytest
 from phasegate._plugin import gated, warm
 from phasegate._plugin.checks import Bound
 from phasegate._plugin.state import SessionFiles
+from tests.helpers.processes import gone
 
 SESSION = "checks-0000-0000-0000-000000000001"
 PROJECT = Path(__file__).resolve().parents[2] / "examples" / "prove-the-fix" / "project"
@@ -167,6 +168,33 @@ def test_a_stopped_run_reports_the_checks_it_did_not_run_on_the_disk_as_it_is(
     assert [i["code"] for i in report["phases"][0]["issues"]] == ["check_not_run"]
     (ran,) = state["check_runs"]
     assert not ran["passed"] and report["check_ms"] == ran["duration_ms"]
+
+
+def test_a_stop_claude_code_ends_ends_the_check_command_it_was_running(
+    work: Path, tmp_path: Path
+) -> None:
+    """Claude Code ends a hook with SIGTERM (its timeout, or the user interrupting): the
+    check's command, in a session of its own, ends with the hook instead of running on, and
+    nothing is recorded for that stop (the next one judges again)."""
+    env = _env(work)
+    script = "import os, time; open('check.pid', 'w').write(str(os.getpid())); time.sleep(60)"
+    session = _started(work, tmp_path, _task(tmp_path, _command(script, timeout=300)), env)
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "phasegate._plugin", "hook", "stop"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, text=True,
+    )  # fmt: skip
+    assert hook.stdin is not None
+    hook.stdin.write(json.dumps(session.stop(session.edits(START, RIGHT))))
+    hook.stdin.close()
+    written = work / "check.pid"
+    deadline = time.monotonic() + 60
+    while not written.is_file() or not written.read_text():
+        assert time.monotonic() < deadline, "the check's command did not start"
+        time.sleep(0.05)
+    hook.send_signal(signal.SIGTERM)
+    assert hook.wait(timeout=30) == 0
+    assert gone(int(written.read_text()), within=10)
+    assert _state(work)["gate"]["attempts"] == 0
 
 
 @pytest.fixture

@@ -75,6 +75,12 @@ def main(argv: list[str]) -> int:
                 _print({"systemMessage": f"phasegate: could not record a tool call ({exc})"})
         return 0
     if command == "hook" and args == ["stop"]:
+        import signal
+
+        # Claude Code ends a hook with SIGTERM (its timeout, the user interrupting): as an
+        # exit, so a check's command running now is ended with everything it started, not
+        # left to run on its own (commands run in a session of their own).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         hook_input = _hook_input()
         _print(_warm_or_cold(hook_input, started))
         return 0
