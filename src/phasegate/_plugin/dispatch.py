@@ -125,5 +125,6 @@ def warm_up() -> None:
                    "phasegate.tasks.assembly", "phasegate.recording.recorder",
                    "phasegate.recording.page", "phasegate.workspace.observer",
                    "phasegate.telemetry.log", "phasegate.validators.stage_checks",
-                   "phasegate.workspace.checks", "jsonschema", "yaml"):  # fmt: skip
+                   "phasegate.workspace.checks", "phasegate._plugin.checks",
+                   "jsonschema", "yaml"):  # fmt: skip
         importlib.import_module(module)

@@ -7,13 +7,15 @@ Every decision comes from the code ``phasegate run`` uses: the phased prompt
 :func:`~phasegate.validators.protect.write_refusal`, the refusal text of
 :func:`~phasegate.prompts.refusals.refusal_reason`), the gate
 (:class:`~phasegate.tasks.gate.PhaseGate`, its counters carried from one Stop hook process to
-the next in the session's state), the report (:func:`~phasegate.tasks.assembly.assemble_report`),
-its events and its recording. The session's own text comes from Claude Code's session log
-(``transcript_path``, read as ``phasegate judge`` reads a saved transcript), from the user
-message that carries the run's token onwards; the CLI's word on failed calls and the calls the
-policy refused come from the session's evidence lines; changes on disk from a snapshot taken
-when the task started and one at each stop, placed after the calls that made them (as a judged
-transcript places them).
+the next in the session's state) with the task's checks (run on the project within the time
+Claude Code gives a hook or a command: :mod:`.checks`; what they wrote carried in the state,
+as :class:`~phasegate.workspace.observer.WorkspaceObserver` hands it over), the report
+(:func:`~phasegate.tasks.assembly.assemble_report`), its events and its recording. The
+session's own text comes from Claude Code's session log (``transcript_path``, read as
+``phasegate judge`` reads a saved transcript), from the user message that carries the run's
+token onwards; the CLI's word on failed calls and the calls the policy refused come from the
+session's evidence lines; changes on disk from a snapshot taken when the task started and one
+at each stop, placed after the calls that made them (as a judged transcript places them).
 
 The block cap: the CLI ends a turn after 8 Stop blocks in a row and a plugin cannot raise it.
 The gate counts its blocks in a row (``stop_hook_active`` false starts a new count) and
@@ -22,8 +24,8 @@ the work stands; the next user message goes on from the state.
 
 One module past 500 lines on purpose: the commands, the tool policy and the Stop and
 completion-tool checks all read and write the same session state and rebuild the same run
-(task, entries, timeline, gate counters) from it; split, each piece would re-derive that
-run from the state on its own, which is the copy this module exists to avoid.
+(task, entries, timeline, gate counters, what checks wrote) from it; split, each piece would
+re-derive that run from the state on its own, which is the copy this module exists to avoid.
 """
 
 from __future__ import annotations
@@ -58,8 +60,10 @@ from phasegate.telemetry.events import EventData, RunEvent, new_run_id
 
 if TYPE_CHECKING:
     from phasegate.prompts.completion_tools import ToolAnswer
+    from phasegate.tasks.checks import TaskChecks
     from phasegate.tasks.gate import PhaseGate
     from phasegate.validators.check_runs import CheckRun
+    from phasegate.workspace.checks import CheckDisk
     from phasegate.workspace.observer import WorkspaceObserver
 
 BLOCKS_PER_TURN = 7
@@ -240,7 +244,7 @@ def _judge(files: SessionFiles, args: list[str]) -> str:
     if state is None:  # no gated task here: the disk as `phasegate judge` sees it (git)
         from phasegate.tasks.saved import judge_transcript
 
-        def disk(observer: WorkspaceObserver) -> Any:
+        def disk(observer: WorkspaceObserver) -> CheckDisk:
             from phasegate._plugin.checks import Bound, HookDisk
 
             return HookDisk(observer, started=started, bound=Bound.command())
@@ -661,7 +665,7 @@ def has_checks(task: Task) -> bool:
 
 def _checks(
     task: Task, observer: WorkspaceObserver, started: float, *, command: bool = False
-) -> Any:
+) -> TaskChecks | None:
     """The task's checks, run on the project by ``observer`` within the time Claude Code
     gives a stop (``command``: a command) that began at ``started``; None for a task without
     checks, which loads none of their machinery."""
@@ -673,7 +677,7 @@ def _checks(
     return task_checks(task, observer, started=started, bound=bound)
 
 
-def _gate(task: Task, state: dict[str, Any], checks: Any) -> PhaseGate:
+def _gate(task: Task, state: dict[str, Any], checks: TaskChecks | None) -> PhaseGate:
     """The task's gate as the session's last process left it (its counters, the judgments
     its checks' runs are numbered by), with ``checks`` (None: none run)."""
     from phasegate.tasks.gate import PhaseGate
