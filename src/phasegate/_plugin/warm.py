@@ -7,7 +7,9 @@ named in the session's ``warm.json``; it ends when the session's gated work ends
 session's state is gone, and after :data:`IDLE_SECONDS` without a request. The Stop hook's
 side (:func:`ask`) uses the standard library alone: anything but a well-formed answer (no
 ``warm.json``, no socket, refused, timed out, garbage) and the hook does the work itself, by
-the same :func:`~phasegate._plugin.dispatch.stop_output` the process calls.
+the same :func:`~phasegate._plugin.dispatch.stop_output` the process calls. The hook hands over
+its environment, folder and start time with the input, so the process judges as the hook
+would, its checks bounded from the hook's start (:mod:`.checks`).
 """
 
 from __future__ import annotations
@@ -156,5 +158,6 @@ def _answer(conn: socket.socket, files: SessionFiles, answer: Answer) -> None:
     set_for_self("PYDANTIC_DISABLE_PLUGINS", "__all__")
     os.chdir(cwd)
     # The hook's start bounds its checks here too (no start given: from now).
-    started = float(started) if isinstance(started, int | float) else None
+    given = isinstance(started, int | float) and not isinstance(started, bool)
+    started = float(started) if given else None
     conn.sendall(json.dumps({"output": answer(hook_input, started)}).encode())
