@@ -72,6 +72,7 @@ SUBSET = [
     "tests/_plugin/test_plugin_interactive.py",
     "tests/_plugin/test_plugin_subagents.py",
     "tests/_plugin/test_plugin_completion_tools.py",
+    "tests/_plugin/test_plugin_checks_cli.py",
     "tests/agents/test_claude_plugins.py",
     "tests/_plugin/test_plugin_pipelines.py",
     "tests/agents/test_claude_tool_policy.py",

@@ -27,11 +27,15 @@ REPORTS = ("phasegate.tasks.report", "phasegate.pipelines.report", "phasegate.re
 """The pydantic models of reports, and the page renderer: only a finished run needs them."""
 
 
-NOT_AT_A_STOP = ("phasegate.validators.stage_checks", "phasegate.phases.checks",
-                 "phasegate.pipelines", "phasegate._plugin.flows", "urllib.request",
+CHECKS = ("phasegate.validators.stage_checks", "phasegate.workspace.checks",
+          "phasegate._plugin.checks")  # fmt: skip
+"""What runs checks: their evaluation, the disk that runs their commands, the plugin's
+bounds. (The check models load with every task: a task's phases may hold checks.)"""
+
+NOT_AT_A_STOP = (*CHECKS, "phasegate.pipelines", "phasegate._plugin.flows", "urllib.request",
                  "http.client")  # fmt: skip
-"""What a task's Stop hook never loads: a pipeline's stage checks (with the check models) and
-its runner, and ``urllib.request`` (reading a schema's file URI needs ``urllib.parse`` only)."""
+"""What the Stop hook of a task without checks never loads: what runs checks, a pipeline's
+runner, and ``urllib.request`` (reading a schema's file URI needs ``urllib.parse`` only)."""
 
 GATE = ("pydantic", "yaml", "jsonschema", "phasegate.evidence", "phasegate.phases",
         "phasegate.validators", "phasegate.tasks", "phasegate.telemetry",
@@ -226,3 +230,27 @@ def test_the_stop_hook_of_a_task_without_a_schema_loads_no_schema_library(
     modules = _imported(["hook", "stop"], stop, env)
     assert "phasegate.validators.judge" in modules
     assert not _within(modules, ("jsonschema", "referencing", "jsonschema_specifications"))
+
+
+def test_the_stop_hook_of_a_task_with_checks_loads_what_runs_them(tmp_path: Path) -> None:
+    """What a task without checks never loads is what a task with a check needs at a stop
+    (the names the tests above hold out are the ones that run checks)."""
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLE / "project", work)
+    task = tmp_path / "checked.json"
+    task.write_text(json.dumps({"name": "checked", "phases": [
+        {"name": "edit", "instructions": "Fix app.py.", "checks": [{"file_exists": "app.py"}]}
+    ]}))  # fmt: skip
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": str(work),
+           "PHASEGATE_PLUGIN_WARM": "0"}  # fmt: skip
+    subprocess.run([sys.executable, "-m", "phasegate._plugin", "run", str(task)],
+                   env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    state = json.loads((work / ".phasegate/plugin" / SESSION / "state.json").read_text())
+    log = tmp_path / "session.jsonl"
+    log.write_text(json.dumps({"type": "user", "cwd": str(work), "message": {"role": "user",
+                   "content": f"phasegate run {state['run_id']}"}}) + "\n")  # fmt: skip
+    stop = {"session_id": SESSION, "cwd": str(work), "transcript_path": str(log),
+            "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "PHASE 1 COMPLETE: done"}  # fmt: skip
+    modules, _ = _stop(stop, env)
+    assert _within(modules, CHECKS) == set(CHECKS)

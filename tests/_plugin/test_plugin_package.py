@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from phasegate._plugin.checks import STOP_HOOK_SECONDS, Bound
 from tests.helpers.plugin import ROOT, claude
 
 pytestmark = pytest.mark.cli
@@ -35,3 +36,13 @@ def test_the_plugin_the_marketplace_and_pyproject_name_one_version() -> None:
     (listed,) = market["plugins"]
     assert plugin["version"] == listed["version"] == pyproject.group(1)
     assert (listed["name"], listed["source"]) == ("phasegate", "./")
+
+
+def test_the_stop_hooks_timeout_is_the_one_the_gate_bounds_its_checks_by() -> None:
+    """Claude Code ends the Stop hook at its ``timeout``; the gate keeps a stop's checks
+    within that less a margin (:mod:`phasegate._plugin.checks`), so the two must agree."""
+    hooks = json.loads((ROOT / "plugin" / "hooks.json").read_text())["hooks"]
+    ((stop,),) = [entry["hooks"] for entry in hooks["Stop"]]
+    assert stop["command"].endswith(" hook stop")
+    assert stop["timeout"] == STOP_HOOK_SECONDS
+    assert 0 < Bound.stop().seconds < STOP_HOOK_SECONDS

@@ -143,12 +143,15 @@ def test_a_dead_warm_gate_leaves_the_stop_to_the_hook(tmp_path: Path) -> None:
     assert _record(work) == _record(cold_work)
 
 
-def test_the_warm_gate_refuses_another_sessions_stop(tmp_path: Path) -> None:
+def test_the_warm_gate_refuses_another_sessions_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(warm.SWITCH, "1")  # this process asks as a hook would (tests: off)
     work, env, stop = _started(tmp_path, "warm", warm_gate=True)
     files = SessionFiles(work.resolve(), SESSION)
     before = files.read()
     other = {**json.loads(stop), "session_id": "else-0000-0000-0000-000000000001"}
-    assert warm.ask(other, files, dict(env)) is warm.NO_ANSWER
+    assert warm.ask(other, files, dict(env), time.time()) is warm.NO_ANSWER
     assert files.read() == before
     assert _is_running(_warm_pid(work))  # it refused, and goes on serving its own session
     _plugin("stop", env=env)

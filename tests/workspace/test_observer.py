@@ -200,3 +200,39 @@ def test_an_observer_that_keeps_contents_reads_every_file_whatever_it_was_handed
     contents = FileContents()
     snapshot = WorkspaceObserver(tmp_path, hashes=handed, contents=contents).snapshot()
     assert snapshot.files["a.txt"] == hashlib.sha256(b"a").hexdigest()
+
+
+def test_what_checks_wrote_handed_to_a_new_observer_stays_out_of_its_snapshots(
+    tmp_path: Path,
+) -> None:
+    """A later process (the plugin's next stop) takes up what a check wrote: the file it
+    made stays absent and the file it rewrote shows as before, until someone changes them."""
+    (tmp_path / "app.py").write_text("code")
+    (tmp_path / "report.txt").write_text("old")
+    first = WorkspaceObserver(tmp_path)
+    before = first.snapshot()
+    (tmp_path / ".pytest_cache").mkdir()
+    (tmp_path / ".pytest_cache" / "v").write_text("cache")
+    (tmp_path / "report.txt").write_text("by the check")
+    first.written_by_checks(before, first.disk())
+    handed = json.loads(json.dumps(first.by_checks()))  # as the plugin keeps it: in JSON
+    later = WorkspaceObserver(tmp_path, by_checks=handed)
+    assert later.snapshot() == before
+    (tmp_path / "report.txt").write_text("by the agent")
+    shown = later.snapshot().files
+    assert shown["report.txt"] == hashlib.sha256(b"by the agent").hexdigest()
+    assert ".pytest_cache/v" not in shown
+    assert WorkspaceObserver(tmp_path).snapshot().files.keys() == {
+        "app.py", "report.txt", ".pytest_cache/v"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("entry", ["f" * 64, [None], [1, None], [None, None, None], None])
+def test_handed_over_check_writes_of_another_shape_are_ignored(
+    tmp_path: Path, entry: object
+) -> None:
+    """What checks wrote comes from a file in the project: an entry that is not [hash or
+    null, hash or null] hides nothing."""
+    (tmp_path / "a.txt").write_text("a")
+    snapshot = WorkspaceObserver(tmp_path, by_checks={"a.txt": entry}).snapshot()
+    assert snapshot.files["a.txt"] == hashlib.sha256(b"a").hexdigest()

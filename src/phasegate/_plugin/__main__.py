@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 
@@ -32,9 +33,10 @@ def _print(output: dict[str, Any] | None) -> None:
         sys.stdout.write(json.dumps(output) + "\n")
 
 
-def _warm_or_cold(hook_input: dict[str, Any]) -> dict[str, Any] | None:
+def _warm_or_cold(hook_input: dict[str, Any], started: float) -> dict[str, Any] | None:
     """The session's warm gate answers when it has one that does (:mod:`.warm`); otherwise
-    this process does the same work."""
+    this process does the same work. ``started``: when this hook started (a
+    :func:`time.time`), which bounds the time a task's checks may take, in either process."""
     from phasegate._plugin.lean import session_files
 
     files = session_files(hook_input)
@@ -42,16 +44,17 @@ def _warm_or_cold(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         from phasegate._plugin import warm
         from phasegate._process.environment import for_commands
 
-        answer = warm.ask(hook_input, files, for_commands())
+        answer = warm.ask(hook_input, files, for_commands(), started)
         if answer is not warm.NO_ANSWER:
             return answer  # type: ignore[no-any-return]
     from phasegate._plugin.dispatch import stop_output
 
-    return stop_output(hook_input)
+    return stop_output(hook_input, started)
 
 
 def main(argv: list[str]) -> int:
     """Run one command or hook; the exit code (0 whenever the session should go on)."""
+    started = time.time()
     command, args = (argv[0], argv[1:]) if argv else ("help", [])
     if command in ("hook", "warm"):
         # Before pydantic loads: its plugin loader would scan every installed package's entry
@@ -72,8 +75,14 @@ def main(argv: list[str]) -> int:
                 _print({"systemMessage": f"phasegate: could not record a tool call ({exc})"})
         return 0
     if command == "hook" and args == ["stop"]:
+        import signal
+
+        # Claude Code ends a hook with SIGTERM (its timeout, the user interrupting): as an
+        # exit, so a check's command running now is ended with everything it started, not
+        # left to run on its own (commands run in a session of their own).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         hook_input = _hook_input()
-        _print(_warm_or_cold(hook_input))
+        _print(_warm_or_cold(hook_input, started))
         return 0
     if command == "warm" and len(args) == 1:
         from phasegate._plugin.dispatch import stop_output, warm_up

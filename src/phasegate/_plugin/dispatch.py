@@ -71,9 +71,10 @@ def _running_id(files: SessionFiles | None) -> str | None:
     return str(state.get("run_id"))
 
 
-def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
+def on_stop(hook_input: dict[str, Any], started: float | None = None) -> dict[str, Any] | None:
     """The Stop hook of whatever gated work the session has: None, on the standard library
-    alone, when nothing runs in it (every turn of most sessions ends here)."""
+    alone, when nothing runs in it (every turn of most sessions ends here). ``started``: when
+    the hook started (a :func:`time.time`), which bounds a task's checks."""
     files = _session_files(hook_input)
     state = files.read() if files is not None else None
     if files is None or state is None or state.get("status") != "running":
@@ -84,7 +85,7 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         return flow_stop(files, state, hook_input)
     from phasegate._plugin.gated import on_stop as task_stop
 
-    return task_stop(hook_input)
+    return task_stop(hook_input, started=started)
 
 
 def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
@@ -101,11 +102,11 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
     return task_refusal(files, hook_input)
 
 
-def stop_output(hook_input: dict[str, Any]) -> dict[str, Any] | None:
-    """The Stop hook's output, whoever runs it (the hook, or the session's warm gate): the
-    gate's answer, or one line saying why there is none."""
+def stop_output(hook_input: dict[str, Any], started: float | None = None) -> dict[str, Any] | None:
+    """The Stop hook's output, whoever runs it (the hook, or the session's warm gate, given
+    when the hook started): the gate's answer, or one line saying why there is none."""
     try:
-        return on_stop(hook_input)
+        return on_stop(hook_input, started)
     except Exception as exc:  # never a loop: the turn ends, with one line saying why
         return {
             "systemMessage": f"phasegate: the gate check failed ({type(exc).__name__}: "
@@ -124,5 +125,6 @@ def warm_up() -> None:
                    "phasegate.tasks.assembly", "phasegate.recording.recorder",
                    "phasegate.recording.page", "phasegate.workspace.observer",
                    "phasegate.telemetry.log", "phasegate.validators.stage_checks",
-                   "phasegate.workspace.checks", "jsonschema", "yaml"):  # fmt: skip
+                   "phasegate.workspace.checks", "phasegate._plugin.checks",
+                   "jsonschema", "yaml"):  # fmt: skip
         importlib.import_module(module)

@@ -7,13 +7,15 @@ Every decision comes from the code ``phasegate run`` uses: the phased prompt
 :func:`~phasegate.validators.protect.write_refusal`, the refusal text of
 :func:`~phasegate.prompts.refusals.refusal_reason`), the gate
 (:class:`~phasegate.tasks.gate.PhaseGate`, its counters carried from one Stop hook process to
-the next in the session's state), the report (:func:`~phasegate.tasks.assembly.assemble_report`),
-its events and its recording. The session's own text comes from Claude Code's session log
-(``transcript_path``, read as ``phasegate judge`` reads a saved transcript), from the user
-message that carries the run's token onwards; the CLI's word on failed calls and the calls the
-policy refused come from the session's evidence lines; changes on disk from a snapshot taken
-when the task started and one at each stop, placed after the calls that made them (as a judged
-transcript places them).
+the next in the session's state) with the task's checks (run on the project within the time
+Claude Code gives a hook or a command: :mod:`.checks`; what they wrote carried in the state,
+as :class:`~phasegate.workspace.observer.WorkspaceObserver` hands it over), the report
+(:func:`~phasegate.tasks.assembly.assemble_report`), its events and its recording. The
+session's own text comes from Claude Code's session log (``transcript_path``, read as
+``phasegate judge`` reads a saved transcript), from the user message that carries the run's
+token onwards; the CLI's word on failed calls and the calls the policy refused come from the
+session's evidence lines; changes on disk from a snapshot taken when the task started and one
+at each stop, placed after the calls that made them (as a judged transcript places them).
 
 The block cap: the CLI ends a turn after 8 Stop blocks in a row and a plugin cannot raise it.
 The gate counts its blocks in a row (``stop_hook_active`` false starts a new count) and
@@ -22,8 +24,8 @@ the work stands; the next user message goes on from the state.
 
 One module past 500 lines on purpose: the commands, the tool policy and the Stop and
 completion-tool checks all read and write the same session state and rebuild the same run
-(task, entries, timeline, gate counters) from it; split, each piece would re-derive that
-run from the state on its own, which is the copy this module exists to avoid.
+(task, entries, timeline, gate counters, what checks wrote) from it; split, each piece would
+re-derive that run from the state on its own, which is the copy this module exists to avoid.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from phasegate.evidence.transcript import (
     Transcript,
     UserText,
 )
-from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
+from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS
 from phasegate.phases.filled import task_with_values
 from phasegate.phases.loading import load_task
@@ -58,6 +60,11 @@ from phasegate.telemetry.events import EventData, RunEvent, new_run_id
 
 if TYPE_CHECKING:
     from phasegate.prompts.completion_tools import ToolAnswer
+    from phasegate.tasks.checks import TaskChecks
+    from phasegate.tasks.gate import PhaseGate
+    from phasegate.validators.check_runs import CheckRun
+    from phasegate.workspace.checks import CheckDisk
+    from phasegate.workspace.observer import WorkspaceObserver
 
 BLOCKS_PER_TURN = 7
 """Stop blocks in a row the gate sends before it ends the turn itself (the CLI's cap is 8)."""
@@ -146,6 +153,8 @@ def _run(files: SessionFiles, args: list[str]) -> str:
         "gate": {"attempts": 0},
         "blocks": 0,
         "checks": [],
+        "check_runs": [],
+        "by_checks": {},
         "last_issues": [],
     }
     files.write(state)
@@ -171,7 +180,24 @@ def _run(files: SessionFiles, args: list[str]) -> str:
     )
     return (
         f"{prompt}\n\n({TOKEN}{run_id}: phasegate checks each phase when you stop; "
-        "the user can type /phasegate:status or /phasegate:stop.)"
+        f"the user can type /phasegate:status or /phasegate:stop.){_bound_note(task)}"
+    )
+
+
+def _bound_note(task: Task) -> str:
+    """For a task whose command checks may take longer than the plugin gives a stop's checks:
+    a line saying so, for the user; else nothing."""
+    if not has_checks(task):
+        return ""
+    from phasegate._plugin.checks import Bound, command_seconds
+
+    most, bound = command_seconds(task), Bound.stop()
+    if most <= bound.seconds:
+        return ""
+    return (
+        f"\n(Tell the user: this task's command checks may take up to {most:g} s at a stop, "
+        f"and {bound.why}; a check still running then is cut short and not taken as passed. "
+        "`phasegate run` has no such bound.)"
     )
 
 
@@ -201,6 +227,7 @@ def _stop(files: SessionFiles) -> str:
 
 
 def _judge(files: SessionFiles, args: list[str]) -> str:
+    started = time.time()
     if len(args) != 1:
         raise _Refused("name one task file to judge this session against")
     task = _task((files.project / args[0]).resolve(), {})
@@ -217,14 +244,27 @@ def _judge(files: SessionFiles, args: list[str]) -> str:
     if state is None:  # no gated task here: the disk as `phasegate judge` sees it (git)
         from phasegate.tasks.saved import judge_transcript
 
+        def disk(observer: WorkspaceObserver) -> CheckDisk:
+            from phasegate._plugin.checks import Bound, HookDisk
+
+            return HookDisk(observer, started=started, bound=Bound.command())
+
         issues = list(
-            judge_transcript(task, transcript, files.project, transcript_file=path).issues
+            judge_transcript(
+                task, transcript, files.project, transcript_file=path, check_disk=disk
+            ).issues
         )
     else:  # the task's own start snapshot
-        timeline = _timeline(files, transcript, WorkspaceSnapshot(state["start_snapshot"]))
-        issues = list(
-            PhaseGate(task, workdir=str(files.project)).judge(transcript, timeline).issues
+        observer = _observer(files, state)
+        timeline = _timeline(
+            files, transcript, WorkspaceSnapshot(state["start_snapshot"]), observer
         )
+        checks = _checks(task, observer, started, command=True)
+        gate = PhaseGate(task, workdir=str(files.project), checks=checks)
+        issues = list(gate.judge(transcript, timeline).issues)
+        _kept(files, state, observer)
+        if gate.checks.ran:
+            files.write(state)  # what the checks wrote is no work of the gated task's either
     if not issues:
         return f"phasegate: this session so far passes {task.name!r}. Tell the user exactly this."
     text = FeedbackPrompt.build(task, issues, attempts_left=0).render(PromptTemplates())
@@ -333,9 +373,12 @@ def refusal(files: SessionFiles, hook_input: dict[str, Any]) -> str | None:
 # -- Stop -----------------------------------------------------------------------------------
 
 
-def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
+def on_stop(hook_input: dict[str, Any], *, started: float | None = None) -> dict[str, Any] | None:
     """The Stop hook: None lets the turn end silently (no gated work here); a block with the
-    gate's feedback; or a message when the task ends or the turn ends before the cap."""
+    gate's feedback; or a message when the task ends or the turn ends before the cap.
+    ``started``: when the hook started (:func:`time.time`; None: now), which bounds the
+    time its checks may take (:mod:`.checks`)."""
+    started = time.time() if started is None else started
     session = valid_session(hook_input.get("session_id"))
     if session is None:
         return None
@@ -344,7 +387,6 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
     if state is None or state.get("status") != "running":
         return None
     from phasegate.recording.model import issue_records
-    from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked
     from phasegate.tasks.recorded import check_part
 
@@ -356,20 +398,20 @@ def on_stop(hook_input: dict[str, Any]) -> dict[str, Any] | None:
         # The turn ends because the API failed (Claude Code's own "API Error" message), not
         # because the model is done: no check is counted, and Claude Code shows the error.
         return None
+    observer = _observer(files, state)
     start = WorkspaceSnapshot(state["start_snapshot"])
-    timeline = _timeline(files, transcript, start)
-    gate = PhaseGate(task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]))
-    gate.restore(state["gate"])
+    timeline = _timeline(files, transcript, start, observer)
+    gate = _gate(task, state, _checks(task, observer, started))
     decision = gate.check(transcript, timeline)
     judgment = decision.judgment
-    state["gate"] = gate.counts()
+    ran = _counted(files, state, gate, observer)
     state["last_issues"] = [i.as_dict() for i in issue_records(judgment.issues)]
     state["checks"].append(
         {"part": check_part(task, judgment), "attempt": decision.attempt, "trigger": "stop",
          "accepted": judgment.accepted, "issues": state["last_issues"],
          "feedback": decision.feedback, "entry": len(transcript)}
     )  # fmt: skip
-    _emit(files, state, list(gate_checked(judgment, decision.attempt, "stop")))
+    _emit(files, state, [*ran, *gate_checked(judgment, decision.attempt, "stop")])
     if decision.feedback is None:
         report = _finish(files, state, task, (gate, transcript, timeline))
         page = files.recording(state["run_id"])
@@ -409,10 +451,10 @@ def answer_completion_tool(
     """The plugin's MCP server's answer to a completion tool call (``name`` as the gate knows
     it) in session ``session_id``: the gate's, as ``phasegate run`` answers it, once the call
     is found in that session's log (see :mod:`.mcp`)."""
+    started = time.time()
     from phasegate.phases.completion import TOOL_SERVER, counts_tools
     from phasegate.prompts.completion_tools import error_answer
     from phasegate.recording.model import issue_records
-    from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import gate_checked
     from phasegate.tasks.recorded import check_part
 
@@ -442,11 +484,12 @@ def answer_completion_tool(
             "Go on with the task; the gate checks your work when you stop.",
         )
     transcript = Transcript(entries=tuple(entries))
-    timeline = _timeline(files, transcript, WorkspaceSnapshot(state["start_snapshot"]))
-    gate = PhaseGate(task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]))
-    gate.restore(state["gate"])
+    observer = _observer(files, state)
+    start = WorkspaceSnapshot(state["start_snapshot"])
+    timeline = _timeline(files, transcript, start, observer)
+    gate = _gate(task, state, _checks(task, observer, started))
     check = gate.answer_tool(short, arguments, transcript, timeline)
-    state["gate"] = gate.counts()
+    ran = _counted(files, state, gate, observer)
     judgment = check.judgment
     if judgment is not None:
         called = gate.called_phase(short, arguments)
@@ -457,7 +500,7 @@ def answer_completion_tool(
              "issues": state["last_issues"], "feedback": check.answer.text,
              "entry": len(transcript)}
         )  # fmt: skip
-        _emit(files, state, list(gate_checked(judgment, gate.attempts, "tool", short)))
+        _emit(files, state, [*ran, *gate_checked(judgment, gate.attempts, "tool", short)])
     files.write(state)
     return check.answer
 
@@ -494,19 +537,27 @@ def _finish(
     from phasegate.recording.model import IssueRecord
     from phasegate.recording.recorder import Recorder
     from phasegate.tasks.assembly import RunFacts, assemble_report
-    from phasegate.tasks.gate import PhaseGate
     from phasegate.tasks.progress import closing_events
     from phasegate.tasks.recorded import task_record
 
-    if checked is None:  # stopped: judge what there is, without counting a check
-        gate = PhaseGate(task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]))
-        gate.restore(state["gate"])
+    if checked is None:  # stopped: judge what there is, without counting a check or
+        # running one (a check not run on the disk as it is shows as not run)
+        gate = _gate(task, state, None)
         transcript = Transcript(entries=tuple(_entries(files, state, {}, pending=False)))
-        timeline = _timeline(files, transcript, WorkspaceSnapshot(state["start_snapshot"]))
-        judgment = gate.judge(transcript, timeline)
+        observer = _observer(files, state)
+        start = WorkspaceSnapshot(state["start_snapshot"])
+        timeline = _timeline(files, transcript, start, observer)
+        _kept(files, state, observer)
+        judgment = gate.judge(transcript, timeline, run_checks=False)
+        state["gate"] = _counts(gate)
     else:
         gate, transcript, timeline = checked
         judgment = gate.last.judgment
+    runs: tuple[CheckRun, ...] = ()
+    if state.get("check_runs"):
+        from phasegate._plugin.checks import carried_runs
+
+        runs = carried_runs(state["check_runs"])
     error = "stopped: /phasegate:stop ended the gated task" if stopped else None
     report = assemble_report(
         judgment,
@@ -523,6 +574,7 @@ def _finish(
             retries=0,
             api_retries=0,
             error=error,
+            check_runs=runs,
         ),
     )
     folder = files.recording(state["run_id"])
@@ -606,27 +658,102 @@ def _entries(
     return out
 
 
-def _snapshot(files: SessionFiles) -> WorkspaceSnapshot:
-    """The work directory now; the files unchanged since the session's last snapshot are not
-    read again (their hashes kept in ``hashes.json``, a cache: one that cannot be written is
-    no failure)."""
+def has_checks(task: Task) -> bool:
+    """Whether ``task`` has a check anywhere (a phase's, or its own)."""
+    return bool(task.checks) or any(phase.checks for phase in task.phases)
+
+
+def _checks(
+    task: Task, observer: WorkspaceObserver, started: float, *, command: bool = False
+) -> TaskChecks | None:
+    """The task's checks, run on the project by ``observer`` within the time Claude Code
+    gives a stop (``command``: a command) that began at ``started``; None for a task without
+    checks, which loads none of their machinery."""
+    if not has_checks(task):
+        return None
+    from phasegate._plugin.checks import Bound, task_checks
+
+    bound = Bound.command() if command else Bound.stop()
+    return task_checks(task, observer, started=started, bound=bound)
+
+
+def _gate(task: Task, state: dict[str, Any], checks: TaskChecks | None) -> PhaseGate:
+    """The task's gate as the session's last process left it (its counters, the judgments
+    its checks' runs are numbered by), with ``checks`` (None: none run)."""
+    from phasegate.tasks.gate import PhaseGate
+
+    gate = PhaseGate(
+        task, workdir=state["workdir"], max_attempts=int(state["max_attempts"]), checks=checks
+    )
+    gate.restore(state["gate"])
+    gate.judgments = int(state["gate"].get("judgments", 0))
+    return gate
+
+
+def _counts(gate: PhaseGate) -> dict[str, Any]:
+    """What :func:`_gate` takes up in the next process."""
+    return {**gate.counts(), "judgments": gate.judgments}
+
+
+def _counted(
+    files: SessionFiles, state: dict[str, Any], gate: PhaseGate, observer: WorkspaceObserver
+) -> list[EventData]:
+    """After a counted judgment: its counters, its check runs and what the checks wrote kept
+    in ``state`` (written by the caller); a ``check.ran`` event for each run."""
+    state["gate"] = _counts(gate)
+    _kept(files, state, observer)
+    if not gate.checks.ran:
+        return []
+    from phasegate._plugin.checks import run_records
+    from phasegate.telemetry.events import CheckRan
+
+    state["check_runs"] = [*state.get("check_runs", []), *run_records(gate.checks.ran)]
+    return [CheckRan.of(run) for run in gate.checks.ran]
+
+
+def _observer(files: SessionFiles, state: dict[str, Any] | None = None) -> WorkspaceObserver:
+    """The project's observer in this process, taking up what the session's last one knew:
+    the hashes of files unchanged since (``hashes.json``) and what the task's checks wrote
+    (the state's ``by_checks``: never the agent's work, in this process or a later one)."""
     from phasegate.workspace.observer import WorkspaceObserver
 
-    observer = WorkspaceObserver(
-        files.project, unobserved=[files.events_path], hashes=files.read("hashes")
+    return WorkspaceObserver(
+        files.project,
+        unobserved=[files.events_path],
+        hashes=files.read("hashes"),
+        by_checks=(state or {}).get("by_checks"),
     )
-    snapshot = observer.snapshot()
+
+
+def _kept(files: SessionFiles, state: dict[str, Any] | None, observer: WorkspaceObserver) -> None:
+    """Hand what ``observer`` learnt to the session's next process: the hashes (a cache: one
+    that cannot be written is no failure) and what checks wrote, into ``state`` (which the
+    caller writes: losing it would make a check's output the agent's work)."""
     with contextlib.suppress(OSError, PhasegateError):
         files.write(observer.hashes(), "hashes")
+    if state is not None:
+        state["by_checks"] = observer.by_checks()
+
+
+def _snapshot(files: SessionFiles) -> WorkspaceSnapshot:
+    """The work directory now; the files unchanged since the session's last snapshot are not
+    read again."""
+    observer = _observer(files)
+    snapshot = observer.snapshot()
+    _kept(files, None, observer)
     return snapshot
 
 
-def _timeline(files: SessionFiles, transcript: Transcript, start: WorkspaceSnapshot | None) -> Any:
+def _timeline(
+    files: SessionFiles,
+    transcript: Transcript,
+    start: WorkspaceSnapshot,
+    observer: WorkspaceObserver,
+) -> WorkspaceTimeline:
     """The disk's changes since the task started, placed after the calls that made them."""
     from phasegate.tasks.transcript_file import changes_timeline
 
-    now = _snapshot(files)
-    diff = WorkspaceDiff.between(start, now) if start is not None else WorkspaceDiff()
+    diff = WorkspaceDiff.between(start, observer.snapshot())
     return changes_timeline(transcript, diff, str(files.project))
 
 

@@ -7,7 +7,9 @@ named in the session's ``warm.json``; it ends when the session's gated work ends
 session's state is gone, and after :data:`IDLE_SECONDS` without a request. The Stop hook's
 side (:func:`ask`) uses the standard library alone: anything but a well-formed answer (no
 ``warm.json``, no socket, refused, timed out, garbage) and the hook does the work itself, by
-the same :func:`~phasegate._plugin.dispatch.stop_output` the process calls.
+the same :func:`~phasegate._plugin.dispatch.stop_output` the process calls. The hook hands over
+its environment, folder and start time with the input, so the process judges as the hook
+would, its checks bounded from the hook's start (:mod:`.checks`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ ACCEPT_SECONDS = 2.0
 NO_ANSWER = object()
 """What :func:`ask` returns when the hook must do the work itself."""
 
+Answer = Callable[[dict[str, Any], float | None], dict[str, Any] | None]
+"""The gate's answer to a Stop hook's input, given when the hook started."""
+
 
 def start(files: SessionFiles) -> None:
     """Start the session's warm gate in the background (nothing when it is turned off)."""
@@ -51,8 +56,11 @@ def start(files: SessionFiles) -> None:
     )  # fmt: skip
 
 
-def ask(hook_input: dict[str, Any], files: SessionFiles, env: dict[str, str]) -> Any:
-    """The Stop hook's output as the session's warm gate answers it, or :data:`NO_ANSWER`."""
+def ask(
+    hook_input: dict[str, Any], files: SessionFiles, env: dict[str, str], started: float
+) -> Any:
+    """The Stop hook's output as the session's warm gate answers it, or :data:`NO_ANSWER`
+    (``started``: when the hook started, which bounds the time a task's checks may take)."""
     if os.environ.get(SWITCH, "1") == "0":
         return NO_ANSWER
     try:
@@ -61,7 +69,7 @@ def ask(hook_input: dict[str, Any], files: SessionFiles, env: dict[str, str]) ->
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(ACCEPT_SECONDS)
             conn.connect(path)
-            request = {"input": hook_input, "env": env, "cwd": os.getcwd()}
+            request = {"input": hook_input, "env": env, "cwd": os.getcwd(), "started": started}
             conn.sendall(json.dumps(request).encode())
             conn.shutdown(socket.SHUT_WR)
             if conn.recv(1) != b"+":  # taken: from here on it runs the checks' commands
@@ -81,7 +89,7 @@ def _read_all(conn: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def serve(session_id: str, answer: Callable[[dict[str, Any]], dict[str, Any] | None]) -> int:
+def serve(session_id: str, answer: Answer) -> int:
     """The warm gate's process: serve the session's Stop hooks with ``answer`` (the gate,
     imported already), then end."""
     import tempfile
@@ -128,15 +136,14 @@ def _still_wanted(files: SessionFiles, me: dict[str, Any]) -> bool:
     return state is not None and state.get("status") == "running" and files.read("warm") == me
 
 
-def _answer(
-    conn: socket.socket, files: SessionFiles, answer: Callable[[dict[str, Any]], Any]
-) -> None:
+def _answer(conn: socket.socket, files: SessionFiles, answer: Answer) -> None:
     from phasegate._process.environment import set_for_self
 
     conn.settimeout(ACCEPT_SECONDS)
     try:
         request = json.loads(_read_all(conn))
         hook_input, env, cwd = request["input"], request["env"], request["cwd"]
+        started = request.get("started")
         ok = (isinstance(hook_input, dict) and hook_input.get("session_id") == files.session_id
               and isinstance(env, dict) and isinstance(cwd, str))  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError):
@@ -150,4 +157,7 @@ def _answer(
     os.environ.update({str(k): str(v) for k, v in env.items()})
     set_for_self("PYDANTIC_DISABLE_PLUGINS", "__all__")
     os.chdir(cwd)
-    conn.sendall(json.dumps({"output": answer(hook_input)}).encode())
+    # The hook's start bounds its checks here too (no start given: from now).
+    given = isinstance(started, int | float) and not isinstance(started, bool)
+    started = float(started) if given else None
+    conn.sendall(json.dumps({"output": answer(hook_input, started)}).encode())

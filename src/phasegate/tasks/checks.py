@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from phasegate.evidence.transcript import AssistantText, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
@@ -38,8 +39,9 @@ from phasegate.phases.model import Task
 from phasegate.validators.check_runs import CheckRun, check_issue, not_run_issue
 from phasegate.validators.issues import Issue
 from phasegate.validators.judge import Judgment, PhaseJudgment
-from phasegate.validators.stage_checks import describe
-from phasegate.workspace.checks import CheckDisk
+
+if TYPE_CHECKING:  # the disk's machinery loads only with a task that has checks to run on it
+    from phasegate.workspace.checks import CheckDisk
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +161,8 @@ class TaskChecks:
         done: list[CheckRun] = []
         for position, checked in enumerate(runs):
             if checked is None:
+                from phasegate.validators.stage_checks import describe
+
                 where = f"checks[{position}]" if phase is not None else f"task checks[{position}]"
                 issues.append(not_run_issue(where, describe(checks[position]), phase=owner))
                 continue

@@ -14,7 +14,7 @@ no editing tool names), which is what per-phase ``require_changes`` needs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from phasegate.agents.claude.failures import STRUCTURED_OUTPUT_GAVE_UP, api_failure
@@ -73,13 +73,15 @@ def judge_transcript(
     on_event: EventSink | None = None,
     record: str | Path | None = None,
     run_checks: bool = True,
+    check_disk: Callable[[WorkspaceObserver], CheckDisk] = CheckDisk,
 ) -> RunReport:
     """Judge ``transcript`` against ``task``, with the disk changes in ``workdir`` since
     ``before``; the report has the shape and verdicts of a run's.
 
     The task's checks run on ``workdir`` as it is now (what they write is never the run's
     work); ``run_checks=False`` judges without running anything, and the report's
-    ``checks_skipped`` says so.
+    ``checks_skipped`` says so. ``check_disk`` makes what runs them from the work
+    directory's observer (the plugin's bounds their time).
 
     Tool paths are resolved against ``cwd`` when given, else against the working directory
     the transcript records, else against ``workdir`` itself. ``transcript_file``, the file
@@ -95,7 +97,7 @@ def judge_transcript(
     recorded = cwd or transcript.cwd or str(workdir.resolve())
     timeline = changes_timeline(transcript, diff, recorded)
     observer = WorkspaceObserver(workdir, unobserved=[transcript_file] if transcript_file else ())
-    checks = TaskChecks(task, CheckDisk(observer), skipped=not run_checks)
+    checks = TaskChecks(task, check_disk(observer), skipped=not run_checks)
     gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1, checks=checks)
     decision = gate.check(transcript, timeline)
     judgment = decision.judgment

@@ -14,10 +14,12 @@ ended in error before it), never taken as passed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phasegate.validators.issues import Issue, IssueCode
-from phasegate.validators.stage_checks import CheckOutcome
+
+if TYPE_CHECKING:  # a task without checks never loads the checks' evaluation (its Stop hook)
+    from phasegate.validators.stage_checks import CheckOutcome
 
 TASK_CHECKS = "task"
 """Where a task's own checks belong, in a :class:`CheckRun` and its event: no single phase."""

@@ -12,7 +12,10 @@ everything git ignores. Symbolic links are recorded by their target, never follo
 Files a check wrote (a test runner's ``.pytest_cache``, a coverage file) are never the
 agent's work: :meth:`WorkspaceObserver.written_by_checks` hands the observer the disk before
 and after the gate ran its checks, and later snapshots show each such file as it was before,
-for as long as it still holds what the check left in it.
+for as long as it still holds what the check left in it. A process that watches the same
+directory later (the plugin's next stop) takes that up from :meth:`WorkspaceObserver.by_checks`
+through the ``by_checks`` argument, so a check's output never becomes the agent's work there
+either.
 
 Hashes are cached by (size, mtime, ctime, inode), except for files modified in the last two
 seconds: file timestamps on Linux tick coarsely, so a fast edit could keep its old mtime
@@ -70,7 +73,9 @@ class WorkspaceObserver:
     (:mod:`phasegate.workspace.contents`; None keeps nothing). ``hashes``: what
     :meth:`hashes` returned in an earlier process for this directory, to reuse; entries not
     of that shape are ignored, and so is all of it when ``contents`` is given (it wants the
-    bytes of every file, so each is read once in this process).
+    bytes of every file, so each is read once in this process). ``by_checks``: what
+    :meth:`by_checks` returned in an earlier process for this directory: what checks wrote
+    there, shown as it was before them (entries not of that shape are ignored).
     """
 
     def __init__(
@@ -80,6 +85,7 @@ class WorkspaceObserver:
         unobserved: Iterable[str | Path] = (),
         contents: FileContents | None = None,
         hashes: Mapping[str, object] | None = None,
+        by_checks: Mapping[str, object] | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
         self.contents = contents
@@ -94,12 +100,20 @@ class WorkspaceObserver:
         """Path → (its hash before a check wrote it, the hash the check left); None: absent."""
         if hashes is not None and contents is None:
             self._cache = _handed_over(hashes)
+        if by_checks is not None:
+            self._by_checks = _writes_handed_over(by_checks)
         self._in_git = is_git_work_tree(self.workdir)
 
     def hashes(self) -> dict[str, list[int | str]]:
         """The hashes a later observer of this directory may reuse (its ``hashes``), as JSON
         data: ``{path: [size, mtime_ns, ctime_ns, inode, sha256]}``."""
         return {path: [*key, digest] for path, (key, digest) in self._cache.items()}
+
+    def by_checks(self) -> dict[str, list[str | None]]:
+        """What checks wrote, as a later observer of this directory takes it up (its
+        ``by_checks``), as JSON data: ``{path: [its hash before, the hash the check left]}``,
+        null for absent."""
+        return {path: [was, left] for path, (was, left) in self._by_checks.items()}
 
     def snapshot(self) -> WorkspaceSnapshot:
         """Hash every observed file now; what checks wrote shows as it was before them."""
@@ -209,6 +223,18 @@ def _handed_over(hashes: Mapping[str, object]) -> dict[str, tuple[_StatKey, str]
         if all(type(value) is int for value in (size, mtime, ctime, inode)):
             cache[path] = ((size, mtime, ctime, inode), entry[4])
     return cache
+
+
+def _writes_handed_over(data: Mapping[str, object]) -> dict[str, tuple[str | None, str | None]]:
+    """The entries of an earlier :meth:`WorkspaceObserver.by_checks` that have its shape
+    (read from a file: anything else is left out)."""
+    writes: dict[str, tuple[str | None, str | None]] = {}
+    for path, entry in data.items():
+        if isinstance(entry, list) and len(entry) == 2:
+            was, left = entry
+            if all(value is None or isinstance(value, str) for value in (was, left)):
+                writes[path] = (was, left)
+    return writes
 
 
 def _file_digest(path: Path, keep: bytearray | None = None) -> str:
