@@ -150,35 +150,32 @@ class HookDisk(CheckDisk):
         self.bound = bound
         self.deadline = started + bound.seconds
 
-    def run(
+    def evidence(
         self,
-        checks: Sequence[Check],
         *,
-        snapshot: WorkspaceSnapshot,
         diff: WorkspaceDiff,
         tools: Mapping[str, int],
+        snapshot: WorkspaceSnapshot,
         texts: Sequence[str],
-    ) -> list[tuple[CheckOutcome, int]]:
-        """As :meth:`CheckDisk.run` (keep the two in step), each command within what is left
-        before the deadline."""
-        evidence = _Bounded(
+    ) -> DiskEvidence:
+        """:meth:`CheckDisk.evidence` whose commands end at the deadline."""
+        return _Bounded(
             self.observer.workdir, deadline=self.deadline, diff=diff, tools=tools, env=self.env,
             snapshot=snapshot, texts=texts, sandbox=self.sandbox, stop=self._stop,
         )  # fmt: skip
-        timed: list[tuple[CheckOutcome, int]] = []
-        for check in checks:
-            started = time.monotonic()
-            if isinstance(check, CommandCheck) and self.left() < MIN_START_SECONDS:
-                outcome = _not_started(check, self.bound)
-            else:
-                evidence.cut = None
-                outcome = evaluate(check, evidence)
-                if isinstance(check, CommandCheck) and evidence.cut is not None:
-                    outcome = _cut_short(check, self.bound, *evidence.cut)
-            timed.append((outcome, round((time.monotonic() - started) * 1000)))
-        if any(isinstance(check, CommandCheck) for check in checks):
-            self.observer.written_by_checks(snapshot, self.observer.disk())
-        return timed
+
+    def evaluate(self, check: Check, evidence: DiskEvidence) -> CheckOutcome:
+        """A command with too little time left is not started, and one the deadline stopped
+        says so; every other check as :meth:`CheckDisk.evaluate`."""
+        if not isinstance(check, CommandCheck) or not isinstance(evidence, _Bounded):
+            return evaluate(check, evidence)
+        if self.left() < MIN_START_SECONDS:
+            return _not_started(check, self.bound)
+        evidence.cut = None
+        outcome = evaluate(check, evidence)
+        if evidence.cut is not None:
+            return _cut_short(check, self.bound, *evidence.cut)
+        return outcome
 
     def left(self) -> float:
         """Seconds left before the deadline."""

@@ -179,7 +179,26 @@ class CheckDisk:
         """Each check's outcome and the milliseconds it took, in order. ``snapshot`` is the
         disk as the gate saw it before (what ``dir_files`` lists), ``diff``, ``tools`` and
         ``texts`` the changes, successful calls and agent text the check may look at."""
-        evidence = DiskEvidence(
+        evidence = self.evidence(diff=diff, tools=tools, snapshot=snapshot, texts=texts)
+        timed: list[tuple[CheckOutcome, int]] = []
+        for check in checks:
+            started = time.monotonic()
+            outcome = self.evaluate(check, evidence)
+            timed.append((outcome, round((time.monotonic() - started) * 1000)))
+        if any(isinstance(check, CommandCheck) for check in checks):
+            self.observer.written_by_checks(snapshot, self.observer.disk())
+        return timed
+
+    def evidence(
+        self,
+        *,
+        diff: WorkspaceDiff,
+        tools: Mapping[str, int],
+        snapshot: WorkspaceSnapshot,
+        texts: Sequence[str],
+    ) -> DiskEvidence:
+        """The evidence one :meth:`run` judges its checks on (a subclass may bound it)."""
+        return DiskEvidence(
             self.observer.workdir,
             diff=diff,
             tools=tools,
@@ -189,11 +208,7 @@ class CheckDisk:
             sandbox=self.sandbox,
             stop=self._stop,
         )
-        timed: list[tuple[CheckOutcome, int]] = []
-        for check in checks:
-            started = time.monotonic()
-            outcome = evaluate(check, evidence)
-            timed.append((outcome, round((time.monotonic() - started) * 1000)))
-        if any(isinstance(check, CommandCheck) for check in checks):
-            self.observer.written_by_checks(snapshot, self.observer.disk())
-        return timed
+
+    def evaluate(self, check: Check, evidence: DiskEvidence) -> CheckOutcome:
+        """One check's outcome on ``evidence`` (a subclass may say more of how it ended)."""
+        return evaluate(check, evidence)
