@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from phasegate import Runner, RunReport, Task
+from phasegate import Runner, RunReport, Task, judge_transcript
+from phasegate.evidence.transcript import AssistantText, Transcript
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.sandboxed import ConfiningAgent, require_bwrap
 from tests.helpers.scenarios import NO_RETRIES
+from tests.helpers.wild import git
 
 REPLIES: list[dict[str, Any]] = [
     {"tools": [{"Write": {"file_path": "notes.md", "content": "done\n"}}]},
@@ -108,3 +110,17 @@ def test_the_checks_of_a_run_whose_optional_sandbox_did_not_start_are_not_confin
     (check,) = report.phases[0].checks
     assert check.passed, check.detail
     assert (work.parent / "ran.txt").exists()
+
+
+def test_a_judgment_runs_the_checks_of_a_confined_task_confined(work: Path) -> None:
+    """No agent ran here, yet the task says sandbox: on: judge confines its checks as the
+    task declares, so the write beside the work directory fails and the file is not there."""
+    require_bwrap(work)
+    git(work, "init", "-q")
+    git(work, "commit", "-q", "--allow-empty", "-m", "start")
+    (work / "notes.md").write_text("done\n")
+    transcript = Transcript(entries=(AssistantText(text="PHASE 1 COMPLETE: done"),))
+    report = judge_transcript(writing_beside(work, "on"), transcript, work)
+    (check,) = report.phases[0].checks
+    assert not check.passed and "Read-only file system" in check.detail
+    assert not (work.parent / "ran.txt").exists()

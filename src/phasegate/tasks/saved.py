@@ -80,8 +80,9 @@ def judge_transcript(
 
     The task's checks run on ``workdir`` as it is now (what they write is never the run's
     work); ``run_checks=False`` judges without running anything, and the report's
-    ``checks_skipped`` says so. ``check_disk`` makes what runs them from the work
-    directory's observer (the plugin's bounds their time).
+    ``checks_skipped`` says so. A task with a ``sandbox`` has them run confined as it
+    declares (``on``: not run at all where they cannot be). ``check_disk`` makes what runs
+    them from the work directory's observer (the plugin's bounds their time).
 
     Tool paths are resolved against ``cwd`` when given, else against the working directory
     the transcript records, else against ``workdir`` itself. ``transcript_file``, the file
@@ -97,7 +98,13 @@ def judge_transcript(
     recorded = cwd or transcript.cwd or str(workdir.resolve())
     timeline = changes_timeline(transcript, diff, recorded)
     observer = WorkspaceObserver(workdir, unobserved=[transcript_file] if transcript_file else ())
-    checks = TaskChecks(task, check_disk(observer), skipped=not run_checks)
+    disk = check_disk(observer)
+    if task.sandbox is not None and task.sandbox.confined:
+        # No agent was confined here: the checks' commands are, as the task declares.
+        from phasegate.workspace.command_sandbox import CommandSandbox
+
+        disk.sandbox = CommandSandbox.declared(task.sandbox, task.protect)
+    checks = TaskChecks(task, disk, skipped=not run_checks)
     gate = PhaseGate(task, workdir=recorded, mode="gate", max_attempts=1, checks=checks)
     decision = gate.check(transcript, timeline)
     judgment = decision.judgment

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from phasegate._files.scratch import scratch_folder, sweep_dead
 from phasegate.agents.protocol import Confinement
-from phasegate.phases.sandbox import SandboxOutcome
+from phasegate.phases.sandbox import Sandbox, SandboxOutcome
 from phasegate.validators.protect import protected_paths
 from phasegate.validators.stage_checks import CommandOutcome
 from phasegate.workspace import proxy_bridge
@@ -88,6 +88,16 @@ class CommandSandbox:
         if confinement is None or outcome is None:
             return None
         return cls(confinement=confinement, required=outcome.mode == "on")
+
+    @classmethod
+    def declared(cls, sandbox: Sandbox | None, protect: Sequence[str]) -> CommandSandbox | None:
+        """The sandbox of checks run with no agent (a judgment): as the definition declares
+        it, its ``protect`` globs read-only and its hosts reachable; None when it asks for
+        none."""
+        if sandbox is None or not sandbox.confined:
+            return None
+        confinement = Confinement(network=sandbox.network, read_only=tuple(protect))
+        return cls(confinement=confinement, required=sandbox.mode == "on")
 
 
 def run_confined(
