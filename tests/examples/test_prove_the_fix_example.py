@@ -51,3 +51,28 @@ def test_the_example_protects_its_tests_so_check_gives_no_warning() -> None:
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr
     assert "Checked by the gate when you mark this phase complete" in done.stdout
+
+
+def test_plan_and_execute_run_the_checks_and_the_result_line_carries_them(
+    tmp_path: Path,
+) -> None:
+    """The two-phase API on a task with checks: the plan is ready at once (no inputs), and
+    execute's result line holds the report with the check that decided and the check.ran
+    progress lines before it."""
+    work = tmp_path / "project"
+    shutil.copytree(EXAMPLE / "project", work)
+    plan = tmp_path / "plan.json"
+    planned = phasegate("plan", EXAMPLE / "task.yaml", "--workdir", work)
+    assert planned.returncode == 0, planned.stderr
+    plan.write_text(planned.stdout)
+
+    done = phasegate(
+        "execute", EXAMPLE / "task.yaml", "--workdir", work, "--plan", plan,
+        "--model-script", EXAMPLE / "model.yaml",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    *progress, result = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [p["event"] for p in progress].count("check.ran") == 2
+    assert result["verdict"] == "accepted"
+    assert result["report"]["phases"][0]["checks"][0]["passed"] is True

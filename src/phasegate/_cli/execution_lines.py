@@ -30,8 +30,8 @@ from phasegate.tasks.report import DefinitionReport
 from phasegate.telemetry.events import RunEvent
 
 _PROGRESS_EVENTS: frozenset[EventName] = frozenset({
-    "run.started", "phase.started", "phase.marker", "phase.gate", "phase.completed",
-    "pipeline.started", "stage.started", "stage.checked", "stage.completed",
+    "run.started", "phase.started", "phase.marker", "phase.gate", "check.ran",
+    "phase.completed", "pipeline.started", "stage.started", "stage.checked", "stage.completed",
 })  # fmt: skip
 _TOTALS: dict[EventName, str] = {"run.started": "phases", "pipeline.started": "stages"}
 """The event that says how many units (phases, stages) the run has, and its field."""
@@ -83,6 +83,11 @@ class ProgressLines:
         if event.event in ("phase.gate", "stage.checked"):
             issues = fields.get("issues", fields.get("failed"))
             line |= {"accepted": bool(accepted), "issues": issues}
+        if event.event == "check.ran":  # a check's command may take minutes: say each
+            where = {key: fields[key] for key in ("stage", "phase") if fields.get(key)}
+            line |= {f"{key}_number": number for key, number in where.items()}
+            line |= {"check": fields["description"], "passed": fields["passed"],
+                     "duration_ms": fields["duration_ms"]}  # fmt: skip
         line["percent"] = round(100 * len(self.accepted) / self.units) if self.units else 0
         write_line(line)
 

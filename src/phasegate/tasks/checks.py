@@ -19,10 +19,11 @@ the timeline last saw it (without one).
 
 A check whose evidence is the same as at an earlier run (the same disk, the same window) is
 not run again: that run's outcome decides, and its :class:`~phasegate.validators.check_runs.
-CheckRun` says which of the gate's judgments it was. Without a disk to run on (``disk=None``), or when
-the gate only describes a run that ended in error, a check that has no outcome for the disk
-as it is is a ``check_not_run`` issue: never taken as passed. Checks ``skipped`` on purpose
-(a judgment asked to run nothing) are left out altogether, and the report says so.
+CheckRun` says which of the gate's judgments it was. Without a disk to run on
+(``disk=None``), or when the gate only describes a run that ended in error, a check that has
+no outcome for the disk as it is is a ``check_not_run`` issue: never taken as passed. Checks
+``skipped`` on purpose (a judgment asked to run nothing) are left out altogether, and the
+report says so.
 """
 
 from __future__ import annotations
