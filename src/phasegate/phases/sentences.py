@@ -82,7 +82,9 @@ def check_line(check: Check) -> str:
 def refusal(sentence: str, problem: str | None = None) -> str:
     """What is said of a sentence phasegate cannot read: the problem, the forms it can."""
     head = (
-        f"{sentence!r}: {problem}" if problem else f"{sentence!r} is no condition phasegate reads"
+        f"{sentence!r}: {problem}"
+        if problem
+        else f"{sentence!r} is none of the forms phasegate reads"
     )
     return (
         f"{head}. Understood: {'; '.join(FORMS)}; clauses joined by 'and'; or a structured "
