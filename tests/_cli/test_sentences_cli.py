@@ -14,9 +14,23 @@ from typing import Any
 import pytest
 import yaml
 
-from tests._cli.test_pipeline_cli import pipeline_cli
-
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "seed004" / ".claude" / "pipeline.json"
+
+
+def _phasegate(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``phasegate ARGS`` in a subprocess, everything captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "phasegate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def pipeline_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``phasegate pipeline ARGS``."""
+    return _phasegate("pipeline", *args)
 
 
 def _lines(count: int) -> str:
@@ -121,16 +135,6 @@ def test_the_seeds_pipeline_refuses_a_short_architecture_then_runs_on(seed_work:
         "detail": "architecture.md has 120 lines",
     }
     assert [c["ok"] for c in report["stages"][2]["checks"]] == [True, True]  # make test passed
-
-
-def _phasegate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_check_says_what_each_sentence_of_a_task_became(tmp_path: Path) -> None:
