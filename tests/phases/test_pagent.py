@@ -343,3 +343,52 @@ def test_inputs_toolset_sandbox_and_allow_tools_survive_the_conversion_to_yaml()
         {"name": "s", "prompt": "Go.", "exit_when": [{"file_exists": "a"}]},
     ]})  # fmt: skip
     assert pipeline_from_mapping(yaml.safe_load(pipeline_yaml(sandboxed))) == sandboxed
+
+
+SEED_004 = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "seed004" / ".claude" / "pipeline.json"
+)
+
+
+def test_seed_004s_pipeline_json_loads_as_the_pipeline_its_sentences_mean(work: Path) -> None:
+    """Its ``stage`` key makes it pagent's; its sentences become the checks a structured file
+    would give, down to the digest a run's state is matched by."""
+    pipeline = load_pipeline_file(SEED_004, workdir=work)
+    structured = pipeline_from_mapping(
+        {
+            "name": "pipeline",
+            "stages": [
+                {"name": "architect", "prompt": "Read prd.md and create architecture.md",
+                 "exit_when": [{"file_exists": "architecture.md"},
+                               {"min_lines": {"path": "architecture.md", "n": 101}}]},
+                {"name": "qa", "prompt": "Read architecture.md and create test-plan.md",
+                 "exit_when": [{"file_exists": "test-plan.md"}]},
+                {"name": "implementer",
+                 "prompt": "Implement code/ based on architecture.md and test-plan.md",
+                 "exit_when": [{"file_exists": "src/main.go"}, {"command": ["make", "test"]}]},
+            ],
+        }
+    )  # fmt: skip
+    assert [stage.exit_when for stage in pipeline.stages] == [
+        stage.exit_when for stage in structured.stages
+    ]
+    assert pipeline.digest() == structured.digest()
+    assert [reading.sentence for stage in pipeline.stages for reading in stage.sentences] == [
+        "architecture.md exists and has >100 lines",
+        "test-plan.md exists",
+        "src/main.go exists and make test passes",
+    ]
+
+
+def test_a_pagent_sentence_phasegate_cannot_read_is_refused_naming_the_stage_field(
+    work: Path,
+) -> None:
+    """As in a phasegate file: the field, the sentence, the forms understood."""
+    data = json.loads(SEED_004.read_text())
+    data["stages"][2]["exit_when"] = "the code is idiomatic Go"
+    file = work / "pipeline.json"
+    file.write_text(json.dumps(data))
+    with pytest.raises(PipelineFileError) as raised:
+        load_pipeline_file(file, workdir=work)
+    assert raised.value.field == "stages.2.exit_when"
+    assert "'the code is idiomatic Go' is none of the forms phasegate reads" in str(raised.value)

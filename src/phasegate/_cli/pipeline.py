@@ -49,6 +49,7 @@ from phasegate._cli.wiring import build_agent, event_sink, prompt_files, refuse_
 from phasegate.modes import Isolation
 
 if TYPE_CHECKING:
+    from phasegate.phases.model import Task
     from phasegate.phases.pipeline import Pipeline
     from phasegate.pipelines.report import PipelineReport
 
@@ -95,7 +96,8 @@ def check_command(
     workdir: OptionalWorkdir = None,
 ) -> None:
     """Validate a pipeline file and print each stage's prompt (runs no agent), then (on
-    stderr) its stages as a graph: levels, branches, joins."""
+    stderr) the checks each condition written as a sentence became, and its stages as a
+    graph: levels, branches, joins."""
     from phasegate.prompts.stages import stage_prompt
     from phasegate.prompts.templates import PromptTemplates
 
@@ -103,6 +105,8 @@ def check_command(
     templates = PromptTemplates(prompts_dir)
     for index in range(len(pipeline.stages)):
         print_result(stage_prompt(pipeline, index, templates) + "\n")
+    for line in sentence_lines(pipeline):
+        typer.echo(line, err=True)
     for line in pipeline.graph.outline(pipeline.max_parallel):
         typer.echo(line, err=True)
     typer.echo(
@@ -221,6 +225,28 @@ def convert_command(
         "Load it with: phasegate pipeline run FILE --workdir DIR"
     )
     print_result(pipeline_yaml(pipeline, header=header), nl=False)
+
+
+def sentence_lines(pipeline: Pipeline) -> list[str]:
+    """One line per condition written as a sentence, in a stage's ``exit_when`` or its task:
+    ``stage architect: "a.md exists" → file_exists: a.md``."""
+    lines: list[str] = []
+    for stage in pipeline.stages:
+        lines += [f"stage {stage.name}: {reading.describe()}" for reading in stage.sentences]
+        if stage.task is not None:
+            lines += task_sentence_lines(stage.task, f"stage {stage.name}, ")
+    return lines
+
+
+def task_sentence_lines(task: Task, prefix: str = "") -> list[str]:
+    """One line per check written as a sentence in a task (its phases', then its own):
+    ``phase 1 (build): "make passes" → command: [make]``."""
+    lines: list[str] = []
+    for number, phase in enumerate(task.phases, start=1):
+        owner = f"{prefix}phase {number} ({phase.name})"
+        lines += [f"{owner}: {reading.describe()}" for reading in phase.sentences]
+    lines += [f"{prefix}task: {reading.describe()}" for reading in task.sentences]
+    return lines
 
 
 def _load(

@@ -57,7 +57,9 @@ def check(
     prompts_dir: PromptsDir = None,
     files_root: FilesRoot = None,
 ) -> None:
-    """Validate a task file and print the prompt it would send (runs no agent)."""
+    """Validate a task file and print the prompt it would send (runs no agent), then (on
+    stderr) the checks each check written as a sentence became."""
+    from phasegate._cli.pipeline import task_sentence_lines
     from phasegate.phases.loading import load_task
     from phasegate.phases.model import unguarded_oracles
     from phasegate.prompts.templates import PromptTemplates
@@ -65,6 +67,8 @@ def check(
 
     task = load_task(task_file, files_root=files_root)
     print_result(first_prompt(task, mode, PromptTemplates(prompts_dir)), nl=False)
+    for line in task_sentence_lines(task):
+        typer.echo(line, err=True)
     for warning in unguarded_oracles(task):
         typer.echo(f"{task_file}: warning: {warning}", err=True)
     typer.echo(f"{task_file}: valid task {task.name!r} with {len(task.phases)} phase(s)", err=True)

@@ -113,8 +113,10 @@ def _pipeline_args(files: SessionFiles, args: list[str]) -> dict[str, Any]:
 
 
 def _loop_args(args: list[str]) -> dict[str, Any]:
-    """PROMPT words, ``--until CHECK`` (one or more), ``--max-iterations N``."""
-    from phasegate.phases.checks import check_as_file, check_from_text
+    """PROMPT words, ``--until CHECK`` (one or more: ``KIND: VALUE`` or a sentence such as
+    ``'make test passes'``), ``--max-iterations N``."""
+    from phasegate.phases.checks import check_as_file
+    from phasegate.phases.sentences import checks_from_text
 
     words: list[str] = []
     until: list[dict[str, Any]] = []
@@ -130,7 +132,7 @@ def _loop_args(args: list[str]) -> dict[str, Any]:
                 given = rest.pop(0)
             if option == "--until":
                 try:
-                    until.append(check_as_file(check_from_text(given)))
+                    until += [check_as_file(check) for check in checks_from_text(given)]
                 except ValueError as exc:
                     raise _Refused(f"--until {exc}") from None
             else:

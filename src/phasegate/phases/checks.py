@@ -10,6 +10,7 @@ directory and may not leave it. Judging them is :mod:`phasegate.validators.stage
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -17,6 +18,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    TypeAdapter,
     ValidationInfo,
     field_validator,
 )
@@ -203,8 +205,6 @@ def check_from_text(text: str) -> Check:
     ``command: pytest -q``, ``min_lines: {path: a.md, n: 3}``): the value is read as YAML, as
     in a pipeline file, and a ``command`` given as one string is split as a shell would split
     it (no shell runs it). A :class:`ValueError` says what is wrong."""
-    from pydantic import TypeAdapter, ValidationError
-
     from phasegate._files import ParseProblem
     from phasegate._files.parsing import parse_data
 
@@ -230,13 +230,27 @@ def check_from_text(text: str) -> Check:
             settings = shlex.split(settings)
         except ValueError as exc:
             raise ValueError(f"{text!r}: the command {exc}") from None
+    return check_from_data({kind: settings}, text=text)
+
+
+def check_from_data(data: object, *, text: str) -> Check:
+    """The check ``data`` (its file form, ``{kind: settings}``) stands for, built through the
+    model a file's checks go through; a :class:`ValueError` quoting ``text`` (what the user
+    wrote) names what is wrong."""
+    from pydantic import ValidationError
+
     try:
-        return TypeAdapter(Check).validate_python({kind: settings})
+        return _check_adapter().validate_python(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"][1:])
         problem = str(first["msg"]).removeprefix("Value error, ")
         raise ValueError(f"{text!r}: {where + ': ' if where else ''}{problem}") from None
+
+
+@cache
+def _check_adapter() -> TypeAdapter[Check]:
+    return TypeAdapter(Check)
 
 
 def check_as_file(check: Check) -> dict[str, Any]:

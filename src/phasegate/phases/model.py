@@ -17,6 +17,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     StringConstraints,
     ValidationInfo,
@@ -34,6 +36,7 @@ from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import load_schema
+from phasegate.phases.sentences import Reading, read_field
 from phasegate.phases.workdir_paths import ProtectGlob
 
 DEFAULT_MARKER_TEXT = "done"
@@ -101,6 +104,23 @@ class Phase(BaseModel):
         # Left out of dumps when empty, so digests of tasks saved before it existed match.
         exclude_if=lambda checks: not checks,
     )
+
+    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Phase]) -> Phase:
+        data, readings = read_field(data, "checks")
+        made = handler(data)
+        if readings:
+            made._sentences = readings
+        return made
+
+    @property
+    def sentences(self) -> tuple[Reading, ...]:
+        """The sentences its ``checks`` were written in, each with the checks it became
+        (:mod:`phasegate.phases.sentences`); empty when they were written as checks."""
+        return self._sentences
 
     @property
     def is_output(self) -> bool:
@@ -222,6 +242,23 @@ class Task(BaseModel):
         # Left out of dumps when empty, so digests of tasks saved before it existed match.
         exclude_if=lambda checks: not checks,
     )
+
+    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Task]) -> Task:
+        data, readings = read_field(data, "checks")
+        made = handler(data)
+        if readings:
+            made._sentences = readings
+        return made
+
+    @property
+    def sentences(self) -> tuple[Reading, ...]:
+        """The sentences its ``checks`` were written in, each with the checks it became
+        (:mod:`phasegate.phases.sentences`); empty when they were written as checks."""
+        return self._sentences
 
     @field_validator("phases")
     @classmethod

@@ -17,10 +17,13 @@ version gave each agent in its config, from which it ran "dependency levels" in 
 ``needs``: a list of stage names, which becomes the stage's ``needs`` (one of the two, not
 both). Without either a stage waits for the one before it, as pagent runs them.
 
-An unknown condition kind, an option another kind owns and a stage without a condition are
-refused, naming the stage: pagent lets each of them pass. So is a top-level key pagent
-never writes. ``prompt_file`` is read relative
-to the work directory and must lie inside it; ``PRD_PATH`` in a prompt becomes the file's
+An ``exit_when`` written as a sentence, as ADR-003's ``.claude/pipeline.json`` writes them
+(``"architecture.md exists and has >100 lines"``), is read into the checks it names by
+:mod:`phasegate.phases.sentences`, exactly as in a phasegate file; a sentence in none of its
+forms is refused. An unknown condition kind, an option another kind owns and a stage without
+a condition are refused, naming the stage: pagent lets each of them pass. So is a top-level
+key pagent never writes. ``prompt_file`` is read relative to the work directory and must lie
+inside it; ``PRD_PATH`` in a prompt becomes the file's
 ``prd_path``, as pagent's hook does. ``max_stages`` > 0 keeps that many stages. The rest of
 pagent's run state (``stage``, ``iterations``, timestamps) is pagent's own: a phasegate run
 starts at the first stage and keeps its state in ``.phasegate/``.
@@ -211,14 +214,20 @@ def _prompt_file(
         ) from None
 
 
-def exit_checks(source: Path, where: str, condition: object, label: str) -> list[dict[str, Any]]:
-    """phasegate's checks for one pagent ``exit_when`` object (see the module)."""
+def exit_checks(
+    source: Path, where: str, condition: object, label: str
+) -> list[dict[str, Any]] | str:
+    """phasegate's checks for one pagent ``exit_when`` object (see the module); a sentence
+    is kept as it is, for the stage to read (:mod:`phasegate.phases.sentences`)."""
+    if isinstance(condition, str):
+        return condition
     if not isinstance(condition, dict) or not condition:
         raise PipelineFileError(
             source,
             where,
             f"{label} has no exit condition (pagent would let it pass at once); give one of: "
-            f"{', '.join(CONDITIONS)}",
+            f"{', '.join(CONDITIONS)}, or a sentence such as 'architecture.md exists and has "
+            ">100 lines'",
         )
     kinds = sorted(key for key in condition if key in CONDITIONS)
     if len(kinds) != 1:

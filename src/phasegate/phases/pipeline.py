@@ -44,6 +44,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
@@ -71,6 +73,7 @@ from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_rep
 from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
 from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import base_dir, files_root, named_file
+from phasegate.phases.sentences import Reading, read_field
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.phases.workdir_paths import ProtectGlob
 
@@ -166,7 +169,10 @@ class Stage(BaseModel):
         description="A phased task (a task file, or inline) the stage runs with its own phases.",
     )
     exit_when: tuple[Check, ...] = Field(
-        default=(), description="Checks that must all hold for the stage to be complete."
+        default=(),
+        description="Checks that must all hold for the stage to be complete; a sentence "
+        "('architecture.md exists and has >100 lines') may stand for checks "
+        "(phasegate.phases.sentences).",
     )
     on_fail: OnFail = Field(default_factory=OnFail)
     protect: tuple[ProtectGlob, ...] = Field(
@@ -197,6 +203,23 @@ class Stage(BaseModel):
     @classmethod
     def _allowed_as_list(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
+
+    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Stage]) -> Stage:
+        data, readings = read_field(data, "exit_when")
+        stage = handler(data)
+        if readings:
+            stage._sentences = readings
+        return stage
+
+    @property
+    def sentences(self) -> tuple[Reading, ...]:
+        """The sentences its ``exit_when`` was written in, each with the checks it became
+        (:mod:`phasegate.phases.sentences`); empty when it was written as checks."""
+        return self._sentences
 
     @field_validator("needs", mode="before")
     @classmethod
