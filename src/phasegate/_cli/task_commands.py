@@ -57,8 +57,11 @@ def check(
     prompts_dir: PromptsDir = None,
     files_root: FilesRoot = None,
 ) -> None:
-    """Validate a task file and print the prompt it would send (runs no agent), then (on
-    stderr) the checks each check written as a sentence became."""
+    """Validate a task file and print the prompt it would send (runs no agent).
+
+    On stderr: the checks each check written as a sentence became, and a warning when a
+    command check runs while the task protects nothing.
+    """
     from phasegate._cli.pipeline import task_sentence_lines
     from phasegate.phases.loading import load_task
     from phasegate.phases.model import unguarded_oracles
