@@ -7,7 +7,7 @@ import errno
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from phasegate.evidence.overhead import GateOverhead
     from phasegate.evidence.transcript import Usage
     from phasegate.pipelines.report import PipelineReport
-    from phasegate.tasks.report import RunReport
+    from phasegate.tasks.report import CheckReport, RunReport
     from phasegate.telemetry.events import RunEvent
 
 
@@ -251,7 +251,15 @@ def format_report(report: RunReport) -> str:
             own += f"; {failed} error(s)" if failed else ""
             lines.append(f"    main agent: {own}")
             lines.extend(f"    subagent {w.label}: {w.summary}" for w in phase.subagents)
+        if phase.checks:
+            lines.append(f"    checks: {_checks_text(phase.checks, phase.check_ms)}")
         lines.extend(f"    - {issue.code.value}: {issue.message}" for issue in phase.issues)
+    if report.checks:
+        lines.append(f"  task checks: {_checks_text(report.checks, None)}")
+    if report.checks_skipped:
+        lines.append(
+            "  checks not run (--no-checks): the verdict rests on the other evidence alone"
+        )
     lines.append(_total_usage_line(report.usage, report.unattributed_usage, "phase"))
     if not report.overhead.is_zero:
         lines.append(f"  input: {overhead_text(report.overhead)}")
@@ -271,6 +279,13 @@ def format_report(report: RunReport) -> str:
     if report.error:
         lines.append(f"  error: {report.error}")
     return "\n".join(lines)
+
+
+def _checks_text(checks: Sequence[CheckReport], check_ms: int | None) -> str:
+    """``1 of 2 passed (168 ms)``: a list of checks as the gate last ran them."""
+    passed = sum(check.passed for check in checks)
+    took = f" ({check_ms} ms in checks)" if check_ms else ""
+    return f"{passed} of {len(checks)} passed{took}"
 
 
 def format_pipeline(report: PipelineReport) -> str:

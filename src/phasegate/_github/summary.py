@@ -246,6 +246,11 @@ def _checks(view: ReportView) -> list[str]:
     """Each check as the gate last ran it, per phase (the task's own last): a table of whether
     it passed, its exit code and time, then what each found (a command's output) as inert
     code blocks, the failed ones first."""
+    if view.checks_skipped:
+        return [
+            "**Checks not run**: this judgment was asked to run none (`--no-checks`); its "
+            "verdict rests on the other evidence alone."
+        ]
     if not view.checks:
         return []
     shown = view.checks[:SHOWN_CHECKS]

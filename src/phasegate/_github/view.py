@@ -130,6 +130,8 @@ class ReportView:
     """A task's checks as the gate last ran them: each phase's, then the task's own."""
     check_ms: int = 0
     """The time the gate spent running checks, every run counted (part of ``duration_ms``)."""
+    checks_skipped: bool = False
+    """The task has checks and none was run, as the caller asked (``judge --no-checks``)."""
 
     @property
     def unit(self) -> str:
@@ -269,7 +271,8 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
     checks = tuple(_check_line(where, check) for where, check in owned)
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
                  summary_json=report.summary, mode=report.mode, refusals=refusals,
-                 subagents=subagents, checks=checks, check_ms=report.check_ms)  # fmt: skip
+                 subagents=subagents, checks=checks, check_ms=report.check_ms,
+                 checks_skipped=report.checks_skipped)  # fmt: skip
 
 
 def _check_line(where: str, check: CheckReport) -> CheckLine:

@@ -81,7 +81,9 @@ class CommandCheck(_Check):
 
     kind: Literal["command"] = "command"
     argv: tuple[str, ...] = Field(min_length=1)
-    exit_code: WholeNumber = 0
+    exit_code: WholeNumber = Field(default=0, ge=0, le=255)
+    """What a process can exit with: a negative code would match a command killed by a
+    signal (Python's ``-9``), one past 255 could never be matched."""
     timeout: Number = Field(default=COMMAND_TIMEOUT_SECONDS, gt=0, le=MAX_COMMAND_TIMEOUT_SECONDS)
 
     @field_validator("argv")

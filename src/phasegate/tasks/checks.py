@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from phasegate.evidence.transcript import AssistantText, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
-from phasegate.phases.checks import Check
+from phasegate.phases.checks import Changed, Check, Said, ToolsUsed
 from phasegate.phases.model import Task
 from phasegate.validators.check_runs import CheckRun, check_issue, not_run_issue
 from phasegate.validators.issues import Issue
@@ -47,12 +47,26 @@ if TYPE_CHECKING:  # the disk's machinery loads only with a task that has checks
 
 @dataclass(frozen=True, slots=True)
 class _Evidence:
-    """What one list of checks is judged on; equal evidence gives equal outcomes."""
+    """What one list of checks is judged on; equal evidence (the part a check looks at)
+    gives equal outcomes."""
 
     snapshot: WorkspaceSnapshot
     diff: WorkspaceDiff
     tools: tuple[tuple[str, int], ...]
     texts: tuple[str, ...]
+
+    def seen_by(self, check: Check) -> object:
+        """The part of this evidence ``check`` looks at: the window's changes, tools or
+        text for ``changed``, ``tools_used`` and ``said``, the disk for every other kind
+        (the phase's window growing by a completion call or closing words changes no
+        command's outcome)."""
+        if isinstance(check, Changed):
+            return self.diff
+        if isinstance(check, ToolsUsed):
+            return self.tools
+        if isinstance(check, Said):
+            return self.texts
+        return self.snapshot
 
 
 class TaskChecks:
@@ -134,7 +148,9 @@ class TaskChecks:
         stale: list[int] = []
         for position in range(len(checks)):
             kept = self._kept.get((phase, position))
-            if kept is not None and kept[0] == evidence:
+            if kept is not None and kept[0].seen_by(checks[position]) == evidence.seen_by(
+                checks[position]
+            ):
                 runs.append(replace(kept[1], fresh=False))
             else:
                 runs.append(None)

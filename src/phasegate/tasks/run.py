@@ -313,7 +313,9 @@ class TaskRun(RunObserver):
             judgment, error = await self._drive()
             reverted = None
             if backup is not None and verdict_of(judgment, error) != "accepted":
-                reverted = backup.restore(self.workspace.snapshot())
+                # The disk as it is, what the checks wrote included: never the agent's work,
+                # but a reverted run leaves the directory as it was before the run.
+                reverted = backup.restore(self.workspace.disk())
             return self._report(judgment, error, reverted)
         finally:
             if backup is not None:

@@ -117,13 +117,28 @@ def output_tail(
     text: str, *, max_lines: int = DETAIL_OUTPUT_LINES, max_chars: int = DETAIL_OUTPUT_CHARS
 ) -> str:
     """The end of ``text``: at most its last ``max_lines`` lines and ``max_chars``
-    characters, with a leading ``…`` when something was cut."""
-    lines = text.rstrip().splitlines()
+    characters, with a leading ``…`` when something was cut. Control characters but tab and
+    line end (an escape sequence, a lone carriage return, a NUL) are shown as visible
+    escapes (``\\x1b``): a command's output reaches the model, terminals and pages."""
+    stripped = text.replace("\r\n", "\n").rstrip()
+    lines = visible_controls(stripped).split("\n") if stripped else []
     kept = "\n".join(lines[-max_lines:])
     cut = len(lines) > max_lines
     if len(kept) > max_chars:
         kept, cut = kept[-max_chars:], True
     return f"…{kept}" if cut else kept
+
+
+_CONTROLS = {
+    code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\t\n"
+}
+_CONTROLS[ord("\r")] = "\\r"
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each control character but tab and line feed written as an escape
+    (``\\x1b``, ``\\r``), so that none acts on what shows it."""
+    return text.translate(_CONTROLS)
 
 
 LISTED_NAMES = 10
