@@ -107,3 +107,11 @@ def test_a_run_without_checks_shows_no_checks(tmp_path: Path) -> None:
     page = render_page(gate_run(tmp_path / "run"))
 
     assert "<h3>Checks</h3>" not in page and not re.search(r"in checks", page)
+
+
+def test_a_judgment_asked_to_run_no_check_says_so(tmp_path: Path) -> None:
+    page = page_with(tmp_path, {}, checks_skipped=True)
+
+    skipped = page[page.index('<section class="part" id="task-checks">') :]
+    assert "<h2>Checks not run</h2>" in skipped
+    assert "rests on the other evidence alone" in skipped

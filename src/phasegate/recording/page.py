@@ -670,7 +670,14 @@ def _issue_message(message: str) -> str:
 
 
 def _task_checks(recording: Recording) -> str:
-    """The task's own checks, as the gate last ran them at the final acceptance."""
+    """The task's own checks, as the gate last ran them at the final acceptance; or that no
+    check was run, when a judgment was asked to run none."""
+    if recording.report.get("checks_skipped") is True:
+        return (
+            '<section class="part" id="task-checks"><h2>Checks not run</h2><p>This judgment '
+            "was asked to run none of the task's checks: its verdict rests on the other "
+            "evidence alone.</p></section>"
+        )
     shown = _ran_checks(recording.report.get("checks"))
     if not shown:
         return ""
