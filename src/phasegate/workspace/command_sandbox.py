@@ -37,7 +37,6 @@ import platform
 import shutil
 import socket
 import struct
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -45,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate._files.scratch import scratch_folder, sweep_dead
+from phasegate._process.bubblewrap import bwrap_refusal
 from phasegate.agents.protocol import Confinement
 from phasegate.phases.sandbox import Sandbox, SandboxOutcome
 from phasegate.validators.protect import protected_paths
@@ -59,8 +59,6 @@ PROXY_PORT = 3128
 """Where a confined command finds its proxy, inside its own network namespace."""
 NO_PROXY = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
 """What the proxy is not asked for (its own namespace's loopback), as Claude Code sets it."""
-PROBE_TIMEOUT = 10.0
-"""Seconds bubblewrap may take to show it can start a sandbox here."""
 GIT_FILES = (".git/config", ".git/hooks")
 """A repository's files a program git runs later could be planted in: read-only, as Claude
 Code keeps them from the agent's commands."""
@@ -258,30 +256,12 @@ def _probe(bwrap: str) -> str | None:
     rules = seccomp_filter()
     assert rules is not None
     with _readable(rules) as fd:
-        command = [
-            bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
-            "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--seccomp", str(fd), "--", "true",
-        ]  # fmt: skip
-        try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT,
-                check=False,
-                pass_fds=(fd,),
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"bubblewrap ({bwrap}) could not be started: {exc}"
-    if done.returncode == 0:
-        return None
-    said = done.stderr.strip().splitlines()[-1:] or ["no message"]
-    return (
-        f"bubblewrap ({bwrap}) cannot make a sandbox here ({said[0]}): enable user "
-        "namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also "
-        "kernel.apparmor_restrict_unprivileged_userns=0), or run where they are allowed"
-    )
+        return bwrap_refusal(
+            [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
+             "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "--seccomp", str(fd), "--", "true"],
+            pass_fds=(fd,),
+        )  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from phasegate._process.bubblewrap import PROBE_TIMEOUT, bwrap_refusal
 from phasegate._process.starting import short_base
 from phasegate.agents.protocol import Confinement
 from phasegate.errors import UsageError
@@ -40,9 +41,6 @@ BRIDGE_SOCKET = len("/claude-socks-0123456789abcdef.sock")
 sockets (``claude-http-…``, ``claude-socks-…``): under a longer ``TMPDIR`` than the socket
 limit leaves (72 bytes on Linux) the sandbox fails to start ("Failed to create bridge
 sockets"), and a confined command is refused."""
-
-PROBE_TIMEOUT = 10.0
-"""Seconds a probe (``bwrap`` starting a user namespace, ``--version``) may take."""
 
 
 def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -87,22 +85,10 @@ def _problem(path: str) -> str | None:
 
 def _namespaces_problem(bwrap: str) -> str | None:
     """Why bubblewrap cannot start the namespaces the sandbox uses, or None."""
-    try:
-        done = subprocess.run(
-            [bwrap, "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/",
-             "--dev", "/dev", "--proc", "/proc", "true"],
-            capture_output=True, text=True, timeout=PROBE_TIMEOUT, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap ({bwrap}) could not be started: {exc}"
-    if done.returncode == 0:
-        return None
-    said = done.stderr.strip().splitlines()[-1:] or ["no message"]
-    return (
-        f"bubblewrap cannot create user namespaces here ({said[0]}): enable them "
-        "(sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also "
-        "kernel.apparmor_restrict_unprivileged_userns=0), or run where they are allowed"
-    )
+    return bwrap_refusal(
+        [bwrap, "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/",
+         "--dev", "/dev", "--proc", "/proc", "true"]
+    )  # fmt: skip
 
 
 def sandbox_settings(confinement: Confinement, workdir: Path) -> dict[str, Any]:
