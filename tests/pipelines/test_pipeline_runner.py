@@ -7,6 +7,7 @@ CLI against the scripted model server (``cli`` marker), from the same script.
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from phasegate.pipelines.state import load_state
 from phasegate.telemetry.events import RunEvent
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.pipelines import FinishedPipeline
+from tests.helpers.processes import gone
 
 RunPipeline = Callable[..., FinishedPipeline]
 
@@ -348,3 +350,28 @@ def test_a_stage_tasks_phase_checks_are_run_by_its_gate_with_their_events(
         (1, 1, "min_lines", False),
         (1, 1, "min_lines", True),
     ]
+
+
+def test_a_pipeline_that_ends_while_an_exit_check_runs_ends_the_checks_command_too(
+    tmp_path: Path,
+) -> None:
+    """The pipeline's time limit falls inside a stage's exit check that would run for
+    minutes: the run ends at once and the command, with what it started, is gone."""
+    pid_file = tmp_path / "pid"
+    slow = (
+        "import os, subprocess, sys, time; "
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); "
+        f"open({str(pid_file)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}'); time.sleep(300)"
+    )
+    pipeline = Pipeline.model_validate({"name": "slow", "stages": [{
+        "name": "only", "prompt": "Write notes.md.",
+        "exit_when": [{"command": {"argv": [sys.executable, "-c", slow], "timeout": 600}}],
+    }]})  # fmt: skip
+    replies = [{"tools": [_write("notes.md", 1)]}, {"when": "tool_result", "text": "Done."}]
+    script = Script.model_validate({"replies": replies})
+    work = tmp_path / "work"
+    work.mkdir()
+    report = PipelineRunner(ScriptedAgent(script), timeout=3).run_sync(pipeline, work)
+
+    assert report.verdict != "accepted"
+    assert all(gone(int(pid)) for pid in pid_file.read_text().split())

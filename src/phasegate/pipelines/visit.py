@@ -11,7 +11,6 @@ successful tool calls since, and for a stage with a phased task that task's
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -124,7 +123,7 @@ class StageVisit:
         diff = WorkspaceDiff.between(self.baseline, current)
         # Only the stage's own text: a promise said before the stage began does not count.
         texts = [e.text for e in entries[self.start :] if isinstance(e, AssistantText)]
-        timed = await asyncio.to_thread(
+        timed = await self.disk.off_loop(
             self.disk.run,
             self.stage.exit_when,
             snapshot=current,
@@ -141,7 +140,7 @@ class StageVisit:
         if self.gate is not None:
             self.timeline.record(len(entries) - self.start, current)
             ran = len(self.gate.checks.ran)
-            decision = await asyncio.to_thread(
+            decision = await self.disk.off_loop(
                 self.gate.check, Transcript(entries=tuple(entries[self.start :])), self.timeline
             )
             check_runs = tuple(self.gate.checks.ran[ran:])

@@ -14,7 +14,6 @@ each check for its recording and writes the recording when the run ends, however
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -158,16 +157,7 @@ class TaskRun(RunObserver):
         command may run for minutes, and the session's messages must still flow."""
         if not self.gate.checks.any:
             return judging(*args)
-        judged = asyncio.ensure_future(asyncio.to_thread(judging, *args))
-        try:
-            return await asyncio.shield(judged)
-        except asyncio.CancelledError:
-            # The run ends (its time limit, a cancel): end the check's command now, and let
-            # the judgment finish before the run describes itself from the same records.
-            self.check_disk.stop()
-            with contextlib.suppress(Exception):
-                await judged
-            raise
+        return await self.check_disk.off_loop(judging, *args)
 
     async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         """A completion tool was called: judge it now and answer in the structured shape of

@@ -13,13 +13,15 @@ with it, times each, and keeps what their commands wrote from counting as the ag
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import errno
 import io
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
@@ -29,6 +31,8 @@ from phasegate.phases.checks import Check, CommandCheck
 from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
 from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:  # imported when a command is confined: the plugin's hooks never are
     from phasegate.workspace.command_sandbox import CommandSandbox
@@ -157,6 +161,21 @@ class CheckDisk:
         """How the checks' commands are confined; the run sets it once it knows how its
         agent is (None: not confined)."""
         self._stop = threading.Event()
+
+    async def off_loop(self, judging: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """``judging(*args, **kwargs)`` (a judgment that runs checks) in a thread: a check's
+        command may run for minutes, and the session's messages must flow meanwhile. When the
+        awaiting run ends (its time limit, a cancel), the command running is ended at once, and the
+        judgment is let finish before the cancellation goes on, so the run describes itself
+        from whole records."""
+        judged = asyncio.ensure_future(asyncio.to_thread(judging, *args, **kwargs))
+        try:
+            return await asyncio.shield(judged)
+        except asyncio.CancelledError:
+            self.stop()
+            with contextlib.suppress(Exception):
+                await judged
+            raise
 
     def stop(self) -> None:
         """End the command running now (its whole group), and any later one as soon as it
