@@ -248,8 +248,8 @@ def _checks(view: ReportView) -> list[str]:
     code blocks, the failed ones first."""
     if view.checks_skipped:
         return [
-            "**Checks not run**: this judgment was asked to run none (`--no-checks`); its "
-            "verdict rests on the other evidence alone."
+            "**Checks not run**: this judgment was asked to run none of the task's checks; "
+            "its verdict rests on the other evidence alone."
         ]
     if not view.checks:
         return []
