@@ -59,6 +59,10 @@ class ClaudeSession:
         self.unanswered: list[ToolCall] = []
         """Completion tool calls seen in the message stream and not yet answered."""
         self.last_text: str | None = None
+        self.texts = 0
+        """Assistant texts (and notices) recorded so far."""
+        self.texts_at_stop = 0
+        """:attr:`texts` when the latest Stop hook was answered."""
         self.api_failed = False
         """The latest assistant message was the runtime's own API-error message."""
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
@@ -172,6 +176,7 @@ class ClaudeSession:
             entry = entry.model_copy(update={"ok": False})
         if isinstance(entry, AssistantText | Notice):
             self.last_text = entry.text
+            self.texts += 1
         if isinstance(entry, ToolCall):
             self.seen_calls.add(entry.id)
             if entry.name in COMPLETION_TOOLS:
@@ -183,12 +188,20 @@ class ClaudeSession:
     ) -> dict[str, Any]:
         last = hook_input.get("last_assistant_message")
         expected = last.strip() if isinstance(last, str) else ""
+        since = self.texts_at_stop
+        # A text recorded since the previous stop: a model that says the same words twice
+        # (a lazy reply repeated after feedback) must not be judged on the first saying.
         await catch_up(
             lambda: (
                 not expected
-                or (self.last_text is not None and expected.endswith(self.last_text.strip()))
+                or (
+                    self.texts > since
+                    and self.last_text is not None
+                    and expected.endswith(self.last_text.strip())
+                )
             )
         )
+        self.texts_at_stop = self.texts
         if self.api_failed:
             # The CLI stops because the API failed, not because the model is done: let it
             # stop, so the failure surfaces (and is retried) instead of being judged.
