@@ -8,8 +8,10 @@ PHASEGATE_REQUIRE_SANDBOX=1 (as in CI); those about a machine without it run any
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import textwrap
 import threading
 import uuid
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from phasegate._process.starting import short_base
 from phasegate.agents.protocol import Confinement
 from phasegate.evidence.workspace import WorkspaceDiff
 from phasegate.phases.checks import CommandCheck
@@ -179,9 +182,12 @@ def test_a_confined_command_reaches_a_listed_host_and_no_other(confined: Path) -
 
 
 @pytest.fixture
-def unix_server(tmp_path: Path) -> Iterator[tuple[Path, list[bytes]]]:
-    """A Unix socket on the machine (as Docker's is) and what reached it."""
-    path = tmp_path / "daemon.sock"
+def unix_server() -> Iterator[tuple[Path, list[bytes]]]:
+    """A Unix socket on the machine (as Docker's is) and what reached it; in a short folder
+    (phasegate's own rule for its sockets), as CI's temporary folder is too long for one."""
+    base = short_base(len("/phasegate-daemon-XXXXXXXX/daemon.sock"), "the test's socket", "")
+    folder = Path(tempfile.mkdtemp(prefix="phasegate-daemon-", dir=base))
+    path = folder / "daemon.sock"
     reached: list[bytes] = []
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -201,6 +207,7 @@ def unix_server(tmp_path: Path) -> Iterator[tuple[Path, list[bytes]]]:
     listener.shutdown(socket.SHUT_RDWR)
     listener.close()
     thread.join(5)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_confined_command_cannot_talk_to_a_unix_socket_of_the_machine(
