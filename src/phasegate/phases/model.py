@@ -17,8 +17,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ModelWrapValidatorHandler,
-    PrivateAttr,
     SerializerFunctionWrapHandler,
     StringConstraints,
     ValidationInfo,
@@ -36,7 +34,7 @@ from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import load_schema
-from phasegate.phases.sentences import Reading, read_field
+from phasegate.phases.sentences import WrittenAsSentences
 from phasegate.phases.workdir_paths import ProtectGlob
 
 DEFAULT_MARKER_TEXT = "done"
@@ -49,7 +47,7 @@ ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", 
 """A tool's name as the agent runtime spells it (``Read``, ``Bash``, ``mcp__server__tool``)."""
 
 
-class Phase(BaseModel):
+class Phase(WrittenAsSentences):
     """One phase of a task.
 
     Work phase: ``instructions`` plus optional evidence requirements. Output phase: set
@@ -105,23 +103,6 @@ class Phase(BaseModel):
         exclude_if=lambda checks: not checks,
     )
 
-    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Phase]) -> Phase:
-        data, readings = read_field(data, "checks")
-        made = handler(data)
-        if readings:
-            made._sentences = readings
-        return made
-
-    @property
-    def sentences(self) -> tuple[Reading, ...]:
-        """The sentences its ``checks`` were written in, each with the checks it became
-        (:mod:`phasegate.phases.sentences`); empty when they were written as checks."""
-        return self._sentences
-
     @property
     def is_output(self) -> bool:
         """True for the output phase (the one that answers with JSON)."""
@@ -176,7 +157,7 @@ READ_ONLY_TOOLSET = ("Read", "Grep", "Glob")
 names of its tools that only read)."""
 
 
-class Task(BaseModel):
+class Task(WrittenAsSentences):
     """A phased task: a name, an optional description and ordered phases."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -242,23 +223,6 @@ class Task(BaseModel):
         # Left out of dumps when empty, so digests of tasks saved before it existed match.
         exclude_if=lambda checks: not checks,
     )
-
-    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Task]) -> Task:
-        data, readings = read_field(data, "checks")
-        made = handler(data)
-        if readings:
-            made._sentences = readings
-        return made
-
-    @property
-    def sentences(self) -> tuple[Reading, ...]:
-        """The sentences its ``checks`` were written in, each with the checks it became
-        (:mod:`phasegate.phases.sentences`); empty when they were written as checks."""
-        return self._sentences
 
     @field_validator("phases")
     @classmethod

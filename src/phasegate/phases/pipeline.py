@@ -44,8 +44,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ModelWrapValidatorHandler,
-    PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
@@ -73,7 +71,7 @@ from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_rep
 from phasegate.phases.placeholders import Location, check_placeholders, refuse_repeated_ids
 from phasegate.phases.sandbox import Sandbox
 from phasegate.phases.schemas import base_dir, files_root, named_file
-from phasegate.phases.sentences import Reading, read_field
+from phasegate.phases.sentences import WrittenAsSentences
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.phases.workdir_paths import ProtectGlob
 
@@ -154,10 +152,11 @@ class OnFail(BaseModel):
     )
 
 
-class Stage(BaseModel):
+class Stage(WrittenAsSentences):
     """One stage: what to tell the agent, and what must hold before the next stage starts."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    sentence_field = "exit_when"
 
     name: str = Field(min_length=1, pattern=r"^\S(.*\S)?$", description="Unique in the pipeline.")
     prompt: str | None = Field(default=None, description="The stage's instructions.")
@@ -203,23 +202,6 @@ class Stage(BaseModel):
     @classmethod
     def _allowed_as_list(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
-
-    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Stage]) -> Stage:
-        data, readings = read_field(data, "exit_when")
-        stage = handler(data)
-        if readings:
-            stage._sentences = readings
-        return stage
-
-    @property
-    def sentences(self) -> tuple[Reading, ...]:
-        """The sentences its ``exit_when`` was written in, each with the checks it became
-        (:mod:`phasegate.phases.sentences`); empty when it was written as checks."""
-        return self._sentences
 
     @field_validator("needs", mode="before")
     @classmethod

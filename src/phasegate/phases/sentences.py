@@ -30,7 +30,9 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from phasegate._files import LocatedValueError
 from phasegate.phases.checks import CHECK_KINDS, Check, check_as_file, check_from_data
@@ -241,3 +243,27 @@ def _build(data: dict[str, Any], sentence: str) -> Check:
         return check_from_data(data, text=sentence)
     except ValueError as exc:
         raise SentenceError(str(exc)) from None
+
+
+class WrittenAsSentences(BaseModel):
+    """A model one of whose fields of checks (``sentence_field``) may be written as
+    sentences: they are read into checks before validation, and :attr:`sentences` keeps what
+    each became (a ``Phase``'s and a ``Task``'s ``checks``, a ``Stage``'s ``exit_when``)."""
+
+    sentence_field: ClassVar[str] = "checks"
+    _sentences: tuple[Reading, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_sentences(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        data, readings = read_field(data, cls.sentence_field)
+        made = handler(data)
+        if readings:
+            made._sentences = readings
+        return made
+
+    @property
+    def sentences(self) -> tuple[Reading, ...]:
+        """The sentences its checks were written in, each with the checks it became; empty
+        when they were written as checks."""
+        return self._sentences
