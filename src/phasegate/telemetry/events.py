@@ -14,7 +14,7 @@ A :class:`RunEvent` carries one of them with the run's identity (``run_id``, ``t
 Runners hand events to an :data:`EventSink`; the log turns them into JSON lines, the CLI into
 progress lines.
 
-One concept in one module (about 520 lines): every event and the record that carries it,
+One concept in one module (about 580 lines): every event and the record that carries it,
 so a new event is added, named and documented in one place.
 """
 
