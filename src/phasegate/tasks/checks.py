@@ -17,7 +17,8 @@ runs the checks that say whether the result is right, the same checks a stage's
 Each list is judged on the disk as the check disk sees it at that moment (with a disk) or as
 the timeline last saw it (without one).
 
-A check whose evidence is the same as at an earlier run (the same disk, the same window) is
+A check whose evidence is the same as at an earlier run (the disk for most kinds; the
+phase's changes, tools or text for ``changed``, ``tools_used`` and ``said``) is
 not run again: that run's outcome decides, and its :class:`~phasegate.validators.check_runs.
 CheckRun` says which of the gate's judgments it was. Without a disk to run on
 (``disk=None``), or when the gate only describes a run that ended in error, a check that has
