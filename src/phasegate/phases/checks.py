@@ -1,9 +1,11 @@
 """A pipeline stage's exit checks (``exit_when``): what must hold before the next stage.
 
 A check is a mapping with one key, its kind: ``file_exists``, ``min_lines``, ``json_valid``,
-``command``, ``changed``, ``tools_used``, ``dir_files`` or ``said``; its value is the
-settings, or for most kinds the one setting that matters (``file_exists: a.md``,
-``command: [make, test]``, ``said: DONE``). Paths and globs are relative to the work
+``command``, ``changed``, ``tools_used``, ``dir_files``, ``said`` or ``rubric``; its value
+is the settings, or for most kinds the one setting that matters (``file_exists: a.md``,
+``command: [make, test]``, ``said: DONE``, ``rubric: design.md names every endpoint``).
+A ``rubric`` holds criteria only a reader can judge: a grader reads the evidence and gives a
+verdict per criterion (docs/grader.md). Paths and globs are relative to the work
 directory and may not leave it. Judging them is :mod:`phasegate.validators.stage_checks`' job;
 :func:`check_as_file` writes a check back in its file form.
 """
@@ -21,6 +23,7 @@ from pydantic import (
     TypeAdapter,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from phasegate._files import Number, WholeNumber
@@ -150,6 +153,63 @@ def promise_text(value: str) -> str:
     return text
 
 
+_CRITERION_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MAX_CRITERIA = 20
+"""The most criteria one rubric may hold: each is a verdict the grader must give."""
+
+
+class Criterion(_Check):
+    """One criterion of a :class:`Rubric`: a sentence a reader can judge true or not from
+    the evidence (``design.md names every endpoint prd.md lists``), with an optional ``id``
+    that names it in verdicts and reports (default: ``c1``, ``c2``, ... by its place)."""
+
+    id: str | None = Field(default=None, pattern=_CRITERION_ID)
+    text: str = Field(min_length=1, max_length=2000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_sentence(cls, value: object) -> object:
+        return {"text": value} if isinstance(value, str) else value
+
+    @field_validator("text")
+    @classmethod
+    def _said_something(cls, value: str) -> str:
+        text = " ".join(value.split())
+        if not text:
+            raise ValueError("a criterion must say something")
+        return text
+
+
+class Rubric(_Check):
+    """Criteria a grader judges from the evidence (docs/grader.md): a separate session with
+    no writing tool gives each a verdict, met, not met or cannot tell, with its reason; the
+    check holds when every criterion is met. It is judged only once the other checks of its
+    list hold."""
+
+    kind: Literal["rubric"] = "rubric"
+    criteria: tuple[Criterion, ...] = Field(min_length=1, max_length=MAX_CRITERIA)
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str | dict) else value
+
+    @model_validator(mode="after")
+    def _ids_unique(self) -> Rubric:
+        ids = self.ids
+        repeated = sorted({name for name in ids if ids.count(name) > 1})
+        if repeated:
+            raise ValueError(f"criterion ids must differ; repeated: {', '.join(repeated)}")
+        return self
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Each criterion's id: its own, or ``c`` and its 1-based place."""
+        return tuple(
+            criterion.id or f"c{place}" for place, criterion in enumerate(self.criteria, 1)
+        )
+
+
 CHECK_KINDS = (
     "file_exists",
     "min_lines",
@@ -159,6 +219,7 @@ CHECK_KINDS = (
     "tools_used",
     "dir_files",
     "said",
+    "rubric",
 )
 # The field a bare value stands for: `file_exists: a.md`, `command: [make, test]`.
 _SHORT_FIELD = {
@@ -169,6 +230,7 @@ _SHORT_FIELD = {
     "json_valid": "path",
     "dir_files": "path",
     "said": "text",
+    "rubric": "criteria",
 }
 
 
@@ -195,7 +257,15 @@ def _check_from_file(value: object) -> object:
 
 
 Check = Annotated[
-    FileExists | MinLines | JsonValid | CommandCheck | Changed | ToolsUsed | DirFiles | Said,
+    FileExists
+    | MinLines
+    | JsonValid
+    | CommandCheck
+    | Changed
+    | ToolsUsed
+    | DirFiles
+    | Said
+    | Rubric,
     Field(discriminator="kind"),
     BeforeValidator(_check_from_file),
 ]
@@ -218,8 +288,8 @@ def check_from_text(text: str) -> Check:
             "(for example 'command: pytest -q' or 'said: DONE')"
         )
     given = value.strip()
-    if kind in ("command", "said") and not given.startswith(("[", "{")):
-        settings: object = given  # as typed: a promise, or words a shell would split
+    if kind in ("command", "said", "rubric") and not given.startswith(("[", "{")):
+        settings: object = given  # as typed: a promise, a criterion, words a shell would split
     else:
         try:
             settings = parse_data(given, json_syntax=False) if given else None
@@ -257,8 +327,14 @@ def _check_adapter() -> TypeAdapter[Check]:
 
 def check_as_file(check: Check) -> dict[str, Any]:
     """``check`` as a pipeline file writes it: ``{kind: settings}``, or ``{kind: value}``
-    when its only setting that differs from the default is the one a bare value stands for."""
+    when its only setting that differs from the default is the one a bare value stands for
+    (a rubric of one criterion without an id: ``{rubric: SENTENCE}``)."""
     settings = check.model_dump(mode="json", by_alias=True, exclude={"kind"}, exclude_defaults=True)
+    if isinstance(check, Rubric):  # a criterion without an id is its sentence
+        criteria = [
+            c.text if c.id is None else {"id": c.id, "text": c.text} for c in check.criteria
+        ]
+        settings["criteria"] = criteria[0] if criteria == [check.criteria[0].text] else criteria
     short = _SHORT_FIELD.get(check.kind)
     if short is not None and set(settings) == {short}:
         return {check.kind: settings[short]}

@@ -30,6 +30,7 @@ from phasegate.modes import DefinitionKind
 from phasegate.phases.checks import Check
 from phasegate.phases.completion import Completion
 from phasegate.phases.conditions import check_conditions
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.placeholders import check_placeholders, refuse_repeated_ids
 from phasegate.phases.sandbox import Sandbox
@@ -215,6 +216,13 @@ class Task(WrittenAsSentences):
         "directory. Not written: the caller's default.",
         # Left out of dumps when not written, so digests of definitions saved before it match.
         exclude_if=lambda sandbox: sandbox is None,
+    )
+    grader: GraderSettings | None = Field(
+        default=None,
+        description="How the grader of its rubric checks runs (model, max_turns, "
+        "max_cost_usd; docs/grader.md). Not written: the caller's settings, then the defaults.",
+        # Left out of dumps when not written, so digests of definitions saved before it match.
+        exclude_if=lambda grader: grader is None,
     )
     checks: tuple[Check, ...] = Field(
         default=(),

@@ -65,6 +65,7 @@ from phasegate.errors import PipelineFileError, TaskFileError
 from phasegate.modes import DefinitionKind
 from phasegate.phases.checks import Check, ToolsUsed
 from phasegate.phases.conditions import check_conditions
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.inputs import TaskInput
 from phasegate.phases.loading import load_task, loading_context, task_from_mapping
 from phasegate.phases.model import Task, ToolName, drop_empty_inputs, refuse_repeated_names
@@ -313,6 +314,13 @@ class Pipeline(BaseModel):
         "the runtime's names; null: the runtime's default set (see Task.toolset).",
         # Left out of dumps when null, so digests of pipelines saved before it existed match.
         exclude_if=lambda toolset: toolset is None,
+    )
+    grader: GraderSettings | None = Field(
+        default=None,
+        description="How the grader of its rubric checks runs (model, max_turns, "
+        "max_cost_usd; docs/grader.md). Not written: the caller's settings, then the defaults.",
+        # Left out of dumps when not written, so digests of definitions saved before it match.
+        exclude_if=lambda grader: grader is None,
     )
     sandbox: Sandbox | None = Field(
         default=None,

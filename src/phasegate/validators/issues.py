@@ -47,6 +47,7 @@ class IssueCode(StrEnum):
     PROTECTED_PATH_CHANGED = "protected_path_changed"
     CHECK_FAILED = "check_failed"
     CHECK_NOT_RUN = "check_not_run"
+    CRITERION_NOT_MET = "criterion_not_met"
 
 
 _DEFAULT_GROUP: dict[IssueCode, IssueGroup] = {

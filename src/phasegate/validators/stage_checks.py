@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, assert_never
 
 from phasegate._files.globs import glob_matches
+from phasegate.evidence.transcript import Usage
 from phasegate.phases.checks import (
     Changed,
     Check,
@@ -39,6 +40,7 @@ from phasegate.phases.checks import (
     FileExists,
     JsonValid,
     MinLines,
+    Rubric,
     Said,
     ToolsUsed,
 )
@@ -52,6 +54,7 @@ from phasegate.phases.promises import (
     visible,
 )
 from phasegate.phases.schemas import schema_validator
+from phasegate.validators.grading import NO_GRADER, CriterionVerdict, describe_rubric
 
 DETAIL_OUTPUT_LINES = 40
 """At most this many last lines of a command's output go into an outcome's detail."""
@@ -176,6 +179,8 @@ def describe(check: Check) -> str:
                 f"you say {promise_tag(check.text)} yourself in this stage, on a line of its "
                 "own, outside code"
             )
+        case Rubric():
+            return describe_rubric(check)
         case _:
             assert_never(check)
 
@@ -230,15 +235,25 @@ class CheckOutcome:
     exit_code: int | None = None
     """For a ``command`` check, the exit status it ended with (None: it did not finish or
     could not start; for every other kind, always None)."""
+    criteria: tuple[CriterionVerdict, ...] = ()
+    """For a ``rubric`` a grader judged, its verdict on each criterion (empty otherwise)."""
+    grader_usage: Usage | None = None
+    """For a ``rubric``, what its grader's sessions cost in this outcome (None: no grader
+    session ran for it, as for every other kind; an answer kept for equal evidence cost
+    nothing again)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """The outcome as JSON-ready data: ``kind``, ``description``, ``ok``, ``detail``."""
-        return {
+        """The outcome as JSON-ready data: ``kind``, ``description``, ``ok``, ``detail``, and
+        for a graded rubric its ``criteria``."""
+        data: dict[str, Any] = {
             "kind": self.kind,
             "description": self.description,
             "ok": self.ok,
             "detail": self.detail,
         }
+        if self.criteria:
+            data["criteria"] = [verdict.as_dict() for verdict in self.criteria]
+        return data
 
 
 def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
@@ -261,6 +276,10 @@ def evaluate(check: Check, evidence: StageEvidence) -> CheckOutcome:
             ok, detail, remedy = _dir_files(check, evidence)
         case Said():
             ok, detail, remedy = said_verdict(check, evidence.assistant_texts())
+        case Rubric():
+            # Judged by a grader, which the check disk runs (workspace/checks.py); evaluated
+            # alone, no reader judged it, and it never counts as met.
+            ok, detail, remedy = NO_GRADER
         case _:
             assert_never(check)
     return CheckOutcome(
