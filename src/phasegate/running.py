@@ -19,6 +19,7 @@ from typing import overload
 from phasegate.agents.protocol import Agent
 from phasegate.agents.retry import RetryPolicy
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, Isolation, Mode
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.loop import Loop
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Pipeline
@@ -45,7 +46,8 @@ class RunOptions:
     ``optional``) or not (``off``) whatever the definition's ``sandbox:`` says (None: as it
     says); ``sandbox_default``: the mode when neither says (docs/sandbox.md).
     ``max_parallel``: a pipeline's most stages at once, over its ``max_parallel`` (None: as
-    the pipeline says).
+    the pipeline says). ``grader``: how the grader of ``rubric`` checks runs, field by field
+    over the definition's ``grader:`` (docs/grader.md).
     """
 
     mode: Mode = "gate"
@@ -59,6 +61,7 @@ class RunOptions:
     sandbox: SandboxMode | None = None
     sandbox_default: SandboxMode = "off"
     max_parallel: int | None = None
+    grader: GraderSettings | None = None
 
     def retry_policy(self) -> RetryPolicy:
         """The retry policy ``timeout`` and ``retries`` describe."""
@@ -151,7 +154,7 @@ async def run_definition(
         runner = Runner(
             agent, mode=options.mode, max_attempts=options.max_attempts,
             prompts_dir=options.prompts_dir, on_event=options.on_event, retry=retry,
-            timeout=options.timeout,
+            timeout=options.timeout, grader=options.grader,
         )  # fmt: skip
         return await runner.run(
             definition, workdir, inputs=inputs, run_id=run_id, stop=stop, record=options.record
@@ -159,7 +162,7 @@ async def run_definition(
     if isinstance(definition, Loop):
         loops = LoopRunner(
             agent, prompts_dir=options.prompts_dir, on_event=options.on_event, retry=retry,
-            timeout=options.timeout,
+            timeout=options.timeout, grader=options.grader,
         )  # fmt: skip
         return await loops.run(
             definition, workdir, restart=restart, run_id=run_id, stop=stop, record=options.record
@@ -167,7 +170,7 @@ async def run_definition(
     pipelines = PipelineRunner(
         agent, isolation=options.isolation, prompts_dir=options.prompts_dir,
         on_event=options.on_event, retry=retry, timeout=options.timeout,
-        max_parallel=options.max_parallel,
+        max_parallel=options.max_parallel, grader=options.grader,
     )  # fmt: skip
     if resume:
         return await pipelines.resume(

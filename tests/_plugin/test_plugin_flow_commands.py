@@ -178,7 +178,7 @@ def test_the_stop_hook_loads_no_pydantic_plugin_but_its_check_commands_do(
 
 def test_a_loops_until_may_be_a_sentence_and_is_kept_as_its_checks(tmp_path: Path) -> None:
     """``--until 'notes.md exists and pytest -q passes'`` is two checks, kept in their file
-    form; a sentence that is no form is refused, gating nothing."""
+    form; a sentence naming a path outside the work directory is refused, gating nothing."""
     _plugin("loop", "Fix", "--until", "notes.md exists and pytest -q passes", work=tmp_path)
     assert _state(tmp_path)["loop"]["until"] == [
         {"file_exists": "notes.md"},
@@ -186,6 +186,6 @@ def test_a_loops_until_may_be_a_sentence_and_is_kept_as_its_checks(tmp_path: Pat
     ]
     other = tmp_path / "other"
     other.mkdir()
-    refused = _plugin("loop", "Fix", "--until", "the tests are good", work=other)
-    assert "--until 'the tests are good' is none of the forms phasegate reads" in refused.stdout
+    refused = _plugin("loop", "Fix", "--until", "../notes.md exists", work=other)
+    assert "leaves the work directory" in refused.stdout
     assert not (other / ".phasegate").exists()

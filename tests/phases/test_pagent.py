@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.helpers.fuzz import bounded_memory, hostile_text
 
 from phasegate.errors import PhasegateError, PipelineFileError
-from phasegate.phases.checks import DirFiles, FileExists, MinLines, Said
+from phasegate.phases.checks import Criterion, DirFiles, FileExists, MinLines, Rubric, Said
 from phasegate.phases.pagent import is_pagent, load_pipeline_file, pagent_pipeline
 from phasegate.phases.pipeline import pipeline_from_mapping
 from phasegate.phases.pipeline_yaml import pipeline_yaml
@@ -380,15 +380,29 @@ def test_seed_004s_pipeline_json_loads_as_the_pipeline_its_sentences_mean(work: 
     ]
 
 
-def test_a_pagent_sentence_phasegate_cannot_read_is_refused_naming_the_stage_field(
+def test_a_pagent_sentence_in_none_of_the_forms_is_a_criterion_a_grader_judges(
     work: Path,
 ) -> None:
-    """As in a phasegate file: the field, the sentence, the forms understood."""
+    """As in a phasegate file: the stage's ``exit_when`` is a one-criterion rubric."""
     data = json.loads(SEED_004.read_text())
     data["stages"][2]["exit_when"] = "the code is idiomatic Go"
+    file = work / "pipeline.json"
+    file.write_text(json.dumps(data))
+    pipeline = load_pipeline_file(file, workdir=work)
+    assert pipeline.stages[2].exit_when == (
+        Rubric(criteria=(Criterion(text="the code is idiomatic Go"),)),
+    )
+
+
+def test_a_pagent_sentence_naming_a_path_outside_is_refused_naming_the_stage_field(
+    work: Path,
+) -> None:
+    """As in a phasegate file: the field, the sentence, what is wrong."""
+    data = json.loads(SEED_004.read_text())
+    data["stages"][2]["exit_when"] = "../main.go exists"
     file = work / "pipeline.json"
     file.write_text(json.dumps(data))
     with pytest.raises(PipelineFileError) as raised:
         load_pipeline_file(file, workdir=work)
     assert raised.value.field == "stages.2.exit_when"
-    assert "'the code is idiomatic Go' is none of the forms phasegate reads" in str(raised.value)
+    assert "leaves the work directory" in str(raised.value)

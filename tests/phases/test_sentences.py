@@ -8,7 +8,15 @@ import re
 import pytest
 
 from phasegate._files import LocatedValueError
-from phasegate.phases.checks import CommandCheck, FileExists, MinLines, Said, check_as_file
+from phasegate.phases.checks import (
+    CommandCheck,
+    Criterion,
+    FileExists,
+    MinLines,
+    Rubric,
+    Said,
+    check_as_file,
+)
 from phasegate.phases.model import Task
 from phasegate.phases.pipeline import Stage
 from phasegate.phases.sentences import (
@@ -85,34 +93,48 @@ def test_a_word_that_merely_contains_and_does_not_split_the_sentence() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sentence", "says"),
+    "sentence",
     [
-        (
-            "the design covers every endpoint",
-            "'the design covers every endpoint' is none of the forms",
-        ),
-        ("a.md exists and reads well", "the clause 'reads well' is none of the forms"),
-        ("has >3 lines", "counts lines, but no file is named before it"),
-        ("make passes and has >3 lines", "counts lines, but no file is named before it"),
-        ("my notes.md exists", "'my notes.md' is not one path"),
-        ("a.md exists and", "none of the forms"),
-        ("'a.md exists", "its quote ' is never closed"),
-        ("   ", "the sentence is empty"),
-        ("a.md has >=0 lines", "n: Input should be greater than or equal to 1"),
+        "the design covers every endpoint",
+        "a.md exists and reads well",
+        "has >3 lines",
+        "make passes and has >3 lines",
+        "my notes.md exists",
+        "a.md exists and",
+        "'a.md exists",
+        "the README's tone is friendly",
     ],
 )
-def test_a_sentence_that_is_none_of_the_forms_is_refused_saying_why(
+def test_a_sentence_in_none_of_the_forms_becomes_one_criterion_a_grader_judges(
+    sentence: str,
+) -> None:
+    """The whole sentence, as written (not cut at its ``and``): one criterion of a rubric."""
+    assert read_sentence(sentence) == (Rubric(criteria=(Criterion(text=sentence.strip()),)),)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "says"),
+    [
+        ("   ", "the sentence is empty"),
+        ("a.md has >=0 lines", "n: Input should be greater than or equal to 1"),
+        ("../secret.md exists", "leaves the work directory"),
+    ],
+)
+def test_a_sentence_that_says_nothing_or_names_a_bad_check_is_refused_saying_why(
     sentence: str, says: str
 ) -> None:
-    """The refusal quotes the sentence, says what is wrong, lists the forms understood and
-    says a criterion only a reader can judge would need a grader."""
-    with pytest.raises(SentenceError, match=re.escape(says)) as raised:
+    """An empty sentence, or a form naming a check its model refuses, never reaches a grader."""
+    with pytest.raises(SentenceError, match=re.escape(says)):
         read_sentence(sentence)
-    if "Input should be" not in says:
-        message = str(raised.value)
-        assert '"PATH exists and has >N lines"' in message
-        assert '"COMMAND passes"' in message
-        assert "would need a grader, which phasegate does not have yet" in message
+
+
+def test_what_a_graded_sentence_became_says_a_grader_judges_it() -> None:
+    """``pipeline check`` prints it."""
+    (reading,) = Stage(name="s", prompt="p", exit_when="the design is sound").sentences
+    assert reading.graded
+    assert (
+        reading.describe() == '"the design is sound" → a grader judges it (rubric of one criterion)'
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,13 +209,13 @@ def test_a_stage_written_in_sentences_is_the_stage_written_in_checks() -> None:
 
 def test_a_refused_sentence_names_the_field_it_stands_in() -> None:
     """One sentence: the field; in a list: its item."""
-    with pytest.raises(ValueError, match="the design is sound"):
-        Stage(name="s", prompt="p", exit_when="the design is sound")
+    with pytest.raises(ValueError, match="leaves the work directory"):
+        Stage(name="s", prompt="p", exit_when="../a.md exists")
     with pytest.raises(LocatedValueError) as raised:
-        read_field({"exit_when": [{"said": "X"}, "it is good"]}, "exit_when")
+        read_field({"exit_when": [{"said": "X"}, "   "]}, "exit_when")
     assert raised.value.location == ("exit_when", 1)
     with pytest.raises(LocatedValueError) as raised:
-        read_field({"exit_when": "it is good"}, "exit_when")
+        read_field({"exit_when": "../a.md exists"}, "exit_when")
     assert raised.value.location == ("exit_when",)
 
 

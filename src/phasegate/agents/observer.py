@@ -26,6 +26,7 @@ from phasegate.agents.protocol import (
     AgentRequest,
     Confinement,
     agent_version,
+    grading_agent,
     sandbox_problem,
 )
 from phasegate.agents.retry import RetryPolicy, retry_delay_ms
@@ -42,6 +43,7 @@ from phasegate.evidence.transcript import (
     UserText,
 )
 from phasegate.modes import STATE_DIR
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.sandbox import Sandbox, SandboxOutcome
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.gate_text import gate_characters
@@ -75,6 +77,8 @@ class ObserverSettings:
     stop: asyncio.Event | None = None
     """Set to end the run early, as its timeout would: the agent stops and what it did is
     judged (None: the run cannot be stopped this way)."""
+    grader: GraderSettings | None = None
+    """The caller's settings for the grader of rubric checks, over the definition's."""
 
 
 class RunObserver:
@@ -178,6 +182,13 @@ class RunObserver:
         if callable(getattr(self.agent, "version", None)):
             self.agent_version = await asyncio.to_thread(agent_version, self.agent)
         return self.agent_version
+
+    def grading_agent(self, written: GraderSettings | None) -> Agent | None:
+        """The agent the grader of this run's ``rubric`` checks runs: the run's agent's, with
+        the caller's settings over ``written`` (the definition's); None when the agent cannot
+        start one."""
+        settings = (self.settings.grader or GraderSettings()).over(written)
+        return grading_agent(self.agent, settings)
 
     async def confine(
         self, sandbox: Sandbox | None, read_only: tuple[str, ...], workdir: Path

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from phasegate.evidence.transcript import Entry, ToolCall
+from phasegate.phases.grader import GraderSettings
 from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
 
 
@@ -133,6 +134,17 @@ def agent_version(agent: Agent) -> str | None:
         return None
     found = version()
     return found if isinstance(found, str) and found else None
+
+
+def grading_agent(agent: Agent, settings: GraderSettings) -> Agent | None:
+    """The agent a grader of ``agent``'s run runs (the same runtime and connection, the
+    grader's model, turns and cost cap), from ``agent``'s optional ``grading_agent(settings)``
+    method; None when it has none (a rubric is then never met)."""
+    make = getattr(agent, "grading_agent", None)
+    if not callable(make):
+        return None
+    made = make(settings)
+    return made if isinstance(made, Agent) else None
 
 
 def sandbox_problem(agent: Agent) -> str | None:

@@ -12,6 +12,7 @@ directory and may not leave it. Judging them is :mod:`phasegate.validators.stage
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -323,6 +324,11 @@ def check_from_data(data: object, *, text: str) -> Check:
 @cache
 def _check_adapter() -> TypeAdapter[Check]:
     return TypeAdapter(Check)
+
+
+def has_rubric(checks: Sequence[Check]) -> bool:
+    """Whether any of ``checks`` is a ``rubric`` (a grader is needed to judge them)."""
+    return any(isinstance(check, Rubric) for check in checks)
 
 
 def check_as_file(check: Check) -> dict[str, Any]:

@@ -289,6 +289,14 @@ OnBranchFailure = Literal["stop", "finish"]
 lets them finish; either way the pipeline fails."""
 
 
+def stage_checks(stage: Stage) -> tuple[Check, ...]:
+    """Every check a stage runs: its ``exit_when``, then its task's and its phases'."""
+    if stage.task is None:
+        return stage.exit_when
+    phases = tuple(check for phase in stage.task.phases for check in phase.checks)
+    return (*stage.exit_when, *stage.task.checks, *phases)
+
+
 class Pipeline(BaseModel):
     """Stages run by one agent, each gated on its exit checks: one after another, or (with
     ``needs``) independent stages at the same time, each branch in its own session."""

@@ -15,9 +15,13 @@ check is expected (a stage's ``exit_when``, a phase's or a task's ``checks``, a 
 A word or path with spaces is quoted as for a shell (``'my notes.md' exists``); an ``and``
 inside quotes joins nothing; a subject in backticks (```make test` passes``) is read without
 them. Each check is built through the same model as its structured form, so a path that
-leaves the work directory is refused exactly as it would be there. Anything else is refused
-when the file loads, naming the field and the forms understood: a criterion only a reader can
-judge would need a grader, which phasegate does not have.
+leaves the work directory is refused exactly as it would be there.
+
+Any other sentence is a criterion only a reader can judge ("design.md names every endpoint
+prd.md lists"): it becomes a ``rubric`` of that one criterion, which a grader judges
+(docs/grader.md). So does a sentence only some of whose clauses are in the forms: the
+sentence is judged whole, as written, rather than cut into pieces the writer never meant to
+stand alone (write the mechanical part as a sentence of its own to have it run on the disk).
 
 Pure: no file is read and nothing runs. The models keep what each sentence became
 (:class:`Reading`) for ``pipeline check`` and ``check`` to print; a definition written back
@@ -35,7 +39,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from phasegate._files import LocatedValueError
-from phasegate.phases.checks import CHECK_KINDS, Check, check_as_file, check_from_data
+from phasegate.phases.checks import CHECK_KINDS, Check, Rubric, check_as_file, check_from_data
 
 FORMS = (
     '"PATH exists"',
@@ -55,7 +59,11 @@ _EXISTS = re.compile(r"^(?P<subject>.+?)\s+exists\.?$", re.IGNORECASE | re.DOTAL
 
 
 class SentenceError(ValueError):
-    """A sentence that is none of the forms understood, or names a check its model refuses."""
+    """A sentence that cannot stand for checks: empty, or naming a check its model refuses."""
+
+
+class _NotAForm(SentenceError):
+    """A sentence (or a clause) in none of the forms: a criterion for a grader."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +73,16 @@ class Reading:
     sentence: str
     checks: tuple[Check, ...]
 
+    @property
+    def graded(self) -> bool:
+        """Whether a grader judges it: a sentence in none of the forms."""
+        return len(self.checks) == 1 and isinstance(self.checks[0], Rubric)
+
     def describe(self) -> str:
         """``"a.md exists" → file_exists: a.md``: the sentence, then each check as a file
-        writes it, on one line."""
+        writes it, on one line; a sentence in none of the forms says a grader judges it."""
+        if self.graded:
+            return f'"{self.sentence}" → a grader judges it (rubric of one criterion)'
         return f'"{self.sentence}" → ' + "; ".join(check_line(c) for c in self.checks)
 
 
@@ -89,24 +104,27 @@ def refusal(sentence: str, problem: str | None = None) -> str:
         else f"{sentence!r} is none of the forms phasegate reads"
     )
     return (
-        f"{head}. Understood: {'; '.join(FORMS)}; clauses joined by 'and'; or a structured "
-        f"check ({', '.join(CHECK_KINDS)}). A criterion only a reader can judge would need a "
-        "grader, which phasegate does not have yet: write it as checks phasegate can run"
+        f"{head}. Understood: {'; '.join(FORMS)}; clauses joined by 'and'; any other "
+        f"sentence, judged by a grader; or a structured check ({', '.join(CHECK_KINDS)})"
     )
 
 
 def read_sentence(sentence: str) -> tuple[Check, ...]:
-    """The checks ``sentence`` names (see the module); a :class:`SentenceError` saying why
-    when it names none."""
+    """The checks ``sentence`` names (see the module): those of its forms, or a one-criterion
+    ``rubric`` of the whole sentence; a :class:`SentenceError` saying why when it is empty or
+    names a check its model refuses (a path outside the work directory)."""
     text = sentence.strip()
     if not text:
         raise SentenceError(refusal(sentence, "the sentence is empty"))
-    clauses = _clauses(text, sentence)
-    checks: list[Check] = []
-    last_path: str | None = None
-    for clause in clauses:
-        built, last_path = _clause(clause, last_path, sentence, several=len(clauses) > 1)
-        checks.extend(built)
+    try:
+        clauses = _clauses(text, sentence)
+        checks: list[Check] = []
+        last_path: str | None = None
+        for clause in clauses:
+            built, last_path = _clause(clause, last_path, sentence, several=len(clauses) > 1)
+            checks.extend(built)
+    except _NotAForm:
+        return (_build({"rubric": text}, sentence),)
     return tuple(checks)
 
 
@@ -182,10 +200,10 @@ def _clauses(text: str, sentence: str) -> list[str]:
                 continue
         position += 1
     if quote is not None:
-        raise SentenceError(refusal(sentence, f"its quote {quote} is never closed"))
+        raise _NotAForm(refusal(sentence, f"its quote {quote} is never closed"))
     clauses.append(text[start:])
     if any(not clause.strip() for clause in clauses):
-        raise SentenceError(refusal(sentence, "an 'and' joins nothing"))
+        raise _NotAForm(refusal(sentence, "an 'and' joins nothing"))
     return [clause.strip() for clause in clauses]
 
 
@@ -198,7 +216,7 @@ def _clause(
         subject = found["subject"]
         path = _path(subject, sentence) if subject is not None else last_path
         if path is None:
-            raise SentenceError(
+            raise _NotAForm(
                 refusal(sentence, f"{where} counts lines, but no file is named before it")
             )
         count = int(found["n"])
@@ -211,8 +229,8 @@ def _clause(
         path = _path(found["subject"], sentence)
         return [_build({"file_exists": path}, sentence)], path
     if several:
-        raise SentenceError(refusal(sentence, f"{where} is none of the forms phasegate reads"))
-    raise SentenceError(refusal(sentence))
+        raise _NotAForm(refusal(sentence, f"{where} is none of the forms phasegate reads"))
+    raise _NotAForm(refusal(sentence))
 
 
 def _words(subject: str, sentence: str) -> list[str]:
@@ -223,13 +241,13 @@ def _words(subject: str, sentence: str) -> list[str]:
     try:
         return shlex.split(subject)
     except ValueError as exc:
-        raise SentenceError(refusal(sentence, f"{subject!r}: {exc}")) from None
+        raise _NotAForm(refusal(sentence, f"{subject!r}: {exc}")) from None
 
 
 def _path(subject: str, sentence: str) -> str:
     words = _words(subject, sentence)
     if len(words) != 1:
-        raise SentenceError(
+        raise _NotAForm(
             refusal(
                 sentence,
                 f"{subject.strip()!r} is not one path (quote a path with spaces: 'my file.md')",

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from phasegate.agents.protocol import Agent
 from phasegate.agents.retry import RetryPolicy
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.loop import Loop
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.runner import PipelineRunner
@@ -52,12 +53,14 @@ class LoopRunner:
         on_event: EventSink | None = None,
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
+        grader: GraderSettings | None = None,
     ) -> None:
         self.agent = agent
         self.prompts_dir = prompts_dir
         self.on_event = on_event
         self.retry = retry
         self.timeout = timeout
+        self.grader = grader
 
     async def run(
         self,
@@ -79,6 +82,7 @@ class LoopRunner:
             on_event=events,
             retry=self.retry,
             timeout=self.timeout,
+            grader=self.grader,
         )
         runner._recorded_as = "loop"
         runner._reshape = lambda report: _loop_report(report, loop)

@@ -43,7 +43,8 @@ from phasegate.evidence.transcript import (
 from phasegate.evidence.usage_split import UsageSplit, split_usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import Mode
-from phasegate.phases.pipeline import Pipeline
+from phasegate.phases.checks import has_rubric
+from phasegate.phases.pipeline import Pipeline, stage_checks
 from phasegate.pipelines import machine as m
 from phasegate.pipelines.progress import StageProgress, StateFiles
 from phasegate.pipelines.recorded import VisitLog
@@ -426,6 +427,10 @@ class PipelineRun(RunObserver):
         from phasegate.workspace.command_sandbox import CommandSandbox
 
         self.progress.disk.sandbox = CommandSandbox.of(self.sandbox, self.confinement)
+        if any(has_rubric(stage_checks(stage)) for stage in self.pipeline.stages):
+            grader = self.grading_agent(self.pipeline.grader)
+            if grader is not None:
+                self.progress.disk.use_grader(grader)
 
     def _emit_started(self, *, resumed: bool) -> None:
         self.emit(

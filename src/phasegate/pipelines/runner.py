@@ -33,6 +33,7 @@ from phasegate.errors import LinkedPathError, PipelineStateError, UsageError
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import ISOLATIONS, STATE_DIR, Isolation
 from phasegate.phases.filled import pipeline_with_values
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.pipeline import Pipeline
 from phasegate.phases.stage_graph import StageGraph
 from phasegate.pipelines.parallel import ParallelRun
@@ -64,7 +65,8 @@ class PipelineRunner:
     :meth:`resume`. Neither the state in ``.phasegate`` nor the files the sink writes (its
     ``output_files``) count as the agent's work. ``max_parallel`` bounds the stages of a
     pipeline with branches (``needs:``) that run at once, over the pipeline's own
-    ``max_parallel`` (docs/pipelines.md).
+    ``max_parallel`` (docs/pipelines.md). ``grader``: how the grader of ``rubric`` checks
+    runs (docs/grader.md), over what the pipeline's ``grader:`` says.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class PipelineRunner:
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
         max_parallel: int | None = None,
+        grader: GraderSettings | None = None,
     ) -> None:
         if isolation not in ISOLATIONS:
             raise UsageError(
@@ -90,6 +93,7 @@ class PipelineRunner:
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.max_parallel = max_parallel
+        self.grader = grader
         """The most stages of a parallel pipeline that run at once, over the file's
         ``max_parallel`` (None: the file's)."""
         self._recorded_as: RecordingKind = "pipeline"
@@ -226,6 +230,7 @@ class PipelineRunner:
             on_event=self.on_event,
             timeout=self.timeout,
             unobserved=output_files(self.on_event),
+            grader=self.grader,
         )
 
     def run_sync(

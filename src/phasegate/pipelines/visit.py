@@ -130,6 +130,7 @@ class StageVisit:
             diff=diff,
             tools=self.tools,
             texts=texts,
+            brief=f"Stage: {self.stage.name}\n{self.stage.prompt or ''}".strip(),
         )
         outcomes = [outcome for outcome, _ in timed]
         if self.stage.protect:

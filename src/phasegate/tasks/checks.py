@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING
 
 from phasegate.evidence.transcript import AssistantText, Transcript
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
-from phasegate.phases.checks import Changed, Check, Said, ToolsUsed
+from phasegate.phases.checks import Changed, Check, Rubric, Said, ToolsUsed
 from phasegate.phases.model import Task
-from phasegate.validators.check_runs import CheckRun, check_issue, not_run_issue
+from phasegate.validators.check_runs import CheckRun, check_issues, not_run_issue
 from phasegate.validators.issues import Issue
 from phasegate.validators.judge import Judgment, PhaseJudgment
 
@@ -67,6 +67,8 @@ class _Evidence:
             return self.tools
         if isinstance(check, Said):
             return self.texts
+        if isinstance(check, Rubric):  # the grader is shown all of it
+            return (self.snapshot, self.diff, self.texts)
         return self.snapshot
 
 
@@ -114,7 +116,10 @@ class TaskChecks:
                 tuple(sorted(phase.tools.items())),
                 _texts(transcript, phase.start, phase.end),
             )
-            runs, issues = self._checked(phase.index, checks, evidence, attempt, run, phase.index)
+            brief = _brief(self.task, phase.index)
+            runs, issues = self._checked(
+                phase.index, checks, evidence, attempt, run, phase.index, brief
+            )
             phases.append(replace(phase, checks=runs, issues=(*phase.issues, *issues)))
         judged = replace(judgment, phases=tuple(phases))
         if not self.task.checks or not judged.accepted:
@@ -129,7 +134,9 @@ class TaskChecks:
             _texts(transcript, 0, len(transcript.entries)),
         )
         last = judged.phases[-1]
-        runs, issues = self._checked(None, self.task.checks, evidence, attempt, run, last.index)
+        runs, issues = self._checked(
+            None, self.task.checks, evidence, attempt, run, last.index, _brief(self.task, None)
+        )
         if issues:
             phases[-1] = replace(last, issues=(*last.issues, *issues))
         return replace(judged, phases=tuple(phases), task_checks=runs)
@@ -142,6 +149,7 @@ class TaskChecks:
         attempt: int,
         run: bool,
         owner: int,
+        brief: str,
     ) -> tuple[tuple[CheckRun, ...], tuple[Issue, ...]]:
         """The runs of ``checks`` on ``evidence`` (kept ones reused), and their issues,
         given to phase ``owner``."""
@@ -163,6 +171,12 @@ class TaskChecks:
                 diff=evidence.diff,
                 tools=dict(evidence.tools),
                 texts=evidence.texts,
+                brief=brief,
+                others=[
+                    kept.outcome
+                    for kept in runs
+                    if kept is not None and not isinstance(checks[kept.position], Rubric)
+                ],
             )
             for position, (outcome, duration_ms) in zip(stale, timed, strict=True):
                 made = CheckRun(
@@ -186,7 +200,7 @@ class TaskChecks:
                 continue
             done.append(checked)
             if not checked.passed:
-                issues.append(check_issue(checked, phase=owner))
+                issues.extend(check_issues(checked, phase=owner))
         return tuple(done), tuple(issues)
 
 
@@ -194,4 +208,14 @@ def _texts(transcript: Transcript, start: int, end: int) -> tuple[str, ...]:
     """The agent's own text blocks in entries ``[start, end)``."""
     return tuple(
         entry.text for entry in transcript.entries[start:end] if isinstance(entry, AssistantText)
+    )
+
+
+def _brief(task: Task, phase: int | None) -> str:
+    """The instructions a grader judges phase ``phase``'s work against (None: the whole
+    task's): the task's name and goal, then the phase's instructions or every phase's."""
+    head = f"Task: {task.name}" + (f"\nGoal: {task.description}" if task.description else "")
+    phases = task.phases if phase is None else (task.phases[phase - 1],)
+    return "\n\n".join(
+        [head, *(f"Phase {task.index_of(p)} ({p.name}):\n{p.instructions}" for p in phases)]
     )

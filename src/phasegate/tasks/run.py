@@ -33,6 +33,7 @@ from phasegate.evidence.transcript import (
 )
 from phasegate.evidence.workspace import WorkspaceTimeline
 from phasegate.modes import Mode
+from phasegate.phases.checks import has_rubric
 from phasegate.phases.completion import COMPLETION_TOOLS
 from phasegate.phases.model import Task
 from phasegate.prompts.completion_tools import ToolAnswer, definition_characters
@@ -277,6 +278,10 @@ class TaskRun(RunObserver):
         await self.learn_agent_version()
         await self.confine(self.task.sandbox, self.task.protect, self.workdir)
         self.check_disk.sandbox = CommandSandbox.of(self.sandbox, self.confinement)
+        if has_rubric([*self.task.checks, *(c for p in self.task.phases for c in p.checks)]):
+            grader = self.grading_agent(self.task.grader)
+            if grader is not None:
+                self.check_disk.use_grader(grader)
         self.emit(
             RunStarted(
                 agent=self.agent.name,

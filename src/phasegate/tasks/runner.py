@@ -18,6 +18,7 @@ from phasegate.agents.retry import RetryPolicy
 from phasegate.errors import UsageError
 from phasegate.modes import DEFAULT_MAX_ATTEMPTS, MODES, Mode
 from phasegate.phases.filled import task_with_values
+from phasegate.phases.grader import GraderSettings
 from phasegate.phases.model import Task
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.recording.recorder import Recorder
@@ -42,6 +43,8 @@ class Runner:
     has) are never counted as the agent's work. ``check_answer`` reviews the output phase's
     JSON once it fits the schema: each sentence it returns refuses the answer and is fed back
     (``answer_refused``), so meaning can be checked where a schema cannot reach.
+    ``grader``: how the grader of ``rubric`` checks runs (docs/grader.md), field by field over
+    what the task's ``grader:`` says.
     """
 
     def __init__(
@@ -55,6 +58,7 @@ class Runner:
         retry: RetryPolicy | None = None,
         timeout: float | None = None,
         check_answer: AnswerCheck | None = None,
+        grader: GraderSettings | None = None,
     ) -> None:
         if mode not in MODES:
             raise UsageError(
@@ -72,6 +76,7 @@ class Runner:
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self.check_answer = check_answer
+        self.grader = grader
 
     def prompt_for(self, task: Task) -> str:
         """The first prompt this runner sends for ``task`` in its mode."""
@@ -137,4 +142,5 @@ class Runner:
             timeout=self.timeout,
             unobserved=output_files(self.on_event),
             check_answer=self.check_answer,
+            grader=self.grader,
         )

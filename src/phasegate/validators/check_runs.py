@@ -5,10 +5,11 @@ A phase's ``checks`` and a task's own ``checks`` are the checks a stage's ``exit
 (:mod:`phasegate.phases.checks`), judged by the one evaluation there is
 (:mod:`phasegate.validators.stage_checks`). What this module adds is what a *task* needs
 around it: a :class:`CheckRun` says where a check belongs (a phase, or the task), which gate
-check ran it and how long it took; :func:`check_issue` turns a failed one into the
+check ran it and how long it took; :func:`check_issues` turns a failed one into the
 ``check_failed`` issue whose message carries what ran and what it printed, so the model can
-act on it; :func:`not_run_issue` is the issue of a check the gate could not run (the run
-ended in error before it), never taken as passed.
+act on it (a rubric a grader judged: a ``criterion_not_met`` issue per criterion not met,
+with the grader's reason); :func:`not_run_issue` is the issue of a check the gate could not
+run (the run ended in error before it), never taken as passed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from phasegate.validators.grading import criterion_issues
 from phasegate.validators.issues import Issue, IssueCode
 
 if TYPE_CHECKING:  # a task without checks never loads the checks' evaluation (its Stop hook)
@@ -58,7 +60,23 @@ class CheckRun:
             "exit_code": self.outcome.exit_code,
             "duration_ms": self.duration_ms,
             "run": self.run,
+            **(
+                {"criteria": [verdict.as_dict() for verdict in self.outcome.criteria]}
+                if self.outcome.criteria
+                else {}
+            ),
         }
+
+
+def check_issues(run: CheckRun, *, phase: int) -> tuple[Issue, ...]:
+    """The issues of a failed check: a ``criterion_not_met`` per criterion a grader did not
+    find met (a rubric it judged), else its one ``check_failed`` issue."""
+    if run.outcome.criteria:
+        owner = (
+            f"checks[{run.position}]" if run.phase is not None else f"task checks[{run.position}]"
+        )
+        return criterion_issues(run.outcome.criteria, owner=owner, phase=phase)
+    return (check_issue(run, phase=phase),)
 
 
 def check_issue(run: CheckRun, *, phase: int) -> Issue:
@@ -66,7 +84,7 @@ def check_issue(run: CheckRun, *, phase: int) -> Issue:
     a task's own checks). Its message holds what was found: for a command, what ran, its
     exit code and the end of its output (already bounded, the cut said)."""
     outcome = run.outcome
-    owner = f"checks[{run.position}]" if run.phase is not None else f"task checks[{run.position}]"
+    owner = _owner(run)
     return Issue.of(
         IssueCode.CHECK_FAILED,
         f"{owner} failed: {outcome.detail}",
@@ -74,6 +92,11 @@ def check_issue(run: CheckRun, *, phase: int) -> Issue:
         field=owner,
         requirement=f"{outcome.description}: {outcome.remedy}" if outcome.remedy else None,
     )
+
+
+def _owner(run: CheckRun) -> str:
+    """Where the check is: ``checks[0]`` of its phase, or ``task checks[0]``."""
+    return f"checks[{run.position}]" if run.phase is not None else f"task checks[{run.position}]"
 
 
 def not_run_issue(owner: str, description: str, *, phase: int) -> Issue:

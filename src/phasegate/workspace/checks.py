@@ -8,7 +8,9 @@ only the end of its output kept, killed with everything it started when it runs 
 (:mod:`phasegate.workspace.commands`); in a confined run, confined as its agent is
 (:mod:`phasegate.workspace.command_sandbox`). Judging is
 :mod:`phasegate.validators.stage_checks`' job. :class:`CheckDisk` runs a list of checks
-with it, times each, and keeps what their commands wrote from counting as the agent's work.
+with it, times each, and keeps what their commands wrote from counting as the agent's work;
+a ``rubric`` it hands to its grader (:class:`~phasegate.validators.grading.Grader`) once the
+list's other checks hold, with the evidence the disk holds (the changed files' text).
 """
 
 from __future__ import annotations
@@ -21,20 +23,31 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from phasegate._files.confined import resolve_inside
 from phasegate._files.limits import NotRegularFileError, open_regular
 from phasegate._process.environment import for_commands
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.phases.checks import Check, CommandCheck
-from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, evaluate
+from phasegate.phases.checks import Check, CommandCheck, Rubric
+from phasegate.prompts.grader import FILE_TEXT_CHARS
+from phasegate.validators.grading import (
+    NO_GRADER,
+    ChangedFile,
+    Grader,
+    GraderEvidence,
+    OtherOutcome,
+    not_graded,
+    rubric_verdict,
+)
+from phasegate.validators.stage_checks import CheckOutcome, CommandOutcome, describe, evaluate
 from phasegate.workspace.commands import run_bounded
 from phasegate.workspace.observer import WorkspaceObserver
 
 _T = TypeVar("_T")
 
 if TYPE_CHECKING:  # imported when a command is confined: the plugin's hooks never are
+    from phasegate.agents.protocol import Agent
     from phasegate.workspace.command_sandbox import CommandSandbox
 
 
@@ -69,6 +82,13 @@ class DiskEvidence:
         self._env = dict(env or {})
         self._files = tuple(sorted((snapshot or WorkspaceSnapshot()).files))
         self._texts = tuple(texts)
+
+    def read_start(self, path: str, chars: int) -> str:
+        """The first ``chars`` characters of the file's text (as :meth:`read_text` reads
+        it, without reading the rest of a large file)."""
+        target = self._inside(path)
+        with open_regular(target) as file:
+            return file.read(chars * 4).decode("utf-8", errors="replace")[:chars]
 
     def read_text(self, path: str) -> str:
         """The file's text as UTF-8 (undecodable bytes replaced).
@@ -160,6 +180,9 @@ class CheckDisk:
         self.sandbox: CommandSandbox | None = None
         """How the checks' commands are confined; the run sets it once it knows how its
         agent is (None: not confined)."""
+        self.grader: Grader | None = None
+        """Who judges ``rubric`` checks; the run sets it when its agent can start a grader
+        (None: a rubric is never met)."""
         self._stop = threading.Event()
 
     async def off_loop(self, judging: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -176,6 +199,13 @@ class CheckDisk:
             with contextlib.suppress(Exception):
                 await judged
             raise
+
+    def use_grader(self, agent: Agent) -> None:
+        """Judge ``rubric`` checks with sessions of ``agent`` (the grader's own), stopped with
+        the checks' commands."""
+        from phasegate.agents.grading import AgentGrader
+
+        self.grader = AgentGrader(agent, self.observer.workdir, stop=self._stop)
 
     def stop(self) -> None:
         """End the command running now (its whole group), and any later one as soon as it
@@ -194,19 +224,77 @@ class CheckDisk:
         diff: WorkspaceDiff,
         tools: Mapping[str, int],
         texts: Sequence[str],
+        brief: str = "",
+        others: Sequence[CheckOutcome] = (),
     ) -> list[tuple[CheckOutcome, int]]:
         """Each check's outcome and the milliseconds it took, in order. ``snapshot`` is the
         disk as the gate saw it before (what ``dir_files`` lists), ``diff``, ``tools`` and
-        ``texts`` the changes, successful calls and agent text the check may look at."""
+        ``texts`` the changes, successful calls and agent text the check may look at.
+
+        The ``rubric`` checks come last, whatever their place: each is graded only when
+        every other check of the list holds (those run now, and ``others``: the list's
+        outcomes kept from an earlier run), and its grader is given ``brief`` (the
+        instructions the work was done to) with the evidence."""
         evidence = self.evidence(diff=diff, tools=tools, snapshot=snapshot, texts=texts)
-        timed: list[tuple[CheckOutcome, int]] = []
-        for check in checks:
-            started = time.monotonic()
-            outcome = self.evaluate(check, evidence)
-            timed.append((outcome, round((time.monotonic() - started) * 1000)))
+        timed: dict[int, tuple[CheckOutcome, int]] = {}
+        for position, check in enumerate(checks):
+            if not isinstance(check, Rubric):
+                started = time.monotonic()
+                outcome = self.evaluate(check, evidence)
+                timed[position] = (outcome, round((time.monotonic() - started) * 1000))
         if any(isinstance(check, CommandCheck) for check in checks):
             self.observer.written_by_checks(snapshot, self.observer.disk())
-        return timed
+        mechanical = [*others, *(outcome for outcome, _ in timed.values())]
+        for position, check in enumerate(checks):
+            if isinstance(check, Rubric):
+                started = time.monotonic()
+                outcome = self.grade(check, evidence, mechanical, snapshot, diff, texts, brief)
+                timed[position] = (outcome, round((time.monotonic() - started) * 1000))
+        return [timed[position] for position in range(len(checks))]
+
+    def grade(
+        self,
+        rubric: Rubric,
+        evidence: DiskEvidence,
+        others: Sequence[CheckOutcome],
+        snapshot: WorkspaceSnapshot,
+        diff: WorkspaceDiff,
+        texts: Sequence[str],
+        brief: str,
+    ) -> CheckOutcome:
+        """``rubric``'s outcome: its grader's verdicts once every other check holds."""
+        failed = sum(not outcome.ok for outcome in others)
+        if failed:
+            ok, detail, remedy = not_graded(failed)
+        elif self.grader is None:
+            ok, detail, remedy = NO_GRADER
+        else:
+            graded = self.grader.grade(
+                rubric,
+                GraderEvidence(
+                    instructions=brief,
+                    changes=_changed_files(evidence, diff),
+                    claims=tuple(texts),
+                    outcomes=tuple(
+                        OtherOutcome(outcome.description, outcome.ok, outcome.detail)
+                        for outcome in others
+                    ),
+                    disk=_digest(snapshot),
+                ),
+            )
+            ok, detail, remedy = rubric_verdict(graded)
+            return CheckOutcome(
+                kind=rubric.kind,
+                description=describe(rubric),
+                ok=ok,
+                detail=detail,
+                remedy=remedy,
+                criteria=graded.verdicts,
+                grader_usage=graded.usage if graded.sessions else None,
+            )
+        return CheckOutcome(
+            kind=rubric.kind, description=describe(rubric), ok=ok, detail=detail, remedy=remedy
+        )
 
     def evidence(
         self,
@@ -231,3 +319,34 @@ class CheckDisk:
     def evaluate(self, check: Check, evidence: DiskEvidence) -> CheckOutcome:
         """One check's outcome on ``evidence`` (a subclass may say more of how it ended)."""
         return evaluate(check, evidence)
+
+
+def _changed_files(evidence: DiskEvidence, diff: WorkspaceDiff) -> tuple[ChangedFile, ...]:
+    """The changes a grader is shown, each added or modified file with the start of its
+    text (None when it cannot be read as a file inside the work directory)."""
+    changes: list[ChangedFile] = [
+        *(_with_text(evidence, path, "added") for path in diff.added),
+        *(_with_text(evidence, path, "modified") for path in diff.modified),
+        *(ChangedFile(path, "deleted") for path in diff.deleted),
+    ]
+    return tuple(sorted(changes, key=lambda change: change.path))
+
+
+def _with_text(
+    evidence: DiskEvidence, path: str, status: Literal["added", "modified"]
+) -> ChangedFile:
+    try:
+        text = evidence.read_start(path, FILE_TEXT_CHARS + 1)
+    except (OSError, ValueError):
+        return ChangedFile(path, status)
+    if "\x00" in text:  # binary: its bytes say nothing a reader can quote
+        return ChangedFile(path, status)
+    return ChangedFile(path, status, text[:FILE_TEXT_CHARS], cut=len(text) > FILE_TEXT_CHARS)
+
+
+def _digest(snapshot: WorkspaceSnapshot) -> str:
+    """A digest of the work directory as ``snapshot`` saw it (its paths and hashes)."""
+    import hashlib
+
+    listing = "\n".join(f"{path}\0{digest}" for path, digest in sorted(snapshot.files.items()))
+    return hashlib.sha256(listing.encode()).hexdigest()
