@@ -2,7 +2,8 @@
 
 It is the final :class:`~phasegate.pipelines.state.PipelineState` seen from outside: each
 stage with its status, attempts, visits, duration, latest checks and tools; the revisions
-taken; the sessions used; tokens and cost. Fields are only ever added.
+taken; the sessions used; tokens and cost, the agent's and the grader's apart. Fields are only
+ever added.
 """
 
 from __future__ import annotations
@@ -74,7 +75,13 @@ class PipelineReport(BaseModel):
     usage: Usage = Field(
         default_factory=Usage,
         description="Tokens and cost of the run, over every process that worked on it: the "
-        "stages' usage plus unattributed_usage.",
+        "stages' usage, plus grader_usage, plus unattributed_usage.",
+    )
+    grader_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the run's grader sessions (the separate sessions that "
+        "judge rubric checks), over every process: the stages' grader_usage added; zero when "
+        "no grader ran.",
     )
     unattributed_usage: Usage = Field(
         default_factory=Usage,
@@ -147,6 +154,7 @@ def pipeline_report(
         resumes=state.resumes,
         stop_overrides=state.stop_overrides,
         usage=state.usage,
+        grader_usage=sum((record.grader_usage for record in state.stages), Usage()),
         unattributed_usage=state.unattributed_usage,
         overhead=state.overhead,
         duration_ms=state.duration_ms,
