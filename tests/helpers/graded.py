@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
 
 from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.evidence.transcript import (
@@ -20,9 +23,17 @@ from phasegate.evidence.transcript import (
 )
 from phasegate.phases.checks import Rubric
 from phasegate.phases.grader import GraderSettings
+from phasegate.phases.model import Task
+from phasegate.phases.pipeline import Pipeline
+from phasegate.pipelines.report import PipelineReport
+from phasegate.pipelines.runner import PipelineRunner
+from phasegate.tasks.report import RunReport
+from phasegate.tasks.runner import Runner
+from phasegate.telemetry.log import EventLog
 from phasegate.validators.check_runs import CheckRun
 from phasegate.validators.grading import CriterionVerdict, Graded, GraderEvidence, Verdict
 from phasegate.validators.stage_checks import CheckOutcome
+from phasegate.workspace.checks import CheckDisk
 
 HOSTILE_REASON = (
     '</pre><script>alert("reason")</script><img src=x onerror=alert(1)>\n'
@@ -134,3 +145,91 @@ class SpendingAgent:
                 break
         total = (spent + self.side).model_copy(update={"cost_usd": self.cost_usd})
         observer.on_entry(RunResult(usage=total, num_turns=len(self.turns)))
+
+
+GRADER_SESSION = Usage(input_tokens=300, output_tokens=40, cache_read_input_tokens=7,
+                       cost_usd=0.012)  # fmt: skip
+"""What each of :func:`graded_task`'s and :func:`graded_pipeline`'s grader sessions costs."""
+
+GRADED_TASK = Task.model_validate(
+    {
+        "name": "graded",
+        "phases": [
+            {"name": "design", "instructions": "Write design.md.",
+             "checks": [{"file_exists": "design.md"}, {"rubric": "it names every endpoint"}]},
+            {"name": "build", "instructions": "Write build.txt.",
+             "checks": [{"rubric": ["it builds", "it is short"]}]},
+        ],
+        "checks": [{"rubric": "the whole is coherent"}],
+    }
+)  # fmt: skip
+"""Two phases with a rubric each, and one of the task's own."""
+
+GRADED_PIPELINE = Pipeline.model_validate(
+    {
+        "name": "graded",
+        "stages": [
+            {"name": "design", "prompt": "Write design.md.",
+             "exit_when": [{"file_exists": "design.md"},
+                           {"rubric": ["it names every endpoint", "it is short"]}]},
+            {"name": "build", "prompt": "Write build.txt.",
+             "exit_when": [{"file_exists": "build.txt"}, {"rubric": "it builds"}]},
+        ],
+    }
+)  # fmt: skip
+"""Two stages whose exit checks hold a rubric each."""
+
+
+@dataclass(frozen=True, slots=True)
+class GradedRun:
+    """A run with a grader: its report, its event log and its recording folder."""
+
+    report: RunReport | PipelineReport
+    log: Path
+    recording: Path
+    grader: FixedGrader
+
+
+def graded_task(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, reason: str = "as it should"
+) -> GradedRun:
+    """:data:`GRADED_TASK` run to acceptance in ``folder``'s ``project`` by a
+    :class:`SpendingAgent` (a response of its own in each phase, and a side request), its
+    rubrics graded by a :class:`FixedGrader` whose second verdict gives ``reason``, logged
+    and recorded in ``folder``. Phase 1 is graded at both judgments (its disk changed in
+    between), phase 2 and the task's own rubric at the second: four sessions."""
+    grader = FixedGrader([verdict("c1"), verdict("c2", reason=reason)], GRADER_SESSION)
+    monkeypatch.setattr(CheckDisk, "use_grader", lambda disk, _: setattr(disk, "grader", grader))
+    turns = [
+        Turn("PHASE 1 COMPLETE: design.md written", Usage(input_tokens=1000, output_tokens=90),
+             {"design.md": "GET /\n"}),
+        Turn("PHASE 2 COMPLETE: build.txt written", Usage(input_tokens=2000, output_tokens=40),
+             {"build.txt": "ok\n"}),
+    ]  # fmt: skip
+    agent = SpendingAgent(turns, side=Usage(input_tokens=30), cost_usd=0.4)
+    workdir, log_file, recording = folder / "project", folder / "events.jsonl", folder / "rec"
+    workdir.mkdir()
+    with EventLog(file=log_file) as log:
+        report = Runner(agent, on_event=log).run_sync(GRADED_TASK, workdir, record=recording)
+    return GradedRun(report, log_file, recording, grader)
+
+
+def graded_pipeline(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, reason: str = "as it should"
+) -> GradedRun:
+    """:data:`GRADED_PIPELINE` run to acceptance, as :func:`graded_task` runs its task: each
+    stage graded once (two sessions)."""
+    grader = FixedGrader([verdict("c1"), verdict("c2", reason=reason)], GRADER_SESSION)
+    monkeypatch.setattr(CheckDisk, "use_grader", lambda disk, _: setattr(disk, "grader", grader))
+    turns = [
+        Turn("Design written.", Usage(input_tokens=1000, output_tokens=200),
+             {"design.md": "GET /\n"}),
+        Turn("Built.", Usage(input_tokens=3000, output_tokens=100), {"build.txt": "ok\n"}),
+    ]  # fmt: skip
+    agent = SpendingAgent(turns, side=Usage(input_tokens=50, output_tokens=5), cost_usd=0.5)
+    workdir, log_file, recording = folder / "project", folder / "events.jsonl", folder / "rec"
+    workdir.mkdir()
+    with EventLog(file=log_file) as log:
+        runner = PipelineRunner(agent, on_event=log)
+        report = runner.run_sync(GRADED_PIPELINE, workdir, record=recording)
+    return GradedRun(report, log_file, recording, grader)

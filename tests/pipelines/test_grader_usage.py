@@ -9,52 +9,26 @@ from pathlib import Path
 import pytest
 
 from phasegate.evidence.transcript import Usage
-from phasegate.phases.pipeline import Pipeline
 from phasegate.pipelines.report import PipelineReport
-from phasegate.pipelines.runner import PipelineRunner
 from phasegate.pipelines.state import CheckResult, load_state, save_state
 from phasegate.pipelines.visit import StageCheck
-from phasegate.telemetry.events import RunEvent
-from phasegate.workspace.checks import CheckDisk
 from tests.helpers.graded import (
+    GRADER_SESSION,
     HOSTILE_REASON,
-    FixedGrader,
-    SpendingAgent,
-    Turn,
     graded,
+    graded_pipeline,
     ran,
     verdict,
 )
 from tests.helpers.usage import COUNTS, assert_usage_adds_up
 
-GRADER = Usage(input_tokens=900, output_tokens=80, cache_read_input_tokens=100, cost_usd=0.03)
-PIPELINE = Pipeline.model_validate(
-    {
-        "name": "graded",
-        "stages": [
-            {"name": "design", "prompt": "Write design.md.",
-             "exit_when": [{"file_exists": "design.md"}, {"rubric": ["it names every endpoint",
-                                                                      "it is short"]}]},
-            {"name": "build", "prompt": "Write build.txt.",
-             "exit_when": [{"file_exists": "build.txt"}, {"rubric": "it builds"}]},
-        ],
-    }
-)  # fmt: skip
-TURNS = [
-    Turn("Design written.", Usage(input_tokens=1000, output_tokens=200), {"design.md": "GET /\n"}),
-    Turn("Built.", Usage(input_tokens=3000, output_tokens=100), {"build.txt": "ok\n"}),
-]
+GRADER = GRADER_SESSION
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[PipelineReport, list[RunEvent]]:
-    grader = FixedGrader([verdict("c1"), verdict("c2", reason=HOSTILE_REASON)], GRADER)
-    monkeypatch.setattr(
-        CheckDisk, "use_grader", lambda disk, agent: setattr(disk, "grader", grader)
-    )
-    agent = SpendingAgent(TURNS, side=Usage(input_tokens=50, output_tokens=5), cost_usd=0.5)
-    events: list[RunEvent] = []
-    report = PipelineRunner(agent, on_event=events.append).run_sync(PIPELINE, tmp_path)
-    return report, events
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PipelineReport:
+    report = graded_pipeline(tmp_path, monkeypatch, reason=HOSTILE_REASON).report
+    assert isinstance(report, PipelineReport)
+    return report
 
 
 def test_each_stage_reports_its_graders_usage_and_the_run_adds_agent_grader_and_unattributed(
@@ -63,7 +37,7 @@ def test_each_stage_reports_its_graders_usage_and_the_run_adds_agent_grader_and_
     """Two stages, each graded once: each stage's grader_usage is its session's, the run's is
     their sum, and the run's usage is the stages' agent usage, plus that, plus what no stage
     owns (the agent's side request)."""
-    report, _ = _run(tmp_path, monkeypatch)
+    report = _run(tmp_path, monkeypatch)
 
     assert report.verdict == "accepted"
     assert [s.grader_usage for s in report.stages] == [GRADER, GRADER]
@@ -75,9 +49,10 @@ def test_each_stage_reports_its_graders_usage_and_the_run_adds_agent_grader_and_
         assert getattr(report.usage, name) == getattr(agent, name) + getattr(
             report.grader_usage, name
         ), name
-    assert report.usage.cost_usd == pytest.approx(0.5 + 2 * 0.03)
+    assert report.usage.cost_usd == pytest.approx(0.5 + 2 * 0.012)  # agent, two sessions
     assert_usage_adds_up(report.model_dump(mode="json"))
-    assert_usage_adds_up(load_state(tmp_path).model_dump(mode="json"))  # the state agrees
+    state = load_state(tmp_path / "project")
+    assert_usage_adds_up(state.model_dump(mode="json"))  # the state agrees
 
 
 def test_a_stages_checks_keep_the_graders_verdicts_in_the_report_and_the_state_file(
@@ -85,7 +60,7 @@ def test_a_stages_checks_keep_the_graders_verdicts_in_the_report_and_the_state_f
 ) -> None:
     """The reason is kept as the grader gave it (untrusted text, shown escaped by each view);
     a check no grader judged carries no criteria."""
-    report, _ = _run(tmp_path, monkeypatch)
+    report = _run(tmp_path, monkeypatch)
 
     exists, rubric = report.stages[0].checks
     assert [(c.id, c.verdict, c.reason) for c in rubric.criteria] == [
@@ -93,10 +68,11 @@ def test_a_stages_checks_keep_the_graders_verdicts_in_the_report_and_the_state_f
         ("c2", "met", HOSTILE_REASON),
     ]
     assert "criteria" not in exists.model_dump()
-    saved = load_state(tmp_path).stages[0].checks[1]
+    workdir = tmp_path / "project"
+    saved = load_state(workdir).stages[0].checks[1]
     assert saved == rubric
-    save_state(tmp_path, load_state(tmp_path))  # written back as read
-    assert load_state(tmp_path).stages[0].checks[1].criteria == rubric.criteria
+    save_state(workdir, load_state(workdir))  # written back as read
+    assert load_state(workdir).stages[0].checks[1].criteria == rubric.criteria
 
 
 def test_a_checks_grader_usage_is_its_exit_checks_and_its_tasks_check_runs() -> None:

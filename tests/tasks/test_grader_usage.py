@@ -9,20 +9,16 @@ from pathlib import Path
 import pytest
 
 from phasegate.evidence.transcript import Entry, RunResult, Transcript, TurnUsage, Usage
-from phasegate.phases.model import Task
 from phasegate.tasks.assembly import RunFacts, assemble_report
 from phasegate.tasks.report import RunReport
-from phasegate.tasks.runner import Runner
 from phasegate.validators.check_runs import CheckRun, grader_usage
 from phasegate.validators.judge import Judgment, PhaseJudgment
 from phasegate.validators.reconcile import reconcile
-from phasegate.workspace.checks import CheckDisk
 from tests.helpers.graded import (
+    GRADER_SESSION,
     HOSTILE_REASON,
-    FixedGrader,
-    SpendingAgent,
-    Turn,
     graded,
+    graded_task,
     ran,
     verdict,
 )
@@ -123,42 +119,21 @@ def test_a_graded_rubric_keeps_each_criterion_in_the_report_and_its_json_reads_b
     assert "criteria" not in _report([ran(plain)]).model_dump(mode="json")["phases"][0]["checks"][0]
 
 
-GRADED_TASK = Task.model_validate(
-    {
-        "name": "graded",
-        "phases": [
-            {"name": "design", "instructions": "Write design.md.",
-             "checks": [{"file_exists": "design.md"}, {"rubric": "it names every endpoint"}]},
-            {"name": "build", "instructions": "Write build.txt.",
-             "checks": [{"rubric": ["it builds", "it is short"]}]},
-        ],
-        "checks": [{"rubric": "the whole is coherent"}],
-    }
-)  # fmt: skip
-
-
 def test_a_runs_report_adds_up_with_its_graders_sessions_counted_once_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the runner: a phase's rubric is graded at every judgment its evidence changed
     for, the task's own once at the end (in the last phase); every session counted once."""
-    grader = FixedGrader([verdict("c1")], ONE)
-    monkeypatch.setattr(CheckDisk, "use_grader", lambda disk, _: setattr(disk, "grader", grader))
-    turns = [
-        Turn("PHASE 1 COMPLETE: design.md written", Usage(input_tokens=1000, output_tokens=90),
-             {"design.md": "GET /\n"}),
-        Turn("PHASE 2 COMPLETE: build.txt written", Usage(input_tokens=2000, output_tokens=40),
-             {"build.txt": "ok\n"}),
-    ]  # fmt: skip
-    agent = SpendingAgent(turns, side=Usage(input_tokens=30), cost_usd=0.4)
-
-    report = Runner(agent).run_sync(GRADED_TASK, tmp_path)
+    run = graded_task(tmp_path, monkeypatch)
+    report = run.report
+    assert isinstance(report, RunReport)
 
     assert report.verdict == "accepted", report.issues
     # Phase 1 at both judgments (the disk changed in between), phase 2 and the task's own at
     # the second: four sessions, the task's in the last phase.
-    assert len(grader.asked) == 4
-    assert [p.grader_usage for p in report.phases] == [ONE + ONE, ONE + ONE]
-    assert report.grader_usage == ONE + ONE + ONE + ONE
-    assert report.usage.input_tokens == 1000 + 2000 + 30 + 4 * ONE.input_tokens
+    assert len(run.grader.asked) == 4
+    session = GRADER_SESSION
+    assert [p.grader_usage for p in report.phases] == [session + session, session + session]
+    assert report.grader_usage == session + session + session + session
+    assert report.usage.input_tokens == 1000 + 2000 + 30 + 4 * session.input_tokens
     assert_usage_adds_up(report.model_dump(mode="json"))

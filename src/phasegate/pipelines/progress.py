@@ -38,6 +38,7 @@ from phasegate.telemetry.events import (
     StageCompleted,
     StageRevision,
     StageStarted,
+    grader_usage_field,
 )
 from phasegate.validators.subagents import with_call
 from phasegate.validators.tools import CallRecord
@@ -302,5 +303,6 @@ class StageProgress:
                 files_changed=record.files_changed,
                 checks=[c.model_dump() for c in record.checks],
                 subagents=[work.model_dump(mode="json") for work in record.subagents],
+                grader_usage=grader_usage_field(record.grader_usage),
             )
         )
