@@ -25,13 +25,14 @@ from phasegate._github.view import (
     ReportView,
     Row,
     SubagentLine,
+    VerdictsLine,
     read_report_view,
 )
 from phasegate.evidence.confinement import Blocked
 from phasegate.evidence.overhead import GateOverhead
 from phasegate.evidence.transcript import Usage
 from phasegate.phases.sandbox import SandboxOutcome
-from phasegate.tasks.report import RefusedCall
+from phasegate.tasks.report import CriterionReport, RefusedCall
 from phasegate.validators.reconcile import FileReconciliation
 from tests.helpers.fuzz import bounded_memory, hostile_text
 from tests.helpers.github_reports import hostile_pipeline_report, hostile_run_report, write_report
@@ -77,7 +78,9 @@ class _OutsideCode(HTMLParser):
 
 def hostile_view(text: str) -> ReportView:
     """A report whose every string is ``text``."""
-    row = Row(1, text, "rejected", 2, "", (text, "ok.py"))
+    graded = Usage(input_tokens=3, output_tokens=1, cost_usd=0.01)
+    row = Row(1, text, "rejected", 2, "", (text, "ok.py"), grader_usage=graded)
+    verdict = CriterionReport(id=text, criterion=text, verdict="not_met", reason=text)
     problem = Problem("no_changes", text, text, requirement=text, path=text)
     files = FileReconciliation(
         tool_reported=[text], disk_changed=[text], claimed=[text], changed_not_claimed=[text]
@@ -91,6 +94,7 @@ def hostile_view(text: str) -> ReportView:
         problems=(problem, Problem("changed_not_claimed", text, text, finding=True)),
         reconciliation=files,
         usage=Usage(cost_usd=0.5),
+        grader_usage=graded,
         final_message=text,
         mode="gate",
         error=text,
@@ -99,6 +103,7 @@ def hostile_view(text: str) -> ReportView:
         subagents=(SubagentLine(text, text, text),),
         checks=(CheckLine(text, text, text, False, 1, 20, 1, text),),
         check_ms=20,
+        verdicts=(VerdictsLine(text, text, (verdict,)),),
     )
 
 

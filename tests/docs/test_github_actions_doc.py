@@ -38,10 +38,10 @@ def test_the_outputs_table_lists_every_output_of_the_action_in_its_order() -> No
     assert _table("Outputs") == list(_action()["outputs"])
 
 
-def test_the_outputs_table_lists_the_eighteen_outputs() -> None:
+def test_the_outputs_table_lists_the_twenty_one_outputs() -> None:
     """The outputs people read: verdict first, the log and the HTML report last."""
     outputs = _table("Outputs")
-    assert len(outputs) == len(set(outputs)) == 18
+    assert len(outputs) == len(set(outputs)) == 21
     assert outputs[0] == "verdict" and outputs[-2:] == ["log_file", "html_report"]
 
 

@@ -61,17 +61,28 @@ OUTPUTS = OUTPUT_NAMES
 
 
 def usage_outputs(report: dict[str, Any]) -> dict[str, str]:
-    """The cost, token and duration outputs a report's own figures give."""
+    """The cost, token and duration outputs a report's own figures give (the grader's: 0
+    when no grader ran)."""
     usage = report["usage"]
     cost = usage.get("cost_usd")
+    graded = report.get("grader_usage") or {}
+    grader_cost = graded.get("cost_usd")
+    no_grader = not any(graded.get(name) for name in usage) and not grader_cost
     return {
-        "total_cost_usd": "" if cost is None else f"{cost:.6f}".rstrip("0").rstrip("."),
+        "total_cost_usd": _usd(cost),
         "input_tokens": str(usage["input_tokens"]),
         "output_tokens": str(usage["output_tokens"]),
         "cache_read_tokens": str(usage["cache_read_input_tokens"]),
         "cache_write_tokens": str(usage["cache_creation_input_tokens"]),
+        "grader_cost_usd": "0" if no_grader else _usd(grader_cost),
+        "grader_input_tokens": str(graded.get("input_tokens", 0)),
+        "grader_output_tokens": str(graded.get("output_tokens", 0)),
         "duration_ms": str(report["duration_ms"]),
     }
+
+
+def _usd(cost: float | None) -> str:
+    return "" if cost is None else f"{cost:.6f}".rstrip("0").rstrip(".")
 
 
 def assert_outputs(outputs: dict[str, str], expected: dict[str, str]) -> None:

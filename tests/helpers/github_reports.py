@@ -2,8 +2,8 @@
 
 A report is written by phasegate, but the step reads it from a file that anything before it
 may have replaced: each string in it (names, messages, paths, how a phase completed, the kind
-of a pipeline check, a task check's description and output) is untrusted, and these reports
-put the same text in all of them.
+of a pipeline check, a task check's description and output, a grader's criteria and reasons)
+is untrusted, and these reports put the same text in all of them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from phasegate.evidence.transcript import Usage
 from phasegate.pipelines.report import PipelineReport
 from phasegate.pipelines.state import CheckResult, StageRecord
-from phasegate.tasks.report import CheckReport, PhaseReport, RunReport
+from phasegate.tasks.report import CheckReport, CriterionReport, PhaseReport, RunReport
 from phasegate.validators.issues import Issue, IssueCode
 from phasegate.validators.reconcile import reconcile
 from phasegate.validators.subagents import SubagentWork
@@ -32,8 +32,13 @@ def hostile_run_report(text: str) -> RunReport:
         path=text,
     )
     finding = Issue(code=IssueCode.CHANGE_WITHOUT_TOOL, message=text, path=text)
+    criteria = [
+        CriterionReport(id=text, criterion=text, verdict="not_met", reason=text),
+        CriterionReport(id="c2", criterion=text, verdict="cannot_tell", reason=text),
+    ]
     failed = CheckReport(kind=text, description=text, passed=False, detail=text, exit_code=1,
-                         duration_ms=1500, run=2)  # fmt: skip
+                         duration_ms=1500, run=2, criteria=criteria)  # fmt: skip
+    graded = Usage(input_tokens=30, output_tokens=4, cost_usd=0.0125)
     passed = failed.model_copy(update={"passed": True, "exit_code": None, "duration_ms": 30})
     phase = PhaseReport(
         index=1,
@@ -50,6 +55,7 @@ def hostile_run_report(text: str) -> RunReport:
         checks=[failed],
         check_ms=1500,
         issues=[issue],
+        grader_usage=graded,
     )
     return RunReport(
         run_id=text,
@@ -67,7 +73,8 @@ def hostile_run_report(text: str) -> RunReport:
         findings=[finding],
         checks=[passed],
         check_ms=1530,
-        usage=Usage(input_tokens=1, output_tokens=2, cost_usd=0.25),
+        usage=Usage(input_tokens=31, output_tokens=6, cost_usd=0.2625),
+        grader_usage=graded,
         duration_ms=9,
         error=text,
         session_id=text,
@@ -77,10 +84,12 @@ def hostile_run_report(text: str) -> RunReport:
 
 def hostile_pipeline_report(text: str) -> PipelineReport:
     """A rejected pipeline whose every free-text field is ``text``."""
-    check = CheckResult(kind=text, description=text, ok=False, detail=text)
+    verdict = CriterionReport(id=text, criterion=text, verdict="not_met", reason=text)
+    check = CheckResult(kind=text, description=text, ok=False, detail=text, criteria=[verdict])
+    graded = Usage(input_tokens=30, output_tokens=4, cost_usd=0.0125)
     stage = StageRecord(
         index=1, name=text, status="rejected", attempts=1, visits=2, checks=[check],
-        files_changed=[text],
+        files_changed=[text], grader_usage=graded,
     )  # fmt: skip
     return PipelineReport(
         pipeline=text,
@@ -91,6 +100,8 @@ def hostile_pipeline_report(text: str) -> PipelineReport:
         success=False,
         stages=(stage,),
         sessions=1,
+        usage=graded,
+        grader_usage=graded,
         duration_ms=3,
         error=text,
         state_file=text,

@@ -116,35 +116,43 @@ class Turn:
 class SpendingAgent:
     """An agent whose every turn writes its files straight to the work directory, says its
     text and spends its response's tokens, then stops (and goes on with the next turn when
-    told to); its session's result counts every response plus ``side`` (requests that are
-    no response, as Claude Code's side requests), at ``cost_usd``. It can start a grader
-    (``grading_agent``): the tests give the check disk a :class:`FixedGrader` in its place."""
+    told to). Its turns are taken once: a later session goes on from the next one, and with
+    none left just ends. Each session's result counts its responses, and the first also
+    ``side`` (requests that are no response, as Claude Code's side requests) and the whole
+    ``cost_usd``. It can start a grader (``grading_agent``): the tests give the check disk a
+    :class:`FixedGrader` in its place."""
 
     name = "spending"
 
     def __init__(self, turns: Sequence[Turn], *, side: Usage, cost_usd: float) -> None:
-        self.turns = tuple(turns)
+        self.turns = list(turns)
         self.side = side
         self.cost_usd = cost_usd
+        self.sessions = 0
 
     def grading_agent(self, settings: GraderSettings) -> SpendingAgent:
         """An agent for the grader's sessions (the tests never run one)."""
         return self
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
-        """Take the turns, one per instruction, until the gate lets the agent stop."""
-        observer.on_entry(SessionStart(session_id="spending-1", cwd=str(request.workdir)))
-        spent = Usage()
-        for number, turn in enumerate(self.turns, start=1):
+        """Take the turns left, one per instruction, until the gate lets the agent stop."""
+        self.sessions += 1
+        first = self.sessions == 1
+        observer.on_entry(SessionStart(session_id=f"spending-{self.sessions}",
+                                       cwd=str(request.workdir)))  # fmt: skip
+        spent = self.side if first else Usage()
+        while self.turns:
+            turn = self.turns.pop(0)
             for path, text in turn.files.items():
                 (request.workdir / path).write_text(text, encoding="utf-8")
-            observer.on_entry(TurnUsage(message_id=f"msg_{number}", usage=turn.usage, final=True))
+            message = f"msg_{self.sessions}_{len(self.turns)}"
+            observer.on_entry(TurnUsage(message_id=message, usage=turn.usage, final=True))
             observer.on_entry(AssistantText(text=turn.text))
             spent = spent + turn.usage
             if await observer.on_stop() is None:
                 break
-        total = (spent + self.side).model_copy(update={"cost_usd": self.cost_usd})
-        observer.on_entry(RunResult(usage=total, num_turns=len(self.turns)))
+        total = spent.model_copy(update={"cost_usd": self.cost_usd if first else 0.0})
+        observer.on_entry(RunResult(usage=total, num_turns=1))
 
 
 GRADER_SESSION = Usage(input_tokens=300, output_tokens=40, cache_read_input_tokens=7,
@@ -191,14 +199,18 @@ class GradedRun:
 
 
 def graded_task(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, reason: str = "as it should"
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    reason: str = "as it should",
+    said: Verdict = "met",
 ) -> GradedRun:
-    """:data:`GRADED_TASK` run to acceptance in ``folder``'s ``project`` by a
-    :class:`SpendingAgent` (a response of its own in each phase, and a side request), its
-    rubrics graded by a :class:`FixedGrader` whose second verdict gives ``reason``, logged
-    and recorded in ``folder``. Phase 1 is graded at both judgments (its disk changed in
-    between), phase 2 and the task's own rubric at the second: four sessions."""
-    grader = FixedGrader([verdict("c1"), verdict("c2", reason=reason)], GRADER_SESSION)
+    """:data:`GRADED_TASK` run in ``folder``'s ``project`` by a :class:`SpendingAgent` (a
+    response of its own in each phase, and a side request), its rubrics graded by a
+    :class:`FixedGrader` whose second verdict is ``said`` with ``reason``, logged and
+    recorded in ``folder``. With every verdict met, the run is accepted: phase 1 is graded at
+    both judgments (its disk changed in between), phase 2 and the task's own rubric at the
+    second, four sessions; ``not_met`` rejects phase 2 (two sessions)."""
+    grader = FixedGrader([verdict("c1"), verdict("c2", said, reason)], GRADER_SESSION)
     monkeypatch.setattr(CheckDisk, "use_grader", lambda disk, _: setattr(disk, "grader", grader))
     turns = [
         Turn("PHASE 1 COMPLETE: design.md written", Usage(input_tokens=1000, output_tokens=90),
@@ -215,11 +227,15 @@ def graded_task(
 
 
 def graded_pipeline(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, reason: str = "as it should"
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    reason: str = "as it should",
+    said: Verdict = "met",
 ) -> GradedRun:
-    """:data:`GRADED_PIPELINE` run to acceptance, as :func:`graded_task` runs its task: each
-    stage graded once (two sessions)."""
-    grader = FixedGrader([verdict("c1"), verdict("c2", reason=reason)], GRADER_SESSION)
+    """:data:`GRADED_PIPELINE` run as :func:`graded_task` runs its task: with every verdict
+    met, accepted, each stage graded once (two sessions); ``not_met`` rejects the first stage
+    once its retries are spent."""
+    grader = FixedGrader([verdict("c1"), verdict("c2", said, reason)], GRADER_SESSION)
     monkeypatch.setattr(CheckDisk, "use_grader", lambda disk, _: setattr(disk, "grader", grader))
     turns = [
         Turn("Design written.", Usage(input_tokens=1000, output_tokens=200),

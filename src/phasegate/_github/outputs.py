@@ -31,6 +31,9 @@ OUTPUT_NAMES = (
     "output_tokens",
     "cache_read_tokens",
     "cache_write_tokens",
+    "grader_cost_usd",
+    "grader_input_tokens",
+    "grader_output_tokens",
     "duration_ms",
     "session_id",
     "final_message",
@@ -47,7 +50,7 @@ def step_outputs(
     view: ReportView, *, report_file: Path, log_file: Path | None, html_report: Path | None
 ) -> dict[str, str]:
     """Each output's value, as the string GitHub will hold."""
-    usage = view.usage
+    usage, graded = view.usage, view.grader_usage
     return {
         "verdict": view.verdict,
         "success": "true" if view.verdict == "accepted" else "false",
@@ -62,6 +65,9 @@ def step_outputs(
         "output_tokens": str(usage.output_tokens),
         "cache_read_tokens": str(usage.cache_read_input_tokens),
         "cache_write_tokens": str(usage.cache_creation_input_tokens),
+        "grader_cost_usd": "0" if graded.is_zero else _usd(graded.cost_usd),
+        "grader_input_tokens": str(graded.input_tokens),
+        "grader_output_tokens": str(graded.output_tokens),
         "duration_ms": str(view.duration_ms),
         "session_id": view.session_id or "",
         "final_message": _capped(view.final_message or ""),

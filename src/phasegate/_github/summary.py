@@ -2,9 +2,10 @@
 
 Only our own words are Markdown; every string from the report goes through
 :mod:`~phasegate._github.markdown` and is shown as inert code: a check's output (what its
-command printed) only ever in a fenced code block. The summary goes to the runner's summary
-file, never to stdout, where a line could be a workflow command (``phasegate github`` prints
-it outside Actions only through :func:`~phasegate._github.workflow_commands.inert_lines`).
+command printed) only ever in a fenced code block, a grader's reason in an inline code span.
+The summary goes to the runner's summary file, never to stdout, where a line could be a
+workflow command (``phasegate github`` prints it outside Actions only through
+:func:`~phasegate._github.workflow_commands.inert_lines`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from phasegate._github.annotations import PER_LEVEL
 from phasegate._github.markdown import block, inline, table
-from phasegate._github.view import CheckLine, Problem, RefusedLine, ReportView
+from phasegate._github.view import CheckLine, Problem, RefusedLine, ReportView, VerdictsLine
 from phasegate.evidence.transcript import Usage
 from phasegate.metrics.formatting import duration, quantity, usd
 from phasegate.validators.reconcile import FileReconciliation
@@ -34,6 +35,9 @@ SHOWN_CHECKS = 50
 """Checks listed, with their output; the rest are counted."""
 CHECK_OUTPUT_SHOWN = 3000
 """Characters of a check's output shown (a report keeps at most about 2,000 of a command's)."""
+REASON_SHOWN = 600
+"""Characters of a grader's reason shown in its cell (a report keeps at most 2,000; a task
+check's full reasons are in what it found, below its table)."""
 SUMMARY_LIMIT = 1000 * 1024
 """Bytes a summary may have: GitHub refuses a step summary over 1 MiB."""
 
@@ -73,6 +77,7 @@ def job_summary(
     parts += _confinement(view)
     parts += _subagents(view)
     parts += _checks(view)
+    parts += _verdicts(view)
     if view.reconciliation is not None:
         parts.append(_files(view.reconciliation))
     if view.final_message:
@@ -127,9 +132,11 @@ def _facts(view: ReportView) -> str:
         facts.append(f"of it in checks {duration(view.check_ms)}")
     facts.append(f"cost {usd(usage.cost_usd, EXACT)}")
     facts.append(f"tokens: {_tokens(usage)}")
-    rest = view.unattributed_usage
+    rest, graded = view.unattributed_usage, view.grader_usage
     if not rest.is_zero:
         facts.append(f"in no {view.unit}: {_tokens(rest)}, cost {usd(rest.cost_usd, EXACT)}")
+    if not graded.is_zero:
+        facts.append(f"of it the grader: {_tokens(graded)}, cost {usd(graded.cost_usd, EXACT)}")
     overhead = view.overhead
     if not overhead.is_zero:
         facts.append(
@@ -142,6 +149,9 @@ def _facts(view: ReportView) -> str:
 
 
 def _rows(view: ReportView) -> str:
+    """A row per phase or stage: the agent's tokens and cost in it, and (when a grader ran in
+    the run) its grader's."""
+    graded = not view.grader_usage.is_zero
     rows = [
         (
             str(row.index),
@@ -152,11 +162,17 @@ def _rows(view: ReportView) -> str:
             _file_list(row.files_changed, SHOWN_ROW_FILES),
             f"{row.usage.input_tokens:,} / {row.usage.output_tokens:,}",
             usd(row.usage.cost_usd, EXACT),
+            *(
+                (f"{row.grader_usage.input_tokens:,} / {row.grader_usage.output_tokens:,}",
+                 usd(row.grader_usage.cost_usd, EXACT))
+                if graded
+                else ()
+            ),
         )
         for row in view.rows[:SHOWN_ROWS]
-    ]
+    ]  # fmt: skip
     head = (view.unit, "name", "status", "gate checks", "how", "files changed", "tokens in / out",
-            "cost")  # fmt: skip
+            "cost", *(("grader tokens in / out", "grader cost") if graded else ()))  # fmt: skip
     more = len(view.rows) - SHOWN_ROWS
     left_out = f"\n\n… {more} more {view.unit}s left out (see the JSON report)" if more > 0 else ""
     return table(head, rows) + left_out
@@ -267,6 +283,33 @@ def _checks(view: ReportView) -> list[str]:
     outputs = [_check_output(check) for check in sorted(shown, key=lambda c: c.passed)]
     said = f"**Checks** (as the gate last ran them; {duration(view.check_ms)} in checks in all)"
     return [f"{said}\n\n{table(head, rows)}{left_out}", "\n\n".join(outputs)]
+
+
+def _verdicts(view: ReportView) -> list[str]:
+    """Each rubric a grader judged (as it last ran): a row per criterion with the grader's
+    verdict and reason, every string of them inert code."""
+    if not view.verdicts:
+        return []
+    shown: list[VerdictsLine] = []
+    rows: list[tuple[str, ...]] = []
+    for line in view.verdicts:
+        if len(rows) >= SHOWN_PROBLEMS:
+            break
+        shown.append(line)
+        rows.extend(
+            (inline(line.where, in_table=True), inline(line.description, in_table=True),
+             inline(c.id, in_table=True), inline(c.criterion, in_table=True),
+             _VERDICT_MARK[c.verdict], inline(c.reason, limit=REASON_SHOWN, in_table=True))
+            for c in line.criteria
+        )  # fmt: skip
+    more = sum(len(line.criteria) for line in view.verdicts) - len(rows)
+    left_out = f"\n\n… {more} more criteria left out (see the JSON report)" if more > 0 else ""
+    head = (view.unit, "check", "criterion", "what it asks", "verdict", "the grader's reason")
+    said = "**The grader's verdicts** (only met counts; cannot tell is not met)"
+    return [f"{said}\n\n{table(head, rows)}{left_out}"]
+
+
+_VERDICT_MARK = {"met": "✅ met", "not_met": "❌ not met", "cannot_tell": "❔ cannot tell"}
 
 
 def _check_output(check: CheckLine) -> str:

@@ -25,6 +25,7 @@ from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.pipelines.report import PipelineReport
 from phasegate.tasks.report import (
     CheckReport,
+    CriterionReport,
     DefinitionReport,
     PhaseReport,
     RunReport,
@@ -46,6 +47,9 @@ class Row:
     """How it completed (a phase) or how many visits it took (a stage), in a few words."""
     files_changed: tuple[str, ...]
     usage: Usage = field(default_factory=Usage)
+    """The agent's tokens and cost in it."""
+    grader_usage: Usage = field(default_factory=Usage)
+    """Its grader sessions' (zero when no grader judged its checks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,16 @@ class CheckLine:
 
 
 @dataclass(frozen=True, slots=True)
+class VerdictsLine:
+    """A rubric check a grader judged, with its verdict on each criterion, and where it is."""
+
+    where: str
+    """``phase 1 (fix)``, ``task`` or ``stage 2 (build)``."""
+    description: str
+    criteria: tuple[CriterionReport, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ReportView:
     """What a CI step shows of a report."""
 
@@ -114,8 +128,11 @@ class ReportView:
     """The part of each phase's work its subagents did (the rest is the main agent's)."""
     reconciliation: FileReconciliation | None = None
     usage: Usage = field(default_factory=Usage)
+    grader_usage: Usage = field(default_factory=Usage)
+    """The grader sessions' tokens and cost: the rows' ``grader_usage`` added."""
     unattributed_usage: Usage = field(default_factory=Usage)
-    """Tokens and cost no row owns: ``usage`` is the rows' plus this."""
+    """Tokens and cost no row owns: ``usage`` is the rows' ``usage`` and ``grader_usage``
+    plus this."""
     overhead: GateOverhead = field(default_factory=GateOverhead)
     """The input the run's requests carried, and the gate's share of it."""
     duration_ms: int = 0
@@ -132,6 +149,8 @@ class ReportView:
     """The time the gate spent running checks, every run counted (part of ``duration_ms``)."""
     checks_skipped: bool = False
     """The task has checks and none was run, as the caller asked (``judge --no-checks``)."""
+    verdicts: tuple[VerdictsLine, ...] = ()
+    """Each rubric a grader judged, as it last ran: a task's checks, a pipeline's stages'."""
 
     @property
     def unit(self) -> str:
@@ -227,6 +246,7 @@ def _view(
         rows=tuple(_row(step, how.get(step.index, "")) for step in report.steps),
         problems=tuple(problems),
         usage=report.usage,
+        grader_usage=report.grader_usage,
         unattributed_usage=report.unattributed_usage,
         overhead=report.overhead,
         duration_ms=report.duration_ms,
@@ -248,6 +268,7 @@ def _row(step: StepReport, how: str) -> Row:
         how,
         tuple(step.files_changed),
         step.usage,
+        step.grader_usage,
     )
 
 
@@ -269,10 +290,15 @@ def _task_view(report: RunReport, exit_code: int) -> ReportView:
     owned = [(f"phase {p.index} ({p.name})", check) for p in report.phases for check in p.checks]
     owned += [("task", check) for check in report.checks]
     checks = tuple(_check_line(where, check) for where, check in owned)
+    verdicts = tuple(
+        VerdictsLine(where, check.description, tuple(check.criteria))
+        for where, check in owned
+        if check.criteria
+    )
     return _view(report, exit_code, problems, how, reconciliation=report.reconciliation,
                  summary_json=report.summary, mode=report.mode, refusals=refusals,
                  subagents=subagents, checks=checks, check_ms=report.check_ms,
-                 checks_skipped=report.checks_skipped)  # fmt: skip
+                 checks_skipped=report.checks_skipped, verdicts=verdicts)  # fmt: skip
 
 
 def _check_line(where: str, check: CheckReport) -> CheckLine:
@@ -325,4 +351,11 @@ def _pipeline_view(report: PipelineReport, exit_code: int) -> ReportView:
         for stage in report.stages
         for w in stage.subagents
     )
-    return _view(report, exit_code, problems, how, subagents=subagents)
+    verdicts = tuple(
+        VerdictsLine(f"stage {stage.index} ({stage.name})", check.description,
+                     tuple(check.criteria))
+        for stage in report.stages
+        for check in stage.checks
+        if check.criteria
+    )  # fmt: skip
+    return _view(report, exit_code, problems, how, subagents=subagents, verdicts=verdicts)
