@@ -7,8 +7,11 @@ and for each part the conversation (prompts and feedback, the model's text with 
 ``PHASE N COMPLETE:`` markers picked out, tool calls with their inputs and results, refusals,
 what the sandbox blocked), its gate checks (trigger, issues, the exact feedback), a phase's
 ``checks`` as the gate last ran them (passed or failed, exit code, time, and what was found:
-a command's output) and its diff (a join's part first says what was merged into it); the
-task's own checks follow the parts.
+a command's output; for a rubric, the grader's verdict and reason on each criterion), a
+stage's exit checks as they last ran (on its last visit) and its diff (a join's part first
+says what was merged into it); the task's own checks follow the parts. The grader's tokens and
+cost are shown beside the agent's: the run's in the header (part of its totals), a phase's or
+a stage's in its section.
 Long blocks fold into ``<details>``, so the page needs no script at all; the CSS is inline and
 the page's Content-Security-Policy forbids every fetch and every script, so it reads the same
 offline, as a CI artifact or served by ``phasegate serve``.
@@ -117,6 +120,8 @@ summary .brief { font-family: ui-monospace, Menlo, Consolas, monospace; font-siz
 .node { background: #fff; border: 1px solid #dde1e6; border-left: 4px solid #4c78a8;
         border-radius: 4px; margin: 6px 0; padding: 4px 10px; font-size: 13px; }
 .node .needs { color: #666; }
+table.criteria { margin: 4px 0 6px; }
+table.criteria td { text-align: left; vertical-align: top; }
 """
 
 
@@ -196,10 +201,18 @@ def _header(recording: Recording) -> str:
         for name, value in tags
         if value
     )
+    graded = _reported_usage(recording.report.get("grader_usage"))
+    if graded is not None:  # the parts and what no part owns are the agent's: the grader adds
+        tokens_in += graded["input_tokens"]
+        tokens_out += graded["output_tokens"]
+        if graded["cost_usd"] is not None:
+            cost = (cost or 0.0) + graded["cost_usd"]
     totals = [("verdict", recording.verdict), (_part_noun(recording) + "s", str(len(parts))),
               ("gate checks", str(len(recording.checks))), ("tool calls", str(calls)),
               ("tokens in / out", f"{tokens_in} / {tokens_out}"), ("cost", usd(cost)),
               ("time", duration(run_ms))]  # fmt: skip
+    if graded is not None:
+        totals.insert(6, ("of it the grader", _usage_text(graded)))
     check_ms = _count(recording.report.get("check_ms"))
     if check_ms:
         totals.append(("of it in checks", duration(check_ms)))
@@ -312,8 +325,9 @@ def _reported_stages(recording: Recording) -> list[_ReportedStage] | None:
 def _stage_graph(recording: Recording) -> str:
     """A pipeline's stages as a graph, when they did not all run one after another: a
     column per level, each stage with its branch, status and needs, then each branch's tokens
-    and cost (the branches' rows add up to the stages', and with what no stage owns to the
-    run's). Nothing for a sequential pipeline or a report that does not say."""
+    and cost (the agent's: the branches' rows add up to the stages', and with the grader's and
+    what no stage owns to the run's). Nothing for a sequential pipeline or a report that does
+    not say."""
     stages = _reported_stages(recording)
     if not stages:
         return ""
@@ -336,6 +350,9 @@ def _stage_graph(recording: Recording) -> str:
         rows.append(_usage_row(f"branch {branch}", ", ".join(names), usage, branch=branch))
     every = _usage_sum([s.usage for s in stages])
     rows.append(_usage_row("all stages", str(len(stages)), every))
+    graded = _reported_usage(recording.report.get("grader_usage"))
+    if graded is not None:
+        rows.append(_usage_row("the grader", "", graded))
     for label, key in (("no stage", "unattributed_usage"), ("run", "usage")):
         reported = recording.report.get(key)
         rows.append(_usage_row(label, "", reported if isinstance(reported, dict) else {}))
@@ -423,10 +440,18 @@ def _part_section(recording: Recording, n: int) -> str:
     check_ms = _count(reported.get("check_ms"))
     if check_ms:
         figures += f" (of it in checks: {duration(check_ms)})"
+    stage = _reported_stage(recording, n)
+    graded = _reported_usage((stage or reported).get("grader_usage"))
+    if graded is not None:
+        whose = "its grader, every visit" if stage else "its grader"
+        figures += f" · {whose}: {_usage_text(graded)}"
     conversation = _conversation(recording, range(start, end), checks)
     title = _e(_part_title(recording, part))
     phase_checks = _ran_checks(reported.get("checks"))
     ran = f"<h3>Checks</h3>{phase_checks}" if phase_checks else ""
+    if stage is not None:
+        exits = _exit_checks(stage.get("checks"))
+        ran += f"<h3>Exit checks, as they last ran</h3>{exits}" if exits else ""
     return (
         f'<section class="part" id="part-{n}" data-part="{n}">'
         f'<h2>{title}</h2><p class="status {_e(part.status)}">{_e(figures)}</p>'
@@ -435,6 +460,34 @@ def _part_section(recording: Recording, n: int) -> str:
         f"<h3>Gate checks</h3>{_checks(checks)}{ran}"
         f"<h3>Diff</h3>{_diff(part)}</section>"
     )
+
+
+def _reported_stage(recording: Recording, n: int) -> dict[str, Any] | None:
+    """The report's entry of the stage whose last visit in this recording is part ``n`` (its
+    exit checks as they last ran, its figures over every visit); None for any other part."""
+    part, stages = recording.parts[n], recording.report.get("stages")
+    if part.kind != "stage" or not isinstance(stages, list):
+        return None
+    if any(later.kind == "stage" and later.index == part.index
+           for later in recording.parts[n + 1 :]):  # fmt: skip
+        return None
+    return next((s for s in stages if isinstance(s, dict) and s.get("index") == part.index), None)
+
+
+def _reported_usage(raw: object) -> dict[str, Any] | None:
+    """A report's usage object (a ``grader_usage``) as tokens in and out and cost, each a
+    number or None; None when it is not one or is zero (no grader spent anything)."""
+    if not isinstance(raw, dict):
+        return None
+    usage = _usage_sum([raw])
+    if not usage["input_tokens"] and not usage["output_tokens"] and not usage["cost_usd"]:
+        return None
+    return usage
+
+
+def _usage_text(usage: dict[str, Any]) -> str:
+    """``600 / 80 tokens · $0.0240``."""
+    return f"{usage['input_tokens']} / {usage['output_tokens']} tokens · {usd(usage['cost_usd'])}"
 
 
 def _reported_phase(recording: Recording, part: PartSeen) -> dict[str, Any]:
@@ -707,13 +760,64 @@ def _ran_checks(raw: object) -> str:
             f'<div class="task-check{" passed" if passed else ""}" data-task-check="{number}">'
             f'<b>{_e(check["description"])}</b> · <span class="status '
             f'{"accepted" if passed else "rejected"}">{said}</span> · {_e(" · ".join(facts))}'
-            f'<div class="who">what was found</div>{_folded(check["detail"])}</div>'
+            f'<div class="who">what was found</div>{_folded(check["detail"])}'
+            f"{_criteria(check.get('criteria'))}</div>"
         )
     if not out:
         return ""
     return (
         "<p>Each check as the gate last ran it; a failed run before it is in the gate check "
         f"that reported it.</p>{''.join(out)}"
+    )
+
+
+def _exit_checks(raw: object) -> str:
+    """A stage's exit checks as the report keeps them (its latest outcomes): each held or
+    not, what was found, and a rubric's verdicts; "" when there are none. Read from disk: an
+    entry not of the expected shape is left out, every value shown is escaped."""
+    checks = [
+        c for c in raw
+        if isinstance(c, dict) and isinstance(c.get("ok"), bool)
+        and all(isinstance(c.get(key), str) for key in ("kind", "description", "detail"))
+    ] if isinstance(raw, list) else []  # fmt: skip
+    out = []
+    for number, check in enumerate(checks, start=1):
+        ok = check["ok"]
+        out.append(
+            f'<div class="task-check{" passed" if ok else ""}" data-exit-check="{number}">'
+            f'<b>{_e(check["description"])}</b> · <span class="status '
+            f'{"accepted" if ok else "rejected"}">{"held" if ok else "failed"}</span> · '
+            f'{_e(check["kind"])}<div class="who">what was found</div>{_folded(check["detail"])}'
+            f"{_criteria(check.get('criteria'))}</div>"
+        )
+    return "".join(out)
+
+
+_VERDICT_WORDS = {"met": "met", "not_met": "not met", "cannot_tell": "cannot tell"}
+_VERDICT_CSS = {"met": "accepted", "not_met": "rejected", "cannot_tell": "rejected"}
+
+
+def _criteria(raw: object) -> str:
+    """A rubric's criteria as a grader judged them (a report's ``criteria``): a row each with
+    the criterion, the verdict and the grader's reason (its own lines kept), all escaped; ""
+    for a check without them. An entry not of the expected shape is left out."""
+    items = [
+        c for c in raw
+        if isinstance(c, dict) and c.get("verdict") in _VERDICT_WORDS
+        and all(isinstance(c.get(key), str) for key in ("id", "criterion", "reason"))
+    ] if isinstance(raw, list) else []  # fmt: skip
+    if not items:
+        return ""
+    rows = "".join(
+        f'<tr data-criterion="{_e(c["id"])}"><td>{_e(c["id"])}</td><td>{_e(c["criterion"])}</td>'
+        f'<td class="status {_VERDICT_CSS[c["verdict"]]}">{_VERDICT_WORDS[c["verdict"]]}</td>'
+        f"<td>{_folded(c['reason'])}</td></tr>"
+        for c in items
+    )
+    return (
+        '<div class="who">the grader\'s verdicts (only met counts)</div><table class="criteria">'
+        "<thead><tr><th>criterion</th><th>what it asks</th><th>verdict</th><th>the grader's "
+        f"reason</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
