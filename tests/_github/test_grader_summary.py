@@ -16,10 +16,10 @@ from phasegate._github.workflow_commands import inert_lines
 from phasegate.evidence.transcript import Usage
 from phasegate.pipelines.report import PipelineReport
 from phasegate.tasks.report import RunReport
-from tests._github.test_summary import ALLOWED_TAGS, rendered
 from tests.helpers.github_reports import write_report
 from tests.helpers.github_runner import as_shown, command_like_lines, commands_in
 from tests.helpers.graded import GRADER_SESSION, HOSTILE_REASON, graded_pipeline, graded_task
+from tests.helpers.summary_html import ALLOWED_TAGS, rendered
 
 FOUR = Usage(
     input_tokens=4 * GRADER_SESSION.input_tokens,

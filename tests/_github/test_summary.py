@@ -8,14 +8,12 @@ there it could be a link, an image, raw HTML, a heading or a mention.
 from __future__ import annotations
 
 from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from markdown_it import MarkdownIt
 
 from phasegate._github.markdown import inline
 from phasegate._github.summary import CHECK_OUTPUT_SHOWN, SUMMARY_LIMIT, RecordingLink, job_summary
@@ -36,6 +34,7 @@ from phasegate.tasks.report import CriterionReport, RefusedCall
 from phasegate.validators.reconcile import FileReconciliation
 from tests.helpers.fuzz import bounded_memory, hostile_text
 from tests.helpers.github_reports import hostile_pipeline_report, hostile_run_report, write_report
+from tests.helpers.summary_html import ALLOWED_TAGS, rendered
 
 ATTACKS = [
     "<script>alert(1)</script>",
@@ -50,30 +49,6 @@ ATTACKS = [
     "<details><summary>x</summary>",
     "**bold** _it_ ~~s~~",
 ]
-ALLOWED_TAGS = {
-    "h3", "p", "strong", "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"
-}  # fmt: skip
-
-
-class _OutsideCode(HTMLParser):
-    """Collects tags, and text that is not inside a ``<code>`` element."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: set[str] = set()
-        self.outside: list[str] = []
-        self._depth = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        self._depth += tag == "code"
-
-    def handle_endtag(self, tag: str) -> None:
-        self._depth -= tag == "code"
-
-    def handle_data(self, data: str) -> None:
-        if not self._depth:
-            self.outside.append(data)
 
 
 def hostile_view(text: str) -> ReportView:
@@ -105,13 +80,6 @@ def hostile_view(text: str) -> ReportView:
         check_ms=20,
         verdicts=(VerdictsLine(text, text, (verdict,)),),
     )
-
-
-def rendered(markdown: str) -> _OutsideCode:
-    html = MarkdownIt("commonmark").enable("table").render(markdown)
-    parser = _OutsideCode()
-    parser.feed(html)
-    return parser
 
 
 @pytest.mark.parametrize("attack", ATTACKS)

@@ -249,3 +249,17 @@ def graded_pipeline(
         runner = PipelineRunner(agent, on_event=log)
         report = runner.run_sync(GRADED_PIPELINE, workdir, record=recording)
     return GradedRun(report, log_file, recording, grader)
+
+
+def graded_logs(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], RunReport, PipelineReport]:
+    """The log lines of :func:`graded_task` and :func:`graded_pipeline` run in ``folder``
+    (in ``task`` and ``pipeline``), and their reports."""
+    (folder / "task").mkdir()
+    (folder / "pipeline").mkdir()
+    task = graded_task(folder / "task", monkeypatch)
+    pipeline = graded_pipeline(folder / "pipeline", monkeypatch)
+    assert isinstance(task.report, RunReport) and isinstance(pipeline.report, PipelineReport)
+    lines = [*task.log.read_text().splitlines(), *pipeline.log.read_text().splitlines()]
+    return lines, task.report, pipeline.report

@@ -1,7 +1,7 @@
 """The grader in ``phasegate report``: its tokens and cost apart per phase and per run (task or
 pipeline), part of the run's figures so that the phases' own, plus their grader's, plus what no
-phase owns add up to the run's; a rubric's criteria met in the checks table. Every figure is in
-the table."""
+phase owns add up to the run's; a rubric's criteria met in the checks table (every figure in
+the table: tests/metrics/test_table_figures.py)."""
 
 from __future__ import annotations
 
@@ -12,35 +12,26 @@ import pytest
 
 from phasegate.metrics.aggregate import LogAggregator
 from phasegate.metrics.formatting import check_cells, criteria_met
-from phasegate.metrics.render import render_markdown, render_table
 from phasegate.metrics.summary import summarize
-from phasegate.modes import GroupBy
 from phasegate.pipelines.report import PipelineReport
 from phasegate.tasks.report import RunReport
-from tests.helpers.graded import GRADER_SESSION, graded_pipeline, graded_task
-from tests.metrics.test_table_figures import missing_figures
+from tests.helpers.graded import GRADER_SESSION, graded_logs
 
 
 @pytest.fixture
-def graded_logs(
+def graded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[str], RunReport, PipelineReport]:
     """The lines of a graded task run and a graded pipeline run, and their reports."""
-    (tmp_path / "task").mkdir()
-    (tmp_path / "pipeline").mkdir()
-    task = graded_task(tmp_path / "task", monkeypatch)
-    pipeline = graded_pipeline(tmp_path / "pipeline", monkeypatch)
-    assert isinstance(task.report, RunReport) and isinstance(pipeline.report, PipelineReport)
-    lines = [*task.log.read_text().splitlines(), *pipeline.log.read_text().splitlines()]
-    return lines, task.report, pipeline.report
+    return graded_logs(tmp_path, monkeypatch)
 
 
 def test_a_groups_phases_graders_and_unattributed_add_up_to_its_runs_figures(
-    graded_logs: tuple[list[str], RunReport, PipelineReport],
+    graded: tuple[list[str], RunReport, PipelineReport],
 ) -> None:
     """Tokens exactly, cost to a millionth; the group's grader is its phases' and its runs'
     report's; a pipeline's group has its report's grader and totals."""
-    lines, task, pipeline = graded_logs
+    lines, task, pipeline = graded
     aggregator = LogAggregator()
     aggregator.add_lines(lines)
     summary = summarize(aggregator)
@@ -68,11 +59,11 @@ def test_a_groups_phases_graders_and_unattributed_add_up_to_its_runs_figures(
 
 
 def test_a_rubrics_row_counts_its_criteria_met_over_its_runs(
-    graded_logs: tuple[list[str], RunReport, PipelineReport],
+    graded: tuple[list[str], RunReport, PipelineReport],
 ) -> None:
     """Phase 1's rubric ran at both judgments (one criterion each), phase 2's once (two); a
     run where a criterion was not met lowers the rate; other checks have no criteria."""
-    lines, _, _ = graded_logs
+    lines, _, _ = graded
     rubric = next(
         json.loads(line)
         for line in lines
@@ -92,21 +83,3 @@ def test_a_rubrics_row_counts_its_criteria_met_over_its_runs(
     assert "criteria" not in rows[(1, "file_exists")]
     assert criteria_met(second) == "2 of 4, 50 %" and criteria_met(rows[(1, "file_exists")]) == "–"
     assert check_cells(second)[-1] == "2 of 4, 50 %"
-
-
-def test_every_grader_figure_is_in_the_table_and_the_markdown(
-    graded_logs: tuple[list[str], RunReport, PipelineReport],
-) -> None:
-    """Whatever the grouping: the groups' and phases' grader_usage and the rubric rows'
-    criteria are cells of the table (tests/metrics/test_table_figures.py's rule)."""
-    lines, task, _ = graded_logs
-    aggregator = LogAggregator()
-    aggregator.add_lines(lines)
-    groupings: tuple[GroupBy, ...] = ("phase", "task", "mode")
-    for by in groupings:
-        summary = summarize(aggregator, by)
-
-        assert missing_figures(summary, render_table(summary, width=1000)) == [], by
-    markdown = render_markdown(summarize(aggregator))
-    shown = f"{task.grader_usage.input_tokens}/{task.grader_usage.output_tokens} $0.0480"
-    assert shown in markdown

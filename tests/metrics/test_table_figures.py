@@ -31,11 +31,12 @@ from phasegate.metrics.formatting import (
     unattributed,
     usd,
 )
-from phasegate.metrics.render import render_table
+from phasegate.metrics.render import render_markdown, render_table
 from phasegate.metrics.summary import summarize
 from phasegate.modes import GroupBy
 from phasegate.testing.event_log import synthetic_log_lines
 from tests.helpers.batch_dirs import GOOD, LAZY, make_unit, run_into, write_manifest
+from tests.helpers.graded import graded_logs
 from tests.helpers.logs import LogWriter
 
 NOT_FIGURES = {"summary_version", "by", "task", "mode", "index", "name", "path", "batch",
@@ -305,3 +306,21 @@ def test_a_check_figure_the_table_does_not_show_is_found() -> None:
     per_mode = {**compared["task_runs"], "gate": 987654}
     changed = {**summary, "check_comparison": [{**compared, "task_runs": per_mode}]}
     assert any(".task_runs = 987654" in lost for lost in missing_figures(changed, text))
+
+
+def test_every_grader_figure_is_in_the_table_and_the_markdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the grouping: the groups' and phases' grader_usage and the rubric rows'
+    criteria are cells of the table, as every figure is."""
+    lines, task, _ = graded_logs(tmp_path, monkeypatch)
+    aggregator = LogAggregator()
+    aggregator.add_lines(lines)
+    groupings: tuple[GroupBy, ...] = ("phase", "task", "mode")
+    for by in groupings:
+        summary = summarize(aggregator, by)
+
+        assert missing_figures(summary, render_table(summary, width=1000)) == [], by
+    markdown = render_markdown(summarize(aggregator))
+    shown = f"{task.grader_usage.input_tokens}/{task.grader_usage.output_tokens} $0.0480"
+    assert shown in markdown

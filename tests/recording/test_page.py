@@ -5,33 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from phasegate.recording.page import CSP, render_page, write_page
+from tests.helpers.page_html import Elements
 from tests.helpers.recording_fixtures import FEEDBACK, Builder, gate_run, many_calls, pipeline_run
 
 HOSTILE = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "</pre><b>bold</b>",
            "</textarea><i>x</i>", "--><!-- ", "\" onmouseover=\"alert(3)")  # fmt: skip
-
-
-class Elements(HTMLParser):
-    """Every element of a page, and its text with the markup gone."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
 
 
 def test_the_page_shows_the_header_timeline_conversation_checks_and_diff(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from phasegate.recording.page import render_page
 from tests.helpers.checked_runs import prove_the_fix
+from tests.helpers.page_html import section
 from tests.helpers.recording_fixtures import gate_run
 
 MARKUP = "<script>alert(1)</script><img src=x onerror=alert(2)></pre>"
@@ -34,12 +35,6 @@ def page_with(tmp_path: Path, phase_fields: dict[str, Any], **run_fields: Any) -
     phases = [{"index": 1, "name": "edit", **phase_fields}, {"index": 2, "name": "summary"}]
     (folder / "report.json").write_text(json.dumps({**report, "phases": phases, **run_fields}))
     return render_page(folder)
-
-
-def section(page: str, part: int) -> str:
-    """The HTML of the page's ``part``-th part."""
-    start = page.index(f'<section class="part" id="part-{part}"')
-    return page[start : page.index("</section>", start)]
 
 
 def test_a_real_run_shows_its_phase_check_with_the_output_of_each_run(tmp_path: Path) -> None:

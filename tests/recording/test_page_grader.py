@@ -12,8 +12,7 @@ import pytest
 
 from phasegate.recording.page import render_page
 from tests.helpers.graded import HOSTILE_REASON, graded_pipeline, graded_task
-from tests.recording.test_page import Elements
-from tests.recording.test_page_checks import section
+from tests.helpers.page_html import Elements, section
 
 PAGE_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "div",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,17 +38,8 @@ from phasegate.telemetry.events import (
 from phasegate.telemetry.log import EventLog
 from phasegate.testing import Script, ScriptedAgent
 from tests.helpers.cli import phasegate
+from tests.helpers.event_schemas import documented_schemas
 from tests.helpers.scenarios import EDIT, EXAMPLE, GOOD_JSON
-
-DOCS = Path(__file__).parents[2] / "docs" / "events.md"
-
-
-def documented_schemas() -> dict[str, dict[str, Any]]:
-    """The JSON Schema of each event, read from the ```json blocks of docs/events.md."""
-    blocks = re.findall(r"```json\n(.*?)\n```", DOCS.read_text(), re.S)
-    schemas = [json.loads(block) for block in blocks]
-    return {schema["title"]: schema for schema in schemas}
-
 
 EVENT_NAMES = get_args(EventName)
 PIPELINE_EVENT_NAMES = tuple(n for n in EVENT_NAMES if n.startswith(("pipeline.", "stage.")))

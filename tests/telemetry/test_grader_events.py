@@ -23,6 +23,7 @@ from phasegate.pipelines.state import PipelineState
 from phasegate.tasks.report import RunReport
 from phasegate.telemetry.events import CheckRan, grader_usage_field
 from phasegate.validators.stage_checks import CheckOutcome
+from tests.helpers.event_schemas import documented_schemas
 from tests.helpers.graded import (
     GRADER_SESSION,
     HOSTILE_REASON,
@@ -33,7 +34,6 @@ from tests.helpers.graded import (
     verdict,
 )
 from tests.helpers.usage import COUNTS
-from tests.telemetry.test_event_log import documented_schemas
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
