@@ -3,6 +3,7 @@ asked again once when the answer is not a verdict, its cost kept apart."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
@@ -124,11 +125,14 @@ def test_a_stopped_grader_starts_no_session(work: Path) -> None:
     assert graded.problem == "the run ended before the grader answered"
 
 
-async def test_a_grader_asked_from_inside_an_event_loop_runs_its_session_on_a_loop_of_its_own(
+def test_a_grader_asked_from_inside_an_event_loop_runs_its_session_on_a_loop_of_its_own(
     work: Path,
 ) -> None:
-    """``grade`` is synchronous; called where a loop runs, it does not block that loop's
-    coroutine on itself."""
+    """``grade`` is synchronous; called where a loop runs, its session runs on another."""
     agent = AnsweringAgent(MET)
-    graded = AgentGrader(agent, work).grade(RUBRIC, evidence())
-    assert [v.verdict for v in graded.verdicts] == ["met"]
+
+    async def asking() -> list[str]:
+        graded = AgentGrader(agent, work).grade(RUBRIC, evidence())
+        return [v.verdict for v in graded.verdicts]
+
+    assert asyncio.run(asking()) == ["met"]
