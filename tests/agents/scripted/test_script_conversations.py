@@ -128,6 +128,7 @@ def test_a_grader_request_with_no_grader_reply_left_is_unmatched_and_says_so() -
 
 
 def test_a_grader_request_no_grader_reply_matches_names_the_one_expected() -> None:
+    """Grader replies left, none matching: the reply the grader's conversation expected."""
     waiting = {"grader": True, "when": "tool_error", "text": "again"}
     cursor = ScriptCursor(Script.model_validate({"replies": [{"text": "main 1"}, waiting]}))
 
