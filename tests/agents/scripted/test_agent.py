@@ -429,15 +429,19 @@ def test_a_grading_agent_cannot_write_what_its_toolset_leaves_out(tmp_path: Path
 
 def test_a_grading_agent_with_no_grader_reply_left_says_so_and_lists_it(tmp_path: Path) -> None:
     """A script written without grader replies: the grader's session says why it gives no
-    verdict, instead of taking the run's replies or ending quietly."""
-    grading = ScriptedAgent(Script.model_validate({"replies": [{"text": "Done."}]}))
+    verdict, instead of taking the run's replies or ending quietly, and the run's agent lists
+    it with its own unmatched turns."""
+    agent = ScriptedAgent(Script.model_validate({"replies": [{"text": "Done."}]}))
     grading_session = _Recorder()
 
     asyncio.run(
-        grading.grading_agent(GraderSettings()).run(_grader_request(tmp_path), grading_session)
+        agent.grading_agent(GraderSettings()).run(_grader_request(tmp_path), grading_session)
     )
 
     (said,) = [e for e in grading_session.entries if isinstance(e, AssistantText)]
     assert said.text.startswith(UNMATCHED_PREFIX)
     assert "no script reply is left for the grader's conversation" in said.text
     assert not any(isinstance(e, ToolCall) for e in grading_session.entries)
+    # Listed by the run's agent too, where a command looks for what its script missed.
+    (unmatched,) = agent.unmatched
+    assert (unmatched.grader, unmatched.reply) == (True, 0)

@@ -95,21 +95,27 @@ class ScriptedAgent:
         """Set when this agent is a grader's (:meth:`grading_agent`): it then uses only
         ``grader: true`` replies; None for a run's own agent."""
         self._cursor: ScriptCursor | None = None
+        self._graders: list[ScriptedAgent] = []
+        """The agents :meth:`grading_agent` gave, whose unmatched turns this one lists too."""
         self._calls = 0
         self._refused = 0
         self._forks = 0
 
     @property
     def unmatched(self) -> list[Unmatched]:
-        """Every turn that replies were left for but none matched, since the script (re)started."""
-        return list(self._cursor.unmatched) if self._cursor is not None else []
+        """Every turn that replies were left for but none matched, since the script
+        (re)started; then those of the graders' agents it gave (:meth:`grading_agent`)."""
+        own = list(self._cursor.unmatched) if self._cursor is not None else []
+        return own + [turn for grader in self._graders for turn in grader.unmatched]
 
     def grading_agent(self, settings: GraderSettings) -> ScriptedAgent:
         """The agent a grader of this run runs: a scripted agent over the same script that
         uses only its ``grader: true`` replies, from the first one; the same object keeps
         its place across the grader sessions it runs. ``settings`` are kept as
         :attr:`grader_settings` (a scripted model has no model, turns or cost to bound)."""
-        return ScriptedAgent(self.script, grader_settings=settings)
+        grader = ScriptedAgent(self.script, grader_settings=settings)
+        self._graders.append(grader)
+        return grader
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Replay the script in ``request.workdir``, asking ``observer`` whenever it stops."""
