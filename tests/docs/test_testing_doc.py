@@ -1,93 +1,71 @@
-"""docs/testing.md's scripted grader plays as the page tells it: the agent writes, the first
-grader session finds the criterion not met, the feedback brings the fix, the second finds it
-met."""
+"""docs/testing.md's scripted grader plays as the page tells it, through a real gate: the
+agent writes, the first grader session finds the criterion not met, the feedback brings the
+fix, the second finds it met."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
-from typing import Any
 
+import pytest
 import yaml
 
-from phasegate.agents.protocol import Agent, AgentRequest, grading_agent
-from phasegate.evidence.transcript import AssistantText, Entry, ToolCall
-from phasegate.phases.checks import Rubric
-from phasegate.phases.grader import GraderSettings
-from phasegate.prompts.completion_tools import ToolAnswer
-from phasegate.prompts.grader import GRADER_OPENING
+from phasegate import RunEvent, Runner, Task
 from phasegate.testing import Script, ScriptedAgent
-from phasegate.validators.grading import verdict_schema
+from phasegate.testing.pytest_plugin import ScriptedServerFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "testing.md"
+FIXED = "# Notes\n\nRun `make test`.\n"
 
 
-def _section(heading: str) -> str:
-    return DOC.read_text(encoding="utf-8").split(f"\n## {heading}\n", 1)[1].split("\n## ")[0]
+def _page_example() -> tuple[Task, Script]:
+    """The section's task (its phases) and script, as the page writes them."""
+    section = DOC.read_text(encoding="utf-8").split("\n## A scripted grader\n", 1)[1]
+    phases, replies = re.findall(r"```yaml\n(.*?)```", section.split("\n## ")[0], re.S)
+    task = Task.model_validate({"name": "notes", **yaml.safe_load(phases)})
+    return task, Script.model_validate(yaml.safe_load(replies))
 
 
-class _Listener:
-    """An observer that keeps the entries and lets every stop happen (a grader session's)."""
-
-    def __init__(self) -> None:
-        self.entries: list[Entry] = []
-
-    def on_entry(self, entry: Entry) -> None:
-        self.entries.append(entry)
-
-    async def on_stop(self) -> str | None:
-        return None
-
-    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
-        raise AssertionError("the scripted agent never retries")
-
-    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
-        raise AssertionError(f"no completion tool is offered, yet {name} was called")
-
-    def before_tool(self, call: ToolCall) -> str | None:
-        return None
+def _gates(events: list[RunEvent]) -> list[list[str]]:
+    """The issue codes of each gate decision of the run, in order."""
+    return [list(e.fields["issues"]) for e in events if e.event == "phase.gate"]
 
 
-class _GraderAtEachStop(_Listener):
-    """The main session's observer: each stop runs a grader session, as the gate does, and
-    answers with feedback while the criterion is not met."""
-
-    def __init__(self, grader: Agent, workdir: Path) -> None:
-        super().__init__()
-        self.grader, self.workdir = grader, workdir
-        self.verdicts: list[str] = []
-
-    async def on_stop(self) -> str | None:
-        session = _Listener()
-        rubric = Rubric.model_validate({"criteria": "NOTES.md says how to run the tests"})
-        request = AgentRequest(
-            prompt=f"{GRADER_OPENING} Judge NOTES.md.",
-            workdir=self.workdir,
-            toolset=("Read", "Grep", "Glob"),
-            output_schema=verdict_schema(rubric),
-        )
-        await self.grader.run(request, session)
-        (call,) = [e for e in session.entries if isinstance(e, ToolCall)]
-        (verdict,) = call.input["verdicts"]
-        self.verdicts.append(verdict["verdict"])
-        return None if verdict["verdict"] == "met" else f"Not met: {verdict['reason']}"
-
-
-def test_the_scripted_grader_example_plays_as_the_page_tells_it(tmp_path: Path) -> None:
-    """In process: the agent passes over the grader replies, and the grader's agent answers
-    its two sessions with the two verdicts, in order."""
-    (block,) = re.findall(r"```yaml\n(.*?)```", _section("A scripted grader"), re.S)
-    script = Script.model_validate(yaml.safe_load(block))
+def test_the_scripted_grader_example_plays_in_process(tmp_path: Path) -> None:
+    """With the in-process scripted agent: rejected once for the criterion, then accepted
+    with the fix, every reply used where the page says."""
+    task, script = _page_example()
     agent = ScriptedAgent(script)
-    grader = grading_agent(agent, GraderSettings())
-    assert grader is not None
-    stops = _GraderAtEachStop(grader, tmp_path)
+    events: list[RunEvent] = []
 
-    asyncio.run(agent.run(AgentRequest(prompt="Write NOTES.md.", workdir=tmp_path), stops))
+    report = Runner(agent, on_event=events.append).run_sync(task, tmp_path)
 
-    assert stops.verdicts == ["not_met", "met"]
-    said = [e.text for e in stops.entries if isinstance(e, AssistantText)]
-    assert said == ["Done.", "Fixed."]
-    assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nRun `make test`.\n"
+    assert report.verdict == "accepted", [i.message for i in report.issues]
+    assert _gates(events) == [["criterion_not_met"], []]
+    assert (tmp_path / "NOTES.md").read_text() == FIXED
+    assert agent.unmatched == []
+
+
+@pytest.mark.cli
+def test_the_scripted_grader_example_plays_with_the_real_cli(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """With Claude Code against the scripted model server: the two grader sessions are told
+    apart from the agent's conversation and take the two grader replies, in order."""
+    task, script = _page_example()
+    server = scripted_model_server(script)
+    events: list[RunEvent] = []
+    agent = server.claude_agent(timeout=90, request_timeout=20)
+
+    report = Runner(agent, on_event=events.append).run_sync(task, tmp_path)
+
+    assert report.verdict == "accepted", [i.message for i in report.issues]
+    assert _gates(events) == [["criterion_not_met"], []]
+    assert (tmp_path / "NOTES.md").read_text() == FIXED
+    graded = server.grader_requests()
+    assert [(r.last, r.reply) for r in graded] == [
+        ("start", script.replies[2]), ("start", script.replies[5])
+    ]  # fmt: skip
+    assert all(not r.grader for r in server.main_requests())
+    assert server.unmatched == [] and server.exhausted
