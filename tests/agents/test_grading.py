@@ -38,7 +38,8 @@ class AnsweringAgent:
         if isinstance(answer, str):
             observer.on_entry(AssistantText(text=answer))
         else:
-            observer.on_entry(ToolCall(id="t1", name="StructuredOutput", input=dict(answer)))
+            assert isinstance(answer, dict)
+            observer.on_entry(ToolCall(id="t1", name="StructuredOutput", input=answer))
             observer.on_entry(ToolResult(tool_use_id="t1", ok=True, content="ok"))
         observer.on_entry(RunResult(usage=SESSION_USAGE))
         assert await observer.on_stop() is None

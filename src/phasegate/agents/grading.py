@@ -42,6 +42,7 @@ from phasegate.evidence.transcript import (
     Usage,
 )
 from phasegate.phases.checks import Rubric
+from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.grader import again_prompt, evidence_key, grader_prompt
 from phasegate.validators.grading import (
@@ -54,8 +55,6 @@ from phasegate.validators.grading import (
 
 GRADER_TOOLS = ("Read", "Grep", "Glob")
 """The runtime's tools a grader is offered: reading only, in the work directory."""
-STRUCTURED_OUTPUT = "StructuredOutput"
-"""The tool Claude Code offers for output constrained to a schema; its input is the answer."""
 _ATTEMPTS = 2  # the first answer, and one more when it was not a verdict
 
 _T = TypeVar("_T")
@@ -159,7 +158,7 @@ def _answer(transcript: Transcript) -> object:
 
     results = transcript.results_by_call()
     for entry in reversed(transcript.entries):
-        if isinstance(entry, ToolCall) and entry.name == STRUCTURED_OUTPUT:
+        if isinstance(entry, ToolCall) and entry.name == STRUCTURED_OUTPUT_TOOL:
             result: ToolResult | None = results.get(entry.id)
             if result is None or result.ok:
                 return entry.input
