@@ -24,10 +24,8 @@ MISSING = "DELETE /users/{id}"
 
 def _verdict(verdict: str, reason: str) -> dict[str, Any]:
     """A grader's reply: its verdict on the one criterion, as StructuredOutput."""
-    # The grader's request is told by its first message (until the model server tells
-    # a grader's conversation apart on main, its request takes the next reply of the script).
     return {
-        "contains": GRADER_OPENING,
+        "grader": True,
         "tools": [{"StructuredOutput": {"verdicts": [
             {"id": "c1", "verdict": verdict, "reason": reason}]}}],
     }  # fmt: skip
@@ -89,8 +87,9 @@ def test_a_loop_until_a_rubric_is_graded_at_each_stop_and_ends_once_it_is_met(
     assert len(feedback) == 1
     assert f"c1 not met: design.md lists GET /users but not {MISSING}" in feedback[0]
     # Two grader sessions, each its own conversation holding design.md's text at the time.
-    graders = [r for r in server.requests if r.main and r.last_text.startswith(GRADER_OPENING)]
+    graders = server.grader_requests()
     assert len(graders) == 2
+    assert all(r.last_text.startswith(GRADER_OPENING) for r in graders)
     bodies = [request.body or {} for request in graders]
     for body in bodies:  # its own conversation: nothing of the session's but the data
         sent = json.dumps(body)

@@ -13,19 +13,59 @@ belongs to, isolated from the user's settings, plugins and hooks (so this plugin
 not run inside its own grader), and ends where the stop's checks must end
 (:class:`~phasegate._plugin.checks.Bound`, counted from the hook's start).
 
+Each stop is a process of its own, so the answers are kept in the project's
+``.phasegate/plugin/grader-answers.json`` by evidence digest (:class:`_KeptAnswers`): the same
+evidence at a later stop, in this session or another, is never graded twice.
+
 Imported only when the gated work has a rubric: the hooks of any other work never load it.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 from phasegate._plugin.checks import Bound
+from phasegate._plugin.state import PLUGIN_DIR, STATE_DIR
 from phasegate.agents.claude.headless import HeadlessClaude, find_cli, session_env
 from phasegate.phases.checks import Rubric
 from phasegate.phases.grader import GraderSettings
-from phasegate.validators.grading import Graded, GraderEvidence
+from phasegate.validators.grading import Graded, GraderEvidence, graded_data, graded_from_data
 from phasegate.workspace.checks import CheckDisk
+
+ANSWERS_FILE = "grader-answers.json"
+"""The file in the project's ``.phasegate/plugin/`` that keeps graders' answers."""
+KEPT_ANSWERS = 200
+"""The most answers kept (the newest): each is one evidence digest's verdicts."""
+
+
+class _KeptAnswers(dict[str, Graded]):
+    """Graders' answers by evidence digest, read from ``file`` and written back whenever one
+    is added (an unreadable file is an empty store: the answer is asked again)."""
+
+    def __init__(self, project: Path) -> None:
+        super().__init__()
+        self.project = project
+        self.file = project / STATE_DIR / PLUGIN_DIR / ANSWERS_FILE
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        for key, answer in data.items() if isinstance(data, dict) else ():
+            graded = graded_from_data(answer)
+            if graded is not None:
+                super().__setitem__(key, graded)
+
+    def __setitem__(self, key: str, value: Graded) -> None:
+        super().__setitem__(key, value)
+        from phasegate._files.atomic import write_atomic
+        from phasegate._files.confined import inside_folder
+
+        kept = dict(list(self.items())[-KEPT_ANSWERS:])
+        inside_folder(self.project, f"{STATE_DIR}/{PLUGIN_DIR}")
+        data = {key: graded_data(graded) for key, graded in kept.items()}
+        write_atomic(self.file, json.dumps(data).encode(), inside=self.project)
 
 
 class _NoCli:
@@ -57,4 +97,4 @@ def use_grader(
         env=session_env(os.environ),
         deadline=started + bound.seconds,
     )
-    disk.use_grader(agent)
+    disk.use_grader(agent, answers=_KeptAnswers(disk.observer.workdir))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, MutableMapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,12 +65,19 @@ class AgentGrader:
     set, ends a running session (the run it grades for has ended)."""
 
     def __init__(
-        self, agent: Agent, workdir: str | Path, *, stop: threading.Event | None = None
+        self,
+        agent: Agent,
+        workdir: str | Path,
+        *,
+        stop: threading.Event | None = None,
+        answers: MutableMapping[str, Graded] | None = None,
     ) -> None:
         self.agent = agent
         self.workdir = Path(workdir).resolve()
         self.stop = stop or threading.Event()
-        self._answers: dict[str, Graded] = {}
+        self._answers: MutableMapping[str, Graded] = {} if answers is None else answers
+        """The answers kept, by evidence digest (``answers``: a store that outlives this
+        grader, as the plugin's hooks need: each stop is a process of its own)."""
         self._lock = threading.Lock()
 
     def grade(self, rubric: Rubric, evidence: GraderEvidence) -> Graded:
