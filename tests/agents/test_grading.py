@@ -68,7 +68,8 @@ def test_a_grader_session_reads_only_and_answers_through_the_verdict_schema(work
 
 
 def test_the_same_evidence_is_never_graded_twice(work: Path) -> None:
-    """The kept answer comes back at no cost; new evidence runs a new session."""
+    """The kept answer comes back at no cost, whatever the agent says over the same work;
+    another disk runs a new session."""
     agent = AnsweringAgent(MET, MET)
     grader = AgentGrader(agent, work)
     grader.grade(RUBRIC, evidence())
@@ -77,7 +78,10 @@ def test_the_same_evidence_is_never_graded_twice(work: Path) -> None:
     assert again.sessions == 0
     assert again.usage == Usage()
     assert [v.verdict for v in again.verdicts] == ["met"]
-    grader.grade(RUBRIC, evidence("I fixed it."))
+    grader.grade(RUBRIC, evidence("I am sure it is right."))
+    assert len(agent.requests) == 1  # a new claim over the same work is not new evidence
+    changed = GraderEvidence(instructions="Write design.md.", claims=("Done.",), disk="d2")
+    grader.grade(RUBRIC, changed)
     assert len(agent.requests) == 2
 
 

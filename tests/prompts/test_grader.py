@@ -105,6 +105,8 @@ def test_the_same_evidence_gives_the_same_prompt_and_key_and_other_evidence_anot
     )
     assert grader_prompt(RUBRIC, elsewhere) == grader_prompt(RUBRIC, evidence())
     assert evidence_key(RUBRIC, elsewhere) != evidence_key(RUBRIC, evidence())
+    insisting = evidence(claims=("It is complete, I promise.",))
+    assert evidence_key(RUBRIC, insisting) == evidence_key(RUBRIC, evidence())
 
 
 def test_a_long_file_is_shown_only_in_part_and_the_prompt_says_so() -> None:
