@@ -41,7 +41,7 @@ def test_json_merges_the_shards_whatever_their_order(shards: tuple[Path, Path]) 
     assert done.returncode == 0, done.stderr
     assert done.stdout == again.stdout
     summary = json.loads(done.stdout)
-    assert summary["summary_version"] == 10
+    assert summary["summary_version"] == 11
     assert summary["batch"]["missing"] == [make_unit("fix", "unstructured", 1, task=HOSTILE).id]
     assert [d["shard"] for d in summary["batch"]["directories"]] == ["1/2", "2/2"]
     (row,) = summary["mode_comparison"]

@@ -53,7 +53,7 @@ def test_days_in_utc_count_each_run_once_in_the_day_it_ended_and_add_up(
 
     periods = summary["periods"]
     assert isinstance(periods, list)
-    assert summary["summary_version"] == 10
+    assert summary["summary_version"] == 11
     assert (summary["over"], summary["tz"]) == ("day", "UTC")
     days = {p["start"][:10]: p["runs"] for p in periods}
     # 2 Nov to 17 Nov, every day shown, the empty ones with 0 runs.

@@ -34,20 +34,22 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _event_sums_hold(log: Path) -> None:
-    """In the log, phase.completed lines plus run.completed's unattributed_usage are the
-    run.completed totals; so are the phase rows of ``phasegate report`` over it."""
+    """In the log, phase.completed lines (with their grader's) plus run.completed's
+    unattributed_usage are the run.completed totals; so are the phase rows of ``phasegate
+    report`` over it."""
     events = _lines(log)
     (run,) = [e for e in events if e["event"] == "run.completed"]
     phases = [e for e in events if e["event"] == "phase.completed"]
     for name in COUNTS:
-        shares = sum(p[name] for p in phases) + run["unattributed_usage"][name]
+        graders = sum(p.get("grader_usage", {}).get(name, 0) for p in phases)
+        shares = sum(p[name] for p in phases) + graders + run["unattributed_usage"][name]
         assert shares == run[name], name
     done = phasegate("report", log, "--format", "json")
     assert done.returncode == 0, done.stderr
     (group,) = json.loads(done.stdout)["groups"]
     for name in ("input_tokens", "output_tokens"):
-        rows = sum(p[name] for p in group["phases"]) + group["unattributed_usage"][name]
-        assert rows == group[name] == run[name], name
+        rows = sum(p[name] + p["grader_usage"][name] for p in group["phases"])
+        assert rows + group["unattributed_usage"][name] == group[name] == run[name], name
     costs = [p["cost_usd"] for p in group["phases"]] + [group["unattributed_usage"]["cost_usd"]]
     assert sum(costs) == pytest.approx(group["cost_usd"], abs=1e-6 * len(costs))
     # What the gate added to the input: the report's sums are the lines'.

@@ -31,14 +31,21 @@ def sent_usage(server: ScriptedModelServer, *, main: bool = True) -> Usage:
 
 
 def assert_usage_adds_up(report: dict[str, Any]) -> None:
-    """A report's parts (``phases`` or ``stages``) plus ``unattributed_usage`` equal its
-    ``usage``: every token count exactly, the cost within a millionth of a dollar a part."""
-    parts = [part["usage"] for part in report.get("phases", report.get("stages", []))]
-    shares = [*parts, report["unattributed_usage"]]
+    """A report's parts (``phases`` or ``stages``: the agent's ``usage`` and the grader's
+    ``grader_usage`` of each) plus ``unattributed_usage`` equal its ``usage``, and the parts'
+    ``grader_usage`` its ``grader_usage``: every token count exactly, the cost within a
+    millionth of a dollar."""
+    steps = report.get("phases", report.get("stages", []))
+    graders = [step.get("grader_usage", dict.fromkeys(COUNTS, 0)) for step in steps]
+    if "grader_usage" in report:  # a report's; a pipeline's state file keeps only the stages'
+        for name in COUNTS:
+            assert sum(g[name] for g in graders) == report["grader_usage"][name], name
+    shares = [*(step["usage"] for step in steps), *graders, report["unattributed_usage"]]
     for name in COUNTS:
         assert sum(share[name] for share in shares) == report["usage"][name], name
     cost = report["usage"]["cost_usd"]
     if cost is None:
-        assert all(share["cost_usd"] is None for share in shares)
+        assert all(share.get("cost_usd") is None for share in shares)
     else:
-        assert abs(sum(share["cost_usd"] for share in shares) - cost) <= 1e-6
+        known = [share.get("cost_usd") or 0.0 for share in shares]
+        assert abs(sum(known) - cost) <= 1e-6

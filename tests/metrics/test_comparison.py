@@ -51,7 +51,7 @@ def test_each_group_has_its_rates_error_interval_and_cost_per_accepted_run(
     4 runs at $0.50 over 3 accepted: $0.666667 and 1333.333 tokens in per accepted run."""
     gate = next(g for g in summary["groups"] if (g["task"], g["mode"]) == ("fix", "gate"))
 
-    assert summary["summary_version"] == SUMMARY_VERSION == 10
+    assert summary["summary_version"] == SUMMARY_VERSION == 11
     assert (gate["runs"], gate["accepted"], gate["success_rate"]) == (4, 3, 0.75)
     assert gate["success_rate_standard_error"] == 0.2165
     assert gate["success_rate_interval_95"] == [0.3006, 0.9544]

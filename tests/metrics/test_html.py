@@ -309,7 +309,7 @@ def test_the_checks_section_has_a_row_per_check_its_description_escaped() -> Non
     shown = "`&lt;script&gt;alert(1)&lt;/script&gt;` exits with 0"
     row = (f"<tr><td>fix</td><td>gate</td><td>1. edit</td><td>{shown}</td><td>1</td><td>1</td>"
            "<td>100 %</td><td>1.5 s</td><td>1.5 s</td><td>1.5 s</td><td>1</td><td>1</td>"
-           "<td>100 %</td></tr>")  # fmt: skip
+           "<td>100 %</td><td>–</td></tr>")  # fmt: skip
     assert row in section
     assert "<h3>Checks compared (passing at the end of a task run)</h3>" in section
 

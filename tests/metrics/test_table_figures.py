@@ -20,6 +20,7 @@ from phasegate.metrics.formatting import (
     check_phase,
     duration,
     error_points,
+    grader,
     number,
     percent,
     percent_interval,
@@ -63,9 +64,9 @@ def _listed(ids: list[str]) -> str:
 COUNTS = ("runs", "accepted", "errors", "tool_errors", "input_tokens", "output_tokens", "lines",
           "skipped_lines", "planned", "finished", "total_units", "model_requests", "requests",
           "refusals", "blocked", "tool_tokens", "text_tokens", "passed", "task_runs",
-    "passed_at_end")  # fmt: skip
+    "passed_at_end", "criteria", "criteria_met")  # fmt: skip
 RATES = ("success_rate", "completion_rate", "first_attempt_rate", "mismatch_rate", "pass_rate",
-         "end_pass_rate")  # fmt: skip
+         "end_pass_rate", "criteria_met_rate")  # fmt: skip
 DIFFERENCES = ("gate_minus_single_query", "gate_minus_unstructured")
 FORMATS: dict[str, Callable[[Any], str]] = {
     **dict.fromkeys(COUNTS, _count),
@@ -80,6 +81,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     **dict.fromkeys(["input_tokens_per_accepted", "output_tokens_per_accepted"], _tokens),
     "attempts_histogram": attempts_counts,
     "unattributed_usage": unattributed,
+    "grader_usage": grader,
     "histogram": time_bins,
     "missing": _listed,
     "duplicates": _listed,

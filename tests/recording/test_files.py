@@ -1,5 +1,5 @@
-"""The manifest a recording's files are built from (pure): its figures add up, its unowned
-entries are exactly what no part owns."""
+"""The manifest a recording's files are built from (pure): its figures add up (with the
+report's grader sessions, in no part), its unowned entries are exactly what no part owns."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ _COST = st.integers(min_value=0, max_value=10**8).map(lambda micro: micro / 1_00
 @st.composite
 def _runs(draw: st.DrawFn) -> RunRecord:
     """A run with parts that own some windows of its transcript, with figures whose sum is
-    at most the run's total (the report's split)."""
+    at most the run's total (the report's split), and sometimes grader sessions (part of the
+    total, in no part)."""
     length = draw(st.integers(min_value=0, max_value=30))
     cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=length), max_size=8)))
     parts = []
@@ -40,28 +41,35 @@ def _runs(draw: st.DrawFn) -> RunRecord:
                 no_diff="none here",
             )
         )
-    owned = sum((p.usage for p in parts), Usage())
+    grader = draw(
+        st.just(Usage())
+        | st.builds(Usage, input_tokens=_TOKENS, output_tokens=_TOKENS, cost_usd=_COST)
+    )
+    owned = sum((p.usage for p in parts), grader)
     total = Usage(
         input_tokens=owned.input_tokens + draw(_TOKENS),
         output_tokens=owned.output_tokens + draw(_TOKENS),
-        cost_usd=round(sum(p.usage.cost_usd or 0 for p in parts) + draw(_COST), 6),
+        cost_usd=round(
+            sum(p.usage.cost_usd or 0 for p in parts) + (grader.cost_usd or 0) + draw(_COST), 6
+        ),
     )
     entries = tuple(UserText(text=str(n)) for n in range(length))
     return RunRecord(kind="task", name="t", run_id="r", verdict="accepted", mode="gate",
                      report_json="{}", transcript=Transcript(entries=entries),
-                     parts=tuple(parts), total=total)  # fmt: skip
+                     parts=tuple(parts), total=total, grader=grader)  # fmt: skip
 
 
 @given(_runs())
 def test_the_parts_and_unowned_add_up_to_the_reports_totals(run: RunRecord) -> None:
-    """Tokens exactly, cost within a millionth of a dollar; unowned ranges are what no part
-    owns, each position once."""
+    """Tokens exactly, cost within a millionth of a dollar (the grader's sessions in no part
+    and never in ``unowned``); unowned ranges are what no part owns, each position once."""
     manifest, _ = recording_files(run, None, written_at="now", phasegate_version=None)
-    parts, unowned = manifest["parts"], manifest["unowned"]
+    parts, unowned, grader = manifest["parts"], manifest["unowned"], run.grader
     for name in ("input_tokens", "output_tokens"):
-        assert sum(p[name] for p in parts) + unowned[name] == getattr(run.total, name)
+        shares = sum(p[name] for p in parts) + unowned[name] + getattr(grader, name)
+        assert shares == getattr(run.total, name)
     assert run.total.cost_usd is not None
-    cost = sum(p["cost_usd"] for p in parts) + unowned["cost_usd"]
+    cost = sum(p["cost_usd"] for p in parts) + unowned["cost_usd"] + (grader.cost_usd or 0)
     assert abs(cost - run.total.cost_usd) < 1e-6
     owned = {i for p in parts for i in range(*p["entries"])}
     loose = [i for start, end in unowned["entries"] for i in range(start, end)]

@@ -16,6 +16,11 @@ its stages went through (its ``stage.checked`` lines since its ``pipeline.starte
 the report's ``stages[].attempts``). It is accepted on the first attempt when every stage
 passed its first check. Its stages have no rows (yet); they do not leak into a task's.
 
+The grader sessions that judge rubric checks are counted apart, from each closing line's
+``grader_usage``: a phase's in its row, a run's (task or pipeline) in its group, where they are
+also part of the run's tokens and cost (a phase's tokens are the agent's alone), so a group's
+tokens are its phases', plus their grader's, plus what no phase owns.
+
 Time to phase completion is measured from the run's ``run.started`` to the phase's last
 completion claim (``phase.marker``) before the gate first accepted it, or to that accepting
 ``phase.gate`` when there was no claim (the output phase), less the time the gate spent
@@ -24,7 +29,8 @@ point): the agent waits while a check runs, so that time is the gate's, not the 
 
 Each ``check.ran`` line is one run of a check of a task, counted in the row of its task, mode,
 phase (none for the task's own checks), kind and description (:attr:`LogAggregator.checks`):
-its time and whether it passed. When the task run ends (its ``run.completed``), each check it
+its time, whether it passed and, for a graded rubric, its criteria and how many were met.
+When the task run ends (its ``run.completed``), each check it
 ran counts once more, with whether its last run passed: the outcome the verdict rested on.
 """
 
@@ -257,11 +263,14 @@ class LogAggregator:
     def _check_ran(self, event: dict[str, Any]) -> None:
         task, mode, run_id = str(event["task"]), str(event["mode"]), str(event["run_id"])
         phase, position, kind, description, duration, passed = fields.check_ran(event)
+        judged, met = fields.criteria(event)
         key = (task, mode, phase, kind, description)
         stats = self._check(key)
         if stats is not None:
             stats.runs += 1
             stats.passed += passed
+            stats.criteria += judged
+            stats.criteria_met += met
             stats.duration_ms.add(duration)
             stats.total_ms += duration
         run = self._open.get(run_id)
@@ -289,7 +298,7 @@ class LogAggregator:
             phase = fields.phase(event)  # raises
         name, outcome, added = event.get("name"), fields.outcome(event), fields.overhead(event)
         refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
-        delegated = fields.subagents(event)
+        delegated, graded = fields.subagents(event), fields.grader(event)
         accepted = event["status"] == "accepted"
         run = self._open.get(str(event["run_id"]))
         elapsed = None
@@ -310,6 +319,7 @@ class LogAggregator:
         _count_overhead(stats, added)
         stats.refusals += refusals
         _count_subagents(stats, delegated)
+        _count_grader(stats, graded)
         if elapsed is not None:
             stats.to_completion_ms.add(elapsed)
 
@@ -319,10 +329,11 @@ class LogAggregator:
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
         rest, added = fields.unattributed(event), fields.overhead(event)
         refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
-        delegated = fields.subagents(event)
+        delegated, graded = fields.subagents(event), fields.grader(event)
         stats = self._run(task, mode)
         _count(stats, outcome, verdict == "accepted")
         _count_unattributed(stats, rest)
+        _count_grader(stats, graded)
         _count_overhead(stats, added)
         stats.refusals += refusals
         stats.blocked += fields.count(event, "blocked", fields.MAX_REFUSALS)
@@ -355,11 +366,15 @@ class LogAggregator:
         verdict, (_, tokens_in, tokens_out, cost) = event["verdict"], fields.outcome(event)
         duration = fields.amount(event, "duration_ms", fields.MAX_DURATION_MS)
         rest, added = fields.unattributed(event), fields.overhead(event)
-        refusals = fields.count(event, "refusals", fields.MAX_REFUSALS)
+        refusals, graded = (
+            fields.count(event, "refusals", fields.MAX_REFUSALS),
+            fields.grader(event),
+        )
         run = self._open.pop(run_id, None)
         attempts = run.checks if run is not None else 0
         stats = self._run(task, mode)
         _count_unattributed(stats, rest)
+        _count_grader(stats, graded)
         _count_overhead(stats, added)
         stats.refusals += refusals
         stats.blocked += fields.count(event, "blocked", fields.MAX_REFUSALS)
@@ -443,6 +458,17 @@ def _count_unattributed(stats: RunStats, rest: tuple[int, int, float | None]) ->
     if cost is not None:
         stats.unattributed_cost_usd += cost
         stats.unattributed_costed += 1
+
+
+def _count_grader(stats: Outcomes, graded: fields.Tokens) -> None:
+    if graded is fields.NO_TOKENS:  # no grader spent anything (most lines)
+        return
+    tokens_in, tokens_out, cost = graded
+    stats.grader_input_tokens += tokens_in
+    stats.grader_output_tokens += tokens_out
+    if cost is not None:
+        stats.grader_cost_usd += cost
+        stats.grader_costed += 1
 
 
 def _count_overhead(stats: Outcomes, added: fields.Overhead) -> None:

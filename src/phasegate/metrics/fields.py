@@ -57,19 +57,57 @@ def outcome(event: dict[str, Any]) -> Outcome:
     )
 
 
-def unattributed(event: dict[str, Any]) -> tuple[int, int, float | None]:
+Tokens = tuple[int, int, float | None]
+"""Input and output tokens and the cost in USD (None: the line recorded none) of a usage
+object of a line (``unattributed_usage``, ``grader_usage``)."""
+NO_TOKENS: Tokens = (0, 0, None)
+
+
+def unattributed(event: dict[str, Any]) -> Tokens:
     """The input and output tokens and the cost no phase owns, from a run's closing line
     (its ``unattributed_usage``; absent before event schema version 4: nothing)."""
-    usage = event.get("unattributed_usage")
+    return usage_object(event, "unattributed_usage")
+
+
+def grader(event: dict[str, Any]) -> Tokens:
+    """The input and output tokens and the cost of the grader sessions a line reports (its
+    ``grader_usage``: a phase's, a run's, a check run's; absent when no grader spent
+    anything, and from lines older than the field: nothing)."""
+    return usage_object(event, "grader_usage")
+
+
+def usage_object(event: dict[str, Any], name: str) -> Tokens:
+    """The tokens and cost of the usage object ``name`` of a line; nothing when absent."""
+    usage = event.get(name)
     if usage is None:
-        return 0, 0, None
+        return NO_TOKENS
     if type(usage) is not dict:
-        raise CorruptLine("unattributed_usage is not an object")
+        raise CorruptLine(f"{name} is not an object")
     return (
         count(usage, "input_tokens", MAX_TOKENS),
         count(usage, "output_tokens", MAX_TOKENS),
         amount(usage, "cost_usd", MAX_COST_USD),
     )
+
+
+MAX_CRITERIA = 1_000
+"""The most criteria one ``check.ran`` line may list."""
+
+
+def criteria(event: dict[str, Any]) -> tuple[int, int]:
+    """How many criteria a ``check.ran`` line's ``criteria`` judged and how many of them were
+    met (a graded rubric's; (0, 0) for every other check)."""
+    value = event.get("criteria")
+    if value is None:
+        return 0, 0
+    if type(value) is not list or len(value) > MAX_CRITERIA:
+        raise CorruptLine(f"criteria is not a list of at most {MAX_CRITERIA} objects")
+    met = 0
+    for item in value:
+        if type(item) is not dict or item.get("verdict") not in ("met", "not_met", "cannot_tell"):
+            raise CorruptLine("a criterion is not an object with a verdict")
+        met += item["verdict"] == "met"
+    return len(value), met
 
 
 Overhead = tuple[int, int, int, int]

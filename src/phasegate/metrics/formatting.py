@@ -14,7 +14,7 @@ from phasegate.modes import MODES
 MISSING = "–"
 PHASE_COLUMNS = ("phase", "runs", "completed", "1st attempt", "mean attempts",
                  "p50 to complete", "p95 to complete", "tool errors", "refused calls")  # fmt: skip
-PHASE_USAGE_COLUMNS = ("phase", "tokens in/out", "cost", "input and the gate's share",
+PHASE_USAGE_COLUMNS = ("phase", "tokens in/out", "cost", "grader", "input and the gate's share",
                        "time to complete (runs)")  # fmt: skip
 MODE_COLUMNS = ("task", *MODES, "gate − single-query", "95 % interval, pts", "gate − unstructured",
                 "95 % interval, pts")  # fmt: skip
@@ -25,7 +25,7 @@ RECORDING_COLUMNS = ("run", "task", "mode", "verdict", "page")
 SUBAGENT_COLUMNS = ("task", "mode", "phase", "subagent type", "calls ok", "failed calls")
 CHECK_COLUMNS = ("task", "mode", "phase", "check", "runs", "passed", "pass rate", "p50 run",
                  "p95 run", "time in all", "task runs", "passed at the end",
-                 "end pass rate")  # fmt: skip
+                 "end pass rate", "criteria met")  # fmt: skip
 CHECK_MODE_COLUMNS = ("task", "phase", "check", *MODES, "gate − single-query",
                       "95 % interval, pts", "gate − unstructured",
                       "95 % interval, pts")  # fmt: skip
@@ -133,6 +133,20 @@ def unattributed(usage: dict[str, Any]) -> str:
     return f"{usage['input_tokens']}/{usage['output_tokens']} {usd(usage['cost_usd'])}"
 
 
+def grader(usage: dict[str, Any]) -> str:
+    """A group's or phase's grader sessions (``grader_usage``): ``600/80 $0.0240``, tokens in
+    and out and cost; a group's tokens are its phases' plus these plus what no phase owns."""
+    return f"{usage['input_tokens']}/{usage['output_tokens']} {usd(usage['cost_usd'])}"
+
+
+def criteria_met(row: dict[str, Any]) -> str:
+    """A check row's criteria a grader found met, of those it judged, and the rate: ``5 of
+    6, 83 %``; :data:`MISSING` for a check no grader judged."""
+    if not row.get("criteria"):
+        return MISSING
+    return f"{row['criteria_met']} of {row['criteria']}, {percent(row['criteria_met_rate'])}"
+
+
 def overhead(figures: dict[str, Any]) -> str:
     """What a group's or phase's requests carried and the gate's share (``overhead``):
     ``12 req, 1200 in; gate est. 300+420 (4 runs)``: the gate's tool definitions and text in
@@ -196,13 +210,14 @@ def phase_cells(phase: dict[str, Any]) -> list[str]:
 
 
 def phase_usage_cells(phase: dict[str, Any]) -> list[str]:
-    """A phase row under :data:`PHASE_USAGE_COLUMNS`: its tokens, cost, input and the gate's
-    share of it (:func:`overhead`), and the time-to-completion distribution
-    (:func:`time_bins`)."""
+    """A phase row under :data:`PHASE_USAGE_COLUMNS`: its (agent's) tokens, cost, its
+    grader's (:func:`grader`), input and the gate's share of it (:func:`overhead`), and the
+    time-to-completion distribution (:func:`time_bins`)."""
     return [
         phase_label(phase),
         f"{phase['input_tokens']}/{phase['output_tokens']}",
         usd(phase["cost_usd"]),
+        grader(phase["grader_usage"]),
         overhead(phase["overhead"]),
         time_bins(phase["time_to_completion_ms"]["histogram"]),
     ]
@@ -273,7 +288,7 @@ def check_phase(row: dict[str, Any]) -> str:
 def check_cells(row: dict[str, Any]) -> list[str]:
     """A check row under :data:`CHECK_COLUMNS`: its runs, how many passed and the rate, p50
     and p95 of a run and every run's time added up, then the task runs that ran it and how
-    many of them ended with it passing."""
+    many of them ended with it passing, and a rubric's criteria met (:func:`criteria_met`)."""
     return [
         str(row["task"] or "all"),
         str(row["mode"] or "all"),
@@ -288,6 +303,7 @@ def check_cells(row: dict[str, Any]) -> list[str]:
         str(row["task_runs"]),
         str(row["passed_at_end"]),
         percent(row["end_pass_rate"]),
+        criteria_met(row),
     ]
 
 

@@ -23,6 +23,7 @@ from phasegate.metrics.formatting import (
     comparison_rows,
     duration,
     error_points,
+    grader,
     group_label,
     has_approximate,
     number,
@@ -208,6 +209,7 @@ def _group_section(group: dict[str, Any]) -> str:
         ("tokens in / out", f"{group['input_tokens']} / {group['output_tokens']}"),
         ("cost", usd(group["cost_usd"])),
         ("tokens in / out and cost in no phase", unattributed(group["unattributed_usage"])),
+        ("tokens in / out and cost of the grader", grader(group["grader_usage"])),
         ("cost per accepted run", usd(group.get("cost_per_accepted_usd"))),
         ("input carried and the gate's share", overhead(group["overhead"])),
         ("tokens in / out per accepted run", per_accepted_tokens(group).replace("/", " / ")),
@@ -219,11 +221,12 @@ def _group_section(group: dict[str, Any]) -> str:
             *phase_cells(p),
             f"{p['input_tokens']} / {p['output_tokens']}",
             usd(p["cost_usd"]),
+            grader(p["grader_usage"]),
             overhead(p["overhead"]),
         ]
         for p in group["phases"]
     ]
-    head = (*PHASE_COLUMNS, "tokens in / out", "cost", "input and the gate's share")
+    head = (*PHASE_COLUMNS, "tokens in / out", "cost", "grader", "input and the gate's share")
     phase_table = _table(head, phases) if phases else ""
     numbers_table = _table(("measure", "value"), [list(row) for row in numbers])
     heading = escape(group_label(group) or "all runs")

@@ -23,6 +23,7 @@ from phasegate.metrics.formatting import (
     comparison_detail_rows,
     comparison_rows,
     error_points,
+    grader,
     group_label,
     has_approximate,
     number,
@@ -74,12 +75,13 @@ RUN_COLUMNS = ("task", "mode", "runs", "accepted", "errors", "success", "± se",
 RUN_ATTEMPT_COLUMNS = ("task", "mode", "1st attempt", "mean attempts", "attempts×runs",
                        "tool errors", "refused calls", "blocked", "p50 run",
                        "p95 run")  # fmt: skip
-RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase",
+RUN_USAGE_COLUMNS = ("task", "mode", "tokens in/out", "cost", "in no phase", "grader",
                      "tokens in/out / accepted", "cost / accepted",
                      "input and the gate's share")  # fmt: skip
 _TEXT_COLUMNS = {"task", "mode", "phase", "run", "verdict", "page", "directory", "batch", "shard",
                  "measure", "value", "subagent type", "check",
-                 "attempts×runs", "time to complete (runs)", "in no phase",
+                 "attempts×runs", "time to complete (runs)", "in no phase", "grader",
+                 "criteria met",
                  "input and the gate's share", "period"}  # fmt: skip
 
 
@@ -215,6 +217,7 @@ def _usage_cells(group: dict[str, Any]) -> list[str]:
         f"{group['input_tokens']}/{group['output_tokens']}",
         usd(group["cost_usd"]),
         unattributed(group["unattributed_usage"]),
+        grader(group["grader_usage"]),
         per_accepted_tokens(group),
         usd(group.get("cost_per_accepted_usd")),
         overhead(group["overhead"]),

@@ -188,6 +188,14 @@ class Outcomes:
     """Successful calls subagents made, by subagent type (part of the figures above)."""
     subagent_errors: dict[str, int] = field(default_factory=dict)
     """Failed calls subagents made, by subagent type."""
+    grader_input_tokens: int = 0
+    """Tokens and cost of the grader sessions that judged rubric checks (their lines'
+    ``grader_usage``): part of ``input_tokens``, ``output_tokens`` and ``cost_usd`` of a run,
+    never of a phase's (which are the agent's)."""
+    grader_output_tokens: int = 0
+    grader_cost_usd: float = 0.0
+    grader_costed: int = 0
+    """The lines whose ``grader_usage`` recorded a cost."""
 
 
 @dataclass(slots=True)
@@ -242,6 +250,10 @@ class CheckStats:
     """Task runs that ran the check at least once and ended."""
     passed_at_end: int = 0
     """Of those, the ones whose last run of the check passed."""
+    criteria: int = 0
+    """Criteria a grader judged over its runs (a rubric's; 0 for every other kind)."""
+    criteria_met: int = 0
+    """Of those, the ones it found met."""
 
 
 def merge(into: Stats, other: Stats) -> None:

@@ -40,7 +40,7 @@ from phasegate.metrics.stats import (
 )
 from phasegate.modes import RECORDING_PAGE, GroupBy
 
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 """The shape of :func:`summarize`'s result. 2: ``warnings`` added, and ``cost_usd`` is null
 when no line of a group recorded a cost. 3 (fields only added): a group's success rate has its
 standard error and 95 % interval, and its cost and tokens per accepted run; mode comparison
@@ -65,7 +65,13 @@ tool calls subagents made.
 attempts to leave the sandbox its runs blocked (docs/sandbox.md). 10 (fields only added):
 ``checks``, a row per check of a task (:func:`check_rows`), ``checks_unlisted`` (the runs of
 checks past the first 10,000), and ``check_comparison``: per check, each mode's share of task
-runs that ended with it passing (:func:`phasegate.metrics.comparison.check_comparison`)."""
+runs that ended with it passing (:func:`phasegate.metrics.comparison.check_comparison`).
+11 (fields only added): each group and phase has ``grader_usage`` (``input_tokens``,
+``output_tokens``, ``cost_usd``): what the grader sessions that judged rubric checks spent, from
+the lines' ``grader_usage``; a phase's tokens are the agent's, a group's the run's, so a group's
+tokens are its phases' plus their ``grader_usage`` plus ``unattributed_usage``; the row of a
+check a grader judged has ``criteria`` (criteria it judged over the check's runs),
+``criteria_met`` and ``criteria_met_rate``."""
 TIME_EDGES_MS = [0, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000]
 """Bin edges of the time-to-completion distribution (ms); the last bin is open-ended."""
 
@@ -135,7 +141,9 @@ def check_rows(aggregator: LogAggregator, by: GroupBy = "phase") -> list[dict[st
     checks), ``phase_name``, ``kind``, ``description``; ``runs`` (``check.ran`` lines),
     ``passed``, ``pass_rate``, ``duration_ms`` (p50 and p95 of a run) and ``total_ms`` (every
     run's time); ``task_runs`` (ended task runs that ran it), ``passed_at_end`` (those whose
-    last run of it passed) and ``end_pass_rate``."""
+    last run of it passed) and ``end_pass_rate``; for a check a grader judged (a rubric),
+    ``criteria`` (the criteria it judged over the check's runs, each run's counted),
+    ``criteria_met`` and ``criteria_met_rate``."""
     merged: dict[tuple[str | None, str | None, int | None, str, str], CheckStats] = {}
     for key, stats in aggregator.checks.items():
         merge(merged.setdefault(_grouped(key, by), CheckStats()), stats)
@@ -149,9 +157,18 @@ def check_rows(aggregator: LogAggregator, by: GroupBy = "phase") -> list[dict[st
              "duration_ms": _quantiles(stats.duration_ms),
              "total_ms": round(stats.total_ms, 1), "task_runs": stats.task_runs,
              "passed_at_end": stats.passed_at_end,
-             "end_pass_rate": _rate(stats.passed_at_end, stats.task_runs)}
+             "end_pass_rate": _rate(stats.passed_at_end, stats.task_runs),
+             **_criteria_fields(stats)}
         )  # fmt: skip
     return rows
+
+
+def _criteria_fields(stats: CheckStats) -> dict[str, Any]:
+    """A graded check's criteria figures; none for a check no grader judged."""
+    if not stats.criteria:
+        return {}
+    return {"criteria": stats.criteria, "criteria_met": stats.criteria_met,
+            "criteria_met_rate": _rate(stats.criteria_met, stats.criteria)}  # fmt: skip
 
 
 def _grouped(key: CheckKey, by: GroupBy) -> tuple[str | None, str | None, int | None, str, str]:
@@ -189,6 +206,11 @@ def _outcome_fields(stats: Outcomes, rate: str) -> dict[str, Any]:
         "input_tokens": stats.input_tokens,
         "output_tokens": stats.output_tokens,
         "cost_usd": round(stats.cost_usd, 6) if stats.costed else None,
+        "grader_usage": {
+            "input_tokens": stats.grader_input_tokens,
+            "output_tokens": stats.grader_output_tokens,
+            "cost_usd": round(stats.grader_cost_usd, 6) if stats.grader_costed else None,
+        },
         "overhead": {
             "runs": stats.overhead_lines,
             **dict(zip(OVERHEAD_FIGURES, stats.overhead, strict=True)),

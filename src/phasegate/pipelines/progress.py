@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from phasegate.evidence.transcript import Entry
+from phasegate.evidence.transcript import Entry, Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import PipelineStatus
 from phasegate.phases.pipeline import Pipeline, Stage
@@ -38,6 +38,7 @@ from phasegate.telemetry.events import (
     StageCompleted,
     StageRevision,
     StageStarted,
+    grader_usage_field,
 )
 from phasegate.validators.subagents import with_call
 from phasegate.validators.tools import CallRecord
@@ -91,6 +92,8 @@ class StageProgress:
         self.disk = CheckDisk(self.workspace)
         self.visit = self._visit(0, baseline or WorkspaceSnapshot(), state.current.tools)
         """The current visit of the current stage."""
+        self.grader_usage = Usage()
+        """What the grader sessions of this process's checks cost (its part of the run's)."""
 
     @property
     def stage(self) -> Stage:
@@ -130,6 +133,13 @@ class StageProgress:
         check = await self.visit.check(entries, self.workspace.snapshot())
         for run in check.check_runs:
             self.emit(CheckRan.of(run, stage=index + 1))
+        graded = check.grader_usage
+        if not graded.is_zero:
+            # Counted as it is spent, in the stage, the run and this process alike, so the
+            # state saved next adds up whenever the process ends.
+            record.grader_usage = record.grader_usage + graded
+            self.state.usage = self.state.usage + graded
+            self.grader_usage = self.grader_usage + graded
         record.checks = [CheckResult(**o.as_dict()) for o in check.outcomes]
         record.files_changed = list(check.files_changed)
         self.emit(
@@ -293,5 +303,6 @@ class StageProgress:
                 files_changed=record.files_changed,
                 checks=[c.model_dump() for c in record.checks],
                 subagents=[work.model_dump(mode="json") for work in record.subagents],
+                grader_usage=grader_usage_field(record.grader_usage),
             )
         )

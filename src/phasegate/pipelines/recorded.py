@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from phasegate.evidence.transcript import Entry, Transcript
+from phasegate.evidence.transcript import Entry, Transcript, Usage
 from phasegate.evidence.usage_split import split_usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.pipelines.machine import Checked
@@ -145,6 +145,7 @@ class VisitLog:
             parts=tuple(parts),
             # A crashed run's report has not added this process's usage yet: its own total.
             total=report.usage if error is None else split.total,
+            grader=report.grader_usage if error is None else Usage(),
             error=error,
         )
 
@@ -207,5 +208,6 @@ def parallel_record(report: PipelineReport, branches: Sequence[RunRecord]) -> Ru
         transcript=Transcript(entries=tuple(entries)),
         parts=tuple(parts),
         total=total,
+        grader=report.grader_usage,
         checks=tuple(checks),
     )

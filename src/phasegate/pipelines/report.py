@@ -2,7 +2,8 @@
 
 It is the final :class:`~phasegate.pipelines.state.PipelineState` seen from outside: each
 stage with its status, attempts, visits, duration, latest checks and tools; the revisions
-taken; the sessions used; tokens and cost. Fields are only ever added.
+taken; the sessions used; tokens and cost, the agent's and the grader's apart. Fields are only
+ever added.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from phasegate.modes import DefinitionKind, Isolation, PipelineStatus
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.pipelines.state import BranchRecord, PipelineState, Revision, StageRecord
 from phasegate.tasks.report import SCHEMA_VERSION, exit_code_of
-from phasegate.telemetry.events import PipelineCompleted, usage_fields
+from phasegate.telemetry.events import PipelineCompleted, grader_usage_field, usage_fields
 
 
 class PipelineReport(BaseModel):
@@ -74,7 +75,13 @@ class PipelineReport(BaseModel):
     usage: Usage = Field(
         default_factory=Usage,
         description="Tokens and cost of the run, over every process that worked on it: the "
-        "stages' usage plus unattributed_usage.",
+        "stages' usage, plus grader_usage, plus unattributed_usage.",
+    )
+    grader_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the run's grader sessions (the separate sessions that "
+        "judge rubric checks), over every process: the stages' grader_usage added; zero when "
+        "no grader ran.",
     )
     unattributed_usage: Usage = Field(
         default_factory=Usage,
@@ -147,6 +154,7 @@ def pipeline_report(
         resumes=state.resumes,
         stop_overrides=state.stop_overrides,
         usage=state.usage,
+        grader_usage=sum((record.grader_usage for record in state.stages), Usage()),
         unattributed_usage=state.unattributed_usage,
         overhead=state.overhead,
         duration_ms=state.duration_ms,
@@ -165,6 +173,9 @@ class ProcessFigures:
 
     duration_ms: int = 0
     usage: Usage = field(default_factory=Usage)
+    """Its tokens and cost: the agent's, and its grader sessions'."""
+    grader: Usage = field(default_factory=Usage)
+    """What its grader sessions cost: part of ``usage``."""
     unattributed: Usage = field(default_factory=Usage)
     overhead: GateOverhead = field(default_factory=GateOverhead)
     refusals: int = 0
@@ -176,6 +187,7 @@ class ProcessFigures:
         return ProcessFigures(
             duration_ms=self.duration_ms + other.duration_ms,
             usage=self.usage + other.usage,
+            grader=self.grader + other.grader,
             unattributed=self.unattributed + other.unattributed,
             overhead=self.overhead + other.overhead,
             refusals=self.refusals + other.refusals,
@@ -187,9 +199,9 @@ def completed_event(
     report: PipelineReport, figures: ProcessFigures, *, recording: str | None = None
 ) -> PipelineCompleted:
     """``pipeline.completed`` for ``report``, with this process's ``figures`` (its wall time,
-    the usage and overhead its sessions added, the calls it refused, the attempts it saw
-    blocked); the counts of the run as a whole (stages accepted, revisions, sessions) come
-    from the report."""
+    the usage and overhead its sessions added, its grader sessions' apart, the calls it
+    refused, the attempts it saw blocked); the counts of the run as a whole (stages
+    accepted, revisions, sessions) come from the report."""
     return PipelineCompleted(
         verdict=report.verdict,
         stages_accepted=sum(1 for s in report.stages if s.status == "accepted"),
@@ -204,4 +216,5 @@ def completed_event(
         blocked=figures.blocked,
         error=report.error,
         recording=recording,
+        grader_usage=grader_usage_field(figures.grader),
     )

@@ -456,9 +456,11 @@ class PipelineRun(RunObserver):
             state_file=state_path(self.workdir),
             final_message=transcript.final_message,
         )
+        graded = self.progress.grader_usage
         self.figures = ProcessFigures(
             duration_ms=duration,
-            usage=usage.total,
+            usage=usage.total + graded,
+            grader=graded,
             unattributed=usage.unattributed,
             overhead=overhead,
             refusals=len(self.refused),

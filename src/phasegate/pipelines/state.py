@@ -31,7 +31,7 @@ from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceSnapshot
 from phasegate.modes import STATE_DIR, Isolation, PipelineStatus, StageStatus
 from phasegate.phases.pipeline import Pipeline
-from phasegate.tasks.report import RefusedCall
+from phasegate.tasks.report import CriterionReport, RefusedCall
 from phasegate.validators.subagents import SubagentWork
 
 STATE_FILE = "pipeline-state.json"
@@ -53,6 +53,12 @@ class CheckResult(BaseModel):
     description: str = Field(description="What must hold.")
     ok: bool
     detail: str = Field(description="What was found.")
+    criteria: list[CriterionReport] = Field(
+        default_factory=list,
+        description="For a rubric a grader judged: its verdict and reason on each criterion "
+        "(left out for every other check).",
+        exclude_if=lambda criteria: not criteria,
+    )
 
 
 class StageRecord(BaseModel):
@@ -86,8 +92,15 @@ class StageRecord(BaseModel):
     )
     usage: Usage = Field(
         default_factory=Usage,
-        description="Tokens of the model responses that started in this stage, over all "
-        "visits and processes; cost is the run's cost shared out by price-weighted tokens.",
+        description="The agent's tokens of the model responses that started in this stage, "
+        "over all visits and processes; cost is the agent's cost shared out by price-weighted "
+        "tokens. The grader's are in grader_usage, never here.",
+    )
+    grader_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the grader sessions that judged this stage's rubric "
+        "checks (its exit checks and its task's checks), every check of every visit and "
+        "process counted; zero when no grader ran. Each session reports its own cost.",
     )
     overhead: GateOverhead = Field(
         default_factory=GateOverhead,
@@ -201,8 +214,8 @@ class PipelineState(BaseModel):
     )
     usage: Usage = Field(
         default_factory=Usage,
-        description="Tokens and cost of the run over all processes: the stages' usage plus "
-        "unattributed_usage.",
+        description="Tokens and cost of the run over all processes: the stages' usage and "
+        "grader_usage, plus unattributed_usage.",
     )
     unattributed_usage: Usage = Field(
         default_factory=Usage,

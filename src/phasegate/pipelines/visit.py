@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from phasegate.evidence.transcript import AssistantText, Entry, Transcript
+from phasegate.evidence.transcript import AssistantText, Entry, Transcript, Usage
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot, WorkspaceTimeline
 from phasegate.phases.pipeline import Stage
 from phasegate.prompts.templates import PromptTemplates
 from phasegate.tasks.checks import TaskChecks
 from phasegate.tasks.gate import PhaseGate
-from phasegate.validators.check_runs import CheckRun
+from phasegate.validators.check_runs import CheckRun, grader_usage
 from phasegate.validators.issues import Issue
 from phasegate.validators.protect import protect_outcome
 from phasegate.validators.stage_checks import CheckOutcome, describe_task
@@ -51,6 +51,16 @@ class StageCheck:
     def passed(self) -> bool:
         """Every check holds."""
         return all(outcome.ok for outcome in self.outcomes)
+
+    @property
+    def grader_usage(self) -> Usage:
+        """What the grader sessions of this check cost: the exit checks' and the task's
+        check runs' (zero when no grader session ran)."""
+        total = grader_usage(self.check_runs)
+        for outcome in self.outcomes:
+            if outcome.grader_usage is not None:
+                total = total + outcome.grader_usage
+        return total
 
     @property
     def failed(self) -> list[str]:

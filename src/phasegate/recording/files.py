@@ -7,7 +7,6 @@ import json
 import re
 from typing import Any
 
-from phasegate.evidence.transcript import Usage
 from phasegate.modes import RECORDING_PAGE
 from phasegate.recording.diffs import part_diff
 from phasegate.recording.model import RECORDING_VERSION, PartRecord, RunRecord
@@ -123,8 +122,8 @@ def _part(
 
 
 def _unowned(run: RunRecord, length: int) -> dict[str, Any]:
-    """The entries no part owns, as ranges, and the tokens and cost no part has: the
-    report's totals less the parts'."""
+    """The entries no part owns, as ranges, and the agent's tokens and cost no part has: the
+    report's totals less the parts' and the grader's."""
     owned = [False] * length
     for part in run.parts:
         for position in range(max(part.start, 0), min(part.end, length)):
@@ -137,14 +136,15 @@ def _unowned(run: RunRecord, length: int) -> dict[str, Any]:
             ranges[-1][1] = position + 1
         else:
             ranges.append([position, position + 1])
-    parts = sum((part.usage for part in run.parts), Usage())
+    parts = sum((part.usage for part in run.parts), run.grader)
     rest = {
         name: getattr(run.total, name) - getattr(parts, name)
         for name in ("input_tokens", "output_tokens")
     }
     total_cost = run.total.cost_usd
     part_costs = [part.usage.cost_usd or 0.0 for part in run.parts]
-    cost = None if total_cost is None else round(total_cost - sum(part_costs), 6)
+    spent = sum(part_costs) + (run.grader.cost_usd or 0.0)
+    cost = None if total_cost is None else round(total_cost - spent, 6)
     return {"entries": ranges, **rest, "cost_usd": cost}
 
 

@@ -109,7 +109,10 @@ class RunRecord:
     transcript: Transcript
     parts: tuple[PartRecord, ...]
     total: Usage
-    """The report's tokens and cost: the parts' plus ``unowned``."""
+    """The report's tokens and cost: the parts', plus ``grader``, plus ``unowned``."""
+    grader: Usage = field(default_factory=Usage)
+    """The report's grader sessions' tokens and cost (its ``grader_usage``): part of
+    ``total``, never of a part's or ``unowned``."""
     error: str | None = None
     """What ended a run that crashed (None otherwise)."""
     checks: tuple[CheckRecord, ...] = field(default=())

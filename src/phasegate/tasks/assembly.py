@@ -1,7 +1,8 @@
 """Turning a judged run into its :class:`~phasegate.tasks.report.RunReport`.
 
 Pure bookkeeping: statuses per phase, durations from the entry times, each phase's tokens
-and share of the cost (split by :mod:`phasegate.evidence.usage_split`), what the gate added
+and share of the cost (split by :mod:`phasegate.evidence.usage_split`), its grader's tokens and
+cost (the runs of its checks, the task's own in the last phase), what the gate added
 to their input (:mod:`phasegate.evidence.overhead`), and the findings
 (reconciliation differences, reads outside the work directory). The runner hands in what it
 saw.
@@ -14,12 +15,12 @@ from dataclasses import dataclass, field
 
 from phasegate.evidence.confinement import blocked_attempts
 from phasegate.evidence.overhead import split_overhead
-from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript
+from phasegate.evidence.transcript import RunResult, ToolRefused, Transcript, Usage
 from phasegate.evidence.usage_split import split_usage
 from phasegate.modes import Mode, PhaseStatus, Verdict
 from phasegate.phases.sandbox import SandboxOutcome
 from phasegate.tasks.report import CheckReport, PhaseReport, RefusedCall, RunReport
-from phasegate.validators.check_runs import CheckRun
+from phasegate.validators.check_runs import CheckRun, grader_usage
 from phasegate.validators.judge import Judgment
 from phasegate.validators.reconcile import reconciliation_findings
 from phasegate.workspace.revert import RevertReport
@@ -51,7 +52,8 @@ class RunFacts:
     tool_characters: int = 0
     """Characters of the gate's tool definitions in each request (0: none offered)."""
     check_runs: Sequence[CheckRun] = ()
-    """Every run of a check the gate made, for the time they took."""
+    """Every run of a check the gate made, for the time they took and what their grader
+    sessions cost."""
     checks_skipped: bool = False
     """The task has checks and none was run: the caller asked so (a judgment)."""
 
@@ -75,6 +77,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         tool_characters=facts.tool_characters,
     )
     refusals = _refusals(transcript, owner)
+    graders = _grader_usage(judgment, facts.check_runs)
     phases = []
     for phase, phase_usage, phase_overhead in zip(
         judgment.phases, usage.parts, overhead.parts, strict=True
@@ -94,6 +97,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
                 files_changed=list(phase.files_changed),
                 subagents=list(phase.subagents),
                 usage=phase_usage,
+                grader_usage=graders.get(phase.index, Usage()),
                 overhead=phase_overhead,
                 refusals=refusals.get(phase.index - 1, []),
                 reconciliation=phase.reconciliation,
@@ -103,6 +107,7 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
             )
         )
     verdict = verdict_of(judgment, facts.error)
+    graded = sum((phase.grader_usage for phase in phases), Usage())
     return RunReport(
         run_id=facts.run_id,
         task=facts.task,
@@ -125,7 +130,8 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         checks=[CheckReport.of(run) for run in judgment.task_checks],
         check_ms=sum(run.duration_ms for run in facts.check_runs),
         checks_skipped=facts.checks_skipped,
-        usage=usage.total,
+        usage=usage.total + graded,
+        grader_usage=graded,
         unattributed_usage=usage.unattributed,
         usage_exact=usage.exact,
         overhead=overhead.total,
@@ -139,6 +145,16 @@ def assemble_report(judgment: Judgment, facts: RunFacts) -> RunReport:
         final_message=transcript.final_message,
         transcript=transcript,
     )
+
+
+def _grader_usage(judgment: Judgment, runs: Sequence[CheckRun]) -> dict[int, Usage]:
+    """What the grader sessions of ``runs`` cost, by the phase whose checks they judged: the
+    task's own checks (``phase`` None) in the last phase, where their failures go too."""
+    last = judgment.phases[-1].index if judgment.phases else 1
+    owners: dict[int, list[CheckRun]] = {}
+    for run in runs:
+        owners.setdefault(run.phase if run.phase is not None else last, []).append(run)
+    return {index: grader_usage(owned) for index, owned in owners.items()}
 
 
 def _refusals(

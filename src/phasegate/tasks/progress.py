@@ -28,6 +28,7 @@ from phasegate.telemetry.events import (
     PhaseStarted,
     RunCompleted,
     ToolCalled,
+    grader_usage_field,
     usage_fields,
 )
 from phasegate.validators.judge import Judgment
@@ -118,6 +119,7 @@ def closing_events(
             overhead=phase.overhead.model_dump(),
             refusals=len(phase.refusals),
             subagents=[work.model_dump(mode="json") for work in phase.subagents],
+            grader_usage=grader_usage_field(phase.grader_usage),
         )
     yield RunCompleted(
         verdict=report.verdict,
@@ -135,4 +137,5 @@ def closing_events(
         subagents=[work.model_dump(mode="json") for work in report.subagents],
         error=error,
         recording=recording,
+        grader_usage=grader_usage_field(report.grader_usage),
     )

@@ -54,6 +54,7 @@ def task_record(
         transcript=transcript,
         parts=parts,
         total=report.usage,
+        grader=report.grader_usage,
     )
 
 

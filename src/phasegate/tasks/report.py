@@ -7,7 +7,7 @@ Its shape is a contract (CI steps and dashboards read it): fields are only ever 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,7 +60,13 @@ class StepReport(Protocol):
 
     @property
     def usage(self) -> Usage:
-        """Tokens of the responses that started in it, and its share of the cost."""
+        """The agent's tokens of the responses that started in it, and its share of the
+        cost (the grader's never among them)."""
+
+    @property
+    def grader_usage(self) -> Usage:
+        """Tokens and cost of the grader sessions that judged its rubric checks (zero when
+        no grader ran)."""
 
     @property
     def overhead(self) -> GateOverhead:
@@ -99,7 +105,13 @@ class DefinitionReport(Protocol):
 
     @property
     def usage(self) -> Usage:
-        """Tokens and cost of the run: the steps' plus ``unattributed_usage``."""
+        """Tokens and cost of the run: the steps' ``usage``, plus ``grader_usage``, plus
+        ``unattributed_usage``."""
+
+    @property
+    def grader_usage(self) -> Usage:
+        """Tokens and cost of every grader session of the run: the steps' ``grader_usage``
+        added."""
 
     @property
     def unattributed_usage(self) -> Usage:
@@ -160,6 +172,19 @@ class RefusedCall(BaseModel):
     reason: str = Field(description="What the model was told.")
 
 
+class CriterionReport(BaseModel):
+    """A grader's verdict on one criterion of a ``rubric`` check, with its reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(description="The criterion's id in its rubric (c1, c2, ... or its own).")
+    criterion: str = Field(description="What the criterion asks, as the rubric words it.")
+    verdict: Literal["met", "not_met", "cannot_tell"] = Field(
+        description="The grader's word: only met counts; cannot_tell is not met."
+    )
+    reason: str = Field(description="Why, in the grader's words (untrusted text).")
+
+
 class CheckReport(BaseModel):
     """One check of a task as the gate last ran it: the outcome that decided."""
 
@@ -178,6 +203,12 @@ class CheckReport(BaseModel):
     run: int = Field(
         description="The gate's judgment (1 = its first) whose run of the check decided: a "
         "check is not run again while nothing it looks at has changed."
+    )
+    criteria: list[CriterionReport] = Field(
+        default_factory=list,
+        description="For a rubric a grader judged: its verdict and reason on each criterion "
+        "(left out for every other check).",
+        exclude_if=lambda criteria: not criteria,
     )
 
     @classmethod
@@ -216,9 +247,16 @@ class PhaseReport(BaseModel):
     )
     usage: Usage = Field(
         default_factory=Usage,
-        description="Tokens of the model responses that started in this phase, each counted "
-        "once at its final count; cost is the run's cost shared out by price-weighted tokens "
-        "(the runtime reports cost per run, not per response).",
+        description="The agent's tokens of the model responses that started in this phase, "
+        "each counted once at its final count; cost is the agent's cost shared out by "
+        "price-weighted tokens (the runtime reports cost per run, not per response). The "
+        "grader's are in grader_usage, never here.",
+    )
+    grader_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the grader sessions that judged this phase's rubric "
+        "checks, every run of them counted (the task's own checks count in the last phase); "
+        "zero when no grader ran. Each session reports its own cost: nothing is shared out.",
     )
     overhead: GateOverhead = Field(
         default_factory=GateOverhead,
@@ -329,7 +367,13 @@ class RunReport(BaseModel):
         exclude_if=lambda skipped: not skipped,
     )
     usage: Usage = Field(
-        description="Tokens and cost of the run: the phases' usage plus unattributed_usage."
+        description="Tokens and cost of the run: the phases' usage, plus grader_usage, plus "
+        "unattributed_usage."
+    )
+    grader_usage: Usage = Field(
+        default_factory=Usage,
+        description="Tokens and cost of the run's grader sessions (the separate sessions that "
+        "judge rubric checks): the phases' grader_usage added; zero when no grader ran.",
     )
     unattributed_usage: Usage = Field(
         default_factory=Usage,

@@ -14,7 +14,7 @@ A :class:`RunEvent` carries one of them with the run's identity (``run_id``, ``t
 Runners hand events to an :data:`EventSink`; the log turns them into JSON lines, the CLI into
 progress lines.
 
-One concept in one module (about 580 lines): every event and the record that carries it,
+One concept in one module (about 620 lines): every event and the record that carries it,
 so a new event is added, named and documented in one place.
 """
 
@@ -88,6 +88,13 @@ def usage_fields(usage: Usage) -> dict[str, Any]:
     }
 
 
+def grader_usage_field(usage: Usage | None) -> dict[str, Any] | None:
+    """``usage`` as the ``grader_usage`` object of a line (the shape of ``unattributed_usage``:
+    the four token counts and ``cost_usd``), or None, which leaves the field out, when no
+    grader session spent anything (None or zero)."""
+    return None if usage is None or usage.is_zero else usage.model_dump()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStarted(EventFields):
     """A task run begins, before the agent starts."""
@@ -140,10 +147,14 @@ class PhaseGateChecked(EventFields):
 class CheckRan(EventFields):
     """The gate ran one check of a task on the disk: one of a phase's ``checks``, or of the
     task's own (``phase`` absent); in a pipeline, of the task of stage ``stage`` (absent in a
-    task run). Its time is the check's own, never the model's."""
+    task run). Its time is the check's own, never the model's. A ``rubric`` a grader judged
+    carries its ``criteria``, and ``grader_usage`` when a grader session ran for this run of
+    it (absent when its answer was kept for equal evidence)."""
 
     event: ClassVar[EventName] = "check.ran"
-    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"phase", "stage"})
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset(
+        {"phase", "stage", "criteria", "grader_usage"}
+    )
     stage: int | None = None
     phase: int | None
     check: int
@@ -157,10 +168,15 @@ class CheckRan(EventFields):
     or could not start."""
     duration_ms: int
     passed: bool
+    criteria: list[dict[str, Any]] | None = None
+    """A graded rubric's verdicts: ``id``, ``criterion``, ``verdict``, ``reason`` each."""
+    grader_usage: dict[str, Any] | None = None
+    """What this run's grader sessions cost (:func:`grader_usage_field`)."""
 
     @classmethod
     def of(cls, run: CheckRun, *, stage: int | None = None) -> CheckRan:
         """The event of ``run`` (in the task of pipeline stage ``stage``)."""
+        outcome = run.outcome
         return cls(
             stage=stage,
             phase=run.phase,
@@ -171,14 +187,18 @@ class CheckRan(EventFields):
             exit_code=run.outcome.exit_code,
             duration_ms=run.duration_ms,
             passed=run.passed,
+            criteria=[v.as_dict() for v in outcome.criteria] if outcome.criteria else None,
+            grader_usage=grader_usage_field(outcome.grader_usage),
         )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PhaseCompleted(UsageFields):
-    """A phase's final account, once the run is over."""
+    """A phase's final account, once the run is over: the agent's tokens and cost, and its
+    grader's apart."""
 
     event: ClassVar[EventName] = "phase.completed"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"grader_usage"})
     phase: int
     name: str
     status: PhaseStatus
@@ -197,14 +217,18 @@ class PhaseCompleted(UsageFields):
     subagents: list[dict[str, Any]] = field(default_factory=list)
     """The part of ``tools`` and ``tool_errors`` each subagent made (the report's
     ``subagents``)."""
+    grader_usage: dict[str, Any] | None = None
+    """What the grader sessions of its checks cost (the report's phase ``grader_usage``);
+    absent when none spent anything."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted(UsageFields):
-    """A task run is over."""
+    """A task run is over: its tokens and cost, the agent's and the grader's together, and
+    the grader's apart."""
 
     event: ClassVar[EventName] = "run.completed"
-    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"recording"})
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"recording", "grader_usage"})
     verdict: Verdict
     attempts: int
     duration_ms: int
@@ -226,6 +250,9 @@ class RunCompleted(UsageFields):
     """Each subagent's calls, errors and files over the run (the report's ``subagents``)."""
     recording: str | None = None
     """The folder the run's recording is written to as it ends (absent: not recorded)."""
+    grader_usage: dict[str, Any] | None = None
+    """What the run's grader sessions cost (the report's ``grader_usage``, part of the
+    totals); absent when none spent anything."""
 
 
 # -- in task runs and pipeline runs alike ---------------------------------------------
@@ -378,6 +405,7 @@ class StageCompleted(EventFields):
     """A stage's visit ended: accepted, rejected, or left ``pending`` for a revision."""
 
     event: ClassVar[EventName] = "stage.completed"
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"grader_usage"})
     stage: int
     name: str
     status: StageStatus
@@ -388,6 +416,9 @@ class StageCompleted(EventFields):
     checks: list[dict[str, Any]]
     subagents: list[dict[str, Any]] = field(default_factory=list)
     """The part of the visit's tool calls each subagent made (the stage's ``subagents``)."""
+    grader_usage: dict[str, Any] | None = None
+    """What the grader sessions of the stage's checks cost so far, over all its visits (the
+    stage's ``grader_usage``); absent when none spent anything."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -396,7 +427,9 @@ class PipelineCompleted(UsageFields):
     ``iterations`` it took."""
 
     event: ClassVar[EventName] = "pipeline.completed"
-    _absent_when_none: ClassVar[frozenset[str]] = frozenset({"iterations", "recording"})
+    _absent_when_none: ClassVar[frozenset[str]] = frozenset(
+        {"iterations", "recording", "grader_usage"}
+    )
     verdict: PipelineStatus
     stages_accepted: int
     revisions: int
@@ -415,6 +448,9 @@ class PipelineCompleted(UsageFields):
     """Attempts to leave the sandbox blocked in this process (the report's ``blocked``)."""
     recording: str | None = None
     """The folder the run's recording is written to as it ends (absent: not recorded)."""
+    grader_usage: dict[str, Any] | None = None
+    """What this process's grader sessions cost (part of its totals); absent when none
+    spent anything."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,14 +9,17 @@ check ran it and how long it took; :func:`check_issues` turns a failed one into 
 ``check_failed`` issue whose message carries what ran and what it printed, so the model can
 act on it (a rubric a grader judged: a ``criterion_not_met`` issue per criterion not met,
 with the grader's reason); :func:`not_run_issue` is the issue of a check the gate could not
-run (the run ended in error before it), never taken as passed.
+run (the run ended in error before it), never taken as passed; :func:`grader_usage` adds up
+what the grader sessions behind some runs cost.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from phasegate.evidence.transcript import Usage
 from phasegate.validators.grading import criterion_issues
 from phasegate.validators.issues import Issue, IssueCode
 
@@ -66,6 +69,17 @@ class CheckRun:
                 else {}
             ),
         }
+
+
+def grader_usage(runs: Iterable[CheckRun]) -> Usage:
+    """What the grader sessions behind ``runs`` cost: each outcome's ``grader_usage`` added
+    (a run no grader session ran for adds nothing). Over every run a gate made (its
+    ``ran``: kept outcomes are not runs), each grader session counts exactly once."""
+    total = Usage()
+    for run in runs:
+        if run.outcome.grader_usage is not None:
+            total = total + run.outcome.grader_usage
+    return total
 
 
 def check_issues(run: CheckRun, *, phase: int) -> tuple[Issue, ...]:
