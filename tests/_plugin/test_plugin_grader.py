@@ -31,20 +31,10 @@ def _verdict(verdict: str, reason: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-RUBRIC_IN_PIPELINE_STATE = pytest.mark.xfail(
-    strict=True,
-    reason="a graded rubric's outcome carries its criteria, which the pipeline state's "
-    "CheckResult does not take yet (ValidationError: extra inputs), so the Stop hook's check "
-    "fails; being fixed with the grader's figures in the pipeline state and report",
-)
-"""On main as of e780b2d: remove once the pipeline state keeps a rubric's criteria."""
-
-
 def _events(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@RUBRIC_IN_PIPELINE_STATE
 def test_a_loop_until_a_rubric_is_graded_at_each_stop_and_ends_once_it_is_met(
     tmp_path: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
@@ -105,7 +95,6 @@ def test_a_loop_until_a_rubric_is_graded_at_each_stop_and_ends_once_it_is_met(
     assert completed["verdict"] == "accepted" and completed["iterations"] == 2
 
 
-@RUBRIC_IN_PIPELINE_STATE
 def test_a_sentence_in_none_of_the_forms_is_graded_as_a_rubric(
     tmp_path: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
