@@ -201,3 +201,29 @@ def test_hostile_text_in_the_work_reaches_the_grader_fenced_as_data(run_in: Run)
     ]
     assert len(forged) == 2  # the file's text and the agent's words
     assert all(any(a < f < b for a, b in fences) for f in forged)
+
+
+@pytest.mark.parametrize("agent_kind", [pytest.param("claude", marks=pytest.mark.cli)],
+                         indirect=True)  # fmt: skip
+def test_the_grader_s_tokens_are_apart_and_agent_grader_and_unattributed_add_up_to_the_run(
+    run_in: Run,
+) -> None:
+    """Two grader sessions: their tokens are the phase's and the run's grader_usage, never
+    the agent's, and the run's usage is the three added (the real CLI: the in-process agent
+    counts no tokens)."""
+    report, events, _ = run_in(design_task(), [
+        {"tools": [write(FIRST)]},
+        {"when": "tool_result", "text": DONE},
+        grader("not_met", f"no {MISSING}"),
+        {"when": "user", "contains": MISSING, "tools": [write(FIXED)]},
+        {"when": "tool_result", "text": DONE},
+        grader("met", f"design.md: '{MISSING}'"),
+    ])  # fmt: skip
+    assert report.verdict == "accepted"
+    (phase,) = report.phases
+    grader_events = [e["grader_usage"] for e in graded(events) if "grader_usage" in e]
+    assert len(grader_events) == 2
+    assert phase.grader_usage == report.grader_usage
+    assert report.grader_usage.input_tokens == sum(u["input_tokens"] for u in grader_events)
+    assert report.grader_usage.input_tokens > 0
+    assert report.usage == phase.usage + report.grader_usage + report.unattributed_usage
