@@ -193,3 +193,54 @@ def test_check_says_a_task_sentence_in_none_of_the_forms_is_judged_by_a_grader(
         'phase 1 (code): "the code reads well" → a grader judges it (rubric of one criterion)'
         in done.stderr
     )
+
+
+@pytest.mark.cli
+def test_a_prose_exit_condition_of_the_seed_is_graded_and_its_reason_fed_back(
+    seed_work: Path,
+) -> None:
+    """``pipeline run --model-script``: the qa stage's prose condition goes to the scripted
+    grader; its not met reaches the agent with the reason, the
+    fix is met, the run ends accepted, and the grader's cost is the report's apart."""
+    file = seed_work / ".claude" / "pipeline.json"
+    data = json.loads(file.read_text())
+    data["stages"][1]["exit_when"] = "test-plan.md covers every requirement of prd.md"
+    file.write_text(json.dumps(data))
+    missing = "the greeting"
+    replies = [
+        *SEED_RUN[:6],
+        {"grader": True, "tools": [{"StructuredOutput": {"verdicts": [
+            {"id": "c1", "verdict": "not_met", "reason": f"test-plan.md has no case for {missing}"},
+        ]}}]},
+        {"when": "user", "contains": missing,
+         "tools": [{"Write": {"file_path": "test-plan.md",
+                              "content": "# Test plan\n\n- it prints the greeting\n"}}]},
+        {"when": "tool_result", "text": "Test plan covers the greeting."},
+        {"grader": True, "tools": [{"StructuredOutput": {"verdicts": [
+            {"id": "c1", "verdict": "met", "reason": "test-plan.md: '- it prints the greeting'"},
+        ]}}]},
+        *SEED_RUN[6:],
+    ]  # fmt: skip
+    script = seed_work.parent / "model.yaml"
+    script.write_text(yaml.safe_dump({"replies": replies}))
+    checked = pipeline_cli("check", file)
+    assert 'stage qa: "test-plan.md covers every requirement of prd.md" → a grader judges it' in (
+        checked.stderr
+    )
+    done = pipeline_cli(
+        "run", file, "--workdir", seed_work, "--model-script", script, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "unmatched" not in done.stderr.lower()
+    report = json.loads(done.stdout)
+    assert [(s["name"], s["attempts"]) for s in report["stages"]] == [
+        ("architect", 2),
+        ("qa", 2),
+        ("implementer", 1),
+    ]
+    (rubric,) = report["stages"][1]["checks"]
+    assert rubric["kind"] == "rubric" and rubric["ok"] is True
+    assert rubric["criteria"][0]["verdict"] == "met"
+    grader = report["grader_usage"]
+    assert grader["input_tokens"] > 0
+    assert report["stages"][1]["grader_usage"] == grader
