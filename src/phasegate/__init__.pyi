@@ -41,10 +41,13 @@ from phasegate.modes import Isolation as Isolation
 from phasegate.modes import Mode as Mode
 from phasegate.phases.checks import Check as Check
 from phasegate.phases.checks import CommandCheck as CommandCheck
+from phasegate.phases.checks import Criterion as Criterion
 from phasegate.phases.checks import DirFiles as DirFiles
 from phasegate.phases.checks import FileExists as FileExists
 from phasegate.phases.checks import JsonValid as JsonValid
 from phasegate.phases.checks import MinLines as MinLines
+from phasegate.phases.checks import Rubric as Rubric
+from phasegate.phases.grader import GraderSettings as GraderSettings
 from phasegate.phases.loading import load_task as load_task
 from phasegate.phases.loop import Loop as Loop
 from phasegate.phases.loop import make_loop as make_loop

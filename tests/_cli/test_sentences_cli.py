@@ -94,20 +94,34 @@ def test_pipeline_convert_writes_the_seed_as_structured_checks(seed_work: Path) 
     ]
 
 
-def test_a_sentence_phasegate_cannot_check_is_refused_at_load_naming_the_field(
+def test_a_sentence_phasegate_cannot_run_is_said_to_be_judged_by_a_grader(
     seed_work: Path,
 ) -> None:
-    """Exit 2, the field, the sentence quoted, the forms understood, the grader it would need."""
+    """``pipeline check`` loads it and says a grader judges it."""
     file = seed_work / ".claude" / "pipeline.json"
     data = json.loads(file.read_text())
     data["stages"][1]["exit_when"] = "test-plan.md covers every requirement of prd.md"
     file.write_text(json.dumps(data))
     done = pipeline_cli("check", file)
+    assert done.returncode == 0, done.stderr
+    assert (
+        'stage qa: "test-plan.md covers every requirement of prd.md" → a grader judges it '
+        "(rubric of one criterion)"
+    ) in done.stderr
+
+
+def test_a_sentence_naming_a_path_outside_is_refused_at_load_naming_the_field(
+    seed_work: Path,
+) -> None:
+    """Exit 2, the field, what is wrong."""
+    file = seed_work / ".claude" / "pipeline.json"
+    data = json.loads(file.read_text())
+    data["stages"][1]["exit_when"] = "../test-plan.md exists"
+    file.write_text(json.dumps(data))
+    done = pipeline_cli("check", file)
     assert done.returncode == 2
     assert "stages.1.exit_when" in done.stderr
-    assert "'test-plan.md covers every requirement of prd.md'" in done.stderr
-    assert '"PATH exists and has >N lines"' in done.stderr
-    assert "would need a grader, which phasegate does not have yet" in done.stderr
+    assert "leaves the work directory" in done.stderr
 
 
 @pytest.mark.cli
@@ -157,8 +171,10 @@ def test_check_says_what_each_sentence_of_a_task_became(tmp_path: Path) -> None:
     assert 'task: "dist/app exists" → file_exists: dist/app' in done.stderr
 
 
-def test_check_refuses_a_task_sentence_naming_its_field(tmp_path: Path) -> None:
-    """Exit 2 and ``phases.0.checks.1``: the item of the list that is no form."""
+def test_check_says_a_task_sentence_in_none_of_the_forms_is_judged_by_a_grader(
+    tmp_path: Path,
+) -> None:
+    """The item of the list that is no form is one criterion of a rubric."""
     task = tmp_path / "task.yaml"
     task.write_text(
         yaml.safe_dump(
@@ -172,6 +188,59 @@ def test_check_refuses_a_task_sentence_naming_its_field(tmp_path: Path) -> None:
         )
     )  # fmt: skip
     done = _phasegate("check", task)
-    assert done.returncode == 2
-    assert "phases.0.checks.1" in done.stderr
-    assert "'the code reads well' is none of the forms phasegate reads" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert (
+        'phase 1 (code): "the code reads well" → a grader judges it (rubric of one criterion)'
+        in done.stderr
+    )
+
+
+@pytest.mark.cli
+def test_a_prose_exit_condition_of_the_seed_is_graded_and_its_reason_fed_back(
+    seed_work: Path,
+) -> None:
+    """``pipeline run --model-script``: the qa stage's prose condition goes to the scripted
+    grader; its not met reaches the agent with the reason, the
+    fix is met, the run ends accepted, and the grader's cost is the report's apart."""
+    file = seed_work / ".claude" / "pipeline.json"
+    data = json.loads(file.read_text())
+    data["stages"][1]["exit_when"] = "test-plan.md covers every requirement of prd.md"
+    file.write_text(json.dumps(data))
+    missing = "the greeting"
+    replies = [
+        *SEED_RUN[:6],
+        {"grader": True, "tools": [{"StructuredOutput": {"verdicts": [
+            {"id": "c1", "verdict": "not_met", "reason": f"test-plan.md has no case for {missing}"},
+        ]}}]},
+        {"when": "user", "contains": missing,
+         "tools": [{"Write": {"file_path": "test-plan.md",
+                              "content": "# Test plan\n\n- it prints the greeting\n"}}]},
+        {"when": "tool_result", "text": "Test plan covers the greeting."},
+        {"grader": True, "tools": [{"StructuredOutput": {"verdicts": [
+            {"id": "c1", "verdict": "met", "reason": "test-plan.md: '- it prints the greeting'"},
+        ]}}]},
+        *SEED_RUN[6:],
+    ]  # fmt: skip
+    script = seed_work.parent / "model.yaml"
+    script.write_text(yaml.safe_dump({"replies": replies}))
+    checked = pipeline_cli("check", file)
+    assert 'stage qa: "test-plan.md covers every requirement of prd.md" → a grader judges it' in (
+        checked.stderr
+    )
+    done = pipeline_cli(
+        "run", file, "--workdir", seed_work, "--model-script", script, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "unmatched" not in done.stderr.lower()
+    report = json.loads(done.stdout)
+    assert [(s["name"], s["attempts"]) for s in report["stages"]] == [
+        ("architect", 2),
+        ("qa", 2),
+        ("implementer", 1),
+    ]
+    (rubric,) = report["stages"][1]["checks"]
+    assert rubric["kind"] == "rubric" and rubric["ok"] is True
+    assert rubric["criteria"][0]["verdict"] == "met"
+    grader = report["grader_usage"]
+    assert grader["input_tokens"] > 0
+    assert report["stages"][1]["grader_usage"] == grader

@@ -23,6 +23,9 @@ from phasegate._cli.options import (
     AgentOptions,
     CliPath,
     FilesRoot,
+    GraderMaxCost,
+    GraderModel,
+    GraderTurns,
     LogFile,
     LogFormatChoice,
     MaxAttempts,
@@ -40,6 +43,7 @@ from phasegate._cli.options import (
     Script,
     TaskFile,
     Workdir,
+    grader_settings,
     sandbox_default,
 )
 from phasegate._cli.output import print_recording, recording_folder
@@ -92,6 +96,9 @@ def execute(
     record: Record = None,
     sandbox: SandboxSwitch = None,
     max_parallel: MaxParallel = None,
+    grader_model: GraderModel = None,
+    grader_turns: GraderTurns = None,
+    grader_max_cost: GraderMaxCost = None,
 ) -> None:
     """Run a planned task or pipeline with the answers to its questions; JSON lines on stdout.
 
@@ -165,11 +172,14 @@ def execute(
         )
         agent_options = AgentOptions(agent, script=script, model_script=model_script,
                                      model=model, timeout=timeout, cli_path=cli_path,
-                                     max_cost=max_cost, sandbox=sandbox)  # fmt: skip
+                                     max_cost=max_cost, sandbox=sandbox,
+                                     grader=grader_settings(grader_model, grader_turns,
+                                                            grader_max_cost))  # fmt: skip
         options = RunOptions(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
             prompts_dir=prompts_dir, record=folder, sandbox=agent_options.sandbox_mode,
             sandbox_default=sandbox_default(), max_parallel=max_parallel,
+            grader=agent_options.grader,
             on_event=fan_out([ProgressLines(), *([logged] if logged else [])]),
         )  # fmt: skip
         chosen = build_agent(stack, agent_options)

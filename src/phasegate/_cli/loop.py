@@ -19,6 +19,9 @@ from phasegate._cli.options import (
     AgentChoice,
     AgentOptions,
     CliPath,
+    GraderMaxCost,
+    GraderModel,
+    GraderTurns,
     JsonOutput,
     LogFile,
     Model,
@@ -31,6 +34,7 @@ from phasegate._cli.options import (
     SandboxSwitch,
     Script,
     Workdir,
+    grader_settings,
     sandbox_default,
 )
 from phasegate._cli.output import finish, format_pipeline, print_recording, recording_folder
@@ -97,6 +101,9 @@ def loop(
     log_file: LogFile = None,
     record: Record = None,
     sandbox: SandboxSwitch = None,
+    grader_model: GraderModel = None,
+    grader_turns: GraderTurns = None,
+    grader_max_cost: GraderMaxCost = None,
 ) -> None:
     """Run a Ralph loop: the same task, iteration after iteration, in one session, until the
     agent says its promise in its own words (not in a file, a tool call or code)."""
@@ -114,12 +121,14 @@ def loop(
         cli_path=cli_path,
         max_cost=max_cost,
         sandbox=sandbox,
+        grader=grader_settings(grader_model, grader_turns, grader_max_cost),
     )
     with contextlib.ExitStack() as stack:
         settings = RunOptions(
             timeout=timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, OutputOptions(quiet=quiet, log_file=log_file)),
             record=folder, sandbox=options.sandbox_mode, sandbox_default=sandbox_default(),
+            grader=options.grader,
         )  # fmt: skip
         agent_built = build_agent(stack, options)
         report = asyncio.run(

@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
 from phasegate.errors import UsageError
 from phasegate.modes import LogFormat, Mode
 from phasegate.phases.sandbox import SandboxMode
+
+if TYPE_CHECKING:
+    from phasegate.phases.grader import GraderSettings
 
 AgentName = Literal["claude", "scripted"]
 """Values of ``--agent``: the Claude Code CLI, or phasegate's in-process scripted agent."""
@@ -64,6 +67,22 @@ MaxParallel = Annotated[
         help="Pipelines: the most stages that run at once (default: the pipeline's "
         "max_parallel, else as many as the stages' needs allow).",
     ),
+]
+GraderModel = Annotated[
+    str | None,
+    typer.Option(
+        "--grader-model",
+        help="The model that grades rubric checks (docs/grader.md; default: the file's "
+        "grader: model, else haiku).",
+    ),
+]
+GraderTurns = Annotated[
+    int | None,
+    typer.Option("--grader-turns", min=1, max=100, help="Model turns one grader session may take."),
+]
+GraderMaxCost = Annotated[
+    float | None,
+    typer.Option("--grader-max-cost", min=0.0001, help="What one grader session may cost, in USD."),
 ]
 RunMode = Annotated[Mode, typer.Option(help="How the task is run and judged.")]
 MaxAttempts = Annotated[int, typer.Option(min=1, help="Gate checks per run (gate mode).")]
@@ -150,6 +169,8 @@ class AgentOptions:
     max_cost: float | None = None
     sandbox: bool | None = None
     """``--sandbox`` (True), ``--no-sandbox`` (False), neither (None: as the file says)."""
+    grader: GraderSettings | None = None
+    """The ``--grader-*`` options (None: none given; the file's ``grader:`` applies)."""
 
     @property
     def sandbox_mode(self) -> SandboxMode | None:
@@ -186,3 +207,14 @@ class OutputOptions:
     otel: bool = False
     record: Path | None = None
     """The folder of the run's recording (checked already), or None."""
+
+
+def grader_settings(
+    model: str | None, turns: int | None, max_cost: float | None
+) -> GraderSettings | None:
+    """The grader settings the ``--grader-*`` options give (None: none given)."""
+    if model is None and turns is None and max_cost is None:
+        return None
+    from phasegate.phases.grader import GraderSettings
+
+    return GraderSettings(model=model, max_turns=turns, max_cost_usd=max_cost)

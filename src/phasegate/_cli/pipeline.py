@@ -22,6 +22,9 @@ from phasegate._cli.options import (
     AgentOptions,
     CliPath,
     FilesRoot,
+    GraderMaxCost,
+    GraderModel,
+    GraderTurns,
     JsonOutput,
     LogFile,
     MaxCost,
@@ -36,6 +39,7 @@ from phasegate._cli.options import (
     SandboxSwitch,
     Script,
     Workdir,
+    grader_settings,
     sandbox_default,
 )
 from phasegate._cli.output import (
@@ -146,6 +150,9 @@ def run_command(
     record: Record = None,
     sandbox: SandboxSwitch = None,
     max_parallel: MaxParallel = None,
+    grader_model: GraderModel = None,
+    grader_turns: GraderTurns = None,
+    grader_max_cost: GraderMaxCost = None,
 ) -> None:
     """Run a pipeline: each stage's exit checks gate the next stage.
 
@@ -155,7 +162,9 @@ def run_command(
     """
     agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
                                  timeout=timeout, cli_path=cli_path, max_cost=max_cost,
-                                 sandbox=sandbox)  # fmt: skip
+                                 sandbox=sandbox,
+                                 grader=grader_settings(grader_model, grader_turns,
+                                                        grader_max_cost))  # fmt: skip
     _run_and_finish(
         pipeline_file, workdir, agent_options,
         OutputOptions(quiet=quiet, log_file=log_file, record=record),
@@ -186,6 +195,9 @@ def resume_command(
     record: Record = None,
     sandbox: SandboxSwitch = None,
     max_parallel: MaxParallel = None,
+    grader_model: GraderModel = None,
+    grader_turns: GraderTurns = None,
+    grader_max_cost: GraderMaxCost = None,
 ) -> None:
     """Continue an interrupted pipeline run from the stage it was in.
 
@@ -195,7 +207,9 @@ def resume_command(
     """
     agent_options = AgentOptions(agent, script=script, model_script=model_script, model=model,
                                  timeout=timeout, cli_path=cli_path, max_cost=max_cost,
-                                 sandbox=sandbox)  # fmt: skip
+                                 sandbox=sandbox,
+                                 grader=grader_settings(grader_model, grader_turns,
+                                                        grader_max_cost))  # fmt: skip
     _run_and_finish(
         pipeline_file, workdir, agent_options,
         OutputOptions(quiet=quiet, log_file=log_file, record=record),
@@ -353,7 +367,7 @@ def _run(
             isolation=isolation, timeout=agent.timeout, retries=retries, prompts_dir=prompts_dir,
             on_event=event_sink(stack, output), record=output.record,
             sandbox=agent.sandbox_mode, sandbox_default=sandbox_default(),
-            max_parallel=max_parallel,
+            max_parallel=max_parallel, grader=agent.grader,
         )  # fmt: skip
         built = build_agent(stack, agent, continue_script=isolation == "process")
         return asyncio.run(

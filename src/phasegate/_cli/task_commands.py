@@ -14,6 +14,9 @@ from phasegate._cli.options import (
     AgentOptions,
     CliPath,
     FilesRoot,
+    GraderMaxCost,
+    GraderModel,
+    GraderTurns,
     JsonOutput,
     LogFile,
     LogFormatChoice,
@@ -33,6 +36,7 @@ from phasegate._cli.options import (
     Script,
     TaskFile,
     Workdir,
+    grader_settings,
     sandbox_default,
 )
 from phasegate._cli.output import (
@@ -99,6 +103,9 @@ def run(
     otel: Otel = False,
     record: Record = None,
     sandbox: SandboxSwitch = None,
+    grader_model: GraderModel = None,
+    grader_turns: GraderTurns = None,
+    grader_max_cost: GraderMaxCost = None,
 ) -> None:
     """Run a phased task with an agent and gate every phase on evidence.
 
@@ -122,6 +129,7 @@ def run(
         cli_path=cli_path,
         max_cost=max_cost,
         sandbox=sandbox,
+        grader=grader_settings(grader_model, grader_turns, grader_max_cost),
     )
     output = OutputOptions(quiet=quiet, log_file=log_file, log_format=log_format, otel=otel)
     with contextlib.ExitStack() as stack:
@@ -129,6 +137,7 @@ def run(
             mode=mode, max_attempts=max_attempts, timeout=timeout, retries=retries,
             prompts_dir=prompts_dir, on_event=event_sink(stack, output), record=folder,
             sandbox=agent_options.sandbox_mode, sandbox_default=sandbox_default(),
+            grader=agent_options.grader,
         )  # fmt: skip
         agent_built = build_agent(stack, agent_options)
         report = asyncio.run(run_definition(task, workdir, agent_built, options))

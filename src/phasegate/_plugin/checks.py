@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
-from phasegate.phases.checks import Check, CommandCheck
+from phasegate.phases.checks import Check, CommandCheck, has_rubric
 from phasegate.phases.model import Task
 from phasegate.tasks.checks import TaskChecks
 from phasegate.validators.check_runs import CheckRun
@@ -105,8 +105,14 @@ def task_checks(
     task: Task, observer: WorkspaceObserver, *, started: float, bound: Bound
 ) -> TaskChecks:
     """``task``'s checks run on the project ``observer`` watches, within ``bound`` from
-    ``started`` (a :func:`time.time`: the hook's start, in whichever process judges)."""
-    return TaskChecks(task, HookDisk(observer, started=started, bound=bound))
+    ``started`` (a :func:`time.time`: the hook's start, in whichever process judges); its
+    ``rubric`` checks by the plugin's grader (:mod:`.grading`), within the same bound."""
+    disk = HookDisk(observer, started=started, bound=bound)
+    if has_rubric([*task.checks, *(check for phase in task.phases for check in phase.checks)]):
+        from phasegate._plugin.grading import use_grader
+
+        use_grader(disk, task.grader, started=started, bound=bound)
+    return TaskChecks(task, disk)
 
 
 def command_seconds(task: Task) -> float:

@@ -74,7 +74,7 @@ def _running_id(files: SessionFiles | None) -> str | None:
 def on_stop(hook_input: dict[str, Any], started: float | None = None) -> dict[str, Any] | None:
     """The Stop hook of whatever gated work the session has: None, on the standard library
     alone, when nothing runs in it (every turn of most sessions ends here). ``started``: when
-    the hook started (a :func:`time.time`), which bounds a task's checks."""
+    the hook started (a :func:`time.time`), which bounds a task's checks and a grader."""
     files = _session_files(hook_input)
     state = files.read() if files is not None else None
     if files is None or state is None or state.get("status") != "running":
@@ -82,7 +82,7 @@ def on_stop(hook_input: dict[str, Any], started: float | None = None) -> dict[st
     if state.get("kind") in FLOWS:
         from phasegate._plugin.flows import on_stop as flow_stop
 
-        return flow_stop(files, state, hook_input)
+        return flow_stop(files, state, hook_input, started)
     from phasegate._plugin.gated import on_stop as task_stop
 
     return task_stop(hook_input, started=started)

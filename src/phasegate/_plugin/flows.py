@@ -42,7 +42,8 @@ from phasegate.evidence.transcript import (
     ToolCall,
     Transcript,
 )
-from phasegate.phases.pipeline import Pipeline
+from phasegate.phases.checks import has_rubric
+from phasegate.phases.pipeline import Pipeline, stage_checks
 from phasegate.telemetry.events import EventData, RunEvent
 
 AGENT = "claude-code-plugin"
@@ -321,10 +322,14 @@ def refusal(files: SessionFiles, state: dict[str, Any], hook_input: dict[str, An
 
 
 def on_stop(
-    files: SessionFiles, state: dict[str, Any], hook_input: dict[str, Any]
+    files: SessionFiles,
+    state: dict[str, Any],
+    hook_input: dict[str, Any],
+    started: float | None = None,
 ) -> dict[str, Any] | None:
     """Check the current stage; block with what the machine says the agent hears next, end
-    the run, or end the turn before Claude Code's cap."""
+    the run, or end the turn before Claude Code's cap. ``started``: when the hook started
+    (a :func:`time.time`), which bounds a rubric's grader."""
     from phasegate.pipelines import machine as m
 
     state["transcript_path"] = str(hook_input.get("transcript_path") or "")
@@ -344,6 +349,12 @@ def on_stop(
     events: list[EventData] = []
     progress = carried.progress(files, state, pipeline, events, entries)
     carried.tools_called(state, progress, entries, events)
+    if has_rubric(stage_checks(progress.stage)):
+        from phasegate._plugin.checks import Bound
+        from phasegate._plugin.grading import use_grader
+
+        use_grader(progress.disk, pipeline.grader, started=started or time.time(),
+                   bound=Bound.stop())  # fmt: skip
     checked = asyncio.run(progress.check(entries, "stop"))
     carried.keep(state, progress)
     assert checked is not None  # the run is running: a check always says what follows

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, MutableMapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +42,7 @@ from phasegate.evidence.transcript import (
     Usage,
 )
 from phasegate.phases.checks import Rubric
+from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL
 from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.grader import again_prompt, evidence_key, grader_prompt
 from phasegate.validators.grading import (
@@ -54,8 +55,6 @@ from phasegate.validators.grading import (
 
 GRADER_TOOLS = ("Read", "Grep", "Glob")
 """The runtime's tools a grader is offered: reading only, in the work directory."""
-STRUCTURED_OUTPUT = "StructuredOutput"
-"""The tool Claude Code offers for output constrained to a schema; its input is the answer."""
 _ATTEMPTS = 2  # the first answer, and one more when it was not a verdict
 
 _T = TypeVar("_T")
@@ -66,12 +65,19 @@ class AgentGrader:
     set, ends a running session (the run it grades for has ended)."""
 
     def __init__(
-        self, agent: Agent, workdir: str | Path, *, stop: threading.Event | None = None
+        self,
+        agent: Agent,
+        workdir: str | Path,
+        *,
+        stop: threading.Event | None = None,
+        answers: MutableMapping[str, Graded] | None = None,
     ) -> None:
         self.agent = agent
         self.workdir = Path(workdir).resolve()
         self.stop = stop or threading.Event()
-        self._answers: dict[str, Graded] = {}
+        self._answers: MutableMapping[str, Graded] = {} if answers is None else answers
+        """The answers kept, by evidence digest (``answers``: a store that outlives this
+        grader, as the plugin's hooks need: each stop is a process of its own)."""
         self._lock = threading.Lock()
 
     def grade(self, rubric: Rubric, evidence: GraderEvidence) -> Graded:
@@ -159,7 +165,7 @@ def _answer(transcript: Transcript) -> object:
 
     results = transcript.results_by_call()
     for entry in reversed(transcript.entries):
-        if isinstance(entry, ToolCall) and entry.name == STRUCTURED_OUTPUT:
+        if isinstance(entry, ToolCall) and entry.name == STRUCTURED_OUTPUT_TOOL:
             result: ToolResult | None = results.get(entry.id)
             if result is None or result.ok:
                 return entry.input

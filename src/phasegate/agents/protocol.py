@@ -26,6 +26,11 @@ An agent may also say which version of its runtime it runs, with an optional met
 :func:`agent_version` before the agent starts (off the event loop, so it may take a moment
 the first time) and records it in the ``run.started`` / ``pipeline.started`` event and the
 report; without it, or when it returns None, the version is unknown (null).
+
+An agent may also offer the agent a grader of its run runs (the separate session that judges
+a ``rubric`` check), with an optional method ``grading_agent(settings: GraderSettings) ->
+Agent``: the same runtime and connection, with the grader's model, turns and cost cap. The
+gate reads it with :func:`grading_agent` (None for an agent without one).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 from phasegate.phases.checks import Rubric
 from phasegate.validators.grading import GraderEvidence
@@ -79,10 +80,14 @@ def again_prompt(first: str, problem: str) -> str:
 
 
 def evidence_key(rubric: Rubric, evidence: GraderEvidence) -> str:
-    """A digest that is equal exactly when the grader would be given the same thing: the
-    criteria, every piece of evidence, and the disk as judged."""
+    """A digest that is equal exactly when the grader would judge the same work: the
+    criteria, the instructions, the changes and their text, the other checks' outcomes, and
+    the disk as judged. The agent's words are left out: they are shown to the grader, but a
+    new claim over the same work is not new evidence (an agent must not buy a new verdict by
+    insisting)."""
+    unclaimed = replace(evidence, claims=())
     data = json.dumps(
-        [rubric.ids, [c.text for c in rubric.criteria], _pieces(evidence), evidence.disk],
+        [rubric.ids, [c.text for c in rubric.criteria], _pieces(unclaimed), evidence.disk],
         ensure_ascii=False,
     )
     return hashlib.sha256(data.encode()).hexdigest()

@@ -58,17 +58,18 @@ class _Evidence:
 
     def seen_by(self, check: Check) -> object:
         """The part of this evidence ``check`` looks at: the window's changes, tools or
-        text for ``changed``, ``tools_used`` and ``said``, the disk for every other kind
-        (the phase's window growing by a completion call or closing words changes no
-        command's outcome)."""
+        text for ``changed``, ``tools_used`` and ``said``, the disk and the changes for a
+        ``rubric`` (the agent insisting over the same work gets the same verdict), the disk
+        for every other kind (the phase's window growing by a completion call or closing
+        words changes no command's outcome)."""
         if isinstance(check, Changed):
             return self.diff
         if isinstance(check, ToolsUsed):
             return self.tools
         if isinstance(check, Said):
             return self.texts
-        if isinstance(check, Rubric):  # the grader is shown all of it
-            return (self.snapshot, self.diff, self.texts)
+        if isinstance(check, Rubric):  # the work it is shown; a new claim is not new work
+            return (self.snapshot, self.diff)
         return self.snapshot
 
 

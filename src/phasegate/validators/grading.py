@@ -112,6 +112,36 @@ class Graded:
     sessions: int = 0
 
 
+def graded_data(graded: Graded) -> dict[str, Any]:
+    """``graded``'s verdicts or problem as JSON-ready data (its usage and sessions are this
+    process's, and left out): what a kept answer needs to be given again."""
+    return {
+        "verdicts": [verdict.as_dict() for verdict in graded.verdicts],
+        "problem": graded.problem,
+    }
+
+
+def graded_from_data(data: object) -> Graded | None:
+    """The answer :func:`graded_data` wrote, at no cost (None when ``data`` is not one)."""
+    if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
+        return None
+    problem = data.get("problem")
+    verdicts: list[CriterionVerdict] = []
+    for item in data["verdicts"]:
+        if not isinstance(item, dict):
+            return None
+        name, criterion = item.get("id"), item.get("criterion")
+        said, reason = item.get("verdict"), item.get("reason")
+        if not (isinstance(name, str) and isinstance(criterion, str) and isinstance(reason, str)):
+            return None
+        if said not in VERDICTS:
+            return None
+        verdicts.append(CriterionVerdict(name, criterion, said, reason))
+    if not verdicts and not isinstance(problem, str):
+        return None
+    return Graded(verdicts=tuple(verdicts), problem=problem if isinstance(problem, str) else None)
+
+
 class Grader(Protocol):
     """Judges a rubric's criteria from the evidence (:mod:`phasegate.agents.grading` runs a
     separate agent session for it)."""

@@ -21,7 +21,7 @@ import errno
 import io
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -34,6 +34,7 @@ from phasegate.prompts.grader import FILE_TEXT_CHARS
 from phasegate.validators.grading import (
     NO_GRADER,
     ChangedFile,
+    Graded,
     Grader,
     GraderEvidence,
     OtherOutcome,
@@ -200,12 +201,12 @@ class CheckDisk:
                 await judged
             raise
 
-    def use_grader(self, agent: Agent) -> None:
+    def use_grader(self, agent: Agent, answers: MutableMapping[str, Graded] | None = None) -> None:
         """Judge ``rubric`` checks with sessions of ``agent`` (the grader's own), stopped with
-        the checks' commands."""
+        the checks' commands; ``answers`` keeps them by evidence digest beyond this disk."""
         from phasegate.agents.grading import AgentGrader
 
-        self.grader = AgentGrader(agent, self.observer.workdir, stop=self._stop)
+        self.grader = AgentGrader(agent, self.observer.workdir, stop=self._stop, answers=answers)
 
     def stop(self) -> None:
         """End the command running now (its whole group), and any later one as soon as it

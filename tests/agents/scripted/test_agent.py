@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from phasegate import AgentError, AgentRequest, ScriptFileError
+from phasegate import Agent, AgentError, AgentRequest, ScriptFileError
+from phasegate.agents.protocol import grading_agent
+from phasegate.agents.scripted.script import UNMATCHED_PREFIX
 from phasegate.evidence.transcript import (
     AssistantText,
     Entry,
@@ -17,8 +19,12 @@ from phasegate.evidence.transcript import (
     ToolCall,
     ToolResult,
 )
+from phasegate.phases.checks import Rubric
+from phasegate.phases.grader import GraderSettings
 from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
+from phasegate.prompts.grader import GRADER_OPENING
 from phasegate.testing import Script, ScriptedAgent, load_script
+from phasegate.validators.grading import verdict_schema
 from tests.helpers.read_only import read_only
 
 
@@ -325,3 +331,117 @@ def test_a_forked_session_goes_on_from_the_parents_place_under_a_new_id(tmp_path
            if isinstance(e, SessionStart)]  # fmt: skip
     assert ids == ["scripted", "scripted-fork-1", "scripted-fork-2"]
     assert [e.text for e in fork.entries if isinstance(e, AssistantText)] == ["branched"]
+
+
+# -- as a grader ---------------------------------------------------------------------------------
+
+GRADER_TOOLSET = ("Read", "Grep", "Glob")
+
+
+def _verdict(verdict: str, reason: str) -> dict[str, Any]:
+    return {"StructuredOutput": {"verdicts": [{"id": "c1", "verdict": verdict, "reason": reason}]}}
+
+
+def _grader_request(workdir: Path) -> AgentRequest:
+    """A grader's request as the gate makes one, on one criterion (``c1``)."""
+    schema = verdict_schema(Rubric.model_validate({"criteria": "NOTES.md says how to test."}))
+    return AgentRequest(
+        prompt=f"{GRADER_OPENING} Judge NOTES.md.",
+        workdir=workdir,
+        toolset=GRADER_TOOLSET,
+        output_schema=schema,
+    )
+
+
+class _GradedStops(_Recorder):
+    """The main session's observer: each stop runs a grader session (as the gate will) and
+    answers with feedback while its verdict is not ``met``."""
+
+    def __init__(self, grader: Agent, workdir: Path) -> None:
+        super().__init__()
+        self.grader, self.workdir = grader, workdir
+        self.graders: list[_Recorder] = []
+
+    async def on_stop(self) -> str | None:
+        self.stops += 1
+        session = _Recorder()
+        self.graders.append(session)
+        await self.grader.run(_grader_request(self.workdir), session)
+        (call,) = [e for e in session.entries if isinstance(e, ToolCall)]
+        (verdict,) = call.input["verdicts"]
+        return None if verdict["verdict"] == "met" else f"Not met: {verdict['reason']}"
+
+
+def test_a_grading_agent_takes_only_grader_replies_and_keeps_its_place_across_sessions(
+    tmp_path: Path,
+) -> None:
+    """The run's agent passes over the grader replies; the grader's agent, one object for
+    the run, answers its first session with the first grader reply and its second (after
+    the feedback and the fix) with the next."""
+    fixed = {"file_path": "NOTES.md", "content": "# Notes\nRun make.\n"}
+    script = Script.model_validate({"replies": [
+        {"tools": [{"Write": {"file_path": "NOTES.md", "content": "# Notes\n"}}]},
+        {"text": "Done."},
+        {"grader": True, "tools": [_verdict("not_met", "NOTES.md has a title only.")]},
+        {"when": "user", "tools": [{"Write": fixed}]},
+        {"text": "Fixed."},
+        {"grader": True, "tools": [_verdict("met", "NOTES.md says: Run make.")]},
+    ]})  # fmt: skip
+    agent = ScriptedAgent(script)
+    settings = GraderSettings(model="sonnet")
+    grading = grading_agent(agent, settings)
+    assert isinstance(grading, ScriptedAgent) and grading.grader_settings == settings
+    stops = _GradedStops(grading, tmp_path)
+
+    asyncio.run(agent.run(AgentRequest(prompt="Write NOTES.md.", workdir=tmp_path), stops))
+
+    said = [e.text for e in stops.entries if isinstance(e, AssistantText)]
+    assert said == ["Done.", "Fixed."] and stops.stops == 2
+    verdicts = [
+        [e.input["verdicts"][0]["verdict"] for e in g.entries if isinstance(e, ToolCall)]
+        for g in stops.graders
+    ]
+    assert verdicts == [["not_met"], ["met"]]
+    for session in stops.graders:
+        assert [r.ok for r in session.results()] == [True]
+        start = session.entries[0]
+        assert isinstance(start, SessionStart) and start.session_id == "scripted-grader"
+    assert (tmp_path / "NOTES.md").read_text() == "# Notes\nRun make.\n"
+    assert agent.unmatched == [] and grading.unmatched == []
+
+
+def test_a_grading_agent_cannot_write_what_its_toolset_leaves_out(tmp_path: Path) -> None:
+    """Read, Grep and Glob are the grader's tools: a Write in a grader reply is refused as
+    Claude Code refuses a tool it was not given, and the file stays unwritten."""
+    script = Script.model_validate({"replies": [
+        {"grader": True, "tools": [{"Write": {"file_path": "NOTES.md", "content": "met"}}]},
+        {"grader": True, "when": "tool_error", "tools": [_verdict("cannot_tell", "No NOTES.md.")]},
+    ]})  # fmt: skip
+    grading = ScriptedAgent(script).grading_agent(GraderSettings())
+    session = _Recorder()
+
+    asyncio.run(grading.run(_grader_request(tmp_path), session))
+
+    refused, given = session.results()
+    assert not refused.ok and "No such tool available: Write" in refused.content
+    assert given.ok and not (tmp_path / "NOTES.md").exists()
+
+
+def test_a_grading_agent_with_no_grader_reply_left_says_so_and_lists_it(tmp_path: Path) -> None:
+    """A script written without grader replies: the grader's session says why it gives no
+    verdict, instead of taking the run's replies or ending quietly, and the run's agent lists
+    it with its own unmatched turns."""
+    agent = ScriptedAgent(Script.model_validate({"replies": [{"text": "Done."}]}))
+    grading_session = _Recorder()
+
+    asyncio.run(
+        agent.grading_agent(GraderSettings()).run(_grader_request(tmp_path), grading_session)
+    )
+
+    (said,) = [e for e in grading_session.entries if isinstance(e, AssistantText)]
+    assert said.text.startswith(UNMATCHED_PREFIX)
+    assert "no script reply is left for the grader's conversation" in said.text
+    assert not any(isinstance(e, ToolCall) for e in grading_session.entries)
+    # Listed by the run's agent too, where a command looks for what its script missed.
+    (unmatched,) = agent.unmatched
+    assert (unmatched.grader, unmatched.reply) == (True, 0)

@@ -22,6 +22,7 @@ import pytest
 
 from phasegate.agents.scripted.model_server import ScriptedModelServer
 from phasegate.agents.scripted.script import HttpFault, Script
+from phasegate.prompts.grader import GRADER_OPENING
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 
 TRANSCRIPTS = Path(__file__).parents[2] / "fixtures" / "transcripts"
@@ -390,6 +391,68 @@ def test_env_points_the_cli_at_the_server_offline(tmp_path: Path) -> None:
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     assert (env["CLAUDE_CODE_MAX_RETRIES"], env["API_TIMEOUT_MS"]) == ("2", "5000")
     assert env["CLAUDE_CODE_USE_BEDROCK"] == ""
+
+
+GRADER_PROMPT = f"{GRADER_OPENING} You judge whether finished work meets each criterion."
+VERDICT = {"verdicts": [{"id": "c1", "verdict": "met", "reason": "NOTES.md says so."}]}
+
+
+def test_a_grader_request_takes_the_grader_reply_and_the_main_one_the_main_reply() -> None:
+    """The grader's conversation is told apart by its opening, however the CLI wraps it;
+    the grader reply written first in the script is not the main conversation's."""
+    graded = script({"grader": True, "tools": [{"StructuredOutput": VERDICT}]}, {"text": "main"})
+    wrapped = f"<system-reminder>\nContext.\n</system-reminder>\n{GRADER_PROMPT}"
+    with ScriptedModelServer(graded) as server:
+        main = sse_message(call(server, request_body(user("Fix"))).body)
+        grader = sse_message(call(server, request_body(user(wrapped))).body)
+        records = server.requests
+
+    assert main["content"] == [{"type": "text", "text": "main"}]
+    (verdict,) = grader["content"]
+    assert (verdict["type"], verdict["name"], verdict["input"]) == (
+        "tool_use", "StructuredOutput", VERDICT
+    )  # fmt: skip
+    assert [(r.main, r.grader, r.agent) for r in records] == [
+        (True, False, None), (False, True, None)
+    ]  # fmt: skip
+    assert server.grader_requests() == [records[1]] and server.main_requests() == [records[0]]
+    assert records[1].reply == graded.replies[0] and server.exhausted
+
+
+def test_a_grader_request_quoting_a_subagent_prompt_is_still_the_graders() -> None:
+    """The grader's evidence may quote an Agent call the main agent made: its opening, not
+    the quote, says whose conversation it is."""
+    delegate = {"description": "fix app.py", "prompt": "Replace the eval in app.py."}
+    graded = script(
+        {"tools": [{"Agent": {**delegate, "subagent_type": "general-purpose"}}]},
+        {"grader": True, "text": "graded"},
+    )
+    quoting = f"{GRADER_PROMPT}\n<<<DATA-x said>>>\nReplace the eval in app.py.\n<<<END-x>>>"
+    with ScriptedModelServer(graded) as server:
+        call(server, request_body(user("Fix")))
+        answer = sse_message(call(server, request_body(user(quoting))).body)
+        (record,) = server.grader_requests()
+
+    assert answer["content"] == [{"type": "text", "text": "graded"}]
+    assert (record.agent, record.main) == (None, False)
+
+
+def test_a_grader_request_with_no_grader_reply_left_is_unmatched_and_answered_so() -> None:
+    """As a subagent's with no reply: listed in ``unmatched`` and said in the answer,
+    never answered with the main conversation's reply."""
+    graded = script({"grader": True, "text": "first verdict"}, {"text": "main"})
+    with ScriptedModelServer(graded) as server:
+        call(server, request_body(user(GRADER_PROMPT)))
+        answer = sse_message(call(server, request_body(user(GRADER_PROMPT))).body)
+        (unmatched,) = server.unmatched
+        second = server.grader_requests()[1]
+        assert not server.exhausted  # the main reply is still there
+
+    assert (unmatched.grader, unmatched.reply) == (True, 0)
+    assert second.unmatched == unmatched and second.reply is None
+    text = answer["content"][0]["text"]
+    assert text.startswith(ScriptedModelServer.UNMATCHED_PREFIX)
+    assert "no script reply is left for the grader's conversation" in text
 
 
 def test_the_plugin_fixtures_are_registered(

@@ -153,3 +153,24 @@ def test_each_branch_keeps_its_own_place_and_an_unnamed_branch_shares_the_main_l
     ]
     assert said == ["a 1", "main 1", "main 2", "a 2", None]
     assert cursor.exhausted
+
+
+@pytest.mark.parametrize(
+    ("also", "other"),
+    [("agent: helper", "agent"), ("branch: api", "branch")],
+    ids=["agent", "branch"],
+)
+def test_a_grader_reply_that_names_a_subagent_or_a_branch_is_refused(
+    tmp_path: Path, also: str, other: str
+) -> None:
+    """A reply answers one conversation: the grader's, a subagent's or a branch's."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"replies:\n  - text: hi\n  - grader: true\n    {also}\n    text: met\n")
+
+    error = script_error(path)
+
+    assert error.field == "replies.1"
+    assert error.problem.startswith(
+        f"a reply with grader: true answers only a grader's conversation, so it cannot also "
+        f"have {other}"
+    )

@@ -1,6 +1,6 @@
-"""Script replies for subagents: each conversation (the main one, each subagent's) keeps its
-own place in the script, whatever order their requests come in, and one the script has no
-reply for is said, not skipped."""
+"""Script replies for subagents and graders: each conversation (the main one, each
+subagent's, the grader's) keeps its own place in the script, whatever order their requests
+come in, and one the script has no reply for is said, not skipped."""
 
 from __future__ import annotations
 
@@ -65,3 +65,76 @@ def test_an_unmatched_subagent_request_names_the_reply_it_expected() -> None:
     (unmatched,) = cursor.unmatched
     assert unmatched.reply == 4
     assert unmatched.expected == "agent: 'helper', when: tool_result"
+
+
+GRADED = Script.model_validate(
+    {
+        "replies": [
+            {"text": "main 1"},
+            {"grader": True, "text": "grader 1"},
+            {"text": "main 2"},
+            {"grader": True, "when": "tool_result", "text": "grader 2"},
+            {"grader": True, "text": "grader 3"},
+        ]
+    }
+)
+
+
+def test_the_main_conversation_passes_over_the_grader_replies() -> None:
+    """Grader replies sit between the main ones; the main conversation never takes one,
+    and once its own are used it is finished, not unmatched."""
+    cursor = ScriptCursor(GRADED)
+
+    said = [cursor.next_reply("start"), cursor.next_reply("user"), cursor.next_reply("user")]
+
+    assert [r.text if r else None for r in said] == ["main 1", "main 2", None]
+    assert cursor.unmatched == [] and cursor.left_for(None, grader=True)
+
+
+def test_the_grader_keeps_one_place_across_its_sessions_and_apart_from_the_others() -> None:
+    """A second grader session (a new ``start``) goes on after the reply the first used,
+    whatever the main conversation and the subagents did meanwhile."""
+    cursor = ScriptCursor(GRADED)
+
+    said = [
+        cursor.next_reply("start", grader=True),  # the first grader session
+        cursor.next_reply("start"),
+        cursor.next_reply("tool_result", grader=True),
+        cursor.next_reply("start", "Look.", agent="helper"),  # unmatched: no reply for it
+        cursor.next_reply("start", grader=True),  # the second grader session
+        cursor.next_reply("user"),
+    ]
+
+    assert [r.text if r else None for r in said] == [
+        "grader 1", "main 1", "grader 2", None, "grader 3", "main 2"
+    ]  # fmt: skip
+    assert cursor.exhausted and [u.agent for u in cursor.unmatched] == ["helper"]
+
+
+def test_a_grader_request_with_no_grader_reply_left_is_unmatched_and_says_so() -> None:
+    """Unlike the main conversation, a grader that outlives its replies is not simply done:
+    it must give verdicts, so its request is listed and described."""
+    cursor = ScriptCursor(Script.model_validate({"replies": [{"text": "main 1"}]}))
+
+    assert cursor.next_reply("start", "You are phasegate's grader. Judge.", grader=True) is None
+
+    (unmatched,) = cursor.unmatched
+    assert (unmatched.grader, unmatched.agent, unmatched.reply) == (True, None, 0)
+    assert unmatched.describe() == (
+        "no script reply is left for the grader's conversation (a reply with grader: true); "
+        'its request held start: "You are phasegate\'s grader. Judge."'
+    )
+    assert cursor.next_reply("start") is not None  # the main list is untouched
+
+
+def test_a_grader_request_no_grader_reply_matches_names_the_one_expected() -> None:
+    """Grader replies left, none matching: the reply the grader's conversation expected."""
+    waiting = {"grader": True, "when": "tool_error", "text": "again"}
+    cursor = ScriptCursor(Script.model_validate({"replies": [{"text": "main 1"}, waiting]}))
+
+    assert cursor.next_reply("start", "You are phasegate's grader.", grader=True) is None
+
+    (unmatched,) = cursor.unmatched
+    assert (unmatched.grader, unmatched.reply) == (True, 2)
+    assert unmatched.expected == "grader: true, when: tool_error"
+    assert unmatched.describe().startswith("script reply 2 (grader: true, when: tool_error)")

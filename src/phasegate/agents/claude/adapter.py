@@ -38,6 +38,7 @@ import asyncio
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from phasegate.agents.claude.cli import claude_agent_sdk_version, claude_code_version
 from phasegate.agents.claude.credentials import has_credentials
@@ -47,6 +48,9 @@ from phasegate.agents.claude.session import ClaudeSession
 from phasegate.agents.claude.window import warn_outside_window
 from phasegate.agents.protocol import AgentObserver, AgentRequest
 from phasegate.errors import UsageError
+
+if TYPE_CHECKING:
+    from phasegate.phases.grader import GraderSettings
 
 
 class ClaudeAgent:
@@ -116,6 +120,23 @@ class ClaudeAgent:
         from phasegate.agents.claude.sandbox import sandbox_problem
 
         return sandbox_problem({**os.environ, **self.env}.get("PATH", os.defpath))
+
+    def grading_agent(self, settings: GraderSettings) -> ClaudeAgent:
+        """The agent a grader of this run runs: the same runtime and connection (CLI,
+        environment, timeouts, API retries), with the grader's model, turns and cost cap;
+        isolated from the user's settings and without this agent's plugins, whatever this
+        agent's own choice, so nothing but the grader's request shapes what it may do."""
+        return ClaudeAgent(
+            model=settings.resolved_model,
+            cli_path=self.cli_path,
+            env=self.env,
+            timeout=self.timeout,
+            request_timeout=self.request_timeout,
+            api_retries=self.api_retries,
+            isolated=True,
+            max_turns=settings.resolved_turns,
+            max_budget_usd=settings.resolved_cost,
+        )
 
     def check_credentials(self, request: AgentRequest) -> None:
         """Fail early (usage error) when the CLI could not reach any model."""

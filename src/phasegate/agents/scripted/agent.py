@@ -12,6 +12,9 @@ The completion tools the request offers are answered by the runner, as Claude Co
 calls are. With an ``output_schema``, ``StructuredOutput`` behaves as in Claude Code: input
 that breaks the schema is an error result, a valid one ends the session at once, and five
 refused attempts end it with ``error_max_structured_output_retries``.
+
+It can be a run's grader too (:meth:`ScriptedAgent.grading_agent`): the agent a grader runs
+replays the same script's ``grader: true`` replies, and only those.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
@@ -46,6 +49,9 @@ from phasegate.evidence.transcript import (
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL, full_tool_name
 from phasegate.validators.paths import relative_to_workdir
 
+if TYPE_CHECKING:
+    from phasegate.phases.grader import GraderSettings
+
 STRUCTURED_OUTPUT_ATTEMPTS = 5
 """Refused StructuredOutput calls after which the session gives up, as Claude Code does."""
 
@@ -68,22 +74,48 @@ class ScriptedAgent:
     answer the same prompt the same way; with ``continue_script`` it goes on where the last
     session stopped instead, as one model serving a series of sessions (a pipeline with a
     session per stage).
+
+    A grader's agent (:meth:`grading_agent`) reads only the ``grader: true`` replies and goes
+    on where its last session stopped, whatever ``continue_script`` says: the grader
+    sessions of a run share one place in the script.
     """
 
     name = "scripted"
 
-    def __init__(self, script: Script, *, continue_script: bool = False) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        continue_script: bool = False,
+        grader_settings: GraderSettings | None = None,
+    ) -> None:
         self.script = script
         self.continue_script = continue_script
+        self.grader_settings = grader_settings
+        """Set when this agent is a grader's (:meth:`grading_agent`): it then uses only
+        ``grader: true`` replies; None for a run's own agent."""
         self._cursor: ScriptCursor | None = None
+        self._graders: list[ScriptedAgent] = []
+        """The agents :meth:`grading_agent` gave, whose unmatched turns this one lists too."""
         self._calls = 0
         self._refused = 0
         self._forks = 0
 
     @property
     def unmatched(self) -> list[Unmatched]:
-        """Every turn that replies were left for but none matched, since the script (re)started."""
-        return list(self._cursor.unmatched) if self._cursor is not None else []
+        """Every turn that replies were left for but none matched, since the script
+        (re)started; then those of the graders' agents it gave (:meth:`grading_agent`)."""
+        own = list(self._cursor.unmatched) if self._cursor is not None else []
+        return own + [turn for grader in self._graders for turn in grader.unmatched]
+
+    def grading_agent(self, settings: GraderSettings) -> ScriptedAgent:
+        """The agent a grader of this run runs: a scripted agent over the same script that
+        uses only its ``grader: true`` replies, from the first one; the same object keeps
+        its place across the grader sessions it runs. ``settings`` are kept as
+        :attr:`grader_settings` (a scripted model has no model, turns or cost to bound)."""
+        grader = ScriptedAgent(self.script, grader_settings=settings)
+        self._graders.append(grader)
+        return grader
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:
         """Replay the script in ``request.workdir``, asking ``observer`` whenever it stops."""
@@ -91,12 +123,17 @@ class ScriptedAgent:
         # Resuming continues the script where the failed session left it, as a real session
         # would continue its conversation; a fresh run starts the script over.
         branch = branch_of(str(workdir))
-        fresh = request.resume is None and not self.continue_script and branch is None
+        fresh = (
+            request.resume is None
+            and not self.continue_script
+            and branch is None
+            and self.grader_settings is None
+        )
         if self._cursor is None or fresh:
             self._cursor, self._calls = ScriptCursor(self.script), 0
         cursor = self._cursor
         # A fork goes on from the resumed session's place in the script, under an id of its own.
-        session_id = "scripted"
+        session_id = "scripted" if self.grader_settings is None else "scripted-grader"
         if request.fork and request.resume is not None:
             self._forks += 1
             session_id = f"scripted-fork-{self._forks}"
@@ -111,12 +148,14 @@ class ScriptedAgent:
         self, request: AgentRequest, observer: AgentObserver, cursor: ScriptCursor
     ) -> None:
         branch = branch_of(str(request.workdir.resolve()))
+        grader = self.grader_settings is not None
         last: LastInput = "start" if request.resume is None else "user"
         last_text = request.prompt
         turns = 0
         while True:
-            reply = cursor.next_reply(last, last_text, branch=branch)
-            if reply is None and cursor.left_for(None, branch):
+            seen = len(cursor.unmatched)
+            reply = cursor.next_reply(last, last_text, branch=branch, grader=grader)
+            if reply is None and len(cursor.unmatched) > seen:
                 # Said, not skipped in silence: the transcript shows why the script stopped.
                 observer.on_entry(
                     AssistantText(text=f"{UNMATCHED_PREFIX} {cursor.unmatched[-1].describe()}")

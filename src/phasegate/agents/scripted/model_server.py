@@ -10,9 +10,13 @@ Each request of the main conversation gets the next matching reply of the script
 :mod:`phasegate.agents.scripted.script`); side requests get a harmless answer and use no reply. A
 subagent's requests (Claude Code's Agent tool) are told apart by their first user message,
 which is the ``prompt`` of an Agent call the server sent: they get the replies written for that
-subagent (``agent:`` its call's ``description``). A request that no reply left matches is
-answered with a text that says so (which reply was expected, what came) and listed in
-:attr:`ScriptedModelServer.unmatched`.
+subagent (``agent:`` its call's ``description``). A grader's requests (the session that
+judges a ``rubric`` check) are told apart by their first user message too, which starts with
+:data:`~phasegate.prompts.grader.GRADER_OPENING`: they get the ``grader: true`` replies, one
+place in the script shared by every grader session the server answers. A request that no
+reply left matches is answered with a text that says so (which reply was expected, what came)
+and listed in :attr:`ScriptedModelServer.unmatched`; so is a grader's request once no grader
+reply is left.
 Replies are streamed as the real API streams them, with deterministic ids and usage, so the
 same script always produces the same response bytes.
 """
@@ -41,6 +45,7 @@ from phasegate.agents.scripted.script import (
     load_script,
 )
 from phasegate.evidence.stream_json import DELEGATING_TOOLS
+from phasegate.prompts.grader import GRADER_OPENING
 from phasegate.validators.paths import PATH_KEYS
 
 if TYPE_CHECKING:
@@ -65,9 +70,9 @@ class RecordedRequest:
     path: str
     body: dict[str, Any] | None = field(repr=False)
     main: bool
-    """True for a turn of the main conversation."""
+    """True for a turn of the main conversation (not a subagent's, not a grader's)."""
     last: LastInput | None
-    """What the latest message holds (main requests only)."""
+    """What the latest message holds (None for a side request)."""
     last_text: str
     """The latest message's text without ``<system-reminder>`` blocks, or tool results' text."""
     reply: Reply | None
@@ -78,10 +83,13 @@ class RecordedRequest:
     response: bytes = field(repr=False)
     unmatched: Unmatched | None = None
     """Set when replies were left but none matched this request (or the script has none for
-    its subagent)."""
+    its subagent, or none left for the grader)."""
     agent: str | None = None
     """For a subagent's turn, the ``description`` of the Agent call that started it (such
     turns use the replies written for it and are not ``main``)."""
+    grader: bool = False
+    """True for a grader's turn (its first user message starts with ``GRADER_OPENING``): it
+    uses the ``grader: true`` replies and is not ``main``."""
 
 
 class ScriptedModelServer:
@@ -165,7 +173,9 @@ class ScriptedModelServer:
 
     @property
     def unmatched(self) -> list[Unmatched]:
-        """Every main request that replies were left for but none matched, in order."""
+        """Every request that replies were left for but none matched, in order; with a
+        subagent's for which the script has no reply and a grader's with no grader reply
+        left."""
         with self._lock:
             return list(self._cursor.unmatched)
 
@@ -180,6 +190,10 @@ class ScriptedModelServer:
             for record in self.requests
             if record.agent is not None and agent in (None, record.agent)
         ]
+
+    def grader_requests(self) -> list[RecordedRequest]:
+        """The requests of grader sessions' conversations, in arrival order."""
+        return [record for record in self.requests if record.grader]
 
     def user_texts(self) -> list[str]:
         """The text of each user instruction the model received: the first prompt, then each
@@ -242,15 +256,21 @@ class ScriptedModelServer:
         reply: Reply | None = None
         unmatched: Unmatched | None = None
         agent: str | None = None
+        grader = False
         with self._lock:
             if classified is not None and body is not None:
-                agent = self._subagent_of(body)
+                # The grader first: its prompt quotes the agent's words as evidence, and they
+                # may hold an Agent call's prompt.
+                grader = _requests.first_user_text(body).startswith(GRADER_OPENING)
+                agent = None if grader else self._subagent_of(body)
             if self.fail_all is not None:
                 response: Response | None = _fault(self.fail_all)
             elif body is not None and last is not None:
                 seen = len(self._cursor.unmatched)
                 branch = _requests.branch_of(_requests.workdir(body))
-                reply = self._cursor.next_reply(last, last_text, agent=agent, branch=branch)
+                reply = self._cursor.next_reply(
+                    last, last_text, agent=agent, branch=branch, grader=grader
+                )
                 if len(self._cursor.unmatched) > seen:
                     unmatched = self._cursor.unmatched[-1]
                 response = self._main_response(reply, body, unmatched)
@@ -261,8 +281,9 @@ class ScriptedModelServer:
                     method=method,
                     path=path,
                     body=body,
-                    main=classified is not None and agent is None,
+                    main=classified is not None and agent is None and not grader,
                     agent=agent,
+                    grader=grader,
                     last=last,
                     last_text=last_text,
                     reply=reply,

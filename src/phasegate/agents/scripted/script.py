@@ -54,11 +54,41 @@ change which reply each gets::
 Only the scripted model server tells subagents apart (it knows the Agent calls it sent); the
 in-process scripted agent has none and uses only replies without ``agent``.
 
+A ``rubric`` check is judged by a grader: a session of its own whose prompt starts with
+:data:`~phasegate.prompts.grader.GRADER_OPENING`, which gives its verdicts through
+``StructuredOutput``. A reply with ``grader: true`` answers only a grader's conversation, and
+a reply without it never does. The grader's conversation keeps its own position in the script,
+apart from the main one and the subagents', and the grader sessions of a run share it: the
+second grader session goes on where the first one left off. Here the agent writes a file, the
+grader finds a criterion not met, the gate's feedback brings a fix, and the next grader
+session finds it met::
+
+    replies:
+      - tools:
+          - Write: {file_path: NOTES.md, content: "# Notes\\n"}
+      - text: Done.
+      - grader: true              # the first grader session
+        tools:
+          - StructuredOutput:
+              verdicts: [{id: c1, verdict: not_met, reason: "NOTES.md has a title only."}]
+      - when: user                # the gate's feedback to the agent
+        tools:
+          - Write: {file_path: NOTES.md, content: "# Notes\\n\\nHow to run the tests.\\n"}
+      - text: Fixed.
+      - grader: true              # the second grader session
+        tools:
+          - StructuredOutput:
+              verdicts: [{id: c1, verdict: met, reason: "NOTES.md says how to run the tests."}]
+
+A reply cannot be both the grader's and a subagent's or a branch's (``grader`` with
+``agent`` or ``branch`` is refused when the script loads).
+
 A request that no reply left matches is never passed over in silence: the cursor records it
 as :class:`Unmatched` (which reply was next, what it expected, what came), and the model's
 answer says the same, so a script that stopped matching (say, a CLI release that frames its
 feedback differently) shows why instead of ending quietly. A subagent's request for which the
-script has no reply at all is unmatched too.
+script has no reply at all is unmatched too, and so is a grader's request once no ``grader:
+true`` reply is left: a grader must give verdicts, and the end of a script gives none.
 """
 
 from __future__ import annotations
@@ -140,6 +170,11 @@ class Reply(BaseModel):
         "working in that branch's folder (.phasegate/branches/BRANCH); without it, only in a "
         "session working anywhere else, or in a branch the script has no reply for.",
     )
+    grader: bool = Field(
+        default=False,
+        description="Use this reply only in a grader's conversation (a session whose prompt "
+        "starts with phasegate's grader opening); without it, never there.",
+    )
     text: str | None = None
     tools: tuple[ToolStep, ...] = ()
     error: HttpFault | None = Field(
@@ -158,6 +193,17 @@ class Reply(BaseModel):
     def _says_something(self) -> Reply:
         if self.text is None and not self.tools and self.error is None and not self.hang:
             raise ValueError("a reply needs text, tools, an error or hang: true")
+        return self
+
+    @model_validator(mode="after")
+    def _grader_alone(self) -> Reply:
+        if self.grader and (self.agent is not None or self.branch is not None):
+            other = "agent" if self.agent is not None else "branch"
+            raise ValueError(
+                f"a reply with grader: true answers only a grader's conversation, so it cannot "
+                f"also have {other}: give the grader and the "
+                f"{'subagent' if other == 'agent' else 'branch'} a reply each"
+            )
         return self
 
     def matches(self, last: LastInput, last_text: str) -> bool:
@@ -197,7 +243,8 @@ class Unmatched:
 
     reply: int
     """The 1-based number, in the script, of the first reply left (the one the script expected
-    to use next); 0 when the script has no reply for the request's conversation at all."""
+    to use next); 0 when the script has no reply left for the request's conversation (for a
+    subagent: none at all)."""
     expected: str
     """That reply's conditions, as a script writes them (``when: user, contains: '...'``)."""
     came: LastInput
@@ -206,10 +253,17 @@ class Unmatched:
     """The request's text, cut to :data:`EXCERPT_CHARS` characters."""
     agent: str | None = None
     """The subagent whose conversation the request was in (None: the main conversation)."""
+    grader: bool = False
+    """True when the request was a grader's."""
 
     def describe(self) -> str:
         """One line for a person: which reply, what it expected, what came."""
         text = self.text if self.text else "(no text)"
+        if self.reply == 0 and self.grader:
+            return (
+                "no script reply is left for the grader's conversation (a reply with grader: "
+                f"true); its request held {self.came}: {text!r}"
+            )
         if self.reply == 0:
             return (
                 f"no script reply is for the conversation of subagent {self.agent!r} (a reply "
@@ -225,11 +279,21 @@ def conditions(reply: Reply) -> str:
     """A reply's ``when`` and ``contains``, as a script file writes them."""
     parts = [f"branch: {reply.branch!r}"] if reply.branch is not None else []
     parts += [f"agent: {reply.agent!r}"] if reply.agent is not None else []
+    parts += ["grader: true"] if reply.grader else []
     if reply.when is not None:
         parts.append(f"when: {reply.when}")
     if reply.contains is not None:
         parts.append(f"contains: {reply.contains!r}")
     return ", ".join(parts) or "no conditions"
+
+
+_Owner = tuple[str | None, str | None, bool]
+"""Whose replies a list is (or where a conversation keeps its place): (branch, subagent,
+grader); (None, None, False) is the main conversation's."""
+
+
+def _owner(reply: Reply) -> _Owner:
+    return reply.branch, reply.agent, reply.grader
 
 
 class ScriptCursor:
@@ -238,10 +302,10 @@ class ScriptCursor:
 
     def __init__(self, script: Script) -> None:
         self._replies = script.replies
-        self._positions: dict[tuple[str | None, str | None], int] = {}
-        """Where each conversation stands, by (branch, subagent); None: the main one."""
-        self._furthest: dict[tuple[str | None, str | None], int] = {}
-        """How far into each list of replies (by their branch and agent) any conversation got."""
+        self._positions: dict[_Owner, int] = {}
+        """Where each conversation stands, by (branch, subagent, grader)."""
+        self._furthest: dict[_Owner, int] = {}
+        """How far into each list of replies (by its owner) any conversation got."""
         self.unmatched: list[Unmatched] = []
         """Every request that no reply left matched, in order."""
 
@@ -252,25 +316,27 @@ class ScriptCursor:
         *,
         agent: str | None = None,
         branch: str | None = None,
+        grader: bool = False,
     ) -> Reply | None:
-        """The first reply of ``agent``'s conversation (in ``branch``) at or after its
-        position that matches, or None when none is left.
+        """The first reply of ``agent``'s conversation (in ``branch``), or of the grader's
+        (``grader``: ``agent`` and ``branch`` are then not read), at or after its position
+        that matches, or None when none is left.
 
         None while replies are left (not :attr:`exhausted`) means none of them matches: the
         request is then the last entry of :attr:`unmatched`; so is a subagent's request for
-        which the script has no reply at all.
+        which the script has no reply at all, and a grader's once no grader reply is left.
         """
-        key, replies = self._conversation(branch, agent)
+        key, replies = self._conversation(branch, agent, grader)
         position = self._positions.get(key, 0)
         for index in range(position, len(self._replies)):
             reply = self._replies[index]
-            if (reply.branch, reply.agent) == replies and reply.matches(last, last_text):
+            if _owner(reply) == replies and reply.matches(last, last_text):
                 self._positions[key] = index + 1
                 self._furthest[replies] = max(self._furthest.get(replies, 0), index + 1)
                 return reply
-        mine = [i for i, r in enumerate(self._replies) if (r.branch, r.agent) == replies]
+        mine = [i for i, r in enumerate(self._replies) if _owner(r) == replies]
         left = [i for i in mine if i >= position]
-        if left or (agent is not None and not mine):
+        if left or grader or (agent is not None and not mine):
             text = " ".join(last_text.split())
             if len(text) > EXCERPT_CHARS:
                 text = text[: EXCERPT_CHARS - 1] + "…"
@@ -281,40 +347,46 @@ class ScriptCursor:
                     expected=conditions(expected) if expected is not None else "",
                     came=last,
                     text=text,
-                    agent=agent,
+                    agent=None if grader else agent,
+                    grader=grader,
                 )
             )
         return None
 
-    def left_for(self, agent: str | None, branch: str | None = None) -> bool:
+    def left_for(
+        self, agent: str | None, branch: str | None = None, *, grader: bool = False
+    ) -> bool:
         """Whether replies are left for ``agent``'s conversation (None: the main one) in
-        ``branch`` (None: outside any pipeline branch)."""
-        key, replies = self._conversation(branch, agent)
+        ``branch`` (None: outside any pipeline branch), or for the grader's (``grader``)."""
+        key, replies = self._conversation(branch, agent, grader)
         position = self._positions.get(key, 0)
-        return any((r.branch, r.agent) == replies for r in self._replies[position:])
+        return any(_owner(r) == replies for r in self._replies[position:])
 
     def _conversation(
-        self, branch: str | None, agent: str | None
-    ) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
-        """Where a request's conversation keeps its place, and which replies it reads: a
-        branch the script has ``branch:`` replies for reads those; any other branch reads
-        the main list from its own place, which starts where the main conversation stood
-        when the branch sent its first request (a script written without ``branch:`` then
-        serves branches running at once, ``contains`` telling their stages apart)."""
+        self, branch: str | None, agent: str | None, grader: bool = False
+    ) -> tuple[_Owner, _Owner]:
+        """Where a request's conversation keeps its place, and which replies it reads: the
+        grader's conversation reads the ``grader: true`` replies, in whatever branch it
+        works; a branch the script has ``branch:`` replies for reads those; any other branch
+        reads the main list from its own place, which starts where the main conversation
+        stood when the branch sent its first request (a script written without ``branch:``
+        then serves branches running at once, ``contains`` telling their stages apart)."""
+        if grader:
+            return (None, None, True), (None, None, True)
         if branch is None or any(r.branch == branch for r in self._replies):
-            return (branch, agent), (branch, agent)
-        key = (f"\0{branch}", agent)
+            return (branch, agent, False), (branch, agent, False)
+        key = (f"\0{branch}", agent, False)
         if key not in self._positions:
-            self._positions[key] = self._positions.get((None, agent), 0)
-        return key, (None, agent)
+            self._positions[key] = self._positions.get((None, agent, False), 0)
+        return key, (None, agent, False)
 
     @property
     def exhausted(self) -> bool:
         """True when every reply has been used or skipped, in every conversation."""
-        lists = {(r.branch, r.agent) for r in self._replies}
+        lists = {_owner(r) for r in self._replies}
         return all(
             not any(
-                (r.branch, r.agent) == replies
+                _owner(r) == replies
                 for r in self._replies[max(self._positions.get(replies, 0),
                                            self._furthest.get(replies, 0)):]
             )
