@@ -43,7 +43,7 @@ def test_a_later_stop_gets_the_kept_answer_for_the_same_evidence(tmp_path: Path)
     assert agent.sessions == 1
     assert kept.sessions == 0 and kept.usage == Usage()
     assert kept.verdicts == first.verdicts
-    other = GraderEvidence(instructions="Write design.md.", claims=("Fixed.",), disk="d")
+    other = GraderEvidence(instructions="Write design.md.", claims=("Fixed.",), disk="d2")
     AgentGrader(agent, tmp_path, answers=_KeptAnswers(tmp_path)).grade(RUBRIC, other)
     assert agent.sessions == 2
 

@@ -111,7 +111,7 @@ def task_checks(
     if has_rubric([*task.checks, *(check for phase in task.phases for check in phase.checks)]):
         from phasegate._plugin.grading import use_grader
 
-        use_grader(disk, task.grader, started=started, bound=bound)
+        use_grader(disk, task.grader, deadline=started + bound.seconds)
     return TaskChecks(task, disk)
 
 

@@ -353,8 +353,8 @@ def on_stop(
         from phasegate._plugin.checks import Bound
         from phasegate._plugin.grading import use_grader
 
-        use_grader(progress.disk, pipeline.grader, started=started or time.time(),
-                   bound=Bound.stop())  # fmt: skip
+        deadline = (started or time.time()) + Bound.stop().seconds
+        use_grader(progress.disk, pipeline.grader, deadline=deadline)
     checked = asyncio.run(progress.check(entries, "stop"))
     carried.keep(state, progress)
     assert checked is not None  # the run is running: a check always says what follows

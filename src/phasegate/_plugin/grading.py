@@ -26,7 +26,6 @@ import json
 import os
 from pathlib import Path
 
-from phasegate._plugin.checks import Bound
 from phasegate._plugin.state import PLUGIN_DIR, STATE_DIR
 from phasegate.agents.claude.headless import HeadlessClaude, find_cli, session_env
 from phasegate.phases.checks import Rubric
@@ -78,12 +77,10 @@ class _NoCli:
         return Graded(problem=f"it could not start: {self.problem}")
 
 
-def use_grader(
-    disk: CheckDisk, settings: GraderSettings | None, *, started: float, bound: Bound
-) -> None:
+def use_grader(disk: CheckDisk, settings: GraderSettings | None, *, deadline: float) -> None:
     """Make ``disk`` judge its ``rubric`` checks with headless Claude Code sessions of the
-    grader ``settings`` say (the defaults for what they leave out), each ended ``bound``
-    after ``started`` (a :func:`time.time`: the hook's start)."""
+    grader ``settings`` say (the defaults for what they leave out), each ended by
+    ``deadline`` (a :func:`time.time`: the hook's start plus its checks' bound)."""
     found = find_cli(os.environ)
     if isinstance(found, str):
         disk.grader = _NoCli(found)
@@ -95,6 +92,6 @@ def use_grader(
         max_turns=settings.resolved_turns,
         max_budget_usd=settings.resolved_cost,
         env=session_env(os.environ),
-        deadline=started + bound.seconds,
+        deadline=deadline,
     )
     disk.use_grader(agent, answers=_KeptAnswers(disk.observer.workdir))
