@@ -93,6 +93,15 @@ def test_a_loop_until_a_rubric_is_graded_at_each_stop_and_ends_once_it_is_met(
     assert [e["passed"] for e in log if e["event"] == "stage.checked"] == [False, True]
     (completed,) = [e for e in log if e["event"] == "pipeline.completed"]
     assert completed["verdict"] == "accepted" and completed["iterations"] == 2
+    # The grader's two sessions apart, and agent + grader + unattributed = the run.
+    report = state["report"]
+    assert report["grader_usage"]["input_tokens"] > 0
+    assert completed["grader_usage"] == report["grader_usage"]
+    for count in ("input_tokens", "output_tokens"):
+        parts = sum(s["usage"][count] for s in report["stages"])
+        parts += report["grader_usage"][count] + report["unattributed_usage"][count]
+        assert report["usage"][count] == parts
+        assert completed[count] == report["usage"][count]
 
 
 def test_a_sentence_in_none_of_the_forms_is_graded_as_a_rubric(
@@ -180,3 +189,11 @@ def test_a_tasks_rubric_check_is_graded_by_the_same_headless_grader(
     checks = state["report"]["phases"][0]["checks"]
     assert [(c["kind"], c["passed"]) for c in checks] == [("file_exists", True), ("rubric", True)]
     assert checks[1]["detail"] == "c1 met: API.md: 'GET /users'"
+    assert checks[1]["criteria"][0]["verdict"] == "met"
+    report = state["report"]
+    assert report["grader_usage"]["input_tokens"] > 0
+    assert report["phases"][0]["grader_usage"] == report["grader_usage"]
+    for count in ("input_tokens", "output_tokens"):
+        parts = sum(p["usage"][count] for p in report["phases"])
+        parts += report["grader_usage"][count] + report["unattributed_usage"][count]
+        assert report["usage"][count] == parts

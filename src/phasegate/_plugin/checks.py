@@ -35,11 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phasegate.evidence.transcript import Usage
 from phasegate.evidence.workspace import WorkspaceDiff, WorkspaceSnapshot
 from phasegate.phases.checks import Check, CommandCheck, has_rubric
 from phasegate.phases.model import Task
 from phasegate.tasks.checks import TaskChecks
 from phasegate.validators.check_runs import CheckRun
+from phasegate.validators.grading import CriterionVerdict, graded_from_data
 from phasegate.validators.stage_checks import (
     DETAIL_OUTPUT_CHARS,
     DETAIL_OUTPUT_LINES,
@@ -123,12 +125,26 @@ def command_seconds(task: Task) -> float:
 
 
 def run_records(runs: Iterable[CheckRun]) -> list[dict[str, Any]]:
-    """``runs`` as JSON data for the session's state (a later process reports them)."""
-    return [{**run.as_dict(), "phase": run.phase, "position": run.position} for run in runs]
+    """``runs`` as JSON data for the session's state (a later process reports them), with
+    what a grader session behind one cost."""
+    return [
+        {
+            **run.as_dict(),
+            "phase": run.phase,
+            "position": run.position,
+            **(
+                {"grader_usage": run.outcome.grader_usage.model_dump()}
+                if run.outcome.grader_usage is not None
+                else {}
+            ),
+        }
+        for run in runs
+    ]
 
 
 def carried_runs(records: Sequence[Mapping[str, Any]]) -> tuple[CheckRun, ...]:
-    """The check runs :func:`run_records` kept, for the run's report (``check_ms``)."""
+    """The check runs :func:`run_records` kept, for the run's report (``check_ms``, a
+    rubric's verdicts and its grader's cost)."""
     return tuple(
         CheckRun(
             phase=record["phase"],
@@ -139,12 +155,24 @@ def carried_runs(records: Sequence[Mapping[str, Any]]) -> tuple[CheckRun, ...]:
                 ok=bool(record["passed"]),
                 detail=str(record["detail"]),
                 exit_code=record["exit_code"],
+                criteria=_criteria(record.get("criteria")),
+                grader_usage=(
+                    Usage.model_validate(record["grader_usage"])
+                    if isinstance(record.get("grader_usage"), dict)
+                    else None
+                ),
             ),
             run=int(record["run"]),
             duration_ms=int(record["duration_ms"]),
         )
         for record in records
     )
+
+
+def _criteria(data: object) -> tuple[CriterionVerdict, ...]:
+    """The verdicts a record kept (none when it kept none, or not in their shape)."""
+    graded = graded_from_data({"verdicts": data}) if isinstance(data, list) else None
+    return graded.verdicts if graded is not None else ()
 
 
 class HookDisk(CheckDisk):

@@ -41,6 +41,7 @@ from phasegate.evidence.transcript import (
     Notice,
     ToolCall,
     Transcript,
+    Usage,
 )
 from phasegate.phases.checks import has_rubric
 from phasegate.phases.pipeline import Pipeline, stage_checks
@@ -430,7 +431,7 @@ def _finish(
     from phasegate.pipelines.report import pipeline_report
     from phasegate.recording.model import IssueRecord, RecordingKind
     from phasegate.recording.recorder import Recorder
-    from phasegate.telemetry.events import PipelineCompleted, usage_fields
+    from phasegate.telemetry.events import PipelineCompleted, grader_usage_field, usage_fields
     from phasegate.workspace.observer import WorkspaceObserver
 
     transcript = Transcript(entries=tuple(entries))
@@ -443,7 +444,9 @@ def _finish(
     split = split_usage(transcript, stage_of, len(pstate.stages))
     for record, usage in zip(pstate.stages, split.parts, strict=True):
         record.usage = usage
-    pstate.unattributed_usage, pstate.usage = split.unattributed, split.total
+    # The stages' grader sessions are not in the session's transcript: added apart.
+    grader = sum((record.grader_usage for record in pstate.stages), Usage())
+    pstate.unattributed_usage, pstate.usage = split.unattributed, split.total + grader
     pstate.sessions = max(pstate.sessions, 1)
     duration = int((time.time() - float(state["started"])) * 1000)
     pstate.duration_ms = duration
@@ -467,8 +470,9 @@ def _finish(
             revisions=len(report.revisions),
             sessions=report.sessions,
             duration_ms=duration,
-            **usage_fields(split.total),
+            **usage_fields(pstate.usage),
             unattributed_usage=split.unattributed.model_dump(),
+            grader_usage=grader_usage_field(grader),
             refusals=int(state.get("refusals", 0)),
             error=report.error,
             recording=str(folder),
