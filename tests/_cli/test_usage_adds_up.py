@@ -292,3 +292,40 @@ def test_a_resumed_pipelines_report_adds_up_over_both_processes(tmp_path: Path) 
         assert value == sum(p["overhead"][name] for p in processes), name
     assert all(p["overhead"]["requests"] > 0 for p in processes)
     assert all(s["duration_ms"] <= report["duration_ms"] for s in report["stages"])
+
+
+def test_the_printed_report_says_the_grader_s_part_and_still_adds_up(tmp_path: Path) -> None:
+    """With a rubric graded once: the phase lines, the grader's part and the part in no
+    phase add up to the usage line."""
+    (tmp_path / "task.yaml").write_text(
+        "name: notes\nphases:\n  - name: write\n    instructions: Write NOTES.md.\n"
+        "    checks: [{rubric: NOTES.md says how to run the tests}]\n"
+    )
+    verdict = {"verdicts": [{"id": "c1", "verdict": "met", "reason": "NOTES.md: 'make test'"}]}
+    (tmp_path / "model.yaml").write_text(
+        yaml.safe_dump({"replies": [
+            {"tools": [{"Write": {"file_path": "NOTES.md", "content": "Run make test.\n"}}]},
+            {"when": "tool_result", "text": "PHASE 1 COMPLETE: done"},
+            {"grader": True, "tools": [{"StructuredOutput": verdict}]},
+        ]})
+    )  # fmt: skip
+    work = tmp_path / "work"
+    work.mkdir()
+    done = phasegate(
+        "run", tmp_path / "task.yaml", "--workdir", work, "--model-script",
+        tmp_path / "model.yaml", "-q",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    lines = done.stdout.splitlines()
+    phases = [_tokens(line) for line in lines if line.startswith("  phase ")]
+    (total_line,) = [line for line in lines if line.startswith("  usage: ")]
+    grader = _tokens(total_line.split("the grader: ", 1)[1])
+    unowned = (
+        _tokens(total_line.split("in no phase: ", 1)[1])
+        if "in no phase" in total_line
+        else (0, 0, 0.0)
+    )
+    total = _tokens(total_line)
+    assert grader[0] > 0
+    assert sum(p[0] for p in phases) + grader[0] + unowned[0] == total[0]
+    assert sum(p[1] for p in phases) + grader[1] + unowned[1] == total[1]

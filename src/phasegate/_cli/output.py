@@ -260,7 +260,9 @@ def format_report(report: RunReport) -> str:
         lines.append(
             "  checks not run (--no-checks): the verdict rests on the other evidence alone"
         )
-    lines.append(_total_usage_line(report.usage, report.unattributed_usage, "phase"))
+    lines.append(
+        _total_usage_line(report.usage, report.unattributed_usage, "phase", report.grader_usage)
+    )
     if not report.overhead.is_zero:
         lines.append(f"  input: {overhead_text(report.overhead)}")
     lines.append(f"  files changed: {', '.join(report.files_changed) or 'none'}")
@@ -319,7 +321,9 @@ def format_pipeline(report: PipelineReport) -> str:
         f"  ↺ {revision.from_stage} sent the pipeline back to {revision.to_stage}"
         for revision in report.revisions
     )
-    lines.append(_total_usage_line(report.usage, report.unattributed_usage, "stage"))
+    lines.append(
+        _total_usage_line(report.usage, report.unattributed_usage, "stage", report.grader_usage)
+    )
     if not report.overhead.is_zero:
         lines.append(f"  input: {overhead_text(report.overhead)}")
     if report.error:
@@ -352,13 +356,14 @@ def overhead_text(overhead: GateOverhead) -> str:
     )
 
 
-def _total_usage_line(total: Usage, unattributed: Usage, part: str) -> str:
-    """The run's usage, and what no part owns when anything: the parts' lines above plus
-    that are the total."""
+def _total_usage_line(total: Usage, unattributed: Usage, part: str, grader: Usage) -> str:
+    """The run's usage, what its grader sessions spent and what no part owns, when anything:
+    the parts' lines above plus those are the total."""
     line = f"  usage: {usage_text(total)}"
+    apart = [f"the grader: {usage_text(grader)}"] if not grader.is_zero else []
     if not unattributed.is_zero:
-        line += f" (in no {part}: {usage_text(unattributed)})"
-    return line
+        apart.append(f"in no {part}: {usage_text(unattributed)}")
+    return line + (f" ({'; '.join(apart)})" if apart else "")
 
 
 class _Report(Protocol):
