@@ -231,4 +231,4 @@ def test_an_unknown_cost_shows_as_missing_and_one_run_in_the_singular(log: Path)
     assert table.stdout.startswith(f"1 run from {len(one_run)} log lines.")
     assert "$0.0000" not in table.stdout + markdown.stdout
     assert "| fix | gate | 0 % | 2.00 | 2×1 | 2 | 0 | 0 | 1.67 min | 1.67 min |" in markdown.stdout
-    assert "| fix | gate | 1000/100 | – | 0/0 – | 1000/100 | – |" in markdown.stdout
+    assert "| fix | gate | 1000/100 | – | 0/0 – | 0/0 – | 1000/100 | – |" in markdown.stdout
