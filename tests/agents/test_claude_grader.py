@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from phasegate.agents.claude.adapter import ClaudeAgent
-from phasegate.agents.protocol import AgentObserver, AgentRequest, grading_agent
-from phasegate.evidence.transcript import Entry, RunResult, ToolCall
+from phasegate.agents.protocol import AgentObserver, AgentRequest, EntryCollector, grading_agent
+from phasegate.evidence.transcript import RunResult, ToolCall
 from phasegate.phases.checks import Rubric
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL
 from phasegate.phases.grader import DEFAULT_GRADER_MODEL, GraderSettings
-from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.grader import GRADER_OPENING
 from phasegate.testing import Script, ScriptedAgent
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
@@ -24,28 +22,6 @@ from phasegate.validators.grading import verdict_schema
 GRADER_TOOLSET = ("Read", "Grep", "Glob")
 RUBRIC = Rubric.model_validate({"criteria": "NOTES.md says how to run the tests."})
 VERDICT = {"verdicts": [{"id": "c1", "verdict": "met", "reason": "NOTES.md: 'Run make test.'"}]}
-
-
-class _Collector:
-    """An observer that keeps the entries and lets every stop happen."""
-
-    def __init__(self) -> None:
-        self.entries: list[Entry] = []
-
-    def on_entry(self, entry: Entry) -> None:
-        self.entries.append(entry)
-
-    async def on_stop(self) -> str | None:
-        return None
-
-    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
-        pass
-
-    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
-        raise AssertionError(f"a grader is offered no completion tool, yet {name} was called")
-
-    def before_tool(self, call: ToolCall) -> str | None:
-        return None
 
 
 class _NoAgent:
@@ -131,7 +107,7 @@ def test_claude_code_runs_a_grader_with_reading_tools_and_structured_output(
         toolset=GRADER_TOOLSET,
         output_schema=verdict_schema(RUBRIC),
     )
-    collector = _Collector()
+    collector = EntryCollector()
 
     asyncio.run(grader.run(request, collector))
 

@@ -21,38 +21,16 @@ from phasegate.agents.claude.headless import (
     find_cli,
     session_env,
 )
-from phasegate.agents.protocol import AgentRequest, Confinement
+from phasegate.agents.protocol import AgentRequest, Confinement, EntryCollector
 from phasegate.errors import AgentError, UsageError
 from phasegate.evidence.transcript import Entry, RunResult, ToolCall, ToolResult
-from phasegate.prompts.completion_tools import ToolAnswer, ToolSpec
+from phasegate.prompts.completion_tools import ToolSpec
 from phasegate.testing import Script
 from phasegate.testing.pytest_plugin import ScriptedServerFactory
 from tests.helpers.plugin import claude
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 READING = ("Read", "Grep", "Glob")
-
-
-class _Collector:
-    """An observer that keeps the entries."""
-
-    def __init__(self) -> None:
-        self.entries: list[Entry] = []
-
-    def on_entry(self, entry: Entry) -> None:
-        self.entries.append(entry)
-
-    async def on_stop(self) -> str | None:
-        return None
-
-    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
-        pass
-
-    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
-        raise AssertionError(name)
-
-    def before_tool(self, call: ToolCall) -> str | None:
-        return None
 
 
 def _agent(env: dict[str, str], deadline: float | None = None) -> HeadlessClaude:
@@ -62,7 +40,7 @@ def _agent(env: dict[str, str], deadline: float | None = None) -> HeadlessClaude
 
 
 def _run(agent: HeadlessClaude, prompt: str, work: Path, **request: Any) -> list[Entry]:
-    collector = _Collector()
+    collector = EntryCollector()
     asked = AgentRequest(prompt=prompt, workdir=work, toolset=READING, **request)
     asyncio.run(agent.run(asked, collector))
     return collector.entries

@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from phasegate.agents.protocol import Agent, AgentRequest
+from phasegate.agents.protocol import Agent, AgentRequest, EntryCollector
 from phasegate.errors import AgentError
 from phasegate.evidence.transcript import (
     AssistantText,
@@ -43,7 +43,6 @@ from phasegate.evidence.transcript import (
 )
 from phasegate.phases.checks import Rubric
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL
-from phasegate.prompts.completion_tools import ToolAnswer
 from phasegate.prompts.grader import again_prompt, evidence_key, grader_prompt
 from phasegate.validators.grading import (
     Graded,
@@ -122,7 +121,7 @@ class AgentGrader:
 
     async def _session(self, prompt: str, schema: dict[str, Any]) -> list[Entry]:
         """One grader session's transcript entries; ended early when :attr:`stop` is set."""
-        observer = _Collector()
+        observer = EntryCollector()
         request = AgentRequest(
             prompt=prompt, workdir=self.workdir, toolset=GRADER_TOOLS, output_schema=schema
         )
@@ -134,28 +133,6 @@ class AgentGrader:
                 raise AgentError("the run ended while the grader was reading")
         session.result()
         return observer.entries
-
-
-class _Collector:
-    """The observer of a grader session: it keeps what happens and lets the session stop."""
-
-    def __init__(self) -> None:
-        self.entries: list[Entry] = []
-
-    def on_entry(self, entry: Entry) -> None:
-        self.entries.append(entry)
-
-    async def on_stop(self) -> str | None:
-        return None
-
-    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
-        return None
-
-    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
-        return ToolAnswer(ok=False, data={"error": f"{name} is not a grader's tool"})
-
-    def before_tool(self, call: ToolCall) -> str | None:
-        return None
 
 
 def _answer(transcript: Transcript) -> object:

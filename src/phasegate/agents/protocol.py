@@ -116,6 +116,34 @@ class AgentObserver(Protocol):
         gives the model that reason as the call's error result instead of running it."""
 
 
+class EntryCollector:
+    """An :class:`AgentObserver` for a session no gate watches (a grader's): it keeps the
+    entries reported, lets every stop happen, runs every tool, and refuses completion tools,
+    which such a session is never offered."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+
+    def on_entry(self, entry: Entry) -> None:
+        """Keep ``entry``."""
+        self.entries.append(entry)
+
+    async def on_stop(self) -> str | None:
+        """Let the session stop."""
+        return None
+
+    def on_retry(self, *, attempt: int, reason: str, delay_ms: int, source: str) -> None:
+        """Nothing to record."""
+
+    async def on_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """An error answer: no completion tool is offered."""
+        return ToolAnswer(ok=False, data={"error": f"{name} is not offered in this session"})
+
+    def before_tool(self, call: ToolCall) -> str | None:
+        """Let it run."""
+        return None
+
+
 @runtime_checkable
 class Agent(Protocol):
     """Anything that can run a coding-agent session for phasegate."""
