@@ -174,3 +174,25 @@ def test_a_grader_reply_that_names_a_subagent_or_a_branch_is_refused(
         f"a reply with grader: true answers only a grader's conversation, so it cannot also "
         f"have {other}"
     )
+
+
+@pytest.mark.parametrize(
+    ("also", "other"),
+    [("agent: helper", "agent"), ("branch: api", "branch"), ("grader: true", "grader")],
+    ids=["agent", "branch", "grader"],
+)
+def test_a_workflow_reply_that_names_another_conversation_is_refused(
+    tmp_path: Path, also: str, other: str
+) -> None:
+    """A reply for a workflow agent answers that conversation only: not also a subagent's,
+    a branch's or the grader's."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"replies:\n  - text: hi\n  - workflow: edit\n    {also}\n    text: done\n")
+
+    error = script_error(path)
+
+    assert error.field == "replies.1"
+    assert error.problem.startswith(
+        f"a reply with workflow: 'edit' answers only that workflow agent's conversation, so "
+        f"it cannot also have {other}"
+    )

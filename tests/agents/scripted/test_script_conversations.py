@@ -138,3 +138,66 @@ def test_a_grader_request_no_grader_reply_matches_names_the_one_expected() -> No
     assert (unmatched.grader, unmatched.reply) == (True, 2)
     assert unmatched.expected == "grader: true, when: tool_error"
     assert unmatched.describe().startswith("script reply 2 (grader: true, when: tool_error)")
+
+
+WORKFLOW_SCRIPT = Script.model_validate(
+    {
+        "replies": [
+            {"text": "main 1"},
+            {"workflow": "edit", "text": "edit 1"},
+            {"workflow": "review", "text": "review 1"},
+            {"workflow": "edit", "when": "tool_result", "text": "edit 2"},
+            {"when": "user", "text": "main 2"},
+        ]
+    }
+)
+
+
+def test_each_workflow_agent_takes_its_own_replies_in_any_order_of_requests() -> None:
+    cursor = ScriptCursor(WORKFLOW_SCRIPT)
+
+    said = [
+        cursor.next_reply("start", workflow="review"),
+        cursor.next_reply("start"),
+        cursor.next_reply("start", workflow="edit"),
+        cursor.next_reply("tool_result", workflow="edit"),
+        cursor.next_reply("user"),
+    ]
+
+    assert [r.text if r else None for r in said] == [
+        "review 1", "main 1", "edit 1", "edit 2", "main 2"
+    ]  # fmt: skip
+    assert cursor.exhausted and cursor.unmatched == []
+
+
+def test_a_workflow_reply_never_answers_the_main_conversation_or_a_subagent() -> None:
+    cursor = ScriptCursor(WORKFLOW_SCRIPT)
+
+    said = [cursor.next_reply("start"), cursor.next_reply("user"), cursor.next_reply("user")]
+
+    assert [r.text if r else None for r in said] == ["main 1", "main 2", None]
+    assert cursor.left_for(None, workflow="edit") and not cursor.left_for("edit")
+    assert cursor.unmatched == []
+
+
+def test_a_workflow_agent_with_no_reply_in_the_script_is_unmatched_by_label() -> None:
+    cursor = ScriptCursor(WORKFLOW_SCRIPT)
+
+    assert cursor.next_reply("start", "Check the docs.", workflow="docs") is None
+
+    (unmatched,) = cursor.unmatched
+    assert (unmatched.reply, unmatched.workflow, unmatched.agent) == (0, "docs", None)
+    assert unmatched.describe().startswith(
+        "no script reply is for the conversation of workflow agent 'docs' (a reply with "
+        "workflow: 'docs')"
+    )
+
+
+def test_a_workflow_agent_whose_replies_are_used_up_is_unmatched_at_the_one_left() -> None:
+    cursor = ScriptCursor(WORKFLOW_SCRIPT)
+    cursor.next_reply("start", workflow="edit")
+
+    assert cursor.next_reply("user", "More?", workflow="edit") is None
+
+    (unmatched,) = cursor.unmatched
+    assert (unmatched.reply, unmatched.expected) == (4, "workflow: 'edit', when: tool_result")

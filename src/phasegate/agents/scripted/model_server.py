@@ -13,7 +13,12 @@ which is the ``prompt`` of an Agent call the server sent: they get the replies w
 subagent (``agent:`` its call's ``description``). A grader's requests (the session that
 judges a ``rubric`` check) are told apart by their first user message too, which starts with
 :data:`~phasegate.prompts.grader.GRADER_OPENING`: they get the ``grader: true`` replies, one
-place in the script shared by every grader session the server answers. A request that no
+place in the script shared by every grader session the server answers. A workflow agent's
+requests (an ``agent()`` call of a script the server sent in a Workflow call) are told apart by
+their first user message too, which starts with
+:data:`~phasegate.agents.scripted.script.WORKFLOW_HARNESS` and holds that call's prompt: they
+get the replies written for it (``workflow:`` the call's ``label``, read from the script). A
+request that no
 reply left matches is answered with a text that says so (which reply was expected, what came)
 and listed in :attr:`ScriptedModelServer.unmatched`; so is a grader's request once no grader
 reply is left.
@@ -32,7 +37,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from phasegate._files.scratch import make_scratch
-from phasegate.agents.scripted import _requests, _wire
+from phasegate.agents.scripted import _requests, _wire, _workflow
 from phasegate.agents.scripted._http import BackgroundServer, Response
 from phasegate.agents.scripted.script import (
     UNMATCHED_PREFIX,
@@ -56,6 +61,9 @@ __all__ = ["RecordedRequest", "ScriptedModelServer"]
 # Only the runtime's file tools take paths; a summary's "path" field stays as written.
 HOME_SCRATCH = "phasegate-home"
 """The prefix of the temporary ``HOME`` a server gives the CLI when given none."""
+
+WORKFLOW_TOOL = "Workflow"
+"""Claude Code's tool that runs a workflow script (2.1.332)."""
 
 _FILE_TOOLS = frozenset(
     {"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Glob", "Grep", "LS"}
@@ -90,6 +98,11 @@ class RecordedRequest:
     grader: bool = False
     """True for a grader's turn (its first user message starts with ``GRADER_OPENING``): it
     uses the ``grader: true`` replies and is not ``main``."""
+    workflow: str | None = None
+    """For a workflow agent's turn (Claude Code's Workflow tool), the ``label`` of the
+    ``agent()`` call that started it, read from the script the server sent (its task text when
+    the call could not be read): such turns use the ``workflow:`` replies and are not
+    ``main``."""
 
 
 class ScriptedModelServer:
@@ -114,6 +127,8 @@ class ScriptedModelServer:
         self._counters = {"main": 0, "side": 0, "tool": 0}
         self._delegated: list[tuple[str, str]] = []
         """(prompt, description) of every Agent (Task) call the server sent, oldest first."""
+        self._workflow_agents: list[tuple[str, str]] = []
+        """(prompt, label) of every readable agent() call of the Workflow scripts it sent."""
         self._http: BackgroundServer | None = None
         self._home: str | None = None
 
@@ -191,6 +206,15 @@ class ScriptedModelServer:
             if record.agent is not None and agent in (None, record.agent)
         ]
 
+    def workflow_requests(self, label: str | None = None) -> list[RecordedRequest]:
+        """The requests of workflow agents' conversations (of the agent labelled ``label``
+        only, when given), in arrival order."""
+        return [
+            record
+            for record in self.requests
+            if record.workflow is not None and label in (None, record.workflow)
+        ]
+
     def grader_requests(self) -> list[RecordedRequest]:
         """The requests of grader sessions' conversations, in arrival order."""
         return [record for record in self.requests if record.grader]
@@ -256,20 +280,23 @@ class ScriptedModelServer:
         reply: Reply | None = None
         unmatched: Unmatched | None = None
         agent: str | None = None
+        workflow: str | None = None
         grader = False
         with self._lock:
             if classified is not None and body is not None:
                 # The grader first: its prompt quotes the agent's words as evidence, and they
-                # may hold an Agent call's prompt.
-                grader = _requests.first_user_text(body).startswith(GRADER_OPENING)
-                agent = None if grader else self._subagent_of(body)
+                # may hold an Agent call's prompt. A workflow agent's opening is the harness's.
+                first = _requests.first_user_text(body)
+                grader = first.startswith(GRADER_OPENING)
+                workflow = None if grader else self._workflow_of(first)
+                agent = None if grader or workflow is not None else self._subagent_of(body)
             if self.fail_all is not None:
                 response: Response | None = _fault(self.fail_all)
             elif body is not None and last is not None:
                 seen = len(self._cursor.unmatched)
                 branch = _requests.branch_of(_requests.workdir(body))
                 reply = self._cursor.next_reply(
-                    last, last_text, agent=agent, branch=branch, grader=grader
+                    last, last_text, agent=agent, branch=branch, grader=grader, workflow=workflow
                 )
                 if len(self._cursor.unmatched) > seen:
                     unmatched = self._cursor.unmatched[-1]
@@ -281,9 +308,12 @@ class ScriptedModelServer:
                     method=method,
                     path=path,
                     body=body,
-                    main=classified is not None and agent is None and not grader,
+                    main=(
+                        classified is not None and agent is None and workflow is None and not grader
+                    ),
                     agent=agent,
                     grader=grader,
+                    workflow=workflow,
                     last=last,
                     last_text=last_text,
                     reply=reply,
@@ -302,6 +332,18 @@ class ScriptedModelServer:
             if prompt and prompt in first:
                 return description
         return None
+
+    def _workflow_of(self, first: str) -> str | None:
+        """The label of the ``agent()`` call whose workflow agent opened its conversation with
+        ``first`` (the latest such call, if several share a prompt); its task text when no
+        call the server sent reads that way; None for a conversation no workflow started."""
+        task = _workflow.task_text(first)
+        if task is None:
+            return None
+        for prompt, label in reversed(self._workflow_agents):
+            if _workflow.same_task(prompt, task):
+                return label
+        return task
 
     def _main_response(
         self, reply: Reply | None, body: dict[str, Any], unmatched: Unmatched | None
@@ -324,6 +366,8 @@ class ScriptedModelServer:
                 prompt, description = step.input.get("prompt"), step.input.get("description")
                 if isinstance(prompt, str) and isinstance(description, str):
                     self._delegated.append((prompt.strip(), description))
+            elif step.tool == WORKFLOW_TOOL and isinstance(step.input.get("script"), str):
+                self._workflow_agents += _workflow.agent_calls(step.input["script"])
             blocks.append(
                 {
                     "type": "tool_use",

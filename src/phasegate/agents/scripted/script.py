@@ -83,6 +83,38 @@ session finds it met::
 A reply cannot be both the grader's and a subagent's or a branch's (``grader`` with
 ``agent`` or ``branch`` is refused when the script loads).
 
+Claude Code's Workflow tool runs a JavaScript script whose ``agent(prompt, {label})`` calls
+each start a workflow agent: a conversation of its own whose first user message starts with
+:data:`WORKFLOW_HARNESS` and holds the ``agent()`` prompt (each line indented). A reply with
+``workflow: L`` answers only the conversation of the workflow agent whose ``agent()`` call had
+``label: L``; each workflow agent keeps its own place in the script. The label appears in no
+request: the model server reads it from the script it sent in the Workflow call's input,
+where ``agent()`` is called with a string literal as its prompt and ``label`` as a string
+literal in the options written beside it. A workflow agent whose call the server could not
+read that way (a prompt computed at run time) is named by its task text instead::
+
+    replies:
+      - tools:
+          - Workflow:
+              script: |
+                export const meta = {name: 'notes', description: 'one agent',
+                                     phases: [{title: 'Edit'}]}
+                phase('Edit')
+                return await agent('Replace old with new in notes.md.',
+                                   {label: 'edit notes', phase: 'Edit'})
+      - when: tool_result         # "Workflow launched in background": the main agent waits
+        text: Waiting for the workflow.
+      - workflow: edit notes      # the workflow agent's first request, and its next
+        tools:
+          - Edit: {file_path: notes.md, old_string: old, new_string: new}
+      - workflow: edit notes
+        text: Done.
+      - when: user                # the <task-notification> with the script's result
+        text: The workflow is done.
+
+A reply cannot be both a workflow agent's and a subagent's, a branch's or the grader's
+(``workflow`` with ``agent``, ``branch`` or ``grader`` is refused when the script loads).
+
 A request that no reply left matches is never passed over in silence: the cursor records it
 as :class:`Unmatched` (which reply was next, what it expected, what came), and the model's
 answer says the same, so a script that stopped matching (say, a CLI release that frames its
@@ -104,6 +136,9 @@ from phasegate.errors import ScriptFileError
 from phasegate.phases.completion import full_tool_name
 
 MAX_DELAY = 3600.0
+
+WORKFLOW_HARNESS = "[Workflow harness — computed task]"
+"""How the first user message of a workflow agent's conversation starts (Claude Code 2.1.332)."""
 """The longest ``delay`` a reply may ask for, in seconds."""
 
 LastInput = Literal["start", "tool_result", "tool_error", "user"]
@@ -175,6 +210,12 @@ class Reply(BaseModel):
         description="Use this reply only in a grader's conversation (a session whose prompt "
         "starts with phasegate's grader opening); without it, never there.",
     )
+    workflow: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Use this reply only in the conversation of the workflow agent (Claude "
+        "Code's Workflow tool) whose agent() call had this label; without it, never there.",
+    )
     text: str | None = None
     tools: tuple[ToolStep, ...] = ()
     error: HttpFault | None = Field(
@@ -203,6 +244,27 @@ class Reply(BaseModel):
                 f"a reply with grader: true answers only a grader's conversation, so it cannot "
                 f"also have {other}: give the grader and the "
                 f"{'subagent' if other == 'agent' else 'branch'} a reply each"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _workflow_alone(self) -> Reply:
+        if self.workflow is None:
+            return self
+        others = [
+            name
+            for name, given in (
+                ("agent", self.agent is not None),
+                ("branch", self.branch is not None),
+                ("grader", self.grader),
+            )
+            if given
+        ]
+        if others:
+            raise ValueError(
+                f"a reply with workflow: {self.workflow!r} answers only that workflow agent's "
+                f"conversation, so it cannot also have {others[0]}: give each conversation a "
+                f"reply of its own"
             )
         return self
 
@@ -255,6 +317,8 @@ class Unmatched:
     """The subagent whose conversation the request was in (None: the main conversation)."""
     grader: bool = False
     """True when the request was a grader's."""
+    workflow: str | None = None
+    """The label of the workflow agent whose conversation the request was in."""
 
     def describe(self) -> str:
         """One line for a person: which reply, what it expected, what came."""
@@ -263,6 +327,12 @@ class Unmatched:
             return (
                 "no script reply is left for the grader's conversation (a reply with grader: "
                 f"true); its request held {self.came}: {text!r}"
+            )
+        if self.reply == 0 and self.workflow is not None:
+            return (
+                f"no script reply is for the conversation of workflow agent {self.workflow!r} "
+                f"(a reply with workflow: {self.workflow!r}); its request held {self.came}: "
+                f"{text!r}"
             )
         if self.reply == 0:
             return (
@@ -280,6 +350,7 @@ def conditions(reply: Reply) -> str:
     parts = [f"branch: {reply.branch!r}"] if reply.branch is not None else []
     parts += [f"agent: {reply.agent!r}"] if reply.agent is not None else []
     parts += ["grader: true"] if reply.grader else []
+    parts += [f"workflow: {reply.workflow!r}"] if reply.workflow is not None else []
     if reply.when is not None:
         parts.append(f"when: {reply.when}")
     if reply.contains is not None:
@@ -287,13 +358,13 @@ def conditions(reply: Reply) -> str:
     return ", ".join(parts) or "no conditions"
 
 
-_Owner = tuple[str | None, str | None, bool]
+_Owner = tuple[str | None, str | None, bool, str | None]
 """Whose replies a list is (or where a conversation keeps its place): (branch, subagent,
-grader); (None, None, False) is the main conversation's."""
+grader, workflow agent); (None, None, False, None) is the main conversation's."""
 
 
 def _owner(reply: Reply) -> _Owner:
-    return reply.branch, reply.agent, reply.grader
+    return reply.branch, reply.agent, reply.grader, reply.workflow
 
 
 class ScriptCursor:
@@ -303,7 +374,7 @@ class ScriptCursor:
     def __init__(self, script: Script) -> None:
         self._replies = script.replies
         self._positions: dict[_Owner, int] = {}
-        """Where each conversation stands, by (branch, subagent, grader)."""
+        """Where each conversation stands, by (branch, subagent, grader, workflow agent)."""
         self._furthest: dict[_Owner, int] = {}
         """How far into each list of replies (by its owner) any conversation got."""
         self.unmatched: list[Unmatched] = []
@@ -317,16 +388,19 @@ class ScriptCursor:
         agent: str | None = None,
         branch: str | None = None,
         grader: bool = False,
+        workflow: str | None = None,
     ) -> Reply | None:
-        """The first reply of ``agent``'s conversation (in ``branch``), or of the grader's
-        (``grader``: ``agent`` and ``branch`` are then not read), at or after its position
-        that matches, or None when none is left.
+        """The first reply of ``agent``'s conversation (in ``branch``), of the grader's
+        (``grader``), or of the workflow agent labelled ``workflow`` (with ``grader`` or
+        ``workflow``, ``agent`` and ``branch`` are not read), at or after its position that
+        matches, or None when none is left.
 
         None while replies are left (not :attr:`exhausted`) means none of them matches: the
-        request is then the last entry of :attr:`unmatched`; so is a subagent's request for
-        which the script has no reply at all, and a grader's once no grader reply is left.
+        request is then the last entry of :attr:`unmatched`; so is a subagent's or a workflow
+        agent's request for which the script has no reply at all, and a grader's once no
+        grader reply is left.
         """
-        key, replies = self._conversation(branch, agent, grader)
+        key, replies = self._conversation(branch, agent, grader, workflow)
         position = self._positions.get(key, 0)
         for index in range(position, len(self._replies)):
             reply = self._replies[index]
@@ -336,7 +410,7 @@ class ScriptCursor:
                 return reply
         mine = [i for i, r in enumerate(self._replies) if _owner(r) == replies]
         left = [i for i in mine if i >= position]
-        if left or grader or (agent is not None and not mine):
+        if left or grader or ((agent is not None or workflow is not None) and not mine):
             text = " ".join(last_text.split())
             if len(text) > EXCERPT_CHARS:
                 text = text[: EXCERPT_CHARS - 1] + "…"
@@ -347,38 +421,52 @@ class ScriptCursor:
                     expected=conditions(expected) if expected is not None else "",
                     came=last,
                     text=text,
-                    agent=None if grader else agent,
+                    agent=None if grader or workflow is not None else agent,
                     grader=grader,
+                    workflow=workflow,
                 )
             )
         return None
 
     def left_for(
-        self, agent: str | None, branch: str | None = None, *, grader: bool = False
+        self,
+        agent: str | None,
+        branch: str | None = None,
+        *,
+        grader: bool = False,
+        workflow: str | None = None,
     ) -> bool:
         """Whether replies are left for ``agent``'s conversation (None: the main one) in
-        ``branch`` (None: outside any pipeline branch), or for the grader's (``grader``)."""
-        key, replies = self._conversation(branch, agent, grader)
+        ``branch`` (None: outside any pipeline branch), for the grader's (``grader``), or for
+        the workflow agent labelled ``workflow``."""
+        key, replies = self._conversation(branch, agent, grader, workflow)
         position = self._positions.get(key, 0)
         return any(_owner(r) == replies for r in self._replies[position:])
 
     def _conversation(
-        self, branch: str | None, agent: str | None, grader: bool = False
+        self,
+        branch: str | None,
+        agent: str | None,
+        grader: bool = False,
+        workflow: str | None = None,
     ) -> tuple[_Owner, _Owner]:
         """Where a request's conversation keeps its place, and which replies it reads: the
         grader's conversation reads the ``grader: true`` replies, in whatever branch it
         works; a branch the script has ``branch:`` replies for reads those; any other branch
         reads the main list from its own place, which starts where the main conversation
         stood when the branch sent its first request (a script written without ``branch:``
-        then serves branches running at once, ``contains`` telling their stages apart)."""
+        then serves branches running at once, ``contains`` telling their stages apart). A
+        workflow agent reads the replies with its label, in whatever branch it works."""
+        if workflow is not None:
+            return (None, None, False, workflow), (None, None, False, workflow)
         if grader:
-            return (None, None, True), (None, None, True)
+            return (None, None, True, None), (None, None, True, None)
         if branch is None or any(r.branch == branch for r in self._replies):
-            return (branch, agent, False), (branch, agent, False)
-        key = (f"\0{branch}", agent, False)
+            return (branch, agent, False, None), (branch, agent, False, None)
+        key = (f"\0{branch}", agent, False, None)
         if key not in self._positions:
-            self._positions[key] = self._positions.get((None, agent, False), 0)
-        return key, (None, agent, False)
+            self._positions[key] = self._positions.get((None, agent, False, None), 0)
+        return key, (None, agent, False, None)
 
     @property
     def exhausted(self) -> bool:
