@@ -165,3 +165,23 @@ def test_a_fork_resumes_the_session_into_a_new_one(tmp_path: Path) -> None:
     assert (alone.resume, alone.fork_session) == (None, False)
     resumed = options_for(AgentRequest(prompt="go", workdir=tmp_path, resume="s1"))
     assert resumed.fork_session is False
+
+
+def test_the_agent_s_allowed_tools_join_the_completion_tools_and_skip_the_grader(
+    tmp_path: Path,
+) -> None:
+    """``ClaudeAgent(allowed_tools=["Workflow"])`` reaches the SDK's ``allowed_tools`` after
+    the request's completion tools; the grader it runs is not given them."""
+    from phasegate.agents.claude.adapter import ClaudeAgent
+    from phasegate.phases.grader import GraderSettings
+
+    agent = ClaudeAgent(allowed_tools=["Workflow"])
+    task = Task.model_validate({"name": "fix", "phases": [{"name": "a", "instructions": "Fix."}]})
+    request = first_request(task, "gate", PromptTemplates(), tmp_path, max_attempts=3)
+    chosen = query_options(
+        claude_agent_sdk, agent._session_options({}), request, hooks={}, mcp_servers={},
+        stderr=lambda _: None,
+    )  # fmt: skip
+
+    assert chosen.allowed_tools[-1] == "Workflow" and len(chosen.allowed_tools) > 1
+    assert agent.grading_agent(GraderSettings()).allowed_tools == ()

@@ -62,7 +62,12 @@ class ClaudeAgent:
     and the project's Claude Code settings (hooks, plugins, permissions) apply.
     ``plugins``: folders of Claude Code plugins the session loads (``claude --plugin-dir``),
     isolated or not; one Claude Code cannot load fails the run with a
-    :class:`~phasegate.errors.UsageError` naming it and why.
+    :class:`~phasegate.errors.UsageError` naming it and why. ``allowed_tools``: Claude Code
+    tools the session may call without asking (``claude --allowedTools``), besides
+    phasegate's own completion tools; say ``["Workflow"]`` for Claude Code's Workflow tool,
+    which ``acceptEdits`` otherwise holds for a review no one answers. phasegate's hooks still
+    see every call (a protected path is refused all the same); a grader's session never gets
+    them.
     """
 
     name = "claude"
@@ -81,6 +86,7 @@ class ClaudeAgent:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
         plugins: Sequence[str | Path] = (),
+        allowed_tools: Sequence[str] = (),
     ) -> None:
         if timeout <= 0 or request_timeout <= 0:
             raise UsageError(
@@ -98,6 +104,7 @@ class ClaudeAgent:
         self.max_turns = max_turns
         self.max_budget_usd = max_budget_usd
         self.plugins = tuple(_plugin_folder(path) for path in plugins)
+        self.allowed_tools = tuple(allowed_tools)
 
     def process_env(self, request: AgentRequest) -> dict[str, str]:
         """The environment added to the CLI's, after phasegate's own bounds."""
@@ -158,6 +165,7 @@ class ClaudeAgent:
             max_turns=self.max_turns,
             max_budget_usd=self.max_budget_usd,
             plugins=tuple(str(path) for path in self.plugins),
+            allowed_tools=self.allowed_tools,
         )
 
     async def run(self, request: AgentRequest, observer: AgentObserver) -> None:

@@ -34,6 +34,8 @@ class SessionOptions:
     max_budget_usd: float | None
     plugins: tuple[str, ...] = ()
     """Claude Code plugin folders the session loads (claude-agent-sdk's local plugins)."""
+    allowed_tools: tuple[str, ...] = ()
+    """Tools the session may call without asking, besides the request's completion tools."""
 
 
 BLOCK_CAP_VAR = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
@@ -122,7 +124,10 @@ def query_options(
         fork_session=request.fork and request.resume is not None,
         stderr=stderr,
         mcp_servers=mcp_servers,
-        allowed_tools=[full_tool_name(spec.name) for spec in request.tools],
+        allowed_tools=[
+            *(full_tool_name(spec.name) for spec in request.tools),
+            *options.allowed_tools,
+        ],
         output_format=(
             {"type": "json_schema", "schema": request.output_schema}
             if request.output_schema is not None
