@@ -69,3 +69,33 @@ def test_the_scripted_grader_example_plays_with_the_real_cli(
     ]  # fmt: skip
     assert all(not r.grader for r in server.main_requests())
     assert server.unmatched == [] and server.exhausted
+
+
+@pytest.mark.cli
+def test_the_scripted_workflow_agent_example_plays_with_the_real_cli(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """The page's script, with the agent it names: the workflow agent's two requests take
+    the two ``workflow:`` replies, notes.md is edited, and the main conversation ends on the
+    script's result."""
+    import asyncio
+
+    from phasegate.agents.protocol import AgentRequest, EntryCollector
+
+    section = DOC.read_text(encoding="utf-8").split("\n## A scripted Workflow agent\n", 1)[1]
+    replies, *_ = re.findall(r"```yaml\n(.*?)```", section.split("\n## ")[0], re.S)
+    (python,) = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    script = Script.model_validate(yaml.safe_load(replies))
+    server = scripted_model_server(script)
+    assert 'allowed_tools=["Workflow"]' in python
+    agent = server.claude_agent(allowed_tools=["Workflow"])
+    (tmp_path / "notes.md").write_text("old\n")
+
+    asyncio.run(agent.run(AgentRequest(prompt="Run the workflow.", workdir=tmp_path),
+                          EntryCollector()))  # fmt: skip
+
+    assert (tmp_path / "notes.md").read_text() == "new\n"
+    assert [(r.last, r.reply) for r in server.workflow_requests("edit notes")] == [
+        ("start", script.replies[2]), ("tool_result", script.replies[3])
+    ]  # fmt: skip
+    assert server.unmatched == [] and server.exhausted
