@@ -89,3 +89,76 @@ def test_a_workflow_agent_the_script_has_no_reply_for_is_unmatched_by_label(
     assert (unmatched.workflow, unmatched.reply) == ("edit notes", 0)
     assert "workflow agent 'edit notes'" in unmatched.describe()
     assert (tmp_path / "notes.md").read_text() == "old\n"
+
+
+def test_agents_run_in_parallel_each_get_the_replies_of_their_own_label(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """Two agent() calls under parallel(), one with a prompt of two lines: whatever order
+    their requests come in, each conversation takes the replies written for its label, and
+    the script's result (both answers) reaches the main conversation."""
+    (tmp_path / "a.md").write_text("old\n")
+    (tmp_path / "b.md").write_text("old\n")
+    script = (
+        "export const meta = {name: 'two', description: 'two agents', phases: [{title: 'E'}]}\n"
+        "phase('E')\n"
+        "const both = await parallel([\n"
+        "  () => agent('Edit a.md.', {label: 'a', phase: 'E'}),\n"
+        "  () => agent(`Edit b.md.\\nThen say so.`, {phase: 'E', label: 'b'}),\n"
+        "])\n"
+        "return both\n"
+    )
+
+    def edit(name: str) -> dict[str, Any]:
+        return {"Edit": {"file_path": name, "old_string": "old", "new_string": name}}
+
+    server = scripted_model_server(
+        _script(
+            {"tools": [{"Workflow": {"script": script}}]},
+            {"when": "tool_result", "text": "Waiting."},
+            {"workflow": "b", "when": "start", "tools": [edit("b.md")]},
+            {"workflow": "a", "when": "start", "tools": [edit("a.md")]},
+            {"workflow": "a", "when": "tool_result", "text": "a done"},
+            {"workflow": "b", "when": "tool_result", "text": "b done"},
+            {"when": "user", "text": "Both done."},
+        )
+    )
+    agent = server.claude_agent(timeout=90, request_timeout=20, allowed_tools=["Workflow"])
+
+    asyncio.run(agent.run(AgentRequest(prompt="Run the workflow.", workdir=tmp_path),
+                          EntryCollector()))  # fmt: skip
+
+    assert [(tmp_path / n).read_text() for n in ("a.md", "b.md")] == ["a.md\n", "b.md\n"]
+    assert server.unmatched == [] and server.exhausted
+    for label in ("a", "b"):
+        assert [r.last for r in server.workflow_requests(label)] == ["start", "tool_result"]
+    assert len(server.workflow_requests()) == 4
+
+
+def test_an_agent_whose_prompt_is_computed_is_named_by_its_task_text(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A template with ${...} cannot be read back from the script: its label is unknown, so
+    the agent's conversation is named by the text the harness gave it."""
+    (tmp_path / "notes.md").write_text("old\n")
+    script = (
+        "export const meta = {name: 'computed', description: 'one agent', phases: []}\n"
+        "const file = 'notes.md'\n"
+        "return await agent(`Replace old with new in ${file}.`, {label: 'edit notes'})\n"
+    )
+    server = scripted_model_server(
+        _script(
+            {"tools": [{"Workflow": {"script": script}}]},
+            {"when": "tool_result", "text": "Waiting."},
+            {"workflow": PROMPT, "tools": [EDIT]},
+            {"workflow": PROMPT, "text": "Edited."},
+            {"when": "user", "text": "Done."},
+        )
+    )
+    agent = server.claude_agent(timeout=90, request_timeout=20, allowed_tools=["Workflow"])
+
+    asyncio.run(agent.run(AgentRequest(prompt="Run the workflow.", workdir=tmp_path),
+                          EntryCollector()))  # fmt: skip
+
+    assert (tmp_path / "notes.md").read_text() == "new\n"
+    assert server.unmatched == [] and len(server.workflow_requests(PROMPT)) == 2
