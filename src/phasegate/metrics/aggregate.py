@@ -32,6 +32,11 @@ phase (none for the task's own checks), kind and description (:attr:`LogAggregat
 its time, whether it passed and, for a graded rubric, its criteria and how many were met.
 When the task run ends (its ``run.completed``), each check it
 ran counts once more, with whether its last run passed: the outcome the verdict rested on.
+
+One concept in one module (about 520 lines): the aggregator routes every kind of line into the
+same per-run records and groups, and each figure (attempts, time to completion less check time,
+tokens with the grader apart, checks) reads state another kind of line left; split by event,
+each part would have to reach into the others' records.
 """
 
 from __future__ import annotations

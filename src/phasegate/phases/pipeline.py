@@ -32,6 +32,10 @@ A pipeline *declares inputs* when it or one of its stage tasks does. Only then a
 ``{{ id }}`` placeholders checked (each must name an input, each input must be used) and,
 at run time, filled in; a pipeline that declares none keeps every ``{{ ... }}`` as literal
 text, as pagent prompt files and Ralph prompts need.
+
+One concept in one module (about 500 lines): the stage and pipeline models, their load checks
+and the file loader that feeds them locations are validated together; the graph, the checks,
+the sentences and the grader's settings already live in modules of their own.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ apply to the *same* value as another (a reference, ``allOf``, ``not``, ``if``...
 only of those never reaches a smaller part of the value, so a validator following it never
 ends: :meth:`SchemaGraph.loop` finds one before any value is checked.
 
-One concept in one module (about 550 lines): loading, embedding and walking are the three
+One concept in one module (about 590 lines): loading, embedding and walking are the three
 steps every schema goes through at load, and change together with the dialects supported.
 """
 

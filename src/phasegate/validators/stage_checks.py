@@ -17,7 +17,7 @@ that says what must hold, what was found and, when it fails, what would make it 
 remedy the stage feedback carries. A remedy depends on what was found (a missing file needs
 creating, a short one needs more lines), so it is worded here.
 
-One concept in one module (about 520 lines): the three parts change together whenever a
+One concept in one module (about 540 lines): the three parts change together whenever a
 check kind is added.
 """
 
