@@ -51,6 +51,7 @@ from phasegate.validators.grading import (
     read_verdicts,
     verdict_schema,
 )
+from phasegate.validators.json_extract import find_json
 
 GRADER_TOOLS = ("Read", "Grep", "Glob")
 """The runtime's tools a grader is offered: reading only, in the work directory."""
@@ -137,9 +138,8 @@ class AgentGrader:
 
 def _answer(transcript: Transcript) -> object:
     """What the grader answered: the input of its last accepted ``StructuredOutput`` call,
-    else JSON in its last text; None when it gave neither."""
-    import json
-
+    else the last JSON object in its last text (:func:`~phasegate.validators.json_extract.
+    find_json`, fenced or not); None when it gave neither."""
     results = transcript.results_by_call()
     for entry in reversed(transcript.entries):
         if isinstance(entry, ToolCall) and entry.name == STRUCTURED_OUTPUT_TOOL:
@@ -148,11 +148,8 @@ def _answer(transcript: Transcript) -> object:
                 return entry.input
     for entry in reversed(transcript.entries):
         if isinstance(entry, AssistantText) and entry.text.strip():
-            text = entry.text.strip().removeprefix("```json").removesuffix("```").strip()
-            try:
-                return json.loads(text)
-            except ValueError:
-                return None
+            parsed = [candidate.value for candidate in find_json(entry.text) if candidate.ok]
+            return parsed[-1] if parsed else None
     return None
 
 

@@ -84,15 +84,9 @@ class DiskEvidence:
         self._files = tuple(sorted((snapshot or WorkspaceSnapshot()).files))
         self._texts = tuple(texts)
 
-    def read_start(self, path: str, chars: int) -> str:
-        """The first ``chars`` characters of the file's text (as :meth:`read_text` reads
-        it, without reading the rest of a large file)."""
-        target = self._inside(path)
-        with open_regular(target) as file:
-            return file.read(chars * 4).decode("utf-8", errors="replace")[:chars]
-
-    def read_text(self, path: str) -> str:
-        """The file's text as UTF-8 (undecodable bytes replaced).
+    def read_text(self, path: str, chars: int | None = None) -> str:
+        """The file's text as UTF-8 (undecodable bytes replaced); with ``chars``, only its
+        first ``chars`` characters, without reading the rest of a large file.
 
         Raises :class:`ValueError` when ``path`` resolves (symbolic links followed) outside
         the work directory, and an :class:`OSError` when it is missing, unreadable, or not a
@@ -104,7 +98,7 @@ class DiskEvidence:
             with open_regular(target) as file:
                 text = io.TextIOWrapper(file, encoding="utf-8", errors="replace")
                 try:
-                    return text.read()
+                    return text.read() if chars is None else text.read(chars)
                 finally:
                     text.detach()  # the file is closed by open_regular, once
         except NotRegularFileError as exc:
@@ -337,7 +331,7 @@ def _with_text(
     evidence: DiskEvidence, path: str, status: Literal["added", "modified"]
 ) -> ChangedFile:
     try:
-        text = evidence.read_start(path, FILE_TEXT_CHARS + 1)
+        text = evidence.read_text(path, FILE_TEXT_CHARS + 1)
     except (OSError, ValueError):
         return ChangedFile(path, status)
     if "\x00" in text:  # binary: its bytes say nothing a reader can quote
