@@ -10,7 +10,7 @@ import pytest
 
 from phasegate.agents.claude.adapter import ClaudeAgent
 from phasegate.agents.protocol import AgentObserver, AgentRequest, EntryCollector, grading_agent
-from phasegate.evidence.transcript import RunResult, ToolCall
+from phasegate.evidence.transcript import RunResult, ToolCall, ToolResult
 from phasegate.phases.checks import Rubric
 from phasegate.phases.completion import STRUCTURED_OUTPUT_TOOL
 from phasegate.phases.grader import DEFAULT_GRADER_MODEL, GraderSettings
@@ -56,6 +56,7 @@ def test_claude_code_s_grader_shares_the_connection_with_the_grader_s_own_bounds
         tmp_path / "claude", {"ANTHROPIC_BASE_URL": "http://x"}, 50, 10
     )  # fmt: skip
     assert (grader.api_retries, grader.isolated, grader.plugins) == (1, True, ())
+    assert grader.permission_mode == "dontAsk"
     assert (grader.model, grader.max_turns, grader.max_budget_usd) == (
         DEFAULT_GRADER_MODEL, 4, GraderSettings().resolved_cost
     )  # fmt: skip
@@ -128,3 +129,44 @@ def test_claude_code_runs_a_grader_with_reading_tools_and_structured_output(
     assert calls[1].input == VERDICT
     (result,) = [e for e in collector.entries if isinstance(e, RunResult)]
     assert not result.is_error, result
+
+
+def test_claude_code_s_grader_cannot_read_outside_the_work_directory(
+    tmp_path: Path, scripted_model_server: ScriptedServerFactory
+) -> None:
+    """A grader's Read of a file beside the work directory comes back refused, its text
+    never sent to the model."""
+    work = tmp_path / "work"
+    work.mkdir()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("the secret beside the project\n")
+    script = Script.model_validate(
+        {
+            "replies": [
+                {"grader": True, "tools": [{"Read": {"file_path": str(tmp_path / "secret.txt")}}]},
+                {
+                    "grader": True,
+                    "when": "tool_error",
+                    "tools": [{STRUCTURED_OUTPUT_TOOL: VERDICT}],
+                },
+            ]
+        }
+    )
+    server = scripted_model_server(script)
+    grader = grading_agent(server.claude_agent(timeout=90, request_timeout=20), GraderSettings())
+    assert grader is not None
+    request = AgentRequest(
+        prompt=f"{GRADER_OPENING} Judge it.",
+        workdir=work,
+        toolset=GRADER_TOOLSET,
+        output_schema=verdict_schema(RUBRIC),
+    )
+    collector = EntryCollector()
+
+    asyncio.run(grader.run(request, collector))
+
+    assert server.unmatched == [] and server.exhausted
+    sent = "".join(str(r.body) for r in server.grader_requests())
+    assert "the secret beside the project" not in sent
+    results = [e for e in collector.entries if isinstance(e, ToolResult)]
+    assert results and not results[0].ok

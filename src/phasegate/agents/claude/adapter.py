@@ -53,6 +53,13 @@ if TYPE_CHECKING:
     from phasegate.phases.grader import GraderSettings
 
 
+GRADER_PERMISSION_MODE = "dontAsk"
+"""The permission mode of a grader's session: what would need a person's permission (a read
+outside the work directory) is refused outright. On 2.1.332 ``acceptEdits`` refused such a
+read as well, through a permission request no one answers; this says so by intent instead of
+relying on it (tests/agents/test_claude_grader.py holds the refusal)."""
+
+
 class ClaudeAgent:
     """Runs Claude Code through claude-agent-sdk.
 
@@ -132,8 +139,11 @@ class ClaudeAgent:
         """The agent a grader of this run runs: the same runtime and connection (CLI,
         environment, timeouts, API retries), with the grader's model, turns and cost cap;
         isolated from the user's settings and without this agent's plugins, whatever this
-        agent's own choice, so nothing but the grader's request shapes what it may do."""
+        agent's own choice, so nothing but the grader's request shapes what it may do; in the
+        CLI's "don't ask" permission mode, where reading outside the work directory is
+        refused (no one is there to allow it)."""
         return ClaudeAgent(
+            permission_mode=GRADER_PERMISSION_MODE,
             model=settings.resolved_model,
             cli_path=self.cli_path,
             env=self.env,
