@@ -4,6 +4,7 @@ project by evidence digest, so the same evidence at a later stop is never graded
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from phasegate._plugin.grading import ANSWERS_FILE, KEPT_ANSWERS, _KeptAnswers
@@ -64,3 +65,13 @@ def test_an_unreadable_answers_file_is_an_empty_store_and_the_newest_answers_are
     assert len(data) == KEPT_ANSWERS
     assert "key0" not in data and f"key{KEPT_ANSWERS + 4}" in data
     assert _KeptAnswers(tmp_path)["key10"].verdicts == verdict
+
+
+def test_a_fifo_planted_as_the_answers_file_is_an_empty_store_not_a_hung_stop(
+    tmp_path: Path,
+) -> None:
+    """Read as every planted file is (regular files only): the answer is asked again."""
+    file = tmp_path / ".phasegate" / "plugin" / ANSWERS_FILE
+    file.parent.mkdir(parents=True)
+    os.mkfifo(file)
+    assert dict(_KeptAnswers(tmp_path)) == {}

@@ -26,6 +26,7 @@ import json
 import os
 from pathlib import Path
 
+from phasegate._files.parsing import read_text
 from phasegate._plugin.state import PLUGIN_DIR, STATE_DIR
 from phasegate.agents.claude.headless import HeadlessClaude, find_cli, session_env
 from phasegate.phases.checks import Rubric
@@ -48,7 +49,9 @@ class _KeptAnswers(dict[str, Graded]):
         self.project = project
         self.file = project / STATE_DIR / PLUGIN_DIR / ANSWERS_FILE
         try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
+            # Bounded, regular files only, no link followed: a FIFO planted under the name
+            # must not hang the stop (ParseProblem is a ValueError).
+            data = json.loads(read_text(self.file, follow_links=False))
         except (OSError, ValueError):
             data = {}
         for key, answer in data.items() if isinstance(data, dict) else ():
