@@ -131,6 +131,7 @@ def test_claude_code_runs_a_grader_with_reading_tools_and_structured_output(
     assert not result.is_error, result
 
 
+@pytest.mark.cli
 def test_claude_code_s_grader_cannot_read_outside_the_work_directory(
     tmp_path: Path, scripted_model_server: ScriptedServerFactory
 ) -> None:
